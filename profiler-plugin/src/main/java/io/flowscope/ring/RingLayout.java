@@ -1,0 +1,223 @@
+package io.flowscope.ring;
+
+/**
+ * Layout 1.0 of a flowscope ring file: the header, the string and communicator tables, and where the
+ * slots start. The single source of these offsets on the Java side; {@code RING.md} is the contract and
+ * {@code fs_ring_layout.h} the C twin (same names, static asserts). All integers are little-endian.
+ *
+ * <pre>
+ *   0                      HEADER (header_size bytes, 262144 in 1.0)
+ *   header_size            slot 0
+ *   header_size + 64       slot 1
+ *   ...                    slot capacity-1          (capacity is a power of two)
+ * </pre>
+ *
+ * Header:
+ *
+ * <pre>
+ *  0                   1                   2                   3
+ *  0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1
+ * +---------------------------------------------------------------+   0
+ * |                 magic "FSRING1\n" (u64 0x0A31474E49525346)    |
+ * +-------------------------------+-------------------------------+   8
+ * |   layout_version (u32)        |       record_size (u32) = 64  |
+ * +-------------------------------+-------------------------------+  16
+ * |                       capacity (u64, slots)                   |
+ * +---------------------------------------------------------------+  24
+ * |                    header_size (u64, bytes)                   |
+ * +-------------------------------+-------------------------------+  32
+ * |     producer_pid (i32)        |     abi_version (u32)         |
+ * +-------------------------------+-------------------------------+  40
+ * |     nccl_version (i32)        |     event_mask (u32)          |
+ * +-------------------------------+-------------------------------+  48
+ * |                 anchor_realtime_ns (u64)                      |
+ * +---------------------------------------------------------------+  56
+ * |                 anchor_monotonic_ns (u64)                     |
+ * +-------------------------------+-------------------------------+  64
+ * |   producer_state (u32)        |     clock_source (u32)        |
+ * +-------------------------------+-------------------------------+  72
+ * |                 closed_monotonic_ns (u64)                     |
+ * +-------------------------------+-------------------------------+  80
+ * |   string_capacity (u32)       |     string_count (u32)        |
+ * +-------------------------------+-------------------------------+  88
+ * |   comm_capacity (u32)         |     comm_count (u32)          |
+ * +-------------------------------+-------------------------------+  96
+ * |                 hostname (char[64], NUL-terminated)           |
+ * +---------------------------------------------------------------+ 160
+ * |                 plugin_version (char[32], NUL-terminated)     |
+ * +---------------------------------------------------------------+ 192
+ * |                 reserved (zero) up to 512                     |
+ * +---------------------------------------------------------------+ 512
+ * |   tail (u64): next position a producer claims                 |  alone on 128 bytes
+ * +---------------------------------------------------------------+ 640
+ * |   head (u64): next position the consumer reads                |  alone on 128 bytes
+ * +---------------------------------------------------------------+ 768
+ * |   consumer block (128 bytes, written only by the consumer):   |
+ * |     768 consumer_heartbeat_ns (u64, consumer's CLOCK_MONOTONIC)|
+ * |     776 consumer_pid (i32), 780 reserved (u32)                |
+ * |     784 consumer_skipped_stale (u64)                          |
+ * |     792 consumer_corrupt (u64)                                |
+ * +---------------------------------------------------------------+ 896
+ * |   producer counters (128 bytes, atomic adds by producers):    |
+ * |     896 dropped_full, 904 dropped_abandoned,                  |
+ * |     912 dropped_contended, 920 invalid_calls,                 |
+ * |     928 strings_overflow, 936 comms_overflow (u64 each)       |
+ * +---------------------------------------------------------------+ 1024
+ * |   reserved (zero) up to 4096                                  |
+ * +---------------------------------------------------------------+ 4096
+ * |   string table: string_capacity (256) entries of 32 bytes     |
+ * +---------------------------------------------------------------+ 12288
+ * |   reserved (zero) up to 16384                                 |
+ * +---------------------------------------------------------------+ 16384
+ * |   communicator table: comm_capacity (1024) entries of 128 B   |
+ * +---------------------------------------------------------------+ 147456
+ * |   reserved (zero) up to header_size (262144)                  |
+ * +---------------------------------------------------------------+
+ * </pre>
+ *
+ * String table entry (32 bytes at {@link #STRING_TABLE_OFFSET} + 32*i):
+ *
+ * <pre>
+ *  0 u32 length   bytes in name; 0 = not yet published (written last, release)
+ *  4 char[28]     name (not NUL-terminated when length = 28)
+ * </pre>
+ *
+ * Communicator table entry (128 bytes at {@link #COMM_TABLE_OFFSET} + 128*i):
+ *
+ * <pre>
+ *   0 u64 comm_hash            8 u32 state (0 unpublished, 1 active, 2 finalized; written last)
+ *  12 i32 rank                16 i32 nranks               20 i32 nnodes
+ *  24 u64 init_monotonic_ns   32 u64 finalize_monotonic_ns
+ *  40 char[88] name (NUL-terminated, may be empty)
+ * </pre>
+ */
+public final class RingLayout
+{
+    /** "FSRING1\n" read as a little-endian u64. */
+    public static final long MAGIC = 0x0A31474E49525346L;
+    /** The major version this reader understands. */
+    public static final int LAYOUT_MAJOR = 1;
+    /** The minor version this reader was written against. */
+    public static final int LAYOUT_MINOR = 0;
+    /** {@code major << 16 | minor}. */
+    public static final int LAYOUT_VERSION = LAYOUT_MAJOR << 16 | LAYOUT_MINOR;
+
+    public static final int MAGIC_OFFSET = 0;
+    public static final int LAYOUT_VERSION_OFFSET = 8;
+    public static final int RECORD_SIZE_OFFSET = 12;
+    public static final int CAPACITY_OFFSET = 16;
+    public static final int HEADER_SIZE_OFFSET = 24;
+    public static final int PRODUCER_PID_OFFSET = 32;
+    public static final int ABI_VERSION_OFFSET = 36;
+    public static final int NCCL_VERSION_OFFSET = 40;
+    public static final int EVENT_MASK_OFFSET = 44;
+    public static final int ANCHOR_REALTIME_NS_OFFSET = 48;
+    public static final int ANCHOR_MONOTONIC_NS_OFFSET = 56;
+    public static final int PRODUCER_STATE_OFFSET = 64;
+    public static final int CLOCK_SOURCE_OFFSET = 68;
+    public static final int CLOSED_MONOTONIC_NS_OFFSET = 72;
+    public static final int STRING_CAPACITY_OFFSET = 80;
+    public static final int STRING_COUNT_OFFSET = 84;
+    public static final int COMM_CAPACITY_OFFSET = 88;
+    public static final int COMM_COUNT_OFFSET = 92;
+    public static final int HOSTNAME_OFFSET = 96;
+    public static final int HOSTNAME_LENGTH = 64;
+    public static final int PLUGIN_VERSION_OFFSET = 160;
+    public static final int PLUGIN_VERSION_LENGTH = 32;
+
+    public static final int TAIL_OFFSET = 512;
+    public static final int HEAD_OFFSET = 640;
+
+    public static final int CONSUMER_HEARTBEAT_NS_OFFSET = 768;
+    public static final int CONSUMER_PID_OFFSET = 776;
+    public static final int CONSUMER_SKIPPED_STALE_OFFSET = 784;
+    public static final int CONSUMER_CORRUPT_OFFSET = 792;
+
+    public static final int DROPPED_FULL_OFFSET = 896;
+    public static final int DROPPED_ABANDONED_OFFSET = 904;
+    public static final int DROPPED_CONTENDED_OFFSET = 912;
+    public static final int INVALID_CALLS_OFFSET = 920;
+    public static final int STRINGS_OVERFLOW_OFFSET = 928;
+    public static final int COMMS_OVERFLOW_OFFSET = 936;
+
+    public static final int STRING_TABLE_OFFSET = 4096;
+    public static final int STRING_ENTRY_SIZE = 32;
+    public static final int STRING_LENGTH_OFFSET = 0;
+    public static final int STRING_NAME_OFFSET = 4;
+    public static final int STRING_NAME_MAX = 28;
+    /** Entries in 1.0; also the most a u8 index can name. */
+    public static final int STRING_CAPACITY = 256;
+    /** String index 0: "no string" (NULL, or the table was full). */
+    public static final int NO_STRING = 0;
+
+    public static final int COMM_TABLE_OFFSET = 16384;
+    public static final int COMM_ENTRY_SIZE = 128;
+    public static final int COMM_HASH_OFFSET = 0;
+    public static final int COMM_STATE_OFFSET = 8;
+    public static final int COMM_RANK_OFFSET = 12;
+    public static final int COMM_NRANKS_OFFSET = 16;
+    public static final int COMM_NNODES_OFFSET = 20;
+    public static final int COMM_INIT_MONOTONIC_NS_OFFSET = 24;
+    public static final int COMM_FINALIZE_MONOTONIC_NS_OFFSET = 32;
+    public static final int COMM_NAME_OFFSET = 40;
+    public static final int COMM_NAME_LENGTH = 88;
+    public static final int COMM_CAPACITY = 1024;
+    /** Communicator index used when the table was full. */
+    public static final int UNKNOWN_COMM_INDEX = 4095;
+
+    public static final int COMM_STATE_UNPUBLISHED = 0;
+    public static final int COMM_STATE_ACTIVE = 1;
+    public static final int COMM_STATE_FINALIZED = 2;
+
+    /** Header size in 1.0. */
+    public static final int HEADER_SIZE = 262144;
+    /** The header must be at least this long to hold the tables. */
+    public static final int MIN_HEADER_SIZE = COMM_TABLE_OFFSET + COMM_CAPACITY * COMM_ENTRY_SIZE;
+
+    public static final int PRODUCER_STATE_OPEN = 1;
+    public static final int PRODUCER_STATE_CLOSED = 2;
+
+    public static final int CLOCK_SOURCE_TSC = 1;
+    public static final int CLOCK_SOURCE_CLOCK_GETTIME = 2;
+
+    private RingLayout()
+    {
+    }
+
+    public static int layoutMajor(final int layoutVersion)
+    {
+        return layoutVersion >>> 16;
+    }
+
+    public static int layoutMinor(final int layoutVersion)
+    {
+        return layoutVersion & 0xFFFF;
+    }
+
+    public static String layoutVersionString(final int layoutVersion)
+    {
+        return layoutMajor(layoutVersion) + "." + layoutMinor(layoutVersion);
+    }
+
+    public static int stringEntryOffset(final int index)
+    {
+        return STRING_TABLE_OFFSET + index * STRING_ENTRY_SIZE;
+    }
+
+    public static int commEntryOffset(final int index)
+    {
+        return COMM_TABLE_OFFSET + index * COMM_ENTRY_SIZE;
+    }
+
+    /** File offset of the slot holding ring position {@code position}. */
+    public static long slotOffset(final long headerSize, final long position, final long mask)
+    {
+        return headerSize + (position & mask) * RecordLayout.RECORD_SIZE;
+    }
+
+    /** Total file length of a ring of {@code capacity} slots. */
+    public static long fileLength(final long headerSize, final long capacity)
+    {
+        return headerSize + capacity * RecordLayout.RECORD_SIZE;
+    }
+}

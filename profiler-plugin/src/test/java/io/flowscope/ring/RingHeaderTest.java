@@ -1,0 +1,183 @@
+package io.flowscope.ring;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class RingHeaderTest
+{
+    @TempDir
+    Path dir;
+
+    @Test
+    void readsEveryHeaderFieldWrittenByTheProducer() throws IOException
+    {
+        final Path path = dir.resolve("flowscope-4242-0.ring");
+        try (TestRingWriter writer = TestRingWriter.builder(path).capacity(64).pid(4242).abiVersion(6)
+            .hostname("gpu-node-7").anchors(1_700_000_000_123_000_000L, 5_000_000_000L).create())
+        {
+            final int allReduce = writer.string("AllReduce");
+            final int comm = writer.comm(0xFEEDFACECAFEBEEFL, 3, 8, 2, "trainer");
+            writer.markClosed(9_000_000_000L);
+
+            try (RingReader reader = RingReader.open(path))
+            {
+                final RingHeader header = reader.header();
+                assertThat(header.layoutVersion()).isEqualTo(0x00010000);
+                assertThat(header.capacity()).isEqualTo(64);
+                assertThat(header.mask()).isEqualTo(63);
+                assertThat(header.headerSize()).isEqualTo(262144);
+                assertThat(header.producerPid()).isEqualTo(4242);
+                assertThat(header.abiVersion()).isEqualTo(6);
+                assertThat(header.ncclVersion()).isEqualTo(22809);
+                assertThat(header.eventMask()).isEqualTo(4095);
+                assertThat(header.hostname()).isEqualTo("gpu-node-7");
+                assertThat(header.pluginVersion()).isEqualTo("test-writer");
+                assertThat(header.clockSource()).isEqualTo(RingLayout.CLOCK_SOURCE_CLOCK_GETTIME);
+                assertThat(header.toWallClockNs(5_000_000_001L)).isEqualTo(1_700_000_000_123_000_001L);
+                assertThat(header.isProducerClosed()).isTrue();
+                assertThat(header.closedMonotonicNs()).isEqualTo(9_000_000_000L);
+                assertThat(header.stringCount()).isEqualTo(2);
+                assertThat(header.string(allReduce)).isEqualTo("AllReduce");
+                assertThat(header.string(0)).isNull();
+                assertThat(header.commCount()).isEqualTo(1);
+                assertThat(header.comm(comm)).satisfies(c ->
+                {
+                    assertThat(c.commHash()).isEqualTo(0xFEEDFACECAFEBEEFL);
+                    assertThat(c.rank()).isEqualTo(3);
+                    assertThat(c.nranks()).isEqualTo(8);
+                    assertThat(c.nnodes()).isEqualTo(2);
+                    assertThat(c.name()).isEqualTo("trainer");
+                    assertThat(c.state()).isEqualTo(RingLayout.COMM_STATE_ACTIVE);
+                });
+                assertThat(header.comm(comm + 1)).isNull();
+            }
+        }
+    }
+
+    @Test
+    void truncatesStringsLongerThan28Bytes() throws IOException
+    {
+        final Path path = dir.resolve("r.ring");
+        try (TestRingWriter writer = TestRingWriter.create(path, 16))
+        {
+            final int index = writer.string("a-very-long-string-name-of-40-characters");
+            try (RingReader reader = RingReader.open(path))
+            {
+                assertThat(reader.header().string(index)).isEqualTo("a-very-long-string-name-of-4");
+            }
+        }
+    }
+
+    @Test
+    void refusesAFileWithBadMagicAsNotAFlowscopeRing() throws IOException
+    {
+        final Path path = dir.resolve("bad.ring");
+        TestRingWriter.builder(path).capacity(16).magic(0x1122334455667788L).create().close();
+
+        assertThatThrownBy(() -> RingReader.open(path))
+            .isInstanceOf(RingFormatException.NotARing.class)
+            .hasMessageContaining("not a flowscope ring")
+            .hasMessageContaining("0x1122334455667788");
+    }
+
+    @Test
+    void refusesATextFileAsNotAFlowscopeRing() throws IOException
+    {
+        final Path path = dir.resolve("notes.ring");
+        Files.writeString(path, "hello, this is not a ring\n");
+
+        assertThatThrownBy(() -> RingReader.open(path))
+            .isInstanceOf(RingFormatException.NotARing.class)
+            .satisfies(ex -> assertThat(((RingFormatException)ex).isTransient()).isFalse());
+    }
+
+    @Test
+    void refusesAnotherMajorVersionNamingBothVersions() throws IOException
+    {
+        final Path path = dir.resolve("v2.ring");
+        TestRingWriter.builder(path).capacity(16).layoutVersion(0x00020000).create().close();
+
+        assertThatThrownBy(() -> RingReader.open(path))
+            .isInstanceOf(RingFormatException.UnsupportedVersion.class)
+            .hasMessageContaining("ring layout 2.0 is not supported by this reader (1.x)");
+    }
+
+    @Test
+    void acceptsANewerMinorVersionOfTheSameMajor() throws IOException
+    {
+        final Path path = dir.resolve("v1_3.ring");
+        TestRingWriter.builder(path).capacity(16).layoutVersion(0x00010003).create().close();
+
+        try (RingReader reader = RingReader.open(path))
+        {
+            assertThat(reader.header().layoutVersion()).isEqualTo(0x00010003);
+        }
+    }
+
+    @Test
+    void reportsAnUnpublishedHeaderAsTransientUntilTheVersionIsWritten() throws IOException
+    {
+        final Path path = dir.resolve("new.ring");
+        try (TestRingWriter writer = TestRingWriter.builder(path).capacity(16).publish(false).create())
+        {
+            assertThatThrownBy(() -> RingReader.open(path))
+                .isInstanceOf(RingFormatException.NotPublished.class)
+                .hasMessageContaining("not yet published")
+                .satisfies(ex -> assertThat(((RingFormatException)ex).isTransient()).isTrue());
+
+            writer.publishHeader(RingLayout.LAYOUT_VERSION);
+
+            try (RingReader reader = RingReader.open(path))
+            {
+                assertThat(reader.header().capacity()).isEqualTo(16);
+            }
+        }
+    }
+
+    @Test
+    void reportsAnEmptyFileAsTruncatedAndTransient() throws IOException
+    {
+        final Path path = dir.resolve("empty.ring");
+        Files.createFile(path);
+
+        assertThatThrownBy(() -> RingReader.open(path))
+            .isInstanceOf(RingFormatException.Truncated.class)
+            .satisfies(ex -> assertThat(((RingFormatException)ex).isTransient()).isTrue());
+    }
+
+    @Test
+    void reportsAFileShorterThanItsHeaderSaysAsTruncated() throws IOException
+    {
+        final Path path = dir.resolve("short.ring");
+        TestRingWriter.create(path, 1024).close();
+        try (var channel = java.nio.channels.FileChannel.open(path, java.nio.file.StandardOpenOption.WRITE))
+        {
+            channel.truncate(RingLayout.HEADER_SIZE + 64 * 10);
+        }
+
+        assertThatThrownBy(() -> RingReader.open(path))
+            .isInstanceOf(RingFormatException.Truncated.class)
+            .hasMessageContaining("header says " + (RingLayout.HEADER_SIZE + 64 * 1024));
+    }
+
+    @Test
+    void refusesACapacityThatIsNotAPowerOfTwo() throws IOException
+    {
+        final Path path = dir.resolve("odd.ring");
+        try (TestRingWriter writer = TestRingWriter.create(path, 16))
+        {
+            writer.buffer().putLong(RingLayout.CAPACITY_OFFSET, 12);
+        }
+
+        assertThatThrownBy(() -> RingReader.open(path))
+            .isInstanceOf(RingFormatException.NotARing.class)
+            .hasMessageContaining("capacity 12 is not a power of two");
+    }
+}
