@@ -41,8 +41,12 @@ public final class RingDirectory implements AutoCloseable
         {
         }
 
-        /** A drained ring was detached (and deleted when {@code deleted}). The reader is closed. */
-        default void onDetach(final RingReader reader, final DetachReason reason, final boolean deleted)
+        /**
+         * A drained ring is being detached. The reader is still open during the call (its header and
+         * counters can be read one last time); it is closed right after, and the file deleted when
+         * {@code delete}.
+         */
+        default void onDetach(final RingReader reader, final DetachReason reason, final boolean delete)
         {
         }
 
@@ -418,7 +422,15 @@ public final class RingDirectory implements AutoCloseable
         final Object fileKey = fileKey(path);
         attachedPaths.remove(path);
         detachedTotal++;
-        boolean deleted = false;
+        final boolean delete = deleteDrained && reason != DetachReason.FILE_REMOVED && reason != DetachReason.CLOSED;
+        try
+        {
+            listener.onDetach(ring.reader, reason, delete);
+        }
+        catch (final RuntimeException ex)
+        {
+            // A listener's failure must not stop discovery.
+        }
         try
         {
             ring.reader.close();
@@ -427,7 +439,8 @@ public final class RingDirectory implements AutoCloseable
         {
             // Unmapped anyway.
         }
-        if (deleteDrained && reason != DetachReason.FILE_REMOVED && reason != DetachReason.CLOSED)
+        boolean deleted = false;
+        if (delete)
         {
             try
             {
@@ -442,14 +455,6 @@ public final class RingDirectory implements AutoCloseable
         {
             // Drained, producer gone, file kept: do not attach it again.
             finished.put(path, fileKey);
-        }
-        try
-        {
-            listener.onDetach(ring.reader, reason, deleted);
-        }
-        catch (final RuntimeException ex)
-        {
-            // A listener's failure must not stop discovery.
         }
     }
 
