@@ -1,0 +1,160 @@
+/* fs_config.c - environment variables, parsed once; bad values WARN + default. */
+#include "fs_config.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "fs_ring_layout.h"
+
+void fs_log_warn(fs_nccl_logger_t logfn, const char* fmt, ...) {
+    char buf[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    if (logfn)
+        logfn(FS_NCCL_LOG_WARN, FS_NCCL_PROFILE, __FILE__, __LINE__, "flowscope: %s", buf);
+    else
+        fprintf(stderr, "flowscope WARN %s\n", buf);
+}
+
+static const struct {
+    const char* name;
+    uint32_t bits;
+} fs_mask_names[] = {
+    {"group", FS_EV_GROUP},         {"coll", FS_EV_COLL},
+    {"p2p", FS_EV_P2P},             {"proxyop", FS_EV_PROXY_OP},
+    {"proxystep", FS_EV_PROXY_STEP}, {"proxyctrl", FS_EV_PROXY_CTRL},
+    {"kernelch", FS_EV_KERNEL_CH},  {"netplugin", FS_EV_NET_PLUGIN},
+    {"groupapi", FS_EV_GROUP_API},  {"collapi", FS_EV_COLL_API},
+    {"p2papi", FS_EV_P2P_API},      {"kernellaunch", FS_EV_KERNEL_LAUNCH},
+    {"cecoll", FS_EV_CE_COLL},      {"cesync", FS_EV_CE_SYNC},
+    {"cebatch", FS_EV_CE_BATCH},    {"all", FS_CONFIG_ALL_MASK},
+    {"default", FS_CONFIG_DEFAULT_MASK},
+};
+
+int fs_config_parse_mask(const char* s, uint32_t* out) {
+    if (!s) return -1;
+    while (isspace((unsigned char)*s)) s++;
+    if (!*s) return -1;
+    if (isdigit((unsigned char)*s)) {
+        char* end;
+        errno = 0;
+        unsigned long long v = strtoull(s, &end, 0); /* decimal, 0x hex (and 0 octal) */
+        while (isspace((unsigned char)*end)) end++;
+        if (errno || *end || v & ~(unsigned long long)FS_CONFIG_ALL_MASK) return -1;
+        *out = (uint32_t)v;
+        return 0;
+    }
+    uint32_t mask = 0;
+    const char* p = s;
+    while (*p) {
+        const char* e = strchr(p, ',');
+        size_t n = e ? (size_t)(e - p) : strlen(p);
+        while (n && isspace((unsigned char)*p)) { p++; n--; }
+        while (n && isspace((unsigned char)p[n - 1])) n--;
+        int found = 0;
+        for (size_t i = 0; i < sizeof fs_mask_names / sizeof fs_mask_names[0]; i++) {
+            if (strlen(fs_mask_names[i].name) == n && strncasecmp(p, fs_mask_names[i].name, n) == 0) {
+                mask |= fs_mask_names[i].bits;
+                found = 1;
+                break;
+            }
+        }
+        if (!found) return -1;
+        if (!e) break;
+        p = e + 1;
+    }
+    *out = mask;
+    return 0;
+}
+
+int fs_config_parse_size(const char* s, uint64_t* bytes) {
+    if (!s) return -1;
+    while (isspace((unsigned char)*s)) s++;
+    if (!isdigit((unsigned char)*s)) return -1;
+    char* end;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno) return -1;
+    unsigned shift = 0;
+    switch (toupper((unsigned char)*end)) {
+    case 'K': shift = 10; end++; break;
+    case 'M': shift = 20; end++; break;
+    case 'G': shift = 30; end++; break;
+    default: break;
+    }
+    if (shift && (*end == 'B' || *end == 'b')) end++; /* 16MB, 16Mb */
+    else if (shift && (*end == 'i') && (end[1] == 'B' || end[1] == 'b')) end += 2; /* 16MiB */
+    while (isspace((unsigned char)*end)) end++;
+    if (*end) return -1;
+    if (v > (UINT64_MAX >> shift)) return -1;
+    *bytes = (uint64_t)v << shift;
+    return 0;
+}
+
+uint64_t fs_config_slots_for_bytes(uint64_t bytes) {
+    uint64_t slots = bytes / FS_RING_RECORD_SIZE;
+    if (slots < FS_CONFIG_MIN_SLOTS) slots = FS_CONFIG_MIN_SLOTS;
+    if (slots > FS_CONFIG_MAX_RING_BYTES / FS_RING_RECORD_SIZE)
+        slots = FS_CONFIG_MAX_RING_BYTES / FS_RING_RECORD_SIZE;
+    return 1ULL << (63 - __builtin_clzll(slots)); /* round down to a power of two */
+}
+
+void fs_config_load(fs_config_t* cfg, fs_nccl_logger_t logfn) {
+    const char* v;
+    cfg->event_mask = FS_CONFIG_DEFAULT_MASK;
+    cfg->ring_slots = fs_config_slots_for_bytes(FS_CONFIG_DEFAULT_RING_BYTES);
+    cfg->prefer_tsc = 1;
+    cfg->disabled = 0;
+    snprintf(cfg->ring_dir, sizeof cfg->ring_dir, "%s", FS_CONFIG_DEFAULT_RING_DIR);
+
+    if ((v = getenv("FLOWSCOPE_DISABLE")) && *v) {
+        if (strcmp(v, "1") == 0)
+            cfg->disabled = 1;
+        else if (strcmp(v, "0") != 0)
+            fs_log_warn(logfn, "FLOWSCOPE_DISABLE='%s' is not 0 or 1; using 0 (profiling on)", v);
+    }
+    if ((v = getenv("FLOWSCOPE_EVENT_MASK")) && *v) {
+        uint32_t m;
+        if (fs_config_parse_mask(v, &m) == 0)
+            cfg->event_mask = m;
+        else
+            fs_log_warn(logfn,
+                        "FLOWSCOPE_EVENT_MASK='%s' is not a number within 0x7FFF or a list of event "
+                        "names; using the default 0x%X",
+                        v, FS_CONFIG_DEFAULT_MASK);
+    }
+    if ((v = getenv("FLOWSCOPE_RING_DIR")) && *v) {
+        if (strlen(v) < sizeof cfg->ring_dir - 64)
+            snprintf(cfg->ring_dir, sizeof cfg->ring_dir, "%s", v);
+        else
+            fs_log_warn(logfn, "FLOWSCOPE_RING_DIR is longer than %zu bytes; using %s",
+                        sizeof cfg->ring_dir - 64, FS_CONFIG_DEFAULT_RING_DIR);
+    }
+    if ((v = getenv("FLOWSCOPE_RING_SIZE")) && *v) {
+        uint64_t bytes;
+        if (fs_config_parse_size(v, &bytes) != 0) {
+            fs_log_warn(logfn, "FLOWSCOPE_RING_SIZE='%s' is not a size (e.g. 16M); using 16M", v);
+        } else {
+            cfg->ring_slots = fs_config_slots_for_bytes(bytes);
+            if (bytes < FS_CONFIG_MIN_SLOTS * FS_RING_RECORD_SIZE || bytes > FS_CONFIG_MAX_RING_BYTES)
+                fs_log_warn(logfn,
+                            "FLOWSCOPE_RING_SIZE='%s' is outside [1K, 4G]; using %llu slots", v,
+                            (unsigned long long)cfg->ring_slots);
+        }
+    }
+    if ((v = getenv("FLOWSCOPE_CLOCK")) && *v) {
+        if (strcasecmp(v, "tsc") == 0)
+            cfg->prefer_tsc = 1;
+        else if (strcasecmp(v, "monotonic") == 0)
+            cfg->prefer_tsc = 0;
+        else
+            fs_log_warn(logfn, "FLOWSCOPE_CLOCK='%s' is not tsc or monotonic; using tsc", v);
+    }
+}

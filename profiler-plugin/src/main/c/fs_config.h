@@ -1,0 +1,57 @@
+/*
+ * fs_config.h - the plugin's environment variables, read once at first init.
+ *
+ *   FLOWSCOPE_EVENT_MASK  decimal, 0x hex, or comma-separated names
+ *                         (group,coll,p2p,proxyop,proxystep,proxyctrl,kernelch,
+ *                         netplugin,groupapi,collapi,p2papi,kernellaunch,cecoll,
+ *                         cesync,cebatch, all, default)          default 0xDF
+ *   FLOWSCOPE_RING_DIR    directory of the ring files            default /dev/shm/flowscope
+ *   FLOWSCOPE_RING_SIZE   bytes of slots, K/M/G suffixes         default 16M
+ *   FLOWSCOPE_CLOCK       tsc | monotonic                        default tsc
+ *   FLOWSCOPE_DISABLE     1 = profile nothing                    default 0
+ *
+ * A bad value produces one WARN line and the default (an out-of-range ring
+ * size is clamped). Never a failure.
+ */
+#ifndef FS_CONFIG_H
+#define FS_CONFIG_H
+
+#include <stdint.h>
+
+#include "fs_nccl_abi.h"
+
+#ifndef FS_HIDDEN
+#define FS_HIDDEN __attribute__((visibility("hidden")))
+#endif
+
+/* Group|Coll|P2p|ProxyOp|ProxyStep|KernelCh|NetPlugin: what telemetry needs. */
+#define FS_CONFIG_DEFAULT_MASK 0xDFu
+#define FS_CONFIG_ALL_MASK FS_EV_ALL_V6
+#define FS_CONFIG_DEFAULT_RING_DIR "/dev/shm/flowscope"
+#define FS_CONFIG_DEFAULT_RING_BYTES (16ULL << 20)
+#define FS_CONFIG_MIN_SLOTS 16ULL
+#define FS_CONFIG_MAX_RING_BYTES (4ULL << 30)
+
+typedef struct {
+    uint32_t event_mask; /* FS_EV_* bits to record */
+    uint64_t ring_slots; /* capacity: a power of two */
+    int prefer_tsc;      /* 1 = tsc, 0 = clock_gettime */
+    int disabled;        /* FLOWSCOPE_DISABLE=1 */
+    char ring_dir[512];
+} fs_config_t;
+
+/* Reads the environment into `cfg`; WARNs through logfn (NULL -> stderr). */
+void fs_config_load(fs_config_t* cfg, fs_nccl_logger_t logfn) FS_HIDDEN;
+
+/* Parsers (0 on success, -1 on a bad value; *out untouched on failure). */
+int fs_config_parse_mask(const char* s, uint32_t* out) FS_HIDDEN;
+int fs_config_parse_size(const char* s, uint64_t* bytes) FS_HIDDEN;
+
+/* Ring bytes -> slots: rounded down to a power of two, clamped to [16, 4G/64]. */
+uint64_t fs_config_slots_for_bytes(uint64_t bytes) FS_HIDDEN;
+
+/* One WARN line through NCCL's logger, or stderr when logfn is NULL. */
+void fs_log_warn(fs_nccl_logger_t logfn, const char* fmt, ...)
+    __attribute__((format(printf, 2, 3))) FS_HIDDEN;
+
+#endif /* FS_CONFIG_H */

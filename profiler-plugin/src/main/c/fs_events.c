@@ -1,0 +1,267 @@
+/* fs_events.c - event -> record encoding; ids; per-thread serials and index. */
+#include "fs_events.h"
+
+#include <string.h>
+#include <unistd.h>
+
+#include "fs_clock.h"
+
+fs_ring_t* fs_events_ring;
+uint32_t fs_events_mask;
+
+#define FS_SERIAL_BLOCK 4096u
+
+typedef struct {
+    uint64_t serial_next;
+    uint64_t serial_end;
+    uint32_t thread_plus1; /* 0 = no index yet */
+} fs_tls_t;
+
+static __thread fs_tls_t fs_tls;
+static uint64_t fs_serial_counter; /* serial 0 is never handed out */
+static uint32_t fs_thread_counter;
+
+/* Blocks are FS_SERIAL_BLOCK-aligned and the block size divides 2^48, so the
+ * only serial that masks to 0 is the first of a block: skip it. */
+static __attribute__((noinline)) uint64_t fs_serial_refill(fs_tls_t* t) {
+    uint64_t b = __atomic_fetch_add(&fs_serial_counter, FS_SERIAL_BLOCK, __ATOMIC_RELAXED);
+    t->serial_next = b;
+    t->serial_end = b + FS_SERIAL_BLOCK;
+    if ((b & FS_ID_SERIAL_MASK) == 0) t->serial_next++;
+    return t->serial_next++ & FS_ID_SERIAL_MASK;
+}
+
+static inline uint64_t fs_next_serial(void) {
+    fs_tls_t* t = &fs_tls;
+    if (FS_LIKELY(t->serial_next < t->serial_end)) return t->serial_next++ & FS_ID_SERIAL_MASK;
+    return fs_serial_refill(t);
+}
+
+static __attribute__((noinline)) uint32_t fs_thread_assign(fs_tls_t* t) {
+    t->thread_plus1 = __atomic_fetch_add(&fs_thread_counter, 1, __ATOMIC_RELAXED) + 1;
+    return t->thread_plus1;
+}
+
+static inline fs_ring_t* fs_current_ring(void) {
+    return __atomic_load_n(&fs_events_ring, __ATOMIC_ACQUIRE);
+}
+
+void fs_events_invalid(void) {
+    fs_ring_t* r = fs_current_ring();
+    if (r) fs_ring_count(r, FS_CNT_INVALID_CALLS);
+}
+
+/* Claims, writes and publishes one record. */
+static inline void fs_emit(fs_ring_t* r, uint32_t kind, uint32_t op, uint64_t id, uint64_t parent,
+                           uint64_t p0, uint64_t p1, uint64_t p2) {
+    uint32_t th = fs_tls.thread_plus1;
+    if (FS_UNLIKELY(th == 0)) th = fs_thread_assign(&fs_tls);
+    uint64_t pos;
+    fs_record_t* slot = fs_ring_try_claim(r, &pos);
+    if (FS_UNLIKELY(!slot)) return;
+    uint64_t now = fs_clock_now_ns();
+    fs_ring_write(slot, pos, fs_record_w1(kind, op, th - 1), now, id, parent, p0, p1, p2);
+    fs_ring_publish(r, slot, pos);
+}
+
+/* payload builder: 24 bytes at record offset 40 */
+typedef union {
+    uint8_t b[24];
+    uint64_t w[3];
+} fs_payload_t;
+
+#define PL_U8(p, off, v) ((p).b[(off) - FS_REC_PAYLOAD_OFFSET] = (uint8_t)(v))
+#define PL_U16(p, off, v)                                                                          \
+    do {                                                                                           \
+        uint16_t v_ = (uint16_t)(v);                                                               \
+        memcpy(&(p).b[(off) - FS_REC_PAYLOAD_OFFSET], &v_, 2);                                     \
+    } while (0)
+#define PL_U32(p, off, v)                                                                          \
+    do {                                                                                           \
+        uint32_t v_ = (uint32_t)(v);                                                               \
+        memcpy(&(p).b[(off) - FS_REC_PAYLOAD_OFFSET], &v_, 4);                                     \
+    } while (0)
+#define PL_U64(p, off, v)                                                                          \
+    do {                                                                                           \
+        uint64_t v_ = (uint64_t)(v);                                                               \
+        memcpy(&(p).b[(off) - FS_REC_PAYLOAD_OFFSET], &v_, 8);                                     \
+    } while (0)
+
+static void fs_encode_net(fs_payload_t* p, const fs_nccl_net_plugin_t* np) {
+    uint32_t plugin_id = (uint32_t)np->id;
+    PL_U32(*p, FS_PL_NET_PLUGIN_ID, plugin_id);
+    if (plugin_id == FS_NET_PLUGIN_ID_IB_V1 && np->data) {
+        fs_nccl_net_ib_descr_v1_t ib;
+        memcpy(&ib, np->data, sizeof ib); /* NCCL reuses the descriptor: copy now */
+        if (ib.type != FS_NET_IB_EVENT_QP) return;
+        PL_U8(*p, FS_PL_NET_TYPE, FS_NET_TYPE_IB_QP);
+        PL_U8(*p, FS_PL_NET_IB_OPCODE, ib.qp.opcode);
+        PL_U16(*p, FS_PL_NET_IB_DEVICE, ib.qp.device);
+        PL_U32(*p, FS_PL_NET_IB_QPNUM, ib.qp.qpNum);
+        PL_U32(*p, FS_PL_NET_IB_LENGTH, ib.qp.length);
+        PL_U64(*p, FS_PL_NET_IB_WRID, ib.qp.wr_id);
+    } else if (plugin_id == FS_NET_PLUGIN_ID_SOCK_V1 && np->data) {
+        fs_nccl_net_sock_descr_v1_t so;
+        memcpy(&so, np->data, sizeof so);
+        if (so.type != FS_NET_SOCK_EVENT_SOCKET) return;
+        PL_U8(*p, FS_PL_NET_TYPE, FS_NET_TYPE_SOCKET);
+        PL_U8(*p, FS_PL_NET_SOCK_OP, so.sock.op);
+        PL_U32(*p, FS_PL_NET_SOCK_FD, so.sock.fd);
+        PL_U64(*p, FS_PL_NET_SOCK_LENGTH, so.sock.length);
+    }
+}
+
+static inline void fs_encode_start(fs_ring_t* r, fs_payload_t* p, uint32_t kind,
+                                   const fs_nccl_descr_v6_t* d) {
+    switch (kind) {
+    case FS_KIND_COLL:
+        PL_U64(*p, FS_PL_COLL_SEQ48_CH8_WARPS8,
+               (d->coll.seqNumber & FS_ID_SERIAL_MASK) | (uint64_t)d->coll.nChannels << 48 |
+                   (uint64_t)d->coll.nWarps << 56);
+        PL_U64(*p, FS_PL_COLL_COUNT, d->coll.count);
+        PL_U32(*p, FS_PL_COLL_ROOT, d->coll.root);
+        PL_U8(*p, FS_PL_COLL_FUNC, fs_ring_intern(r, d->coll.func));
+        PL_U8(*p, FS_PL_COLL_DATATYPE, fs_ring_intern(r, d->coll.datatype));
+        PL_U8(*p, FS_PL_COLL_ALGO, fs_ring_intern(r, d->coll.algo));
+        PL_U8(*p, FS_PL_COLL_PROTO, fs_ring_intern(r, d->coll.proto));
+        break;
+    case FS_KIND_P2P:
+        PL_U64(*p, FS_PL_P2P_COUNT, d->p2p.count);
+        PL_U32(*p, FS_PL_P2P_PEER, d->p2p.peer);
+        PL_U8(*p, FS_PL_P2P_FUNC, fs_ring_intern(r, d->p2p.func));
+        PL_U8(*p, FS_PL_P2P_DATATYPE, fs_ring_intern(r, d->p2p.datatype));
+        PL_U8(*p, FS_PL_P2P_NCHANNELS, d->p2p.nChannels);
+        break;
+    case FS_KIND_PROXY_OP:
+        PL_U32(*p, FS_PL_PROXY_OP_PID, d->proxyOp.pid);
+        PL_U32(*p, FS_PL_PROXY_OP_PEER, d->proxyOp.peer);
+        PL_U32(*p, FS_PL_PROXY_OP_NSTEPS, d->proxyOp.nSteps);
+        PL_U32(*p, FS_PL_PROXY_OP_CHUNK_SIZE, d->proxyOp.chunkSize);
+        PL_U8(*p, FS_PL_PROXY_OP_CHANNEL, d->proxyOp.channelId);
+        PL_U8(*p, FS_PL_PROXY_OP_IS_SEND, d->proxyOp.isSend);
+        break;
+    case FS_KIND_PROXY_STEP:
+        PL_U32(*p, FS_PL_PROXY_STEP_STEP, d->proxyStep.step);
+        break;
+    case FS_KIND_KERNEL_CH:
+        PL_U8(*p, FS_PL_KERNEL_CH_CHANNEL, d->kernelCh.channelId);
+        PL_U64(*p, FS_PL_KERNEL_CH_PTIMER, d->kernelCh.pTimer);
+        break;
+    case FS_KIND_NET_PLUGIN:
+        fs_encode_net(p, &d->netPlugin);
+        break;
+    case FS_KIND_GROUP_API:
+        PL_U8(*p, FS_PL_GROUP_API_GRAPH_CAPTURED, d->groupApi.graphCaptured);
+        PL_U32(*p, FS_PL_GROUP_API_GROUP_DEPTH, d->groupApi.groupDepth);
+        break;
+    case FS_KIND_COLL_API:
+        PL_U64(*p, FS_PL_COLL_API_COUNT, d->collApi.count);
+        PL_U32(*p, FS_PL_COLL_API_ROOT, d->collApi.root);
+        PL_U8(*p, FS_PL_COLL_API_FUNC, fs_ring_intern(r, d->collApi.func));
+        PL_U8(*p, FS_PL_COLL_API_DATATYPE, fs_ring_intern(r, d->collApi.datatype));
+        PL_U8(*p, FS_PL_COLL_API_GRAPH_CAPTURED, d->collApi.graphCaptured);
+        PL_U64(*p, FS_PL_COLL_API_STREAM, (uintptr_t)d->collApi.stream);
+        break;
+    case FS_KIND_P2P_API:
+        PL_U64(*p, FS_PL_P2P_API_COUNT, d->p2pApi.count);
+        PL_U8(*p, FS_PL_P2P_API_FUNC, fs_ring_intern(r, d->p2pApi.func));
+        PL_U8(*p, FS_PL_P2P_API_DATATYPE, fs_ring_intern(r, d->p2pApi.datatype));
+        PL_U8(*p, FS_PL_P2P_API_GRAPH_CAPTURED, d->p2pApi.graphCaptured);
+        PL_U64(*p, FS_PL_P2P_API_STREAM, (uintptr_t)d->p2pApi.stream);
+        break;
+    case FS_KIND_KERNEL_LAUNCH:
+        PL_U64(*p, FS_PL_KERNEL_LAUNCH_STREAM, (uintptr_t)d->kernelLaunch.stream);
+        break;
+    case FS_KIND_CE_COLL:
+        PL_U64(*p, FS_PL_CE_COLL_SEQ_NUMBER, d->ceColl.seqNumber);
+        PL_U64(*p, FS_PL_CE_COLL_COUNT, d->ceColl.count);
+        PL_U32(*p, FS_PL_CE_COLL_ROOT, d->ceColl.root);
+        PL_U8(*p, FS_PL_CE_COLL_FUNC, fs_ring_intern(r, d->ceColl.func));
+        PL_U8(*p, FS_PL_CE_COLL_DATATYPE, fs_ring_intern(r, d->ceColl.datatype));
+        PL_U8(*p, FS_PL_CE_COLL_SYNC_STRATEGY, fs_ring_intern(r, d->ceColl.syncStrategy));
+        PL_U8(*p, FS_PL_CE_COLL_INTRA_BATCH_SYNC, d->ceColl.intraBatchSync);
+        break;
+    case FS_KIND_CE_SYNC:
+        PL_U8(*p, FS_PL_CE_SYNC_IS_COMPLETE, d->ceCollSync.isComplete);
+        PL_U32(*p, FS_PL_CE_SYNC_NRANKS, d->ceCollSync.nRanks);
+        break;
+    case FS_KIND_CE_BATCH:
+        PL_U32(*p, FS_PL_CE_BATCH_NUM_OPS, d->ceCollBatch.numOps);
+        PL_U8(*p, FS_PL_CE_BATCH_USE_INTRA_SYNC, d->ceCollBatch.useIntraSync);
+        PL_U64(*p, FS_PL_CE_BATCH_TOTAL_BYTES, d->ceCollBatch.totalBytes);
+        break;
+    default: /* Group, ProxyCtrl: no payload */
+        break;
+    }
+}
+
+fs_nccl_result_t fs_events_start(fs_comm_ctx_t* ctx, void** eHandle, uint64_t type,
+                                 const fs_nccl_descr_v6_t* d, uint32_t abi_types) {
+    if (FS_UNLIKELY(!eHandle)) {
+        fs_events_invalid();
+        return FS_NCCL_SUCCESS;
+    }
+    *eHandle = NULL;
+    if (FS_UNLIKELY(!ctx || ctx->magic != FS_CTX_LIVE || !d || type == 0 || (type & (type - 1)) ||
+                    (type & ~(uint64_t)abi_types))) {
+        fs_events_invalid();
+        return FS_NCCL_SUCCESS;
+    }
+    uint32_t kind = (uint32_t)__builtin_ctzll(type);
+    uint64_t id = (uint64_t)kind << FS_ID_KIND_SHIFT | ctx->comm_bits | fs_next_serial();
+    *eHandle = (void*)(uintptr_t)id;
+    if (!(__atomic_load_n(&fs_events_mask, __ATOMIC_RELAXED) & (uint32_t)type)) return FS_NCCL_SUCCESS;
+    fs_ring_t* r = fs_current_ring();
+    if (FS_UNLIKELY(!r)) return FS_NCCL_SUCCESS;
+    fs_payload_t p = {.w = {0, 0, 0}};
+    fs_encode_start(r, &p, kind, d);
+    fs_emit(r, kind, FS_OP_START, id, (uint64_t)(uintptr_t)d->parentObj, p.w[0], p.w[1], p.w[2]);
+    return FS_NCCL_SUCCESS;
+}
+
+fs_nccl_result_t fs_events_stop(void* eHandle) {
+    uint64_t id = (uint64_t)(uintptr_t)eHandle;
+    uint32_t kind = (uint32_t)(id >> FS_ID_KIND_SHIFT);
+    if (FS_UNLIKELY(id == 0 || kind >= FS_KIND_COUNT)) {
+        fs_events_invalid();
+        return FS_NCCL_SUCCESS;
+    }
+    if (!(__atomic_load_n(&fs_events_mask, __ATOMIC_RELAXED) & (1u << kind))) return FS_NCCL_SUCCESS;
+    fs_ring_t* r = fs_current_ring();
+    if (FS_UNLIKELY(!r)) return FS_NCCL_SUCCESS;
+    fs_emit(r, kind, FS_OP_STOP, id, 0, 0, 0, 0);
+    return FS_NCCL_SUCCESS;
+}
+
+uint64_t fs_events_state_arg(int state, const fs_nccl_state_args_t* args) {
+    if (!args) return 0;
+    switch (state) {
+    case FS_ST_PROXY_STEP_SEND_GPU_WAIT:
+    case FS_ST_PROXY_STEP_SEND_WAIT:
+    case FS_ST_PROXY_STEP_RECV_WAIT:
+    case FS_ST_PROXY_STEP_RECV_FLUSH_WAIT:
+    case FS_ST_PROXY_STEP_RECV_GPU_WAIT:
+    case FS_ST_PROXY_STEP_SEND_PEER_WAIT:
+        return args->proxyStep.transSize;
+    case FS_ST_KERNEL_CH_STOP:
+        return args->kernelCh.pTimer;
+    case FS_ST_PROXY_CTRL_APPEND_END:
+        return (uint64_t)(int64_t)args->proxyCtrl.appendedProxyOps;
+    default:
+        return 0;
+    }
+}
+
+fs_nccl_result_t fs_events_state(void* eHandle, int state, const fs_nccl_state_args_t* args) {
+    uint64_t id = (uint64_t)(uintptr_t)eHandle;
+    uint32_t kind = (uint32_t)(id >> FS_ID_KIND_SHIFT);
+    if (FS_UNLIKELY(id == 0 || kind >= FS_KIND_COUNT)) {
+        fs_events_invalid();
+        return FS_NCCL_SUCCESS;
+    }
+    if (!(__atomic_load_n(&fs_events_mask, __ATOMIC_RELAXED) & (1u << kind))) return FS_NCCL_SUCCESS;
+    fs_ring_t* r = fs_current_ring();
+    if (FS_UNLIKELY(!r)) return FS_NCCL_SUCCESS;
+    fs_emit(r, kind, FS_OP_STATE, id, 0, (uint32_t)state, fs_events_state_arg(state, args), 0);
+    return FS_NCCL_SUCCESS;
+}

@@ -1,0 +1,207 @@
+/*
+ * fs_plugin.c - the NCCL ABI glue, the only file with exported symbols:
+ * ncclProfiler_v4, ncclProfiler_v5 and ncclProfiler_v6 ("flowscope").
+ *
+ * Each version has its own init so the ring header records which ABI NCCL
+ * picked. init runs once per communicator, possibly concurrently: it takes a
+ * plain mutex (never a trylock, so no communicator is skipped), creates the
+ * ring once per process, claims a communicator entry and always writes
+ * *context and *eActivationMask. Every other callback handles NULL and returns
+ * ncclSuccess. The last finalize closes the ring; the mapping stays until the
+ * library is unloaded (destructor); a later init opens a fresh ring file.
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdlib.h>
+
+#include "fs_clock.h"
+#include "fs_config.h"
+#include "fs_events.h"
+#include "fs_nccl_abi.h"
+#include "fs_ring.h"
+
+#define FS_EXPORT __attribute__((visibility("default")))
+#define FS_MAX_RINGS 64
+
+static pthread_mutex_t fs_lock = PTHREAD_MUTEX_INITIALIZER;
+static int fs_config_loaded;
+static fs_config_t fs_config;
+static int fs_active_comms;
+static fs_comm_ctx_t* fs_all_ctx;        /* every context made, freed on unload */
+static fs_ring_t* fs_rings[FS_MAX_RINGS]; /* every ring mapped, unmapped on unload */
+static int fs_nrings;
+static int fs_nccl_version_known;
+static int32_t fs_nccl_version;
+
+static int32_t fs_detect_nccl_version(void) {
+    if (!fs_nccl_version_known) {
+        fs_nccl_version_known = 1;
+        int (*get)(int*) = (int (*)(int*))dlsym(RTLD_DEFAULT, "ncclGetVersion");
+        int v = 0;
+        if (get && get(&v) == 0) fs_nccl_version = v;
+    }
+    return fs_nccl_version;
+}
+
+static fs_nccl_result_t fs_init(void** context, uint64_t commHash, int* eActivationMask,
+                                const char* commName, int nNodes, int nranks, int rank,
+                                fs_nccl_logger_t logfn, uint32_t abi, uint32_t abi_types) {
+    if (context) *context = NULL;
+    pthread_mutex_lock(&fs_lock);
+    if (!fs_config_loaded) {
+        fs_config_load(&fs_config, logfn);
+        fs_config_loaded = 1;
+    }
+    if (fs_config.disabled) {
+        if (eActivationMask) *eActivationMask = 0;
+        pthread_mutex_unlock(&fs_lock);
+        return FS_NCCL_SUCCESS;
+    }
+    if (!context) {
+        fs_log_warn(logfn, "init called with a NULL context pointer; communicator %llx not profiled",
+                    (unsigned long long)commHash);
+        pthread_mutex_unlock(&fs_lock);
+        return FS_NCCL_INVALID_ARGUMENT;
+    }
+    int32_t nccl_version = fs_detect_nccl_version();
+    fs_ring_t* r = fs_events_ring;
+    if (!r) {
+        fs_ring_params_t params = {
+            .abi_version = abi,
+            .nccl_version = nccl_version,
+            .event_mask = fs_config.event_mask,
+            .clock_source = fs_clock_init(fs_config.prefer_tsc),
+        };
+        char err[768];
+        r = fs_ring_create(fs_config.ring_dir, fs_config.ring_slots, &params, err, sizeof err);
+        if (!r) {
+            fs_log_warn(logfn, "%s; this process is not profiled", err);
+            if (eActivationMask) *eActivationMask = 0;
+            pthread_mutex_unlock(&fs_lock);
+            return FS_NCCL_SYSTEM_ERROR;
+        }
+        if (fs_nrings < FS_MAX_RINGS) fs_rings[fs_nrings++] = r; /* else: never unmapped */
+        __atomic_store_n(&fs_events_ring, r, __ATOMIC_RELEASE);
+    }
+    fs_ring_set_abi(r, abi, nccl_version);
+    fs_comm_ctx_t* c = calloc(1, sizeof *c);
+    if (!c) {
+        fs_log_warn(logfn, "out of memory; communicator %llx not profiled", (unsigned long long)commHash);
+        pthread_mutex_unlock(&fs_lock);
+        return FS_NCCL_SYSTEM_ERROR;
+    }
+    c->comm_index = fs_ring_comm_add(r, commHash, rank, nranks, nNodes, commName, fs_clock_now_ns());
+    c->comm_bits = (uint64_t)c->comm_index << FS_ID_COMM_SHIFT;
+    c->abi_version = abi;
+    c->ring = r;
+    c->next = fs_all_ctx;
+    __atomic_store_n(&c->magic, FS_CTX_LIVE, __ATOMIC_RELEASE);
+    fs_all_ctx = c;
+    fs_active_comms++;
+    uint32_t mask = fs_config.event_mask & abi_types;
+    __atomic_store_n(&fs_events_mask, mask, __ATOMIC_RELAXED);
+    if (eActivationMask) *eActivationMask = (int)mask;
+    *context = c;
+    pthread_mutex_unlock(&fs_lock);
+    return FS_NCCL_SUCCESS;
+}
+
+static fs_nccl_result_t fs_finalize(void* context) {
+    fs_comm_ctx_t* c = context;
+    pthread_mutex_lock(&fs_lock);
+    if (!c || __atomic_load_n(&c->magic, __ATOMIC_ACQUIRE) != FS_CTX_LIVE) {
+        fs_events_invalid(); /* NULL context (failed init) or finalized twice */
+        pthread_mutex_unlock(&fs_lock);
+        return FS_NCCL_SUCCESS;
+    }
+    __atomic_store_n(&c->magic, FS_CTX_DEAD, __ATOMIC_RELEASE);
+    uint64_t now = fs_clock_now_ns();
+    fs_ring_comm_finalize(c->ring, c->comm_index, now);
+    if (--fs_active_comms == 0) {
+        fs_ring_close(c->ring, now);
+        __atomic_store_n(&fs_events_ring, NULL, __ATOMIC_RELEASE);
+    }
+    pthread_mutex_unlock(&fs_lock);
+    return FS_NCCL_SUCCESS;
+}
+
+__attribute__((destructor)) static void fs_unload(void) {
+    pthread_mutex_lock(&fs_lock);
+    fs_ring_t* open = fs_events_ring;
+    if (open) fs_ring_close(open, fs_clock_now_ns()); /* exit with live communicators */
+    for (int i = 0; i < fs_nrings; i++) {
+        if (fs_rings[i] != open) fs_ring_unmap(fs_rings[i]); /* others may still write to `open` */
+        fs_rings[i] = NULL;
+    }
+    fs_nrings = 0;
+    if (fs_active_comms == 0) {
+        while (fs_all_ctx) {
+            fs_comm_ctx_t* n = fs_all_ctx->next;
+            free(fs_all_ctx);
+            fs_all_ctx = n;
+        }
+    }
+    pthread_mutex_unlock(&fs_lock);
+}
+
+/* ---- v4 ---- */
+
+static fs_nccl_result_t fs_init_v4(void** context, int* eActivationMask, const char* commName,
+                                   uint64_t commHash, int nNodes, int nranks, int rank,
+                                   fs_nccl_logger_t logfn) {
+    return fs_init(context, commHash, eActivationMask, commName, nNodes, nranks, rank, logfn, 4,
+                   FS_EV_ALL_V4);
+}
+
+static fs_nccl_result_t fs_start_v4(void* context, void** eHandle, fs_nccl_descr_v4_t* d) {
+    /* the v4 type is one byte; every other field has its v5/v6 offset */
+    return fs_events_start(context, eHandle, d ? d->type : 0, (const fs_nccl_descr_v6_t*)(void*)d,
+                           FS_EV_ALL_V4);
+}
+
+/* ---- v5 ---- */
+
+static fs_nccl_result_t fs_init_v5(void** context, uint64_t commId, int* eActivationMask,
+                                   const char* commName, int nNodes, int nranks, int rank,
+                                   fs_nccl_logger_t logfn) {
+    return fs_init(context, commId, eActivationMask, commName, nNodes, nranks, rank, logfn, 5,
+                   FS_EV_ALL_V5);
+}
+
+static fs_nccl_result_t fs_start_v5(void* context, void** eHandle, fs_nccl_descr_v5_t* d) {
+    return fs_events_start(context, eHandle, d ? d->type : 0, (const fs_nccl_descr_v6_t*)(void*)d,
+                           FS_EV_ALL_V5);
+}
+
+/* ---- v6 ---- */
+
+static fs_nccl_result_t fs_init_v6(void** context, uint64_t commId, int* eActivationMask,
+                                   const char* commName, int nNodes, int nranks, int rank,
+                                   fs_nccl_logger_t logfn) {
+    return fs_init(context, commId, eActivationMask, commName, nNodes, nranks, rank, logfn, 6,
+                   FS_EV_ALL_V6);
+}
+
+static fs_nccl_result_t fs_start_v6(void* context, void** eHandle, fs_nccl_descr_v6_t* d) {
+    return fs_events_start(context, eHandle, d ? d->type : 0, d, FS_EV_ALL_V6);
+}
+
+/* ---- shared ---- */
+
+static fs_nccl_result_t fs_stop(void* eHandle) { return fs_events_stop(eHandle); }
+
+static fs_nccl_result_t fs_record_state(void* eHandle, fs_nccl_state_t eState,
+                                        fs_nccl_state_args_t* eStateArgs) {
+    return fs_events_state(eHandle, eState, eStateArgs);
+}
+
+FS_EXPORT const fs_nccl_profiler_v4_t ncclProfiler_v4 = {
+    "flowscope", fs_init_v4, fs_start_v4, fs_stop, fs_record_state, fs_finalize,
+};
+FS_EXPORT const fs_nccl_profiler_v5_t ncclProfiler_v5 = {
+    "flowscope", fs_init_v5, fs_start_v5, fs_stop, fs_record_state, fs_finalize,
+};
+FS_EXPORT const fs_nccl_profiler_v6_t ncclProfiler_v6 = {
+    "flowscope", fs_init_v6, fs_start_v6, fs_stop, fs_record_state, fs_finalize,
+};

@@ -1,0 +1,160 @@
+/*
+ * fs_ring.h - the producer side of the flowscope ring (RING.md, layout 1.0):
+ * file creation, claim/publish, the string and communicator tables, close.
+ *
+ * Names match the Java side: fs_ring_try_claim <-> tryClaim,
+ * fs_ring_publish <-> publish.
+ */
+#ifndef FS_RING_H
+#define FS_RING_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "fs_ring_layout.h"
+
+#ifndef FS_HIDDEN
+#define FS_HIDDEN __attribute__((visibility("hidden")))
+#endif
+
+#define FS_RING_CLAIM_RETRIES 64
+#define FS_RING_STRING_CACHE 512 /* pointer-keyed cache entries (power of two) */
+#define FS_RING_STRING_PROBES 8
+
+typedef struct {
+    uint32_t abi_version;  /* 0 until the first init */
+    int32_t nccl_version;  /* 0 if unknown */
+    uint32_t event_mask;
+    uint32_t clock_source; /* FS_CLOCK_SOURCE_* */
+} fs_ring_params_t;
+
+typedef struct fs_ring {
+    uint8_t* base; /* the mapping: header then slots */
+    size_t map_size;
+    uint64_t capacity; /* slots, a power of two */
+    uint64_t mask;     /* capacity - 1 */
+    fs_record_t* slots;
+    uint64_t* tail;
+    uint64_t* counters; /* dropped_full ... comms_overflow */
+    char path[640];
+    /* string interning cache, process memory: (pointer << 8 | index), 0 = empty */
+    uint64_t string_cache[FS_RING_STRING_CACHE];
+} fs_ring_t;
+
+/* Producer counter indexes into fs_ring_t.counters (header offset 896 + 8*i). */
+enum {
+    FS_CNT_DROPPED_FULL = 0,
+    FS_CNT_DROPPED_ABANDONED = 1,
+    FS_CNT_DROPPED_CONTENDED = 2,
+    FS_CNT_INVALID_CALLS = 3,
+    FS_CNT_STRINGS_OVERFLOW = 4,
+    FS_CNT_COMMS_OVERFLOW = 5,
+};
+
+/* Creates <dir>/flowscope-<pid>-<k>.ring (mkdir -p dir), maps it, initialises
+ * the slot sequences and the header, and publishes layout_version last.
+ * Returns a malloc'd ring, or NULL with a message in err. */
+fs_ring_t* fs_ring_create(const char* dir, uint64_t capacity, const fs_ring_params_t* params,
+                          char* err, size_t errlen) FS_HIDDEN;
+
+/* producer_state = 2 after closed_monotonic_ns. The mapping stays. */
+void fs_ring_close(fs_ring_t* ring, uint64_t now_ns) FS_HIDDEN;
+
+/* munmap + free. Only when no thread can still write to it. */
+void fs_ring_unmap(fs_ring_t* ring) FS_HIDDEN;
+
+/* Header field helpers (not hot). */
+void fs_ring_set_abi(fs_ring_t* ring, uint32_t abi_version, int32_t nccl_version) FS_HIDDEN;
+uint32_t fs_ring_producer_state(const fs_ring_t* ring) FS_HIDDEN;
+
+/* String table: index of `s` (1..255), 0 for NULL/empty or a full table.
+ * Hot path is one probe of a pointer-keyed cache. */
+uint8_t fs_ring_intern_slow(fs_ring_t* ring, const char* s) FS_HIDDEN;
+
+static inline uint32_t fs_ring_string_hash(uintptr_t p) {
+    uint64_t h = (uint64_t)p * 0x9E3779B97F4A7C15ULL;
+    return (uint32_t)(h >> 40);
+}
+
+static inline uint8_t fs_ring_intern(fs_ring_t* ring, const char* s) {
+    if (!s) return 0;
+    uintptr_t key = (uintptr_t)s;
+    uint32_t h = fs_ring_string_hash(key);
+    for (uint32_t i = 0; i < FS_RING_STRING_PROBES; i++) {
+        uint64_t e =
+            __atomic_load_n(&ring->string_cache[(h + i) & (FS_RING_STRING_CACHE - 1)], __ATOMIC_ACQUIRE);
+        if (e == 0) break;
+        if ((e >> 8) == (uint64_t)key) return (uint8_t)e;
+    }
+    return fs_ring_intern_slow(ring, s);
+}
+
+/* Communicator table: claims an entry (CAS on comm_count), publishes state 1
+ * last. Returns its index, or FS_COMM_INDEX_UNKNOWN when full. */
+uint32_t fs_ring_comm_add(fs_ring_t* ring, uint64_t comm_hash, int rank, int nranks, int nnodes,
+                          const char* name, uint64_t now_ns) FS_HIDDEN;
+void fs_ring_comm_finalize(fs_ring_t* ring, uint32_t index, uint64_t now_ns) FS_HIDDEN;
+
+static inline void fs_ring_count(fs_ring_t* ring, int counter) {
+    __atomic_fetch_add(&ring->counters[counter], 1, __ATOMIC_RELAXED);
+}
+
+static inline fs_record_t* fs_ring_slot(const fs_ring_t* ring, uint64_t pos) {
+    return &ring->slots[pos & ring->mask];
+}
+
+/* Claims the next position (bounded: FS_RING_CLAIM_RETRIES). Returns the slot
+ * and *pos, or NULL after counting dropped_full / dropped_contended. */
+static inline fs_record_t* fs_ring_try_claim(fs_ring_t* ring, uint64_t* pos_out) {
+    uint64_t pos = __atomic_load_n(ring->tail, __ATOMIC_RELAXED);
+    for (int i = 0; i < FS_RING_CLAIM_RETRIES; i++) {
+        fs_record_t* slot = fs_ring_slot(ring, pos);
+        uint64_t seq = __atomic_load_n(&slot->seq, __ATOMIC_ACQUIRE);
+        int64_t dif = (int64_t)(seq - pos);
+        if (dif == 0) {
+            if (__atomic_compare_exchange_n(ring->tail, &pos, pos + 1, 0, __ATOMIC_RELAXED,
+                                            __ATOMIC_RELAXED)) {
+                *pos_out = pos;
+                return slot;
+            }
+            /* pos now holds the tail another producer moved to */
+        } else if (dif < 0) {
+            fs_ring_count(ring, FS_CNT_DROPPED_FULL);
+            return NULL;
+        } else {
+            pos = __atomic_load_n(ring->tail, __ATOMIC_RELAXED);
+        }
+    }
+    fs_ring_count(ring, FS_CNT_DROPPED_CONTENDED);
+    return NULL;
+}
+
+/* Writes bytes 8..63 (w1..w7, checksum computed here) into a claimed slot. */
+static inline void fs_ring_write(fs_record_t* slot, uint64_t pos, uint64_t w1, uint64_t w2,
+                                 uint64_t w3, uint64_t w4, uint64_t w5, uint64_t w6, uint64_t w7) {
+    uint64_t ck = fs_record_checksum(pos, w1, w2, w3, w4, w5, w6, w7);
+    uint64_t* w = (uint64_t*)slot;
+    w[1] = (w1 & 0xFFFFFFFFULL) | (ck << 32);
+    w[2] = w2;
+    w[3] = w3;
+    w[4] = w4;
+    w[5] = w5;
+    w[6] = w6;
+    w[7] = w7;
+}
+
+/* Publishes a claimed slot: CAS(seq, pos -> pos+1, release). A failure means
+ * the consumer reclaimed the slot meanwhile: dropped_abandoned. */
+static inline void fs_ring_publish(fs_ring_t* ring, fs_record_t* slot, uint64_t pos) {
+    uint64_t expected = pos;
+    if (!__atomic_compare_exchange_n(&slot->seq, &expected, pos + 1, 0, __ATOMIC_RELEASE,
+                                     __ATOMIC_RELAXED))
+        fs_ring_count(ring, FS_CNT_DROPPED_ABANDONED);
+}
+
+/* w1 of a record: kind | op << 8 | thread << 16 (checksum added by fs_ring_write). */
+static inline uint64_t fs_record_w1(uint32_t kind, uint32_t op, uint32_t thread) {
+    return (uint64_t)(kind & 0xFFu) | (uint64_t)(op & 0xFFu) << 8 | (uint64_t)(thread & 0xFFFFu) << 16;
+}
+
+#endif /* FS_RING_H */

@@ -1,0 +1,591 @@
+/*
+ * fs_ring_test.c - unit tests of the ring (RING.md): layout, claim/publish,
+ * drops, checksum vector, killed and stalled producers, garbage sequences,
+ * concurrent producers against the C consumer; plus config and clock.
+ *
+ *   fs_ring_test [--quick] [--vectors PATH]   (run from profiler-plugin/)
+ */
+#define _GNU_SOURCE
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "fs_clock.h"
+#include "fs_config.h"
+#include "fs_ring.h"
+#include "fs_ring_consumer.h"
+
+static int quick;
+static const char* vectors_path = "src/test/resources/vectors/checksum.txt";
+static char tmpdir[256];
+static int failures;
+
+#define CHECK(cond)                                                                                \
+    do {                                                                                           \
+        if (!(cond)) {                                                                             \
+            fprintf(stderr, "  FAILED %s:%d: %s\n", __FILE__, __LINE__, #cond);                    \
+            failures++;                                                                            \
+            return;                                                                                \
+        }                                                                                          \
+    } while (0)
+
+#define CHECK_EQ(a, b)                                                                             \
+    do {                                                                                           \
+        uint64_t a_ = (uint64_t)(a), b_ = (uint64_t)(b);                                           \
+        if (a_ != b_) {                                                                            \
+            fprintf(stderr, "  FAILED %s:%d: %s == %s (%" PRIu64 " != %" PRIu64 ")\n", __FILE__,    \
+                    __LINE__, #a, #b, a_, b_);                                                     \
+            failures++;                                                                            \
+            return;                                                                                \
+        }                                                                                          \
+    } while (0)
+
+static fs_ring_t* new_ring(uint64_t capacity) {
+    fs_ring_params_t p = {.abi_version = 5, .nccl_version = 22809, .event_mask = 0xDF, .clock_source = 2};
+    char err[256];
+    fs_ring_t* r = fs_ring_create(tmpdir, capacity, &p, err, sizeof err);
+    if (!r) {
+        fprintf(stderr, "fs_ring_create: %s\n", err);
+        exit(1);
+    }
+    return r;
+}
+
+static void drop_ring(fs_ring_t* r) {
+    unlink(r->path);
+    fs_ring_unmap(r);
+}
+
+static uint64_t cnt(fs_ring_t* r, int i) { return __atomic_load_n(&r->counters[i], __ATOMIC_RELAXED); }
+
+/* writes one record: payload word 0 = value */
+static int put(fs_ring_t* r, uint32_t thread, uint64_t value) {
+    uint64_t pos;
+    fs_record_t* s = fs_ring_try_claim(r, &pos);
+    if (!s) return 0;
+    fs_ring_write(s, pos, fs_record_w1(FS_KIND_PROXY_STEP, FS_OP_START, thread), 1000 + value,
+                  (uint64_t)FS_KIND_PROXY_STEP << 60 | (value + 1), 0, value, 0, 0);
+    fs_ring_publish(r, s, pos);
+    return 1;
+}
+
+static uint64_t payload0(const fs_record_t* rec) {
+    uint64_t v;
+    memcpy(&v, rec->payload, 8);
+    return v;
+}
+
+static uint64_t now_ns(void) { return fs_clock_monotonic_ns(); }
+
+/* ---- tests ---- */
+
+static void should_initialise_header_and_slot_sequences(void) {
+    fs_ring_t* r = new_ring(64);
+    uint8_t* b = r->base;
+    CHECK_EQ(*(uint64_t*)(b + FS_HDR_MAGIC_OFFSET), FS_RING_MAGIC);
+    CHECK_EQ(*(uint32_t*)(b + FS_HDR_LAYOUT_VERSION_OFFSET), 0x00010000u);
+    CHECK_EQ(*(uint32_t*)(b + FS_HDR_RECORD_SIZE_OFFSET), 64);
+    CHECK_EQ(*(uint64_t*)(b + FS_HDR_CAPACITY_OFFSET), 64);
+    CHECK_EQ(*(uint64_t*)(b + FS_HDR_HEADER_SIZE_OFFSET), 262144);
+    CHECK_EQ(*(int32_t*)(b + FS_HDR_PRODUCER_PID_OFFSET), getpid());
+    CHECK_EQ(*(uint32_t*)(b + FS_HDR_ABI_VERSION_OFFSET), 5);
+    CHECK_EQ(*(int32_t*)(b + FS_HDR_NCCL_VERSION_OFFSET), 22809);
+    CHECK_EQ(*(uint32_t*)(b + FS_HDR_EVENT_MASK_OFFSET), 0xDF);
+    CHECK_EQ(*(uint32_t*)(b + FS_HDR_PRODUCER_STATE_OFFSET), 1);
+    CHECK_EQ(*(uint32_t*)(b + FS_HDR_STRING_CAPACITY_OFFSET), 256);
+    CHECK_EQ(*(uint32_t*)(b + FS_HDR_STRING_COUNT_OFFSET), 1);
+    CHECK_EQ(*(uint32_t*)(b + FS_HDR_COMM_CAPACITY_OFFSET), 1024);
+    CHECK(*(uint64_t*)(b + FS_HDR_ANCHOR_REALTIME_NS_OFFSET) > 1500000000000000000ULL);
+    CHECK(strncmp((char*)b + FS_HDR_PLUGIN_VERSION_OFFSET, "flowscope", 9) == 0);
+    for (uint64_t i = 0; i < 64; i++) CHECK_EQ(r->slots[i].seq, i);
+    CHECK(strstr(r->path, "/flowscope-") != NULL);
+    fs_ring_close(r, 42);
+    CHECK_EQ(*(uint32_t*)(b + FS_HDR_PRODUCER_STATE_OFFSET), 2);
+    CHECK_EQ(*(uint64_t*)(b + FS_HDR_CLOSED_MONOTONIC_NS_OFFSET), 42);
+    drop_ring(r);
+}
+
+static void should_create_a_fresh_file_per_ring(void) {
+    fs_ring_t* a = new_ring(16);
+    fs_ring_t* b = new_ring(16);
+    CHECK(strcmp(a->path, b->path) != 0);
+    char want[400];
+    snprintf(want, sizeof want, "%s/flowscope-%d-1.ring", tmpdir, (int)getpid());
+    CHECK(strcmp(b->path, want) == 0);
+    drop_ring(a);
+    drop_ring(b);
+}
+
+static void should_claim_and_publish_in_position_order(void) {
+    fs_ring_t* r = new_ring(16);
+    uint64_t p0, p1;
+    fs_record_t* s0 = fs_ring_try_claim(r, &p0);
+    fs_record_t* s1 = fs_ring_try_claim(r, &p1);
+    CHECK(s0 && s1);
+    CHECK_EQ(p0, 0);
+    CHECK_EQ(p1, 1);
+    CHECK_EQ(*r->tail, 2);
+    /* claimed, unpublished: seq still == pos */
+    CHECK_EQ(s0->seq, 0);
+    fs_ring_write(s1, p1, fs_record_w1(1, 1, 0), 5, 6, 7, 8, 9, 10);
+    fs_ring_publish(r, s1, p1);
+    CHECK_EQ(s1->seq, 2);
+    fs_consumer_t c;
+    CHECK(fs_consumer_attach(&c, r->base) == 0);
+    fs_record_t rec;
+    /* slot 0 is claimed but unpublished: the consumer must wait, not skip ahead */
+    CHECK(fs_consumer_poll(&c, &rec, NULL) == 0);
+    fs_ring_write(s0, p0, fs_record_w1(1, 1, 0), 1, 2, 3, 4, 5, 6);
+    fs_ring_publish(r, s0, p0);
+    uint64_t pos;
+    CHECK(fs_consumer_poll(&c, &rec, &pos) == 1);
+    CHECK_EQ(pos, 0);
+    CHECK_EQ(rec.time_ns, 1);
+    CHECK(fs_consumer_poll(&c, &rec, &pos) == 1);
+    CHECK_EQ(pos, 1);
+    CHECK_EQ(rec.time_ns, 5);
+    CHECK_EQ(r->slots[0].seq, 16); /* freed for the next lap */
+    CHECK(fs_consumer_poll(&c, &rec, &pos) == 0);
+    drop_ring(r);
+}
+
+static void should_count_drop_when_ring_full(void) {
+    fs_ring_t* r = new_ring(16);
+    int ok = 0;
+    for (int i = 0; i < 20; i++) ok += put(r, 0, (uint64_t)i);
+    CHECK_EQ(ok, 16);
+    CHECK_EQ(cnt(r, FS_CNT_DROPPED_FULL), 4);
+    CHECK_EQ(cnt(r, FS_CNT_DROPPED_CONTENDED), 0);
+    CHECK_EQ(*r->tail, 16);
+    /* the first 16 are kept, in order */
+    fs_consumer_t c;
+    fs_consumer_attach(&c, r->base);
+    fs_record_t rec;
+    for (uint64_t i = 0; i < 16; i++) {
+        CHECK(fs_consumer_poll(&c, &rec, NULL) == 1);
+        CHECK_EQ(payload0(&rec), i);
+    }
+    CHECK(fs_consumer_poll(&c, &rec, NULL) == 0);
+    drop_ring(r);
+}
+
+static void should_wrap_around_and_keep_exact_counts(void) {
+    fs_ring_t* r = new_ring(16);
+    fs_consumer_t c;
+    fs_consumer_attach(&c, r->base);
+    fs_record_t rec;
+    uint64_t written = 0, read = 0, attempted = 0;
+    for (int round = 0; round < 100; round++) {
+        int burst = 1 + round % 23; /* sometimes more than the capacity */
+        for (int i = 0; i < burst; i++) {
+            attempted++;
+            written += (uint64_t)put(r, 0, attempted);
+        }
+        uint64_t pos, last = 0;
+        while (fs_consumer_poll(&c, &rec, &pos)) {
+            CHECK(payload0(&rec) > last);
+            last = payload0(&rec);
+            read++;
+        }
+    }
+    CHECK_EQ(read, written);
+    CHECK_EQ(written + cnt(r, FS_CNT_DROPPED_FULL), attempted);
+    CHECK(cnt(r, FS_CNT_DROPPED_FULL) > 0);
+    CHECK(*r->tail > 16 * 10);
+    drop_ring(r);
+}
+
+/*
+ * Checksum test vector (the Java side reads the same file):
+ *   pos = 0x5, a ProxyStep STATE record (kind 4, op 3, thread 2),
+ *   time_ns 1000000000123, id = 4<<60 | 1<<48 | 77, parent 0,
+ *   payload state = 9, arg = 131072
+ *   w1 = 0x0000000000020304 w2 = 0x000000e8d4a5107b w3 = 0x400100000000004d
+ *   w4 = 0 w5 = 0x9 w6 = 0x20000 w7 = 0
+ *   checksum = 0x7d050a49 (line 1 of src/test/resources/vectors/checksum.txt:
+ *   "pos w1 w2 w3 w4 w5 w6 w7 checksum", hex; more vectors follow there).
+ */
+static const uint64_t VEC_POS = 5;
+static const uint64_t VEC_W[7] = {0x0000000000020304ULL, 1000000000123ULL, 0x400100000000004dULL, 0, 9,
+                                  131072, 0};
+#define FIXED_CHECKSUM 0x7d050a49u
+
+static void should_compute_the_fixed_checksum_vector(void) {
+    uint32_t ck = fs_record_checksum(VEC_POS, VEC_W[0], VEC_W[1], VEC_W[2], VEC_W[3], VEC_W[4], VEC_W[5],
+                                     VEC_W[6]);
+    CHECK_EQ(ck, FIXED_CHECKSUM);
+    /* the checksum bytes of w1 do not take part */
+    CHECK_EQ(fs_record_checksum(VEC_POS, VEC_W[0] | 0xFFFFFFFF00000000ULL, VEC_W[1], VEC_W[2], VEC_W[3],
+                                VEC_W[4], VEC_W[5], VEC_W[6]),
+             ck);
+    /* every vector line of the shared file */
+    FILE* f = fopen(vectors_path, "r");
+    CHECK(f != NULL);
+    unsigned long long v[9];
+    int lines = 0;
+    char buf[512];
+    while (fgets(buf, sizeof buf, f)) {
+        if (sscanf(buf, "%llx %llx %llx %llx %llx %llx %llx %llx %llx", &v[0], &v[1], &v[2], &v[3], &v[4],
+                   &v[5], &v[6], &v[7], &v[8]) != 9)
+            continue;
+        lines++;
+        if (fs_record_checksum(v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7]) != (uint32_t)v[8]) {
+            fprintf(stderr, "  vector line %d mismatch\n", lines);
+            failures++;
+        }
+    }
+    fclose(f);
+    CHECK(lines >= 3);
+}
+
+static void should_never_read_a_record_claimed_by_a_killed_producer(void) {
+    fs_ring_t* r = new_ring(16);
+    put(r, 0, 1);
+    pid_t child = fork();
+    if (child == 0) { /* claims position 1, writes half a record, dies */
+        uint64_t pos;
+        fs_record_t* s = fs_ring_try_claim(r, &pos);
+        if (s) memset((uint8_t*)s + 8, 0x5A, 24);
+        _exit(s && pos == 1 ? 0 : 1);
+    }
+    int st;
+    waitpid(child, &st, 0);
+    CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    put(r, 0, 3); /* position 2, published */
+    fs_consumer_t c;
+    fs_consumer_attach(&c, r->base);
+    c.stale_timeout_ns = 20000000ULL;
+    fs_record_t rec;
+    CHECK(fs_consumer_poll(&c, &rec, NULL) == 1);
+    CHECK_EQ(payload0(&rec), 1);
+    uint64_t t0 = now_ns();
+    int got = 0;
+    uint64_t pos = 0;
+    while (now_ns() - t0 < 500000000ULL && !(got = fs_consumer_poll(&c, &rec, &pos))) usleep(1000);
+    CHECK(got == 1);
+    CHECK_EQ(pos, 2); /* position 1 was skipped, never delivered */
+    CHECK_EQ(payload0(&rec), 3);
+    CHECK(now_ns() - t0 >= 20000000ULL);
+    CHECK_EQ(c.skipped_stale, 1);
+    CHECK_EQ(*(uint64_t*)(r->base + FS_HDR_CONSUMER_SKIPPED_STALE_OFFSET), 1);
+    CHECK_EQ(c.received, 2);
+    drop_ring(r);
+}
+
+static void should_count_abandoned_when_publish_is_late(void) {
+    fs_ring_t* r = new_ring(16);
+    uint64_t pos;
+    fs_record_t* s = fs_ring_try_claim(r, &pos); /* stalls before publishing */
+    CHECK(s != NULL);
+    put(r, 0, 7);
+    fs_consumer_t c;
+    fs_consumer_attach(&c, r->base);
+    c.stale_timeout_ns = 1000000ULL;
+    fs_record_t rec;
+    uint64_t t0 = now_ns();
+    int got = 0;
+    while (now_ns() - t0 < 500000000ULL && !(got = fs_consumer_poll(&c, &rec, NULL))) usleep(500);
+    CHECK(got == 1 && payload0(&rec) == 7);
+    /* the stalled producer wakes up and publishes: too late */
+    fs_ring_write(s, pos, fs_record_w1(4, 1, 0), 1, 2, 3, 4, 5, 6);
+    fs_ring_publish(r, s, pos);
+    CHECK_EQ(cnt(r, FS_CNT_DROPPED_ABANDONED), 1);
+    CHECK(fs_consumer_poll(&c, &rec, NULL) == 0);
+    CHECK_EQ(c.received, 1);
+    drop_ring(r);
+}
+
+static void should_not_spin_forever_on_a_garbage_sequence(void) {
+    fs_ring_t* r = new_ring(16);
+    r->slots[0].seq = 0x7777777777777777ULL; /* far ahead: looks taken, forever */
+    uint64_t pos;
+    CHECK(fs_ring_try_claim(r, &pos) == NULL);
+    CHECK_EQ(cnt(r, FS_CNT_DROPPED_CONTENDED), 1);
+    r->slots[0].seq = 0xFFFFFFFFFFFFFFF0ULL; /* behind (signed): looks full */
+    CHECK(fs_ring_try_claim(r, &pos) == NULL);
+    CHECK_EQ(cnt(r, FS_CNT_DROPPED_FULL), 1);
+    /* the consumer repairs it (corrupt, tail <= pos: free again) */
+    fs_consumer_t c;
+    fs_consumer_attach(&c, r->base);
+    fs_record_t rec;
+    CHECK(fs_consumer_poll(&c, &rec, NULL) == 0);
+    CHECK_EQ(c.corrupt, 1);
+    CHECK(put(r, 0, 9) == 1);
+    CHECK(fs_consumer_poll(&c, &rec, NULL) == 1);
+    CHECK_EQ(payload0(&rec), 9);
+    drop_ring(r);
+}
+
+static void should_reject_a_record_with_a_bad_checksum(void) {
+    fs_ring_t* r = new_ring(16);
+    put(r, 0, 1);
+    put(r, 0, 2);
+    r->slots[0].time_ns ^= 1; /* a flipped bit */
+    fs_consumer_t c;
+    fs_consumer_attach(&c, r->base);
+    fs_record_t rec;
+    CHECK(fs_consumer_poll(&c, &rec, NULL) == 1);
+    CHECK_EQ(payload0(&rec), 2);
+    CHECK_EQ(c.corrupt, 1);
+    CHECK_EQ(*(uint64_t*)(r->base + FS_HDR_CONSUMER_CORRUPT_OFFSET), 1);
+    drop_ring(r);
+}
+
+/* ---- concurrent producers + consumer ---- */
+
+#define NPROD 4
+typedef struct {
+    fs_ring_t* r;
+    uint32_t id;
+    uint64_t n;
+    uint64_t written;
+} prod_t;
+
+static volatile int producers_left;
+
+static void* producer(void* arg) {
+    prod_t* p = arg;
+    for (uint64_t i = 1; i <= p->n; i++) p->written += (uint64_t)put(p->r, p->id, i);
+    __atomic_fetch_sub(&producers_left, 1, __ATOMIC_RELEASE);
+    return NULL;
+}
+
+static void should_deliver_every_record_exactly_once_with_concurrent_producers(void) {
+    fs_ring_t* r = new_ring(1024);
+    uint64_t n = quick ? 20000 : 400000;
+    prod_t p[NPROD];
+    pthread_t th[NPROD];
+    producers_left = NPROD;
+    fs_consumer_t c;
+    fs_consumer_attach(&c, r->base);
+    for (uint32_t i = 0; i < NPROD; i++) {
+        p[i] = (prod_t){r, i, n, 0};
+        pthread_create(&th[i], NULL, producer, &p[i]);
+    }
+    uint64_t last[NPROD] = {0}, got[NPROD] = {0};
+    fs_record_t rec;
+    int bad = 0;
+    for (;;) {
+        int done = __atomic_load_n(&producers_left, __ATOMIC_ACQUIRE) == 0;
+        int any = 0;
+        while (fs_consumer_poll(&c, &rec, NULL)) {
+            any = 1;
+            uint64_t v = payload0(&rec);
+            if (rec.thread >= NPROD || v <= last[rec.thread]) bad++; /* duplicate or reordered */
+            else last[rec.thread] = v;
+            got[rec.thread < NPROD ? rec.thread : 0]++;
+        }
+        if (done && !any) break;
+    }
+    for (int i = 0; i < NPROD; i++) pthread_join(th[i], NULL);
+    while (fs_consumer_poll(&c, &rec, NULL)) bad++; /* nothing may be left */
+    CHECK_EQ(bad, 0);
+    uint64_t received = 0, written = 0;
+    for (int i = 0; i < NPROD; i++) {
+        CHECK_EQ(got[i], p[i].written);
+        received += got[i];
+        written += p[i].written;
+    }
+    uint64_t dropped = cnt(r, FS_CNT_DROPPED_FULL) + cnt(r, FS_CNT_DROPPED_CONTENDED) +
+                       cnt(r, FS_CNT_DROPPED_ABANDONED);
+    CHECK_EQ(received + dropped, (uint64_t)NPROD * n);
+    CHECK_EQ(c.corrupt, 0);
+    CHECK_EQ(c.skipped_stale, 0);
+    printf("  (%" PRIu64 " received, %" PRIu64 " dropped full, %" PRIu64 " contended)\n", received,
+           cnt(r, FS_CNT_DROPPED_FULL), cnt(r, FS_CNT_DROPPED_CONTENDED));
+    drop_ring(r);
+}
+
+/* ---- tables ---- */
+
+static void should_intern_strings_once_and_publish_length_last(void) {
+    fs_ring_t* r = new_ring(16);
+    static const char a[] = "AllReduce";
+    char b[16];
+    strcpy(b, "AllReduce");
+    uint8_t ia = fs_ring_intern(r, a);
+    CHECK_EQ(ia, 1);
+    CHECK_EQ(fs_ring_intern(r, a), 1);
+    CHECK_EQ(fs_ring_intern(r, b), 1); /* same text, other pointer: same entry */
+    CHECK_EQ(fs_ring_intern(r, NULL), 0);
+    CHECK_EQ(fs_ring_intern(r, ""), 0);
+    CHECK_EQ(fs_ring_intern(r, "a_name_that_is_longer_than_28_bytes"), 2);
+    uint8_t* e = r->base + FS_STRING_TABLE_OFFSET + 2 * FS_STRING_ENTRY_SIZE;
+    CHECK_EQ(*(uint32_t*)e, 28);
+    CHECK(memcmp(e + 4, "a_name_that_is_longer_than_2", 28) == 0);
+    e = r->base + FS_STRING_TABLE_OFFSET + 1 * FS_STRING_ENTRY_SIZE;
+    CHECK_EQ(*(uint32_t*)e, 9);
+    CHECK(memcmp(e + 4, "AllReduce", 9) == 0);
+    CHECK_EQ(*(uint32_t*)(r->base + FS_HDR_STRING_COUNT_OFFSET), 3);
+    static char names[300][16];
+    for (int i = 0; i < 300; i++) {
+        snprintf(names[i], sizeof names[i], "n%d", i);
+        fs_ring_intern(r, names[i]);
+    }
+    CHECK_EQ(*(uint32_t*)(r->base + FS_HDR_STRING_COUNT_OFFSET), 256);
+    CHECK_EQ(cnt(r, FS_CNT_STRINGS_OVERFLOW), 300 - 253);
+    CHECK_EQ(fs_ring_intern(r, names[299]), 0);
+    CHECK_EQ(cnt(r, FS_CNT_STRINGS_OVERFLOW), 300 - 253); /* counted once per name */
+    drop_ring(r);
+}
+
+static void should_claim_comm_entries_and_finalize(void) {
+    fs_ring_t* r = new_ring(16);
+    CHECK_EQ(fs_ring_comm_add(r, 0xabcdef, 3, 8, 2, "tp-group", 111), 0);
+    CHECK_EQ(fs_ring_comm_add(r, 0x123, 0, 1, 1, NULL, 112), 1);
+    uint8_t* e = r->base + FS_COMM_TABLE_OFFSET;
+    CHECK_EQ(*(uint64_t*)(e + FS_COMM_HASH_OFFSET), 0xabcdef);
+    CHECK_EQ(*(uint32_t*)(e + FS_COMM_STATE_OFFSET), 1);
+    CHECK_EQ(*(int32_t*)(e + FS_COMM_RANK_OFFSET), 3);
+    CHECK_EQ(*(int32_t*)(e + FS_COMM_NRANKS_OFFSET), 8);
+    CHECK_EQ(*(int32_t*)(e + FS_COMM_NNODES_OFFSET), 2);
+    CHECK_EQ(*(uint64_t*)(e + FS_COMM_INIT_MONOTONIC_NS_OFFSET), 111);
+    CHECK(strcmp((char*)e + FS_COMM_NAME_OFFSET, "tp-group") == 0);
+    fs_ring_comm_finalize(r, 0, 222);
+    CHECK_EQ(*(uint32_t*)(e + FS_COMM_STATE_OFFSET), 2);
+    CHECK_EQ(*(uint64_t*)(e + FS_COMM_FINALIZE_MONOTONIC_NS_OFFSET), 222);
+    for (int i = 2; i < 1024; i++) fs_ring_comm_add(r, (uint64_t)i, 0, 1, 1, "x", 1);
+    CHECK_EQ(fs_ring_comm_add(r, 1, 0, 1, 1, "overflow", 1), FS_COMM_INDEX_UNKNOWN);
+    CHECK_EQ(cnt(r, FS_CNT_COMMS_OVERFLOW), 1);
+    drop_ring(r);
+}
+
+/* ---- config and clock ---- */
+
+static void should_parse_event_masks(void) {
+    uint32_t m = 0;
+    CHECK(fs_config_parse_mask("223", &m) == 0 && m == 0xDF);
+    CHECK(fs_config_parse_mask("0x7fff", &m) == 0 && m == 0x7FFF);
+    CHECK(fs_config_parse_mask("proxystep,netplugin", &m) == 0 && m == 0x90);
+    CHECK(fs_config_parse_mask("ProxyStep, KernelCh", &m) == 0 && m == 0x50);
+    CHECK(fs_config_parse_mask("all", &m) == 0 && m == 0x7FFF);
+    CHECK(fs_config_parse_mask("default,groupapi", &m) == 0 && m == 0x1DF);
+    m = 5;
+    CHECK(fs_config_parse_mask("bogus", &m) != 0 && m == 5);
+    CHECK(fs_config_parse_mask("0x10000", &m) != 0);
+    CHECK(fs_config_parse_mask("12abc", &m) != 0);
+    CHECK(fs_config_parse_mask("", &m) != 0);
+    CHECK(fs_config_parse_mask("coll,,p2p", &m) != 0);
+}
+
+static void should_parse_ring_sizes_and_round_down_to_power_of_two_slots(void) {
+    uint64_t b = 0;
+    CHECK(fs_config_parse_size("16M", &b) == 0 && b == 16ULL << 20);
+    CHECK(fs_config_parse_size("1k", &b) == 0 && b == 1024);
+    CHECK(fs_config_parse_size("4G", &b) == 0 && b == 4ULL << 30);
+    CHECK(fs_config_parse_size("65536", &b) == 0 && b == 65536);
+    CHECK(fs_config_parse_size("16MiB", &b) == 0 && b == 16ULL << 20);
+    CHECK(fs_config_parse_size("-1", &b) != 0);
+    CHECK(fs_config_parse_size("lots", &b) != 0);
+    CHECK(fs_config_parse_size("16Q", &b) != 0);
+    CHECK_EQ(fs_config_slots_for_bytes(16ULL << 20), 262144);
+    CHECK_EQ(fs_config_slots_for_bytes(100000), 1024);
+    CHECK_EQ(fs_config_slots_for_bytes(10), 16);
+    CHECK_EQ(fs_config_slots_for_bytes(64ULL << 30), (4ULL << 30) / 64);
+}
+
+static void should_read_defaults_and_warn_on_bad_values(void) {
+    fs_config_t cfg;
+    unsetenv("FLOWSCOPE_EVENT_MASK");
+    unsetenv("FLOWSCOPE_RING_DIR");
+    unsetenv("FLOWSCOPE_RING_SIZE");
+    unsetenv("FLOWSCOPE_CLOCK");
+    unsetenv("FLOWSCOPE_DISABLE");
+    fs_config_load(&cfg, NULL);
+    CHECK_EQ(cfg.event_mask, 0xDF);
+    CHECK(strcmp(cfg.ring_dir, "/dev/shm/flowscope") == 0);
+    CHECK_EQ(cfg.ring_slots, 262144);
+    CHECK_EQ(cfg.prefer_tsc, 1);
+    CHECK_EQ(cfg.disabled, 0);
+    setenv("FLOWSCOPE_EVENT_MASK", "nonsense", 1);
+    setenv("FLOWSCOPE_RING_SIZE", "huge", 1);
+    setenv("FLOWSCOPE_CLOCK", "sundial", 1);
+    setenv("FLOWSCOPE_DISABLE", "yes", 1);
+    fprintf(stderr, "  (4 WARN lines expected:)\n");
+    fs_config_load(&cfg, NULL);
+    CHECK_EQ(cfg.event_mask, 0xDF);
+    CHECK_EQ(cfg.ring_slots, 262144);
+    CHECK_EQ(cfg.prefer_tsc, 1);
+    CHECK_EQ(cfg.disabled, 0);
+    setenv("FLOWSCOPE_CLOCK", "monotonic", 1);
+    setenv("FLOWSCOPE_DISABLE", "1", 1);
+    setenv("FLOWSCOPE_RING_SIZE", "1K", 1);
+    fs_config_load(&cfg, NULL);
+    CHECK_EQ(cfg.prefer_tsc, 0);
+    CHECK_EQ(cfg.disabled, 1);
+    CHECK_EQ(cfg.ring_slots, 16);
+    unsetenv("FLOWSCOPE_EVENT_MASK");
+    unsetenv("FLOWSCOPE_RING_SIZE");
+    unsetenv("FLOWSCOPE_CLOCK");
+    unsetenv("FLOWSCOPE_DISABLE");
+}
+
+static void should_track_clock_monotonic_with_the_tsc(void) {
+    uint32_t src = fs_clock_init(1);
+    if (src != FS_CLOCK_SOURCE_TSC) {
+        printf("  (no invariant TSC: clock_gettime fallback)\n");
+        return;
+    }
+    uint64_t worst = 0, prev = 0;
+    uint64_t t_end = now_ns() + (quick ? 100000000ULL : 1200000000ULL); /* crosses re-anchors */
+    while (now_ns() < t_end) {
+        uint64_t a = fs_clock_monotonic_ns();
+        uint64_t t = fs_clock_now_ns();
+        uint64_t b = fs_clock_monotonic_ns();
+        uint64_t err = t < a ? a - t : t > b ? t - b : 0;
+        if (err > worst) worst = err;
+        CHECK(t + 20000 >= prev); /* never backwards by more than 20 us */
+        prev = t;
+        usleep(200);
+    }
+    printf("  (TSC clock: worst error vs clock_gettime %" PRIu64 " ns, %.4f ns/tick)\n", worst,
+           fs_clock_ns_per_tick());
+    CHECK(worst < 50000);
+}
+
+/* ---- main ---- */
+
+#define RUN(t)                                                                                     \
+    do {                                                                                           \
+        int f0 = failures;                                                                         \
+        t();                                                                                       \
+        printf("%s %s\n", failures == f0 ? "ok  " : "FAIL", #t);                                   \
+        fflush(stdout);                                                                            \
+    } while (0)
+
+int main(int argc, char** argv) {
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--quick")) quick = 1;
+        else if (!strcmp(argv[i], "--vectors") && i + 1 < argc) vectors_path = argv[++i];
+    }
+    snprintf(tmpdir, sizeof tmpdir, "%s/fs_ring_test.%d/sub", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp",
+             (int)getpid());
+    RUN(should_initialise_header_and_slot_sequences);
+    RUN(should_create_a_fresh_file_per_ring);
+    RUN(should_claim_and_publish_in_position_order);
+    RUN(should_count_drop_when_ring_full);
+    RUN(should_wrap_around_and_keep_exact_counts);
+    RUN(should_compute_the_fixed_checksum_vector);
+    RUN(should_never_read_a_record_claimed_by_a_killed_producer);
+    RUN(should_count_abandoned_when_publish_is_late);
+    RUN(should_not_spin_forever_on_a_garbage_sequence);
+    RUN(should_reject_a_record_with_a_bad_checksum);
+    RUN(should_deliver_every_record_exactly_once_with_concurrent_producers);
+    RUN(should_intern_strings_once_and_publish_length_last);
+    RUN(should_claim_comm_entries_and_finalize);
+    RUN(should_parse_event_masks);
+    RUN(should_parse_ring_sizes_and_round_down_to_power_of_two_slots);
+    RUN(should_read_defaults_and_warn_on_bad_values);
+    RUN(should_track_clock_monotonic_with_the_tsc);
+    char cmd[400];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s/fs_ring_test.%d'", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp",
+             (int)getpid());
+    if (system(cmd) != 0) fprintf(stderr, "cleanup failed\n");
+    printf("%s: %d failure(s)\n", failures ? "FAILED" : "PASSED", failures);
+    return failures ? 1 : 0;
+}

@@ -1,0 +1,38 @@
+#!/bin/sh
+# Harness scenarios: each run must exit 0 and pass --verify (ring header,
+# counters, checksums and per-kind record counts against the expect file).
+#   scenarios.sh BUILD_DIR [normal|sanitizer]
+set -eu
+dir=$1
+mode=${2:-normal}
+so=$dir/libnccl-profiler-flowscope.so
+h=$dir/fs_harness
+ops=200
+[ "$mode" = sanitizer ] && ops=60
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/flowscope-scenarios.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+n=0
+run() {
+    name=$1
+    shift
+    n=$((n + 1))
+    out=$("$h" --plugin "$so" --ring-dir "$tmp/$n" --expect "$tmp/$n.expect" --verify "$@" 2>"$tmp/$n.err") || {
+        echo "scenario $name: FAIL ($*)"
+        cat "$tmp/$n.err"
+        exit 1
+    }
+    echo "scenario $name: OK  $out"
+}
+run abi5-default --abi 5 --ops $ops
+run abi4-all --abi 4 --mask all --ops $ops
+run abi6-all --abi 6 --mask all --ops $ops --comms 3
+run tiny-ring --abi 5 --mask all --ring-size 1K --ops $ops
+run abuse-abi5 --abi 5 --mask all --abuse --ops $ops
+run abuse-abi4 --abi 4 --abuse --ops $ops
+run abuse-abi6 --abi 6 --mask 0x7fff --abuse --ops $ops
+run mask-names --abi 5 --mask proxystep,netplugin,groupapi --ops $ops
+# a bad value: one WARN line, then the default mask
+run bad-mask --abi 5 --mask bogus --ops 20
+grep -q "FLOWSCOPE_EVENT_MASK='bogus'" "$tmp/$n.err" || { echo "scenario bad-mask: no WARN"; exit 1; }
+grep -q "NCCL WARN flags=0x4000 .*FLOWSCOPE_EVENT_MASK='bogus'" "$tmp/$n.err" || { echo "scenario bad-mask: WARN not through NCCL's logger"; exit 1; }
+echo "all $n scenarios passed ($mode)"
