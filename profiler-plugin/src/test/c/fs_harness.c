@@ -245,7 +245,7 @@ typedef struct {
     int extra; /* step number etc. */
 } item_t;
 
-#define QUEUE_LIMIT 4096 /* producers wait beyond this (the harness is not the hot path) */
+static size_t queue_limit = 4096; /* producers wait beyond this (the harness is not the hot path) */
 
 typedef struct {
     pthread_mutex_t mu;
@@ -268,7 +268,7 @@ static void q_init(queue_t* q, int producers) {
 
 static void q_push(queue_t* q, item_t it) {
     pthread_mutex_lock(&q->mu);
-    while (q->tail - q->head >= QUEUE_LIMIT) pthread_cond_wait(&q->space, &q->mu);
+    while (q->tail - q->head >= queue_limit) pthread_cond_wait(&q->space, &q->mu);
     if (q->tail - q->head == q->cap) {
         item_t* n = malloc(2 * q->cap * sizeof(item_t));
         for (size_t i = q->head; i < q->tail; i++) n[i - q->head] = q->items[i % q->cap];
@@ -489,6 +489,7 @@ static void* proxy_thread(void* arg) {
     while (q_pop(&proxy_q, &it)) {
         comm_t* c = &comms[it.comm];
         fs_nccl_descr_v6_t d;
+        if (live_stop) continue; /* live mode is over: drain without emitting */
         if (it.q % 16 == 0) {
             memset(&d, 0, sizeof d);
             ev_t pc = ev_start(t, c, FS_KIND_PROXY_CTRL, NULL, 0, &d, "");
@@ -550,6 +551,7 @@ static void* ib_thread(void* arg) {
     uint64_t wr = 1;
     while (q_pop(&ib_q, &it)) {
         comm_t* c = &comms[it.comm];
+        if (live_stop) continue;
         int nqp = 1 + it.extra % 2;
         for (int k = 0; k < nqp; k++) {
             memset(&ib, 0, sizeof ib);
@@ -584,6 +586,7 @@ static void* sock_thread(void* arg) {
     fs_nccl_net_sock_descr_v1_t so;
     while (q_pop(&sock_q, &it)) {
         comm_t* c = &comms[it.comm];
+        if (live_stop) continue;
         fs_nccl_descr_v6_t d;
         memset(&d, 0, sizeof d);
         if (it.q % 10 == 9) { /* a plugin flowscope does not know: netType 0 */
@@ -862,6 +865,7 @@ int main(int argc, char** argv) {
     if (!opt.plugin || opt.abi < 4 || opt.abi > 6 || opt.comms < 1 || opt.comms > MAX_COMMS || opt.ops < 0)
         usage();
     if (opt.live_s > 0) {
+        queue_limit = 64;
         opt.comms = 2;
         opt.abuse = 0;
         opt.expect = NULL;
