@@ -2,11 +2,12 @@
 """Bus bandwidth with the flowscope plugin versus NCCL_PROFILER_PLUGIN=none.
 
 Reads the results files written by nccl_workload.py, named
-    <config>-<transport>-<repetition>.json      config: none | plugin
+    <config>-<transport>-<repetition>.json      config: none | plugin | kernelall | ...
 and prints, per transport, collective and size, the median bus bandwidth of
-each configuration over the repetitions, the loss of the plugin in percent
-(positive = slower with the plugin) and the spread of the baseline (max-min
-over median), so a loss can be read against the run-to-run noise.
+each configuration over the repetitions, the loss of each configuration
+against `none` in percent (positive = slower with the plugin) and the spread
+of the baseline (max-min over median), so a loss can be read against the
+run-to-run noise.
 """
 import glob
 import json
@@ -33,30 +34,44 @@ def main(folder):
         runs[(config, transport)].append(data["results"])
         meta = data
     print(f"NCCL {meta.get('nccl')}, torch {meta.get('torch')}, {meta.get('world')} ranks")
-    summary = []
+    configs = sorted({c for c, _ in runs if c != "none"}, key=lambda c: (c != "plugin", c))
+    summary = {c: [] for c in configs}
     for transport in sorted({t for _, t in runs}):
-        base, test = runs.get(("none", transport), []), runs.get(("plugin", transport), [])
-        if not base or not test:
+        base = runs.get(("none", transport), [])
+        tests = [c for c in configs if runs.get((c, transport))]
+        if not base or not tests:
             continue
         print(f"\n### {transport}: {len(base)} repetitions each, interleaved\n")
-        print("| collective | size | busbw none (GB/s) | busbw plugin (GB/s) | loss % | baseline spread % |")
-        print("|---|---|---|---|---|---|")
-        keys = [(r["collective"], r["bytes"]) for r in base[0]]
-        for coll, size in keys:
-            b = [r["busbw_gbs"] for run in base for r in run if (r["collective"], r["bytes"]) == (coll, size)]
-            p = [r["busbw_gbs"] for run in test for r in run if (r["collective"], r["bytes"]) == (coll, size)]
-            if not b or not p:
-                continue
-            mb, mp = statistics.median(b), statistics.median(p)
-            loss = (mb - mp) / mb * 100.0
+        print("| collective | size | busbw none (GB/s) | " + " | ".join(
+            f"busbw {c} (GB/s) | loss {c} %" for c in tests) + " | baseline spread % |")
+        print("|---|---|---|" + "---|---|" * len(tests) + "---|")
+
+        def busbw(config, coll, size):
+            return [r["busbw_gbs"] for run in runs[(config, transport)] for r in run
+                    if (r["collective"], r["bytes"]) == (coll, size)]
+
+        for coll, size in [(r["collective"], r["bytes"]) for r in base[0]]:
+            b = busbw("none", coll, size)
+            mb = statistics.median(b)
+            cells = []
+            for c in tests:
+                p = busbw(c, coll, size)
+                if not p:
+                    cells.append("- | -")
+                    continue
+                mp = statistics.median(p)
+                loss = (mb - mp) / mb * 100.0
+                cells.append(f"{mp:.2f} | {loss:+.2f}")
+                summary[c].append((transport, coll, size, loss))
             spread = (max(b) - min(b)) / mb * 100.0
-            print(f"| {coll} | {human(size)} | {mb:.2f} | {mp:.2f} | {loss:+.2f} | {spread:.2f} |")
-            summary.append((transport, coll, size, loss, spread))
-    big = [s for s in summary if s[2] >= (1 << 20)]
-    if big:
-        losses = [s[3] for s in big]
-        print(f"\nsizes >= 1 MiB: median loss {statistics.median(losses):+.2f} %, "
-              f"worst {max(losses):+.2f} % over {len(big)} (transport, collective, size) points")
+            print(f"| {coll} | {human(size)} | {mb:.2f} | " + " | ".join(cells) + f" | {spread:.2f} |")
+    for c in configs:
+        big = [s for s in summary[c] if s[2] >= (1 << 20)]
+        if big:
+            losses = [s[3] for s in big]
+            worst = max(big, key=lambda s: s[3])
+            print(f"\n{c}, sizes >= 1 MiB: median loss {statistics.median(losses):+.2f} %, worst {worst[3]:+.2f} % "
+                  f"({worst[0]} {worst[1]} {human(worst[2])}) over {len(big)} points")
 
 
 if __name__ == "__main__":

@@ -3,13 +3,16 @@
 # reduce_scatter and send/recv across the local GPUs with the plugin loaded and the Java
 # reader draining the rings live, and measures bus bandwidth with the plugin against
 # NCCL_PROFILER_PLUGIN=none in the same script, interleaved, over several repetitions.
+# Configurations: none (NCCL_PROFILER_PLUGIN=none), plugin (the defaults: KernelCh sampled on
+# one group in 100), kernelall (FLOWSCOPE_KERNEL_SAMPLING=1: GPU timestamps on every operation).
 #
 # Run from the repository root on a machine with >= 2 GPUs, torch (with its NCCL), gcc, and
 # a Java runtime + the reader's jars prepared on the build machine by deploy/gpu/make-carry.sh
 # (.carry/jre.tgz and .carry/lib/*.jar):
 #
-#   deploy/gpu/run-validation.sh [--transports nvlink,socket] [--reps 3] [--max-size 1G]
-#                                [--budget 4G] [--socket-budget 1G] [--out DIR]
+#   deploy/gpu/run-validation.sh [--transports nvlink,socket] [--configs none,plugin,kernelall]
+#                                [--reps 3] [--max-size 1G] [--budget 4G] [--socket-budget 1G]
+#                                [--out DIR]
 #
 # Transports: nvlink = NCCL's default intra-node path (P2P/NVLink, NCCL_NVLS_ENABLE=0);
 #             socket = NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1 NCCL_IB_DISABLE=1, which sends
@@ -18,6 +21,7 @@
 set -euo pipefail
 
 TRANSPORTS=nvlink,socket
+CONFIGS=none,plugin,kernelall
 REPS=3
 MAX_SIZE=1G
 BUDGET=4G
@@ -26,6 +30,7 @@ OUTDIR=${OUT:-$PWD/gpu-out}
 while [ $# -gt 0 ]; do
   case "$1" in
     --transports) TRANSPORTS=$2; shift 2 ;;
+    --configs) CONFIGS=$2; shift 2 ;;
     --reps) REPS=$2; shift 2 ;;
     --max-size) MAX_SIZE=$2; shift 2 ;;
     --budget) BUDGET=$2; shift 2 ;;
@@ -59,7 +64,8 @@ PLUGIN=$ROOT/profiler-plugin/build/libnccl-profiler-flowscope.so
 echo "exported: $(nm -D --defined-only "$PLUGIN" | awk '{print $3}' | grep -v '^$' | tr '\n' ' ')"
 
 echo "== C benchmark on this host ($(nproc) cores)"
-for t in 1 2 4; do profiler-plugin/build/fs_bench --threads "$t" --events 4000000 || true; done | tee "$WORK/fs_bench.txt"
+profiler-plugin/build/fs_bench --plugin profiler-plugin/build/libnccl-profiler-flowscope.so \
+  --ring-dir /dev/shm/flowscope-bench --threads 1,2,4,8 --events 4000000 | tee "$WORK/fs_bench.txt"
 
 tar xzf .carry/jre.tgz -C "$WORK"
 JAVA=$(ls -d "$WORK"/*/bin/java | head -1)
@@ -80,10 +86,11 @@ run_one() { # config transport rep
   [ "$transport" = socket ] && budget=$SOCKET_BUDGET
   PORT=$((PORT + 1))
   local envs; envs="$(transport_env "$transport") NCCL_PROFILER_PLUGIN=none"
-  if [ "$config" = plugin ]; then
+  if [ "$config" != none ]; then
     ringdir=/dev/shm/flowscope-$name
     rm -rf "$ringdir"; mkdir -p "$ringdir"
     envs="$(transport_env "$transport") NCCL_PROFILER_PLUGIN=$PLUGIN FLOWSCOPE_RING_DIR=$ringdir"
+    [ "$config" = kernelall ] && envs="$envs FLOWSCOPE_KERNEL_SAMPLING=1"
     # The reader attaches to the rings as the ranks create them and drains them live.
     "$JAVA" $JFLAGS -Xmx2g -cp "$CP" io.flowscope.ring.cli.RingTool capture "$ringdir" \
       --summary "$WORK/captures/$name-summary.json" --timeline "$WORK/captures/$name-timeline.txt" \
@@ -102,11 +109,12 @@ run_one() { # config transport rep
 }
 
 IFS=, read -r -a TLIST <<<"$TRANSPORTS"
+IFS=, read -r -a CLIST <<<"$CONFIGS"
 for rep in $(seq 1 "$REPS"); do
   for transport in "${TLIST[@]}"; do
-    # Alternate the order so slow drift of the machine does not favour either configuration.
-    if [ $((rep % 2)) -eq 1 ]; then order="none plugin"; else order="plugin none"; fi
-    for config in $order; do run_one "$config" "$transport" "$rep"; done
+    # Rotate the order so slow drift of the machine favours no configuration.
+    n=${#CLIST[@]}
+    for i in $(seq 0 $((n - 1))); do run_one "${CLIST[$(((i + rep) % n))]}" "$transport" "$rep"; done
   done
 done
 
@@ -121,13 +129,13 @@ done
   echo '```'
   for transport in "${TLIST[@]}"; do
     echo
-    echo "## Events decoded by the Java reader: $transport, repetition 1"
+    echo "## Events decoded by the Java reader: $transport, ${CLIST[-1]}, repetition 1"
     echo '```'
-    cat "$WORK/captures/plugin-$transport-1-summary.json" 2>/dev/null || echo "(no summary)"
+    cat "$WORK/captures/${CLIST[-1]}-$transport-1-summary.json" 2>/dev/null || echo "(no summary)"
     echo '```'
     echo "Sample timeline:"
     echo '```'
-    head -60 "$WORK/captures/plugin-$transport-1-timeline.txt" 2>/dev/null || echo "(no timeline)"
+    head -40 "$WORK/captures/${CLIST[-1]}-$transport-1-timeline.txt" 2>/dev/null || echo "(no timeline)"
     echo '```'
   done
 } | tee -a "$REPORT"

@@ -112,6 +112,7 @@ void fs_config_load(fs_config_t* cfg, fs_nccl_logger_t logfn) {
     cfg->ring_slots = fs_config_slots_for_bytes(FS_CONFIG_DEFAULT_RING_BYTES);
     cfg->prefer_tsc = 1;
     cfg->disabled = 0;
+    cfg->kernel_sampling = FS_CONFIG_DEFAULT_KERNEL_SAMPLING;
     snprintf(cfg->ring_dir, sizeof cfg->ring_dir, "%s", FS_CONFIG_DEFAULT_RING_DIR);
 
     if ((v = getenv("FLOWSCOPE_DISABLE")) && *v) {
@@ -148,6 +149,17 @@ void fs_config_load(fs_config_t* cfg, fs_nccl_logger_t logfn) {
                             "FLOWSCOPE_RING_SIZE='%s' is outside [1K, 4G]; using %llu slots", v,
                             (unsigned long long)cfg->ring_slots);
         }
+    }
+    if ((v = getenv("FLOWSCOPE_KERNEL_SAMPLING")) && *v) {
+        char* end = NULL;
+        errno = 0;
+        unsigned long long n = strtoull(v, &end, 10);
+        if (errno || !end || *end || *v == '-' || n > FS_CONFIG_MAX_KERNEL_SAMPLING)
+            fs_log_warn(logfn,
+                        "FLOWSCOPE_KERNEL_SAMPLING='%s' is not a whole number within 0..%u; using %u",
+                        v, FS_CONFIG_MAX_KERNEL_SAMPLING, FS_CONFIG_DEFAULT_KERNEL_SAMPLING);
+        else
+            cfg->kernel_sampling = (uint32_t)n;
     }
     if ((v = getenv("FLOWSCOPE_CLOCK")) && *v) {
         if (strcasecmp(v, "tsc") == 0)

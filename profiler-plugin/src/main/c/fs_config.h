@@ -9,6 +9,9 @@
  *   FLOWSCOPE_RING_SIZE   bytes of slots, K/M/G suffixes         default 16M
  *   FLOWSCOPE_CLOCK       tsc | monotonic                        default tsc
  *   FLOWSCOPE_DISABLE     1 = profile nothing                    default 0
+ *   FLOWSCOPE_KERNEL_SAMPLING  GPU kernel timestamps (KernelCh) for one
+ *                         operation group in N; 1 = every group, 0 = never
+ *                                                                default 100
  *
  * A bad value produces one WARN line and the default (an out-of-range ring
  * size is clamped). Never a failure.
@@ -31,12 +34,18 @@
 #define FS_CONFIG_DEFAULT_RING_BYTES (16ULL << 20)
 #define FS_CONFIG_MIN_SLOTS 16ULL
 #define FS_CONFIG_MAX_RING_BYTES (4ULL << 30)
+/* KernelCh makes stock NCCL (2.28) add profiler proxy work to every operation:
+ * about +20 us per operation on NVLink (measured, docs/benchmarks.md). One
+ * group in 100 keeps the GPU timestamps flowing at a cost well under 1%. */
+#define FS_CONFIG_DEFAULT_KERNEL_SAMPLING 100u
+#define FS_CONFIG_MAX_KERNEL_SAMPLING 1000000000u
 
 typedef struct {
     uint32_t event_mask; /* FS_EV_* bits to record */
     uint64_t ring_slots; /* capacity: a power of two */
     int prefer_tsc;      /* 1 = tsc, 0 = clock_gettime */
     int disabled;        /* FLOWSCOPE_DISABLE=1 */
+    uint32_t kernel_sampling; /* KernelCh on one group in N (1 = all, 0 = none) */
     char ring_dir[512];
 } fs_config_t;
 

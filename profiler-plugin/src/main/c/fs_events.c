@@ -8,6 +8,21 @@
 
 fs_ring_t* fs_events_ring;
 uint32_t fs_events_mask;
+fs_kernel_sampling_t fs_events_kernel_sampling = {.sampling_kind = FS_KIND_COUNT};
+
+/* One group in N gets KernelCh: NCCL applies a change to the next group, so the
+ * bit is set at group kN-1 (for group kN) and cleared at group kN. Two
+ * threads racing here can shift a sample by a group; never lose the mask. */
+static void fs_sample_kernel_channels(void) {
+    fs_kernel_sampling_t* s = &fs_events_kernel_sampling;
+    int* mask = __atomic_load_n(&s->nccl_mask, __ATOMIC_RELAXED);
+    uint32_t every = __atomic_load_n(&s->every, __ATOMIC_RELAXED);
+    if (!mask || every < 2) return;
+    uint64_t n = __atomic_add_fetch(&s->groups, 1, __ATOMIC_RELAXED);
+    int cur = __atomic_load_n(mask, __ATOMIC_RELAXED);
+    int next = (n + 1) % every == 0 ? (cur | FS_EV_KERNEL_CH) : (cur & ~FS_EV_KERNEL_CH);
+    if (next != cur) __atomic_store_n(mask, next, __ATOMIC_RELAXED);
+}
 
 #define FS_SERIAL_BLOCK 4096u
 
@@ -217,6 +232,8 @@ fs_nccl_result_t fs_events_start(fs_comm_ctx_t* ctx, void** eHandle, uint64_t ty
     uint32_t kind = (uint32_t)__builtin_ctzll(type);
     uint64_t id = (uint64_t)kind << FS_ID_KIND_SHIFT | ctx->comm_bits | fs_next_serial();
     *eHandle = (void*)(uintptr_t)id;
+    if (FS_UNLIKELY(kind == __atomic_load_n(&fs_events_kernel_sampling.sampling_kind, __ATOMIC_ACQUIRE)))
+        fs_sample_kernel_channels();
     if (!(__atomic_load_n(&fs_events_mask, __ATOMIC_RELAXED) & (uint32_t)type)) return FS_NCCL_SUCCESS;
     fs_ring_t* r = fs_current_ring();
     if (FS_UNLIKELY(!r)) return FS_NCCL_SUCCESS;

@@ -12,6 +12,10 @@
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <limits.h>
+#include <link.h>
+#include <stdio.h>
+#include <string.h>
 #include <pthread.h>
 #include <stdlib.h>
 
@@ -34,14 +38,56 @@ static int fs_nrings;
 static int fs_nccl_version_known;
 static int32_t fs_nccl_version;
 
+static int fs_find_libnccl(struct dl_phdr_info* info, size_t size, void* path) {
+    (void)size;
+    if (info->dlpi_name && strstr(info->dlpi_name, "/libnccl.so")) {
+        snprintf(path, PATH_MAX, "%s", info->dlpi_name);
+        return 1;
+    }
+    return 0;
+}
+
+/* ncclGetVersion from the global namespace, else from the libnccl.so already
+ * loaded locally (torch loads it RTLD_LOCAL, so RTLD_DEFAULT does not see it).
+ * RTLD_NOLOAD: never loads a library that is not there. */
 static int32_t fs_detect_nccl_version(void) {
     if (!fs_nccl_version_known) {
         fs_nccl_version_known = 1;
         int (*get)(int*) = (int (*)(int*))dlsym(RTLD_DEFAULT, "ncclGetVersion");
+        void* lib = NULL;
+        if (!get) {
+            char path[PATH_MAX] = "";
+            dl_iterate_phdr(fs_find_libnccl, path);
+            if (path[0] && (lib = dlopen(path, RTLD_NOLOAD | RTLD_LAZY)))
+                get = (int (*)(int*))dlsym(lib, "ncclGetVersion");
+        }
         int v = 0;
         if (get && get(&v) == 0) fs_nccl_version = v;
+        if (lib) dlclose(lib);
     }
     return fs_nccl_version;
+}
+
+/* The mask handed to NCCL: what we record, except that with KernelCh sampling
+ * the KernelCh bit starts off (fs_events turns it on for one group in N) and
+ * the group event we count on is requested even when not recorded. */
+static uint32_t fs_nccl_mask_for(uint32_t record_mask, uint32_t abi, int* nccl_mask) {
+    fs_kernel_sampling_t* s = &fs_events_kernel_sampling;
+    uint32_t every = fs_config.kernel_sampling;
+    if (!(record_mask & FS_EV_KERNEL_CH) || every == 1 || !nccl_mask) {
+        __atomic_store_n(&s->sampling_kind, FS_KIND_COUNT, __ATOMIC_RELEASE);
+        return record_mask;
+    }
+    if (every == 0) { /* never */
+        __atomic_store_n(&s->sampling_kind, FS_KIND_COUNT, __ATOMIC_RELEASE);
+        return record_mask & ~(uint32_t)FS_EV_KERNEL_CH;
+    }
+    uint32_t counted = abi >= 5 ? FS_KIND_GROUP_API : FS_KIND_GROUP;
+    /* Callbacks of communicators already live read these: publish them first. */
+    __atomic_store_n(&s->nccl_mask, nccl_mask, __ATOMIC_RELAXED);
+    __atomic_store_n(&s->every, every, __ATOMIC_RELAXED);
+    __atomic_store_n(&s->sampling_kind, counted, __ATOMIC_RELEASE);
+    return (record_mask & ~(uint32_t)FS_EV_KERNEL_CH) | (1u << counted);
 }
 
 static fs_nccl_result_t fs_init(void** context, uint64_t commHash, int* eActivationMask,
@@ -54,7 +100,7 @@ static fs_nccl_result_t fs_init(void** context, uint64_t commHash, int* eActivat
         fs_config_loaded = 1;
     }
     if (fs_config.disabled) {
-        if (eActivationMask) *eActivationMask = 0;
+        if (eActivationMask) __atomic_store_n(eActivationMask, 0, __ATOMIC_RELAXED);
         pthread_mutex_unlock(&fs_lock);
         return FS_NCCL_SUCCESS;
     }
@@ -77,7 +123,7 @@ static fs_nccl_result_t fs_init(void** context, uint64_t commHash, int* eActivat
         r = fs_ring_create(fs_config.ring_dir, fs_config.ring_slots, &params, err, sizeof err);
         if (!r) {
             fs_log_warn(logfn, "%s; this process is not profiled", err);
-            if (eActivationMask) *eActivationMask = 0;
+            if (eActivationMask) __atomic_store_n(eActivationMask, 0, __ATOMIC_RELAXED);
             pthread_mutex_unlock(&fs_lock);
             return FS_NCCL_SYSTEM_ERROR;
         }
@@ -101,7 +147,9 @@ static fs_nccl_result_t fs_init(void** context, uint64_t commHash, int* eActivat
     fs_active_comms++;
     uint32_t mask = fs_config.event_mask & abi_types;
     __atomic_store_n(&fs_events_mask, mask, __ATOMIC_RELAXED);
-    if (eActivationMask) *eActivationMask = (int)mask;
+    /* NCCL's mask is shared by every communicator and read concurrently. */
+    if (eActivationMask)
+        __atomic_store_n(eActivationMask, (int)fs_nccl_mask_for(mask, abi, eActivationMask), __ATOMIC_RELAXED);
     *context = c;
     pthread_mutex_unlock(&fs_lock);
     return FS_NCCL_SUCCESS;

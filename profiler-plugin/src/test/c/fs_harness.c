@@ -56,6 +56,11 @@ static const fs_nccl_profiler_v4_t* p4;
 static const fs_nccl_profiler_v5_t* p5;
 static const fs_nccl_profiler_v6_t* p6;
 static uint32_t mask; /* what init handed back in *eActivationMask */
+/* NCCL's process-global ncclProfilerEventMask: every init gets its address and
+ * the plugin may change it at any time (KernelCh sampling). Like NCCL, each
+ * group snapshots it at its start and emits KernelCh only when set. */
+static int nccl_event_mask;
+static uint64_t kernel_groups, all_groups;
 static int ncomms_total;
 
 typedef struct {
@@ -180,7 +185,11 @@ static void call_state(void* h, int st, fs_nccl_state_args_t* a) {
 
 /* ---- expected lines ---- */
 
-static int recorded(int kind) { return opt.live_s <= 0 && (mask >> kind & 1u); }
+/* KernelCh is emitted only when the group's snapshot of NCCL's mask had it,
+ * which the plugin sets only when it records KernelCh. */
+static int recorded(int kind) {
+    return opt.live_s <= 0 && (kind == FS_KIND_KERNEL_CH || (mask >> kind & 1u));
+}
 
 static void line_head(hthread_t* t, int kind, const char* op, comm_t* c) {
     fprintf(t->out, "%d %d %s %s comm=0x%" PRIx64 " rank=%d", t->id, t->n, kind_names[kind], op,
@@ -243,6 +252,7 @@ typedef struct {
     int kind;  /* parent kind */
     ev_t ev;   /* parent event */
     int extra; /* step number etc. */
+    uint32_t group_mask; /* NCCL's mask as the group snapshot it */
 } item_t;
 
 static size_t queue_limit = 4096; /* producers wait beyond this (the harness is not the hot path) */
@@ -312,6 +322,9 @@ static void* app_thread(void* arg) {
         fs_nccl_descr_v6_t d;
         ev_t ga = {NULL, -1, -1};
         uint64_t stream = 0x7f0000001000ULL + (uint64_t)t->id * 0x100;
+        uint32_t group_mask = (uint32_t)__atomic_load_n(&nccl_event_mask, __ATOMIC_RELAXED);
+        __atomic_add_fetch(&all_groups, 1, __ATOMIC_RELAXED);
+        if (group_mask & FS_EV_KERNEL_CH) __atomic_add_fetch(&kernel_groups, 1, __ATOMIC_RELAXED);
         if (opt.abi >= 5) {
             memset(&d, 0, sizeof d);
             int depth = j % 3 == 0 ? 2 : 1;
@@ -431,7 +444,7 @@ static void* app_thread(void* arg) {
         ev_stop(t, c, FS_KIND_GROUP, &g);
         if (opt.abi >= 5) ev_stop(t, c, is_coll ? FS_KIND_COLL_API : FS_KIND_P2P_API, &api);
         if (opt.abi >= 5) ev_stop(t, c, FS_KIND_GROUP_API, &ga);
-        item_t it = {.comm = t->id, .q = j, .kind = op_kind, .ev = op};
+        item_t it = {.comm = t->id, .q = j, .kind = op_kind, .ev = op, .group_mask = group_mask};
         q_push(&proxy_q, it);
     }
     q_done(&proxy_q);
@@ -509,6 +522,7 @@ static void* proxy_thread(void* arg) {
             int nsteps = opt.live_s > 0 ? 2 * (nranks > 1 ? nranks - 1 : 1) : 2 + it.q % 3;
             proxy_op(t, c, &it, ch, next, 1, nsteps);
             if (it.kind == FS_KIND_COLL) proxy_op(t, c, &it, ch, prev, 0, nsteps);
+            if (!(it.group_mask & FS_EV_KERNEL_CH)) continue;
             memset(&d, 0, sizeof d);
             uint64_t p0 = opt.live_s > 0 ? realtime_ns() - 20000 : 1756000000000000000ULL + (uint64_t)it.q * 1000;
             d.kernelCh.channelId = (uint8_t)ch;
@@ -699,16 +713,16 @@ static void* abuse_thread(void* arg) {
 
 static void* init_thread(void* arg) {
     comm_t* c = arg;
-    int m = -1;
+    int* m = &nccl_event_mask;
     int rc;
     if (opt.abi == 4)
-        rc = p4->init(&c->ctx, &m, c->name, c->hash, 1, c->nranks, c->rank, logger);
+        rc = p4->init(&c->ctx, m, c->name, c->hash, 1, c->nranks, c->rank, logger);
     else if (opt.abi == 5)
-        rc = p5->init(&c->ctx, c->hash, &m, c->name, 1, c->nranks, c->rank, logger);
+        rc = p5->init(&c->ctx, c->hash, m, c->name, 1, c->nranks, c->rank, logger);
     else
-        rc = p6->init(&c->ctx, c->hash, &m, c->name, 1, c->nranks, c->rank, logger);
+        rc = p6->init(&c->ctx, c->hash, m, c->name, 1, c->nranks, c->rank, logger);
     if (rc != 0 || !c->ctx) die("init of communicator %s failed (rc=%d)", c->name, rc);
-    __atomic_store_n(&mask, (uint32_t)m, __ATOMIC_RELAXED);
+    __atomic_store_n(&mask, (uint32_t)__atomic_load_n(m, __ATOMIC_RELAXED), __ATOMIC_RELAXED);
     return NULL;
 }
 
@@ -839,7 +853,7 @@ static void usage(void) {
     fprintf(stderr,
             "usage: fs_harness --plugin PATH [--abi 4|5|6] [--comms K] [--ops N] [--ring-dir DIR]\n"
             "                  [--ring-size SPEC] [--mask SPEC] [--expect FILE] [--abuse] [--seed S]\n"
-            "                  [--live SECONDS [--rate EVENTS_PER_SEC]] [--verify]\n");
+            "                  [--kernel-sampling N] [--live SECONDS [--rate EVENTS_PER_SEC]] [--verify]\n");
     exit(2);
 }
 
@@ -854,6 +868,7 @@ int main(int argc, char** argv) {
         else if (!strcmp(a, "--ring-dir")) setenv("FLOWSCOPE_RING_DIR", ARG(), 1);
         else if (!strcmp(a, "--ring-size")) setenv("FLOWSCOPE_RING_SIZE", ARG(), 1);
         else if (!strcmp(a, "--mask")) setenv("FLOWSCOPE_EVENT_MASK", ARG(), 1);
+        else if (!strcmp(a, "--kernel-sampling")) setenv("FLOWSCOPE_KERNEL_SAMPLING", ARG(), 1);
         else if (!strcmp(a, "--expect")) opt.expect = ARG();
         else if (!strcmp(a, "--abuse")) opt.abuse = 1;
         else if (!strcmp(a, "--seed")) opt.seed = (unsigned)strtoul(ARG(), NULL, 0);
@@ -870,6 +885,9 @@ int main(int argc, char** argv) {
         opt.abuse = 0;
         opt.expect = NULL;
     }
+    /* Every operation gets KernelCh unless a sampling is asked for, so the
+     * expectations cover each kind on every run. */
+    setenv("FLOWSCOPE_KERNEL_SAMPLING", "1", 0);
     void* lib = dlopen(opt.plugin, RTLD_NOW | RTLD_LOCAL);
     if (!lib) die("dlopen %s: %s", opt.plugin, dlerror());
     char sym[32];
@@ -931,7 +949,8 @@ int main(int argc, char** argv) {
     if (opt.live_s > 0)
         printf("harness: abi=%d live=%.1fs events=%" PRIu64 " ring=%s\n", opt.abi, opt.live_s, live_events, ring);
     else
-        printf("harness: abi=%d records=%ld invalid=%ld ring=%s\n", opt.abi, records, invalid_expected, ring);
+        printf("harness: abi=%d records=%ld invalid=%ld ring=%s kernelGroups=%" PRIu64 "/%" PRIu64 "\n",
+               opt.abi, records, invalid_expected, ring, kernel_groups, all_groups);
     fflush(stdout);
     for (int i = 0; i < nhthreads; i++) free(hthreads[i].buf);
     free(hthreads);

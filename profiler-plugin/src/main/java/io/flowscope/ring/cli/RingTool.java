@@ -45,7 +45,7 @@ import picocli.CommandLine.Parameters;
     mixinStandardHelpOptions = true,
     version = "flowscope ring-tool, ring layout " + RingLayout.LAYOUT_MAJOR + "." + RingLayout.LAYOUT_MINOR,
     description = "Look into flowscope NCCL profiler rings (layout 1.x).",
-    subcommands = {RingTool.Stat.class, RingTool.Inspect.class, RingTool.Tail.class, CommandLine.HelpCommand.class})
+    subcommands = {RingTool.Stat.class, RingTool.Inspect.class, RingTool.Tail.class, Capture.class, CommandLine.HelpCommand.class})
 public final class RingTool implements Callable<Integer>
 {
     /** Exit code of a file that is not a readable ring, or held by another consumer. */
