@@ -5,7 +5,7 @@ import org.agrona.DirectBuffer;
 /**
  * The record checksum of {@code RING.md}: words {@code w1..w7} are bytes 8..63 of the record as seven
  * little-endian u64, with the checksum bytes (12..15, the high half of {@code w1}) taken as zero;
- * {@code pos} is the ring position.
+ * {@code pos} is the record's position in its lane.
  *
  * <pre>
  * h = pos*M0 + w1*M1 + w2*M2 + w3*M3 + w4*M4 + w5*M5 + w6*M6 + w7*M7   (mod 2^64)
@@ -41,7 +41,7 @@ public final class RecordChecksum
         return (int)(h ^ (h >>> 32));
     }
 
-    /** The checksum of the record at {@code recordOffset} in {@code buffer} for ring position {@code pos}. */
+    /** The checksum of the record at {@code recordOffset} in {@code buffer} for position {@code pos} in its lane. */
     public static int compute(final DirectBuffer buffer, final int recordOffset, final long pos)
     {
         return compute(

@@ -25,6 +25,7 @@ public final class RecordView
     private final boolean[] commLoaded = new boolean[RingLayout.UNKNOWN_COMM_INDEX + 1];
     private final RingHeader header;
     private long position;
+    private int lane;
 
     RecordView(final RingHeader header)
     {
@@ -37,8 +38,9 @@ public final class RecordView
         return record;
     }
 
-    void position(final long position)
+    void position(final int lane, final long position)
     {
+        this.lane = lane;
         this.position = position;
     }
 
@@ -54,9 +56,16 @@ public final class RecordView
         return record;
     }
 
+    /** The record's position in its lane (the {@code pos} of its checksum). */
     public long position()
     {
         return position;
+    }
+
+    /** The lane the record was read from ({@code thread % lane_count} of the producer). */
+    public int lane()
+    {
+        return lane;
     }
 
     public int kindCode()
@@ -509,7 +518,7 @@ public final class RecordView
         final EventKind kind = kind();
         final RecordOp op = op();
         return new RingEvent(
-            producerPid(), host(), thread(), timeNs(), wallTimeNs(), position, id(), parent(), kind, op, commIndex(),
+            producerPid(), host(), thread(), timeNs(), wallTimeNs(), lane, position, id(), parent(), kind, op, commIndex(),
             commHash(), rank(), payload(kind, op));
     }
 
@@ -573,6 +582,6 @@ public final class RecordView
     public String toString()
     {
         return EventKind.isValid(kindCode()) && RecordOp.isValid(opCode()) ?
-            toEvent().toString() : "RecordView{position=" + position + ", kind=" + kindCode() + ", op=" + opCode() + '}';
+            toEvent().toString() : "RecordView{lane=" + lane + ", position=" + position + ", kind=" + kindCode() + ", op=" + opCode() + '}';
     }
 }

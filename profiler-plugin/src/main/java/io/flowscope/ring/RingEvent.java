@@ -11,7 +11,8 @@ package io.flowscope.ring;
  * @param thread      the producing thread's index in its process.
  * @param timeNs      CLOCK_MONOTONIC of the producer, ns.
  * @param wallTimeNs  {@code timeNs} converted through the ring's anchors, ns since the epoch.
- * @param position    the ring position the record was read from.
+ * @param lane        the lane the record was read from ({@code thread % lane_count}).
+ * @param position    the record's position in its lane.
  * @param id          the event's handle (kind, communicator index, serial).
  * @param parent      the parent event's id, 0 for none (always 0 for STOP and STATE).
  * @param commIndex   the communicator table index from the id bits (4095 = unknown).
@@ -24,6 +25,7 @@ public record RingEvent(
     int thread,
     long timeNs,
     long wallTimeNs,
+    int lane,
     long position,
     long id,
     long parent,

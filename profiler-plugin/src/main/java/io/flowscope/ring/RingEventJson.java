@@ -25,6 +25,7 @@ public final class RingEventJson
         json.writeNumberField("thread", event.thread());
         writeUnsigned(json, "timeNs", event.timeNs());
         writeUnsigned(json, "wallTimeNs", event.wallTimeNs());
+        json.writeNumberField("lane", event.lane());
         writeUnsigned(json, "position", event.position());
         writeUnsigned(json, "id", event.id());
         writeUnsigned(json, "parent", event.parent());

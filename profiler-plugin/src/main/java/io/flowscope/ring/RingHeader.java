@@ -10,8 +10,8 @@ import org.agrona.concurrent.AtomicBuffer;
 /**
  * A view of a ring file's header (see {@link RingLayout} for the diagram). {@link #read} checks the
  * magic, the published layout version and the sizes once; the fields fixed at creation are then cached,
- * the ones producers or the consumer update ({@code abi_version}, mask, state, positions, counters,
- * tables) are read live from the mapped memory.
+ * the ones producers or the consumer update ({@code abi_version}, mask, state, the lanes' tail and head,
+ * counters, tables) are read live from the mapped memory.
  */
 public final class RingHeader
 {
@@ -19,7 +19,9 @@ public final class RingHeader
     private final AtomicBuffer buffer;
     private final int layoutVersion;
     private final long capacity;
-    private final long mask;
+    private final int laneCount;
+    private final long laneCapacity;
+    private final long laneMask;
     private final int headerSize;
     private final int producerPid;
     private final long anchorRealtimeNs;
@@ -36,7 +38,9 @@ public final class RingHeader
         this.buffer = buffer;
         this.layoutVersion = layoutVersion;
         this.capacity = buffer.getLong(CAPACITY_OFFSET);
-        this.mask = capacity - 1;
+        this.laneCount = buffer.getInt(LANE_COUNT_OFFSET);
+        this.laneCapacity = buffer.getLong(LANE_CAPACITY_OFFSET);
+        this.laneMask = laneCapacity - 1;
         this.headerSize = (int)buffer.getLong(HEADER_SIZE_OFFSET);
         this.producerPid = buffer.getInt(PRODUCER_PID_OFFSET);
         this.anchorRealtimeNs = buffer.getLong(ANCHOR_REALTIME_NS_OFFSET);
@@ -97,6 +101,8 @@ public final class RingHeader
         }
         final int recordSize = buffer.getInt(RECORD_SIZE_OFFSET);
         final long capacity = buffer.getLong(CAPACITY_OFFSET);
+        final int laneCount = buffer.getInt(LANE_COUNT_OFFSET);
+        final long laneCapacity = buffer.getLong(LANE_CAPACITY_OFFSET);
         final long headerSize = buffer.getLong(HEADER_SIZE_OFFSET);
         final int stringCapacity = buffer.getInt(STRING_CAPACITY_OFFSET);
         final int commCapacity = buffer.getInt(COMM_CAPACITY_OFFSET);
@@ -104,9 +110,20 @@ public final class RingHeader
         {
             throw new RingFormatException.NotARing(path, "record_size " + recordSize + ", layout 1.x has 64");
         }
-        if (capacity < 2 || Long.bitCount(capacity) != 1)
+        if (laneCount < 1 || laneCount > MAX_LANES || Integer.bitCount(laneCount) != 1)
         {
-            throw new RingFormatException.NotARing(path, "capacity " + capacity + " is not a power of two >= 2");
+            throw new RingFormatException.NotARing(path, "lane_count " + Integer.toUnsignedString(laneCount) +
+                " is not a power of two in [1, " + MAX_LANES + "]");
+        }
+        if (laneCapacity < 2 || Long.bitCount(laneCapacity) != 1)
+        {
+            throw new RingFormatException.NotARing(path, "lane_capacity " + Long.toUnsignedString(laneCapacity) +
+                " is not a power of two >= 2");
+        }
+        if (laneCapacity > Integer.MAX_VALUE / RecordLayout.RECORD_SIZE || capacity != laneCount * laneCapacity)
+        {
+            throw new RingFormatException.NotARing(path, "capacity " + Long.toUnsignedString(capacity) +
+                " is not lane_count * lane_capacity (" + laneCount + " * " + laneCapacity + ")");
         }
         if (headerSize < MIN_HEADER_SIZE || headerSize % RecordLayout.RECORD_SIZE != 0 || headerSize > Integer.MAX_VALUE)
         {
@@ -162,10 +179,22 @@ public final class RingHeader
         return capacity;
     }
 
-    /** {@code capacity - 1}. */
-    public long mask()
+    /** {@code lane_count}: a power of two in [1, 64]. */
+    public int laneCount()
     {
-        return mask;
+        return laneCount;
+    }
+
+    /** {@code lane_capacity}: slots per lane, a power of two &gt;= 2. */
+    public long laneCapacity()
+    {
+        return laneCapacity;
+    }
+
+    /** {@code lane_capacity - 1}. */
+    public long laneMask()
+    {
+        return laneMask;
     }
 
     public int headerSize()
@@ -262,14 +291,42 @@ public final class RingHeader
         return buffer.getIntVolatile(COMM_COUNT_OFFSET);
     }
 
-    public long tail()
+    /** Lane {@code lane}'s tail: the next position a producer of that lane claims. */
+    public long tail(final int lane)
     {
-        return buffer.getLongVolatile(TAIL_OFFSET);
+        return buffer.getLongVolatile(laneTailOffset(checkLane(lane)));
     }
 
-    public long head()
+    /** Lane {@code lane}'s head as the consumer last stored it. */
+    public long head(final int lane)
     {
-        return buffer.getLongVolatile(HEAD_OFFSET);
+        return buffer.getLongVolatile(laneHeadOffset(checkLane(lane)));
+    }
+
+    /** Positions claimed in lane {@code lane} and not yet consumed, per the stored head. */
+    public long lag(final int lane)
+    {
+        return Math.max(0, tail(lane) - head(lane));
+    }
+
+    /** {@link #lag(int)} summed over the lanes. */
+    public long lag()
+    {
+        long lag = 0;
+        for (int lane = 0; lane < laneCount; lane++)
+        {
+            lag += lag(lane);
+        }
+        return lag;
+    }
+
+    private int checkLane(final int lane)
+    {
+        if (lane < 0 || lane >= laneCount)
+        {
+            throw new IndexOutOfBoundsException("lane " + lane + " of " + laneCount);
+        }
+        return lane;
     }
 
     public long consumerHeartbeatNs()
@@ -384,6 +441,7 @@ public final class RingHeader
     public String toString()
     {
         return "RingHeader{path=" + path + ", layout=" + layoutVersionString(layoutVersion) + ", capacity=" + capacity +
+            ", lanes=" + laneCount + 'x' + laneCapacity +
             ", pid=" + producerPid + ", host=" + hostname + '}';
     }
 }

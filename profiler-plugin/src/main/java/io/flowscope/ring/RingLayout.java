@@ -6,11 +6,15 @@ package io.flowscope.ring;
  * {@code fs_ring_layout.h} the C twin (same names, static asserts). All integers are little-endian.
  *
  * <pre>
- *   0                      HEADER (header_size bytes, 262144 in 1.0)
- *   header_size            slot 0
- *   header_size + 64       slot 1
- *   ...                    slot capacity-1          (capacity is a power of two)
+ *   0                                   HEADER (header_size bytes, 262144 in 1.0)
+ *   header_size                         lane 0: slot 0 .. slot lane_capacity-1
+ *   header_size + 64*lane_capacity      lane 1: slot 0 .. slot lane_capacity-1
+ *   ...                                 lane lane_count-1
  * </pre>
+ *
+ * Slot {@code i} of lane {@code l} is at {@code header_size + 64*(l*lane_capacity + i)}; {@code lane_capacity}
+ * is a power of two &gt;= 2, {@code lane_count} a power of two in [1, 64], {@code capacity = lane_count *
+ * lane_capacity}. Each lane is an independent MPSC ring with its own tail and head (in the lane table).
  *
  * Header:
  *
@@ -45,12 +49,12 @@ package io.flowscope.ring;
  * |                 hostname (char[64], NUL-terminated)           |
  * +---------------------------------------------------------------+ 160
  * |                 plugin_version (char[32], NUL-terminated)     |
- * +---------------------------------------------------------------+ 192
- * |                 reserved (zero) up to 512                     |
- * +---------------------------------------------------------------+ 512
- * |   tail (u64): next position a producer claims                 |  alone on 128 bytes
- * +---------------------------------------------------------------+ 640
- * |   head (u64): next position the consumer reads                |  alone on 128 bytes
+ * +-------------------------------+-------------------------------+ 192
+ * |     lane_count (u32)          |     reserved (u32)            |
+ * +-------------------------------+-------------------------------+ 200
+ * |                 lane_capacity (u64, slots per lane)           |
+ * +---------------------------------------------------------------+ 208
+ * |                 reserved (zero) up to 768                     |
  * +---------------------------------------------------------------+ 768
  * |   consumer block (128 bytes, written only by the consumer):   |
  * |     768 consumer_heartbeat_ns (u64, consumer's CLOCK_MONOTONIC)|
@@ -71,6 +75,10 @@ package io.flowscope.ring;
  * +---------------------------------------------------------------+ 16384
  * |   communicator table: comm_capacity (1024) entries of 128 B   |
  * +---------------------------------------------------------------+ 147456
+ * |   lane table: lane_count (&lt;= 64) entries of 256 bytes         |
+ * |     +0   tail (u64): next position a producer claims (alone on 128 bytes)
+ * |     +128 head (u64): next position the consumer reads (alone on 128 bytes)
+ * +---------------------------------------------------------------+ 163840
  * |   reserved (zero) up to header_size (262144)                  |
  * +---------------------------------------------------------------+
  * </pre>
@@ -125,8 +133,8 @@ public final class RingLayout
     public static final int PLUGIN_VERSION_OFFSET = 160;
     public static final int PLUGIN_VERSION_LENGTH = 32;
 
-    public static final int TAIL_OFFSET = 512;
-    public static final int HEAD_OFFSET = 640;
+    public static final int LANE_COUNT_OFFSET = 192;
+    public static final int LANE_CAPACITY_OFFSET = 200;
 
     public static final int CONSUMER_HEARTBEAT_NS_OFFSET = 768;
     public static final int CONSUMER_PID_OFFSET = 776;
@@ -169,10 +177,19 @@ public final class RingLayout
     public static final int COMM_STATE_ACTIVE = 1;
     public static final int COMM_STATE_FINALIZED = 2;
 
+    public static final int LANE_TABLE_OFFSET = 147456;
+    public static final int LANE_ENTRY_SIZE = 256;
+    /** tail (u64) of a lane table entry: next position a producer claims; alone on 128 bytes. */
+    public static final int LANE_TAIL_OFFSET = 0;
+    /** head (u64) of a lane table entry: next position the consumer reads; alone on 128 bytes. */
+    public static final int LANE_HEAD_OFFSET = 128;
+    /** Most lanes a ring may have (the size of the lane table). */
+    public static final int MAX_LANES = 64;
+
     /** Header size in 1.0. */
     public static final int HEADER_SIZE = 262144;
     /** The header must be at least this long to hold the tables. */
-    public static final int MIN_HEADER_SIZE = COMM_TABLE_OFFSET + COMM_CAPACITY * COMM_ENTRY_SIZE;
+    public static final int MIN_HEADER_SIZE = LANE_TABLE_OFFSET + MAX_LANES * LANE_ENTRY_SIZE;
 
     public static final int PRODUCER_STATE_OPEN = 1;
     public static final int PRODUCER_STATE_CLOSED = 2;
@@ -209,13 +226,25 @@ public final class RingLayout
         return COMM_TABLE_OFFSET + index * COMM_ENTRY_SIZE;
     }
 
-    /** File offset of the slot holding ring position {@code position}. */
-    public static long slotOffset(final long headerSize, final long position, final long mask)
+    /** Offset of lane {@code lane}'s tail (u64). */
+    public static int laneTailOffset(final int lane)
     {
-        return headerSize + (position & mask) * RecordLayout.RECORD_SIZE;
+        return LANE_TABLE_OFFSET + lane * LANE_ENTRY_SIZE + LANE_TAIL_OFFSET;
     }
 
-    /** Total file length of a ring of {@code capacity} slots. */
+    /** Offset of lane {@code lane}'s head (u64). */
+    public static int laneHeadOffset(final int lane)
+    {
+        return LANE_TABLE_OFFSET + lane * LANE_ENTRY_SIZE + LANE_HEAD_OFFSET;
+    }
+
+    /** File offset of the slot holding position {@code position} of lane {@code lane}. */
+    public static long slotOffset(final long headerSize, final long laneCapacity, final int lane, final long position)
+    {
+        return headerSize + (lane * laneCapacity + (position & (laneCapacity - 1))) * RecordLayout.RECORD_SIZE;
+    }
+
+    /** Total file length of a ring of {@code capacity} slots (all lanes). */
     public static long fileLength(final long headerSize, final long capacity)
     {
         return headerSize + capacity * RecordLayout.RECORD_SIZE;

@@ -19,20 +19,26 @@ import org.agrona.concurrent.UnsafeBuffer;
 
 /**
  * The one consumer of one ring file. {@link #open} maps the file read-write and takes an exclusive lock
- * on it; {@link #poll} follows the consumer protocol of {@code RING.md}:
+ * on it; {@link #poll} drains the ring's lanes, each an independent MPSC ring, following the consumer
+ * protocol of {@code RING.md} per lane ({@code capacity} below is {@code lane_capacity}):
  *
  * <pre>
  * seq == pos+1               a record: copy, check the checksum (bad: corrupt, skipped), deliver,
  *                            store_release(seq, pos+capacity), head = pos+1
  * seq == pos+capacity(+1)    already consumed by a consumer that died before moving head (+1: a producer
  *                            has since published the next lap there): head = pos+1
- * seq == pos                 tail &gt; pos: claimed, not yet published; skipped (CAS seq pos -&gt; pos+capacity)
- *                            once it has stayed so for the stale timeout. tail &lt;= pos: nothing to read.
+ * seq == pos                 nothing to read now. tail is NOT read here (it would pull the producers' cache
+ *                            line on every empty poll): the reader notes when it first saw pos unpublished;
+ *                            once that is a stale timeout ago it reads tail: tail &gt; pos: claimed and never
+ *                            published, skipped (CAS seq pos -&gt; pos+capacity); tail &lt;= pos: the lane is
+ *                            empty, the timer restarts.
  * anything else              corrupt sequence: tail &gt; pos: seq = pos+capacity, skipped; else seq = pos.
  * </pre>
  *
- * Single-threaded: one thread polls. Records with a kind or op outside layout 1.0 fail like a bad checksum.
- * The hot path does not allocate.
+ * Lanes are drained round-robin: each pass of a poll gives every lane a fair share of the remaining limit,
+ * and the next poll starts at the lane after the one that ended this one. Records of one producer thread
+ * (one lane) arrive in order; there is no order across lanes. Single-threaded: one thread polls. Records
+ * with a kind or op outside layout 1.0 fail like a bad checksum. The hot path does not allocate.
  */
 public final class RingReader implements AutoCloseable
 {
@@ -51,13 +57,23 @@ public final class RingReader implements AutoCloseable
     private final UnsafeBuffer record;
     private final NanoClock clock;
     private final long staleTimeoutNs;
-    private final long capacity;
-    private final long mask;
-    private final int headerSize;
+    private final int laneCount;
+    private final int laneIndexMask;
+    private final long laneCapacity;
+    private final long laneMask;
+    /** Per lane: offset of its slot 0, of its head, of its tail. */
+    private final int[] laneBase;
+    private final int[] headOffsets;
+    private final int[] tailOffsets;
+    /** Per lane: the next position to read. */
+    private final long[] heads;
+    /** Per lane: the most positions one poll may visit (head at the start of the poll + lane_capacity). */
+    private final long[] pollEnds;
+    /** Per lane: the position seen unpublished (seq == pos), and since when (-1: none yet). */
+    private final long[] stalePositions;
+    private final long[] staleSinceNs;
 
-    private long head;
-    private long stalePosition = -1;
-    private long staleSinceNs;
+    private int nextLane;
     private long delivered;
     private long corruptChecksum;
     private long corruptSequence;
@@ -79,10 +95,25 @@ public final class RingReader implements AutoCloseable
         this.record = view.recordBuffer();
         this.clock = clock;
         this.staleTimeoutNs = staleTimeoutNs;
-        this.capacity = header.capacity();
-        this.mask = header.mask();
-        this.headerSize = header.headerSize();
-        this.head = buffer.getLongVolatile(HEAD_OFFSET);
+        this.laneCount = header.laneCount();
+        this.laneIndexMask = laneCount - 1;
+        this.laneCapacity = header.laneCapacity();
+        this.laneMask = header.laneMask();
+        this.laneBase = new int[laneCount];
+        this.headOffsets = new int[laneCount];
+        this.tailOffsets = new int[laneCount];
+        this.heads = new long[laneCount];
+        this.pollEnds = new long[laneCount];
+        this.stalePositions = new long[laneCount];
+        this.staleSinceNs = new long[laneCount];
+        for (int lane = 0; lane < laneCount; lane++)
+        {
+            laneBase[lane] = (int)slotOffset(header.headerSize(), laneCapacity, lane, 0);
+            headOffsets[lane] = laneHeadOffset(lane);
+            tailOffsets[lane] = laneTailOffset(lane);
+            heads[lane] = buffer.getLongVolatile(headOffsets[lane]);
+            stalePositions[lane] = -1;
+        }
         buffer.putIntOrdered(CONSUMER_PID_OFFSET, CURRENT_PID);
         buffer.putLongOrdered(CONSUMER_HEARTBEAT_NS_OFFSET, clock.nanoTime());
     }
@@ -147,24 +178,75 @@ public final class RingReader implements AutoCloseable
     }
 
     /**
-     * Delivers up to {@code limit} records to {@code handler}, in ring order, and returns how many were
-     * delivered. Skipped slots (bad checksum, stale claims, corrupt sequences, already consumed) do not
-     * count; at most {@code capacity} slots are visited per call. A handler that throws leaves its record
-     * unconsumed: the next poll delivers it again.
+     * Delivers up to {@code limit} records to {@code handler} and returns how many were delivered. Lanes
+     * are drained round-robin (fair shares of the limit per pass, rotating start lane), each lane in its
+     * order; the call returns when the limit is reached or no lane made progress in a pass. Skipped slots
+     * (bad checksum, stale claims, corrupt sequences, already consumed) do not count; at most
+     * {@code lane_capacity} positions of each lane are visited per call. A handler that throws leaves its
+     * record unconsumed: the next poll delivers it again.
      */
     public int poll(final RecordHandler handler, final int limit)
     {
+        final long now = clock.nanoTime();
+        buffer.putLongOrdered(CONSUMER_HEARTBEAT_NS_OFFSET, now);
+        if (limit <= 0)
+        {
+            return 0;
+        }
+        final int lanes = laneCount;
+        if (lanes == 1)
+        {
+            return drainLane(0, handler, limit, heads[0] + laneCapacity, now);
+        }
+        final long[] heads = this.heads;
+        final long[] pollEnds = this.pollEnds;
+        for (int lane = 0; lane < lanes; lane++)
+        {
+            pollEnds[lane] = heads[lane] + laneCapacity;
+        }
+        int count = 0;
+        int lane = nextLane;
+        while (true)
+        {
+            final int share = Math.max(1, (limit - count + lanes - 1) / lanes);
+            boolean progress = false;
+            for (int i = 0; i < lanes; i++)
+            {
+                final long before = heads[lane];
+                count += drainLane(lane, handler, Math.min(share, limit - count), pollEnds[lane], now);
+                progress |= heads[lane] != before;
+                lane = (lane + 1) & laneIndexMask;
+                if (count >= limit)
+                {
+                    nextLane = lane;
+                    return count;
+                }
+            }
+            if (!progress)
+            {
+                break;
+            }
+        }
+        nextLane = (nextLane + 1) & laneIndexMask;
+        return count;
+    }
+
+    /** Reads lane {@code lane} from its head until {@code quota} records were delivered, {@code end}, or nothing to read. */
+    private int drainLane(final int lane, final RecordHandler handler, final int quota, final long end, final long now)
+    {
         final UnsafeBuffer buffer = this.buffer;
         final UnsafeBuffer record = this.record;
-        final long capacity = this.capacity;
-        long pos = head;
-        final long end = pos + capacity;
+        final long capacity = this.laneCapacity;
+        final long mask = this.laneMask;
+        final int base = laneBase[lane];
+        final int headOffset = headOffsets[lane];
+        final long[] heads = this.heads;
+        long pos = heads[lane];
         int count = 0;
-        buffer.putLongOrdered(CONSUMER_HEARTBEAT_NS_OFFSET, clock.nanoTime());
 
-        while (count < limit && pos < end)
+        while (count < quota && pos - end < 0)
         {
-            final int slot = headerSize + (int)((pos & mask) << 6);
+            final int slot = base + (int)((pos & mask) << 6);
             final long seq = buffer.getLongVolatile(slot);
             if (seq == pos + 1)
             {
@@ -188,7 +270,7 @@ public final class RingReader implements AutoCloseable
                     record.putLong(40, w5);
                     record.putLong(48, w6);
                     record.putLong(56, w7);
-                    view.position(pos);
+                    view.position(lane, pos);
                     handler.onRecord(view);
                     count++;
                     delivered++;
@@ -199,34 +281,53 @@ public final class RingReader implements AutoCloseable
                     addCorrupt();
                 }
                 buffer.putLongOrdered(slot, pos + capacity);
-                buffer.putLongOrdered(HEAD_OFFSET, ++pos);
+                heads[lane] = ++pos;
+                buffer.putLongOrdered(headOffset, pos);
             }
             else if (seq == pos + capacity || seq == pos + capacity + 1)
             {
                 recoveredConsumed++;
-                buffer.putLongOrdered(HEAD_OFFSET, ++pos);
+                heads[lane] = ++pos;
+                buffer.putLongOrdered(headOffset, pos);
             }
             else if (seq == pos)
             {
-                if (buffer.getLongVolatile(TAIL_OFFSET) - pos <= 0)
+                // Empty, or claimed and not yet published: tail is read only once the stale timeout has passed.
+                if (stalePositions[lane] != pos)
+                {
+                    stalePositions[lane] = pos;
+                    staleSinceNs[lane] = now;
+                    break;
+                }
+                if (now - staleSinceNs[lane] < staleTimeoutNs)
                 {
                     break;
                 }
-                if (!skipIfStale(slot, pos))
+                if (buffer.getLongVolatile(tailOffsets[lane]) - pos <= 0)
                 {
+                    staleSinceNs[lane] = now;
                     break;
                 }
-                buffer.putLongOrdered(HEAD_OFFSET, ++pos);
+                if (!buffer.compareAndSetLong(slot, pos, pos + capacity))
+                {
+                    // Published meanwhile: the next round reads it.
+                    break;
+                }
+                skippedStale++;
+                buffer.putLongOrdered(CONSUMER_SKIPPED_STALE_OFFSET, buffer.getLong(CONSUMER_SKIPPED_STALE_OFFSET) + 1);
+                heads[lane] = ++pos;
+                buffer.putLongOrdered(headOffset, pos);
             }
             else
             {
                 corruptSequence++;
                 addCorrupt();
-                if (buffer.getLongVolatile(TAIL_OFFSET) - pos > 0)
+                if (buffer.getLongVolatile(tailOffsets[lane]) - pos > 0)
                 {
                     if (buffer.compareAndSetLong(slot, seq, pos + capacity))
                     {
-                        buffer.putLongOrdered(HEAD_OFFSET, ++pos);
+                        heads[lane] = ++pos;
+                        buffer.putLongOrdered(headOffset, pos);
                     }
                 }
                 else
@@ -236,31 +337,7 @@ public final class RingReader implements AutoCloseable
                 }
             }
         }
-        head = pos;
         return count;
-    }
-
-    private boolean skipIfStale(final int slot, final long pos)
-    {
-        final long now = clock.nanoTime();
-        if (stalePosition != pos)
-        {
-            stalePosition = pos;
-            staleSinceNs = now;
-            return false;
-        }
-        if (now - staleSinceNs < staleTimeoutNs)
-        {
-            return false;
-        }
-        if (buffer.compareAndSetLong(slot, pos, pos + capacity))
-        {
-            skippedStale++;
-            buffer.putLongOrdered(CONSUMER_SKIPPED_STALE_OFFSET, buffer.getLong(CONSUMER_SKIPPED_STALE_OFFSET) + 1);
-            return true;
-        }
-        // Published meanwhile: the next round reads it.
-        return false;
     }
 
     private void addCorrupt()
@@ -268,16 +345,34 @@ public final class RingReader implements AutoCloseable
         buffer.putLongOrdered(CONSUMER_CORRUPT_OFFSET, buffer.getLong(CONSUMER_CORRUPT_OFFSET) + 1);
     }
 
-    /** True when the reader has consumed every position producers have claimed ({@code head >= tail}). */
+    /** True when the reader has consumed every position producers have claimed, in every lane ({@code head >= tail}). */
     public boolean isDrained()
     {
-        return head - buffer.getLongVolatile(TAIL_OFFSET) >= 0;
+        for (int lane = 0; lane < laneCount; lane++)
+        {
+            if (heads[lane] - buffer.getLongVolatile(tailOffsets[lane]) < 0)
+            {
+                return false;
+            }
+        }
+        return true;
     }
 
-    /** Positions claimed by producers and not yet consumed. */
+    /** Positions claimed by producers and not yet consumed, summed over the lanes. */
     public long lag()
     {
-        return Math.max(0, buffer.getLongVolatile(TAIL_OFFSET) - head);
+        long lag = 0;
+        for (int lane = 0; lane < laneCount; lane++)
+        {
+            lag += lag(lane);
+        }
+        return lag;
+    }
+
+    /** Positions claimed in lane {@code lane} and not yet consumed. */
+    public long lag(final int lane)
+    {
+        return Math.max(0, buffer.getLongVolatile(tailOffsets[lane]) - heads[lane]);
     }
 
     public Path path()
@@ -290,10 +385,15 @@ public final class RingReader implements AutoCloseable
         return header;
     }
 
-    /** The next position this reader reads. */
-    public long head()
+    public int laneCount()
     {
-        return head;
+        return laneCount;
+    }
+
+    /** The next position this reader reads in lane {@code lane}. */
+    public long head(final int lane)
+    {
+        return heads[lane];
     }
 
     /** Records delivered to handlers by this reader. */
@@ -359,7 +459,7 @@ public final class RingReader implements AutoCloseable
 
     public String toString()
     {
-        return "RingReader{path=" + path + ", head=" + head + ", delivered=" + delivered + ", corrupt=" + corrupt() +
+        return "RingReader{path=" + path + ", lanes=" + laneCount + ", delivered=" + delivered + ", corrupt=" + corrupt() +
             ", skippedStale=" + skippedStale + '}';
     }
 }

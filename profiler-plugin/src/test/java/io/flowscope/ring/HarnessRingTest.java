@@ -332,9 +332,10 @@ class HarnessRingTest
     }
 
     @Test
-    void aTinyRingWithoutConsumerKeepsExactlyCapacityRecordsAndCountsTheRestAsDroppedFull() throws Exception
+    void aTinySingleLaneRingWithoutConsumerKeepsExactlyCapacityRecordsAndCountsTheRestAsDroppedFull() throws Exception
     {
-        final Summary summary = finish(start(dir, "--abi", "5", "--comms", "2", "--ops", "20", "--ring-size", "1K"));
+        final Summary summary = finish(start(dir, "--abi", "5", "--comms", "2", "--ops", "20", "--ring-lanes", "1",
+            "--ring-size", "1K"));
 
         final List<RingEvent> events = drain(summary.ring());
 
@@ -342,10 +343,37 @@ class HarnessRingTest
         {
             final RingHeader header = reader.header();
             assertThat(header.capacity()).isEqualTo(16);
+            assertThat(header.laneCount()).isEqualTo(1);
+            assertThat(header.laneCapacity()).isEqualTo(16);
             assertThat(summary.records()).isGreaterThan(16);
             assertThat(events).hasSize(16);
             assertThat(header.droppedFull()).isEqualTo(summary.records() - 16);
             assertThat(header.droppedContended() + header.droppedAbandoned()).isZero();
+        }
+    }
+
+    @Test
+    void aSmallRingWithDefaultLanesWithoutConsumerAccountsForEveryRecordAsReceivedOrDroppedFull() throws Exception
+    {
+        final Summary summary = finish(start(dir, "--abi", "6", "--mask", "all", "--comms", "2", "--ops", "300",
+            "--ring-size", "8K"));
+
+        final List<RingEvent> events = drain(summary.ring());
+
+        try (RingReader reader = RingReader.open(summary.ring()))
+        {
+            final RingHeader header = reader.header();
+            assertThat(header.capacity()).isEqualTo(128);
+            assertThat(header.laneCount()).as("default lanes").isGreaterThan(1);
+            assertThat(header.laneCount() * header.laneCapacity()).isEqualTo(128);
+            assertThat(summary.records()).isGreaterThan(128);
+            assertThat(header.droppedFull()).isPositive();
+            assertThat(events.size() + header.droppedFull()).isEqualTo(summary.records());
+            assertThat(header.droppedContended() + header.droppedAbandoned()).isZero();
+            for (final RingEvent event : events)
+            {
+                assertThat(event.lane()).as("lane of thread %d", event.thread()).isEqualTo(event.thread() % header.laneCount());
+            }
         }
     }
 

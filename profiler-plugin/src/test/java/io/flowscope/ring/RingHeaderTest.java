@@ -31,7 +31,9 @@ class RingHeaderTest
                 final RingHeader header = reader.header();
                 assertThat(header.layoutVersion()).isEqualTo(0x00010000);
                 assertThat(header.capacity()).isEqualTo(64);
-                assertThat(header.mask()).isEqualTo(63);
+                assertThat(header.laneCount()).isEqualTo(1);
+                assertThat(header.laneCapacity()).isEqualTo(64);
+                assertThat(header.laneMask()).isEqualTo(63);
                 assertThat(header.headerSize()).isEqualTo(262144);
                 assertThat(header.producerPid()).isEqualTo(4242);
                 assertThat(header.abiVersion()).isEqualTo(6);
@@ -178,6 +180,85 @@ class RingHeaderTest
 
         assertThatThrownBy(() -> RingReader.open(path))
             .isInstanceOf(RingFormatException.NotARing.class)
-            .hasMessageContaining("capacity 12 is not a power of two");
+            .hasMessageContaining("capacity 12 is not lane_count * lane_capacity (1 * 16)");
+    }
+
+    @Test
+    void readsLaneCountAndLaneCapacityAndEachLanesTailAndHead() throws IOException
+    {
+        final Path path = dir.resolve("lanes.ring");
+        try (TestRingWriter writer = TestRingWriter.create(path, 8, 16))
+        {
+            final TestRingWriter.Draft draft = new TestRingWriter.Draft();
+            for (int thread = 0; thread < 11; thread++)
+            {
+                writer.append(draft.start(EventKind.GROUP, thread, 1, RecordLayout.id(0, 0, thread + 1), 0));
+            }
+            try (RingReader reader = RingReader.open(path))
+            {
+                final RingHeader header = reader.header();
+                assertThat(header.capacity()).isEqualTo(128);
+                assertThat(header.laneCount()).isEqualTo(8);
+                assertThat(header.laneCapacity()).isEqualTo(16);
+                assertThat(header.laneMask()).isEqualTo(15);
+                assertThat(header.tail(0)).isEqualTo(2);
+                assertThat(header.tail(2)).isEqualTo(2);
+                assertThat(header.tail(3)).isEqualTo(1);
+                assertThat(header.head(0)).isZero();
+                assertThat(header.lag()).isEqualTo(11);
+                assertThatThrownBy(() -> header.tail(8)).isInstanceOf(IndexOutOfBoundsException.class);
+            }
+        }
+    }
+
+    private void assertRefused(final TestRingWriter.Builder builder, final String message) throws IOException
+    {
+        final Path path = builder.create().path();
+        assertThatThrownBy(() -> RingReader.open(path))
+            .isInstanceOf(RingFormatException.NotARing.class)
+            .hasMessageContaining(message)
+            .satisfies(ex -> assertThat(((RingFormatException)ex).isTransient()).isFalse());
+    }
+
+    @Test
+    void refusesALaneCountThatIsNotAPowerOfTwoFrom1To64() throws IOException
+    {
+        assertRefused(TestRingWriter.builder(dir.resolve("a.ring")).capacity(16).laneFields(0, 16),
+            "lane_count 0 is not a power of two in [1, 64]");
+        assertRefused(TestRingWriter.builder(dir.resolve("b.ring")).capacity(48).laneFields(3, 16),
+            "lane_count 3 is not a power of two in [1, 64]");
+        assertRefused(TestRingWriter.builder(dir.resolve("c.ring")).capacity(256).laneFields(128, 2),
+            "lane_count 128 is not a power of two in [1, 64]");
+    }
+
+    @Test
+    void refusesALaneCapacityThatIsNotAPowerOfTwoOfAtLeastTwo() throws IOException
+    {
+        assertRefused(TestRingWriter.builder(dir.resolve("a.ring")).capacity(16).laneFields(1, 12),
+            "lane_capacity 12 is not a power of two >= 2");
+        assertRefused(TestRingWriter.builder(dir.resolve("b.ring")).capacity(16).laneFields(16, 1),
+            "lane_capacity 1 is not a power of two >= 2");
+    }
+
+    @Test
+    void refusesACapacityThatIsNotLaneCountTimesLaneCapacity() throws IOException
+    {
+        assertRefused(TestRingWriter.builder(dir.resolve("a.ring")).capacity(64).laneFields(2, 16),
+            "capacity 64 is not lane_count * lane_capacity (2 * 16)");
+    }
+
+    @Test
+    void reportsAMultiLaneFileShorterThanItsLanesAsTruncated() throws IOException
+    {
+        final Path path = dir.resolve("short-lanes.ring");
+        TestRingWriter.create(path, 4, 64).close();
+        try (var channel = java.nio.channels.FileChannel.open(path, java.nio.file.StandardOpenOption.WRITE))
+        {
+            channel.truncate(RingLayout.HEADER_SIZE + 64 * (3 * 64));
+        }
+
+        assertThatThrownBy(() -> RingReader.open(path))
+            .isInstanceOf(RingFormatException.Truncated.class)
+            .hasMessageContaining("header says " + (RingLayout.HEADER_SIZE + 64 * 256));
     }
 }

@@ -22,15 +22,16 @@ class RingLayoutTest
             RingLayout.ANCHOR_MONOTONIC_NS_OFFSET, RingLayout.PRODUCER_STATE_OFFSET, RingLayout.CLOCK_SOURCE_OFFSET,
             RingLayout.CLOSED_MONOTONIC_NS_OFFSET, RingLayout.STRING_CAPACITY_OFFSET, RingLayout.STRING_COUNT_OFFSET,
             RingLayout.COMM_CAPACITY_OFFSET, RingLayout.COMM_COUNT_OFFSET, RingLayout.HOSTNAME_OFFSET,
-            RingLayout.PLUGIN_VERSION_OFFSET, RingLayout.TAIL_OFFSET, RingLayout.HEAD_OFFSET,
+            RingLayout.PLUGIN_VERSION_OFFSET, RingLayout.LANE_COUNT_OFFSET, RingLayout.LANE_CAPACITY_OFFSET,
             RingLayout.CONSUMER_HEARTBEAT_NS_OFFSET, RingLayout.CONSUMER_PID_OFFSET,
             RingLayout.CONSUMER_SKIPPED_STALE_OFFSET, RingLayout.CONSUMER_CORRUPT_OFFSET,
             RingLayout.DROPPED_FULL_OFFSET, RingLayout.DROPPED_ABANDONED_OFFSET, RingLayout.DROPPED_CONTENDED_OFFSET,
             RingLayout.INVALID_CALLS_OFFSET, RingLayout.STRINGS_OVERFLOW_OFFSET, RingLayout.COMMS_OVERFLOW_OFFSET,
-            RingLayout.STRING_TABLE_OFFSET, RingLayout.COMM_TABLE_OFFSET, RingLayout.HEADER_SIZE })
+            RingLayout.STRING_TABLE_OFFSET, RingLayout.COMM_TABLE_OFFSET, RingLayout.LANE_TABLE_OFFSET,
+            RingLayout.HEADER_SIZE })
             .containsExactly(
-                8, 12, 16, 24, 32, 36, 40, 44, 48, 56, 64, 68, 72, 80, 84, 88, 92, 96, 160, 512, 640, 768, 776, 784,
-                792, 896, 904, 912, 920, 928, 936, 4096, 16384, 262144);
+                8, 12, 16, 24, 32, 36, 40, 44, 48, 56, 64, 68, 72, 80, 84, 88, 92, 96, 160, 192, 200, 768, 776, 784,
+                792, 896, 904, 912, 920, 928, 936, 4096, 16384, 147456, 262144);
         assertThat(RingLayout.stringEntryOffset(RingLayout.STRING_CAPACITY)).isEqualTo(12288);
         assertThat(RingLayout.commEntryOffset(RingLayout.COMM_CAPACITY)).isEqualTo(147456);
         assertThat(RingLayout.COMM_NAME_OFFSET + RingLayout.COMM_NAME_LENGTH).isEqualTo(RingLayout.COMM_ENTRY_SIZE);
@@ -38,11 +39,24 @@ class RingLayoutTest
     }
 
     @Test
-    void tailHeadAndCountersEachOwnTheirCacheLines()
+    void eachLanesTailAndHeadAndTheCountersOwnTheirCacheLines()
     {
-        assertThat(RingLayout.HEAD_OFFSET - RingLayout.TAIL_OFFSET).isEqualTo(128);
-        assertThat(RingLayout.CONSUMER_HEARTBEAT_NS_OFFSET - RingLayout.HEAD_OFFSET).isEqualTo(128);
+        assertThat(RingLayout.laneTailOffset(0)).isEqualTo(147456);
+        assertThat(RingLayout.laneHeadOffset(0)).isEqualTo(147456 + 128);
+        assertThat(RingLayout.laneTailOffset(1)).isEqualTo(147456 + 256);
+        assertThat(RingLayout.laneHeadOffset(63)).isEqualTo(147456 + 63 * 256 + 128);
+        assertThat(RingLayout.laneTailOffset(RingLayout.MAX_LANES)).isEqualTo(163840);
+        assertThat(RingLayout.MIN_HEADER_SIZE).isEqualTo(163840);
         assertThat(RingLayout.DROPPED_FULL_OFFSET - RingLayout.CONSUMER_HEARTBEAT_NS_OFFSET).isEqualTo(128);
+    }
+
+    @Test
+    void slotOfLaneLAndIndexIIsAtHeaderSizePlus64TimesLTimesLaneCapacityPlusI()
+    {
+        assertThat(RingLayout.slotOffset(262144, 16, 0, 0)).isEqualTo(262144);
+        assertThat(RingLayout.slotOffset(262144, 16, 0, 17)).isEqualTo(262144 + 64);
+        assertThat(RingLayout.slotOffset(262144, 16, 3, 5)).isEqualTo(262144 + 64 * (3 * 16 + 5));
+        assertThat(RingLayout.slotOffset(262144, 16, 3, 16 + 5)).isEqualTo(262144 + 64 * (3 * 16 + 5));
     }
 
     @Test

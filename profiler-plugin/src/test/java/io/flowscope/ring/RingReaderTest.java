@@ -49,6 +49,15 @@ class RingReaderTest
         return writer;
     }
 
+    private TestRingWriter writer(final int lanes, final int laneCapacity) throws IOException
+    {
+        path = dir.resolve("flowscope-1-0.ring");
+        final TestRingWriter writer = TestRingWriter.builder(path).lanes(lanes).capacity((long)lanes * laneCapacity)
+            .anchors(1_700_000_000_000_000_000L, 1_000L).create();
+        resources.add(writer);
+        return writer;
+    }
+
     private RingReader reader() throws IOException
     {
         final RingReader reader = RingReader.open(path, clock, STALE_NS);
@@ -220,7 +229,7 @@ class RingReaderTest
             java.util.stream.LongStream.rangeClosed(1, 50).boxed().toList());
         assertThat(events).extracting(RingEvent::position).containsExactlyElementsOf(
             java.util.stream.LongStream.range(0, 50).boxed().toList());
-        assertThat(reader.head()).isEqualTo(50);
+        assertThat(reader.head(0)).isEqualTo(50);
         assertThat(writer.head()).isEqualTo(50);
         assertThat(reader.isDrained()).isTrue();
         assertThat(reader.corrupt()).isZero();
@@ -257,7 +266,7 @@ class RingReaderTest
 
         assertThat(reader.poll(r -> count[0]++, 4)).isEqualTo(4);
         assertThat(count[0]).isEqualTo(4);
-        assertThat(reader.head()).isEqualTo(4);
+        assertThat(reader.head(0)).isEqualTo(4);
         assertThat(reader.lag()).isEqualTo(6);
         assertThat(reader.poll(r -> count[0]++, 100)).isEqualTo(6);
         assertThat(reader.poll(r -> count[0]++, 100)).isZero();
@@ -301,7 +310,7 @@ class RingReaderTest
 
         assertThat(drain(reader)).isEmpty();
         assertThat(reader.corruptChecksum()).isEqualTo(1);
-        assertThat(reader.head()).isEqualTo(1);
+        assertThat(reader.head(0)).isEqualTo(1);
     }
 
     @Test
@@ -345,7 +354,7 @@ class RingReaderTest
         assertThat(drain(reader)).as("first sight of the claim").isEmpty();
         clock.advance(STALE_NS - 1);
         assertThat(drain(reader)).as("not yet stale").isEmpty();
-        assertThat(reader.head()).isEqualTo(stalled);
+        assertThat(reader.head(0)).isEqualTo(stalled);
         clock.advance(1);
         final List<RingEvent> events = drain(reader);
 
@@ -387,15 +396,15 @@ class RingReaderTest
         drain(reader);
         clock.advance(STALE_NS);
         drain(reader);
-        assertThat(reader.head()).isEqualTo(1);
+        assertThat(reader.head(0)).isEqualTo(1);
 
         drain(reader);
         clock.advance(STALE_NS - 1);
         drain(reader);
-        assertThat(reader.head()).as("the second claim has its own timeout").isEqualTo(1);
+        assertThat(reader.head(0)).as("the second claim has its own timeout").isEqualTo(1);
         clock.advance(1);
         drain(reader);
-        assertThat(reader.head()).isEqualTo(2);
+        assertThat(reader.head(0)).isEqualTo(2);
         assertThat(reader.skippedStale()).isEqualTo(2);
         assertThat(reader.isDrained()).isTrue();
     }
@@ -444,7 +453,7 @@ class RingReaderTest
         drain(first).forEach(e -> received.add(e.serial()));
         first.close();
         // The kill happened after the sequences were released but before head moved past position 2.
-        writer.buffer().putLong(RingLayout.HEAD_OFFSET, 2);
+        writer.buffer().putLong(RingLayout.laneHeadOffset(0), 2);
         // Producers meanwhile lapped: positions 6..12 reuse slots 6, 7, 0 .. 4 (positions 8, 9 publish into 0, 1).
         for (int serial = 7; serial <= 12; serial++)
         {
@@ -460,7 +469,7 @@ class RingReaderTest
         assertThat(received).containsExactlyElementsOf(java.util.stream.LongStream.rangeClosed(1, 12).boxed().toList());
         assertThat(second.corrupt()).isZero();
         assertThat(second.recoveredConsumed()).isEqualTo(4);
-        assertThat(second.head()).isEqualTo(12);
+        assertThat(second.head(0)).isEqualTo(12);
     }
 
     @Test
@@ -557,7 +566,7 @@ class RingReaderTest
                 writer.buffer().putBytes(from, noise, 0, Math.min(length, RingLayout.HEADER_SIZE + 64 * 64 - from));
                 writer.buffer().putBytes(RingLayout.STRING_TABLE_OFFSET, noise, 0, 2048);
                 writer.buffer().putBytes(RingLayout.COMM_TABLE_OFFSET, noise, 0, 4096);
-                writer.buffer().putLong(RingLayout.TAIL_OFFSET, random.nextLong(0, 200));
+                writer.buffer().putLong(RingLayout.laneTailOffset(0), random.nextLong(0, 200));
 
                 try (RingReader reader = RingReader.open(fuzzed, clock, STALE_NS))
                 {
@@ -570,7 +579,7 @@ class RingReaderTest
                         }, 1000);
                         clock.advance(STALE_NS);
                     }
-                    assertThat(reader.head() - reader.header().tail()).isLessThanOrEqualTo(64);
+                    assertThat(reader.head(0) - reader.header().tail(0)).isLessThanOrEqualTo(64);
                 }
             }
         }
@@ -675,5 +684,330 @@ class RingReaderTest
         assertThat(sum[0]).isNotZero();
         assertThat(reader.delivered()).isEqualTo(60 * 4000);
         assertThat(allocated).as("bytes allocated while draining 40000 records").isLessThan(1024);
+    }
+
+    // Lanes.
+
+    @Test
+    void recordsOfOneThreadStayInOrderWithinTheirLaneWhileLanesInterleave() throws IOException
+    {
+        final TestRingWriter writer = writer(4, 16);
+        final int threads = 8;
+        for (int serial = 1; serial <= 6; serial++)
+        {
+            for (int thread = 0; thread < threads; thread++)
+            {
+                assertThat(writer.append(draft.start(PROXY_STEP, thread, serial, id(PROXY_STEP, 0, thread * 100 + serial), 0)
+                    .proxyStep(serial))).isEqualTo((serial - 1) * 2L + thread / 4);
+            }
+        }
+        final RingReader reader = reader();
+        final List<int[]> seen = new ArrayList<>();
+        final RecordHandler handler = r -> seen.add(new int[] {r.thread(), r.step(), r.lane(), (int)r.position()});
+
+        assertThat(reader.poll(handler, 4)).isEqualTo(4);
+        assertThat(seen).extracting(e -> e[2]).as("one record of each lane first").containsExactlyInAnyOrder(0, 1, 2, 3);
+        while (reader.poll(handler, 5) > 0)
+        {
+            // the rest, in small polls
+        }
+
+        assertThat(seen).hasSize(threads * 6);
+        final int[] lastStep = new int[threads];
+        final long[] nextPosition = new long[4];
+        for (final int[] e : seen)
+        {
+            assertThat(e[2]).as("lane of thread %d", e[0]).isEqualTo(e[0] % 4);
+            assertThat(e[1]).as("thread %d in order", e[0]).isEqualTo(lastStep[e[0]] + 1);
+            lastStep[e[0]] = e[1];
+            assertThat(e[3]).as("position in lane %d", e[2]).isEqualTo(nextPosition[e[2]]++);
+        }
+        assertThat(nextPosition).containsOnly(12);
+        assertThat(seen.subList(4, 10)).extracting(e -> e[2]).as("polls of 5: shares of 2, the next starts where one ended")
+            .containsExactly(0, 0, 1, 1, 2, 3);
+        assertThat(reader.head(0)).isEqualTo(12);
+        assertThat(writer.head(3)).isEqualTo(12);
+        assertThat(reader.isDrained()).isTrue();
+        assertThat(reader.lag()).isZero();
+        assertThat(reader.corrupt()).isZero();
+    }
+
+    @Test
+    void pollSharesItsLimitFairlyBetweenLanesAndRotatesTheStartLane() throws IOException
+    {
+        final TestRingWriter writer = writer(2, 64);
+        for (int serial = 1; serial <= 40; serial++)
+        {
+            writer.append(draft.start(GROUP, 0, serial, id(GROUP, 0, serial), 0));
+            writer.append(draft.start(GROUP, 1, serial, id(GROUP, 0, 1000 + serial), 0));
+        }
+        final RingReader reader = reader();
+        final int[] perLane = new int[2];
+        final List<Integer> order = new ArrayList<>();
+        final RecordHandler handler = r ->
+        {
+            perLane[r.lane()]++;
+            order.add(r.lane());
+        };
+
+        assertThat(reader.poll(handler, 10)).isEqualTo(10);
+        assertThat(perLane).containsExactly(5, 5);
+        assertThat(reader.lag(0)).isEqualTo(35);
+        assertThat(reader.lag()).isEqualTo(70);
+        order.clear();
+        for (int i = 0; i < 4; i++)
+        {
+            reader.poll(handler, 1);
+        }
+        assertThat(order).as("limit 1: one lane after the other").containsExactly(0, 1, 0, 1);
+        assertThat(reader.poll(handler, 1000)).isEqualTo(66);
+        assertThat(perLane).containsExactly(40, 40);
+    }
+
+    @Test
+    void aStaleClaimInOneLaneDoesNotBlockTheOtherLanes() throws IOException
+    {
+        final TestRingWriter writer = writer(4, 16);
+        final long stalled = writer.tryClaim(1);
+        for (int thread = 0; thread < 4; thread++)
+        {
+            writer.append(draft.start(GROUP, thread, thread, id(GROUP, 0, thread + 1), 0));
+            writer.append(draft.start(GROUP, thread + 4, thread, id(GROUP, 0, thread + 11), 0));
+        }
+        final RingReader reader = reader();
+        clock.update(5_000_000);
+
+        assertThat(drain(reader)).extracting(RingEvent::serial).containsExactlyInAnyOrder(1L, 11L, 3L, 13L, 4L, 14L);
+        assertThat(reader.head(1)).isEqualTo(stalled);
+        assertThat(reader.lag(1)).isEqualTo(3);
+        writer.append(draft.start(GROUP, 2, 9, id(GROUP, 0, 21), 0));
+        clock.advance(STALE_NS - 1);
+        assertThat(drain(reader)).as("other lanes keep flowing").extracting(RingEvent::serial).containsExactly(21L);
+        assertThat(reader.skippedStale()).isZero();
+        clock.advance(1);
+
+        assertThat(drain(reader)).extracting(RingEvent::serial).containsExactly(2L, 12L);
+        assertThat(reader.skippedStale()).isEqualTo(1);
+        assertThat(reader.isDrained()).isTrue();
+        assertThat(reader.corrupt()).isZero();
+    }
+
+    @Test
+    void tailIsNotReadWhileTheSlotAtHeadIsUnpublishedUntilTheStaleTimeoutPassed() throws IOException
+    {
+        final TestRingWriter writer = writer(2, 16);
+        writer.append(draft.start(GROUP, 1, 1, id(GROUP, 0, 1), 0));
+        final RingReader reader = reader();
+        clock.update(1_000_000);
+        assertThat(drain(reader)).hasSize(1);
+        // Lane 0 at position 0: slot unpublished (seq == 0); its tail now holds garbage far beyond the ring.
+        writer.buffer().putLong(RingLayout.laneTailOffset(0), 0x7000_0000_0000_0000L);
+        for (int i = 0; i < 10; i++)
+        {
+            clock.advance((STALE_NS - 1) / 10);
+            assertThat(drain(reader)).isEmpty();
+        }
+
+        assertThat(reader.skippedStale()).as("nothing skipped before the timeout").isZero();
+        assertThat(reader.corrupt()).isZero();
+        assertThat(reader.head(0)).isZero();
+        assertThat(writer.buffer().getLong(writer.slotOffset(0, 0))).isZero();
+        clock.advance(10);
+        assertThat(drain(reader)).isEmpty();
+        assertThat(reader.skippedStale()).as("after the timeout: tail > pos, skipped").isEqualTo(1);
+        assertThat(reader.head(0)).isEqualTo(1);
+        assertThat(writer.buffer().getLong(writer.slotOffset(0, 0))).isEqualTo(16);
+        assertThat(reader.corrupt()).isZero();
+    }
+
+    @Test
+    void theStaleTimerRunsFromWhenThePositionWasFirstSeenUnpublishedAndRestartsWhenTheLaneIsEmpty() throws IOException
+    {
+        final TestRingWriter writer = writer(1, 16);
+        final RingReader reader = reader();
+        clock.update(1_000_000);
+        assertThat(drain(reader)).as("empty lane: the timer starts").isEmpty();
+        clock.advance(STALE_NS);
+        assertThat(drain(reader)).as("timeout passed, tail read: empty, the timer restarts").isEmpty();
+        clock.advance(STALE_NS / 2);
+        final long claimed = writer.tryClaim();
+        assertThat(drain(reader)).isEmpty();
+        clock.advance(STALE_NS / 2 - 1);
+        assertThat(drain(reader)).isEmpty();
+        assertThat(reader.skippedStale()).isZero();
+        clock.advance(1);
+
+        assertThat(drain(reader)).isEmpty();
+        assertThat(reader.skippedStale()).isEqualTo(1);
+        assertThat(reader.head(0)).isEqualTo(claimed + 1);
+        assertThat(writer.publish(claimed)).isFalse();
+    }
+
+    @Test
+    void eachLaneFillsAndDropsOnItsOwnWithExactCounts() throws IOException
+    {
+        final TestRingWriter writer = writer(4, 8);
+        final int[] perThread = {3, 8, 20, 9};
+        long dropped = 0;
+        for (int thread = 0; thread < 4; thread++)
+        {
+            for (int serial = 1; serial <= perThread[thread]; serial++)
+            {
+                final long pos = writer.append(draft.start(GROUP, thread, serial, id(GROUP, 0, thread * 100 + serial), 0));
+                assertThat(pos).isEqualTo(serial <= 8 ? serial - 1 : -1);
+                dropped += pos < 0 ? 1 : 0;
+            }
+        }
+        final RingReader reader = reader();
+        final long[][] serials = new long[4][];
+        final List<RingEvent> events = drain(reader);
+
+        for (int lane = 0; lane < 4; lane++)
+        {
+            final int l = lane;
+            serials[lane] = events.stream().filter(e -> e.lane() == l).mapToLong(RingEvent::serial).toArray();
+            assertThat(serials[lane]).as("lane %d keeps its first records", lane).containsExactly(
+                java.util.stream.LongStream.rangeClosed(1, Math.min(8, perThread[lane])).map(s -> l * 100 + s).toArray());
+        }
+        assertThat(dropped).isEqualTo(12 + 1);
+        assertThat(reader.header().droppedFull()).isEqualTo(dropped);
+        assertThat(events).hasSize(3 + 8 + 8 + 8);
+        assertThat(writer.append(draft.start(GROUP, 2, 21, id(GROUP, 0, 221), 0))).as("lane 2 has room again").isEqualTo(8);
+        assertThat(writer.append(draft.start(GROUP, 0, 4, id(GROUP, 0, 4), 0))).isEqualTo(3);
+    }
+
+    @Test
+    void aNewReaderContinuesEachLaneAtItsOwnHead() throws IOException
+    {
+        final TestRingWriter writer = writer(2, 16);
+        for (int serial = 1; serial <= 6; serial++)
+        {
+            writer.append(draft.start(GROUP, serial % 2, serial, id(GROUP, 0, serial), 0));
+        }
+        final List<Long> received = new ArrayList<>();
+        try (RingReader first = RingReader.open(path, clock, STALE_NS))
+        {
+            first.poll(r -> received.add(r.serial()), 3);
+            assertThat(first.head(0) + first.head(1)).isEqualTo(3);
+            assertThat(writer.head(0)).isEqualTo(first.head(0));
+            assertThat(writer.head(1)).isEqualTo(first.head(1));
+        }
+        for (int serial = 7; serial <= 10; serial++)
+        {
+            writer.append(draft.start(GROUP, serial % 2, serial, id(GROUP, 0, serial), 0));
+        }
+
+        final RingReader second = reader();
+        drain(second).forEach(e -> received.add(e.serial()));
+
+        assertThat(received).containsExactlyInAnyOrderElementsOf(java.util.stream.LongStream.rangeClosed(1, 10).boxed().toList());
+        assertThat(second.head(0)).isEqualTo(5);
+        assertThat(second.head(1)).isEqualTo(5);
+        assertThat(second.recoveredConsumed()).isZero();
+    }
+
+    @Test
+    void concurrentProducersOnEightLanesLoseNothingAndKeepEachThreadsOrderAndEachLanesPositions() throws Exception
+    {
+        final TestRingWriter writer = writer(8, 64);
+        final int threads = 12;
+        final int perThread = 30_000;
+        final RingReader reader = reader();
+        final CountDownLatch start = new CountDownLatch(1);
+        final List<Thread> producers = new ArrayList<>();
+        for (int t = 0; t < threads; t++)
+        {
+            final int thread = t;
+            producers.add(new Thread(() ->
+            {
+                final TestRingWriter.Draft d = new TestRingWriter.Draft();
+                try
+                {
+                    start.await();
+                }
+                catch (final InterruptedException ex)
+                {
+                    return;
+                }
+                for (int serial = 1; serial <= perThread; serial++)
+                {
+                    writer.append(d.start(PROXY_STEP, thread, serial, id(PROXY_STEP, 0, serial), 0).proxyStep(serial));
+                }
+            }));
+        }
+        producers.forEach(Thread::start);
+        final long[] lastSerial = new long[threads];
+        final long[] nextPosition = new long[8];
+        final long[] received = {0};
+        final AtomicBoolean wrong = new AtomicBoolean();
+        final RecordHandler handler = record ->
+        {
+            final int thread = record.thread();
+            if (record.serial() <= lastSerial[thread] || record.step() != record.serial() ||
+                record.lane() != thread % 8 || record.position() != nextPosition[record.lane()]++)
+            {
+                wrong.set(true);
+            }
+            lastSerial[thread] = record.serial();
+            received[0]++;
+        };
+        start.countDown();
+        while (producers.stream().anyMatch(Thread::isAlive))
+        {
+            reader.poll(handler, 1000);
+        }
+        while (reader.poll(handler, 1000) > 0)
+        {
+            // drain
+        }
+
+        final RingHeader header = reader.header();
+        assertThat(wrong).isFalse();
+        assertThat(reader.corrupt()).isZero();
+        assertThat(reader.skippedStale()).isZero();
+        assertThat(received[0] + header.droppedFull() + header.droppedContended())
+            .isEqualTo((long)threads * perThread);
+        assertThat(reader.isDrained()).isTrue();
+        for (int lane = 0; lane < 8; lane++)
+        {
+            assertThat(reader.head(lane)).isEqualTo(writer.tail(lane)).isEqualTo(nextPosition[lane]);
+        }
+    }
+
+    @Test
+    void pollOfEightLanesAllocatesNothingPerRecordOrPerEmptyPoll() throws IOException
+    {
+        final TestRingWriter writer = writer(8, 1024);
+        final int comm = writer.comm(1, 0, 2, 1, "c");
+        final RingReader reader = reader();
+        final long[] sum = {0};
+        final RecordHandler handler = r -> sum[0] += r.timeNs() + r.id() + r.commHash() + r.lane() + r.position();
+        final com.sun.management.ThreadMXBean threads = (com.sun.management.ThreadMXBean)ManagementFactory.getThreadMXBean();
+        long allocated = 0;
+        for (int round = 0; round < 60; round++)
+        {
+            for (int i = 0; i < 4000; i++)
+            {
+                writer.append(draft.start(PROXY_STEP, i & 15, i, id(PROXY_STEP, comm, i + 1), 0).proxyStep(i));
+            }
+            final long before = threads.getCurrentThreadAllocatedBytes();
+            while (reader.poll(handler, 256) > 0)
+            {
+                // drain
+            }
+            for (int i = 0; i < 100; i++)
+            {
+                reader.poll(handler, 256);
+            }
+            final long after = threads.getCurrentThreadAllocatedBytes();
+            if (round >= 50)
+            {
+                allocated += after - before;
+            }
+        }
+
+        assertThat(sum[0]).isNotZero();
+        assertThat(reader.delivered()).isEqualTo(60 * 4000);
+        assertThat(allocated).as("bytes allocated while draining 40000 records over 8 lanes").isLessThan(1024);
     }
 }

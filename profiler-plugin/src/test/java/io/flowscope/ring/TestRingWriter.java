@@ -17,9 +17,11 @@ import org.agrona.concurrent.UnsafeBuffer;
 
 /**
  * A Java producer that implements the producer side of {@code RING.md} exactly (file creation, header
- * publication, string and communicator tables, claim / write / checksum / publish, drop counters), for
- * tests and benchmarks. Thread-safe like the C producer: any thread may claim and publish; each thread
- * needs its own {@link Draft}.
+ * publication, string and communicator tables, lanes, claim / write / checksum / publish, drop counters),
+ * for tests and benchmarks. Thread-safe like the C producer: any thread may claim and publish; each thread
+ * needs its own {@link Draft}. As in C, a record goes to lane {@code thread % lane_count} of its
+ * {@code thread} field ({@link #append(Draft)}); the methods taking a lane address one explicitly, those
+ * without one address lane 0 (for single-lane rings).
  */
 public final class TestRingWriter implements AutoCloseable
 {
@@ -31,6 +33,8 @@ public final class TestRingWriter implements AutoCloseable
     private final MappedByteBuffer mapped;
     private final UnsafeBuffer buffer;
     private final long capacity;
+    private final int laneCount;
+    private final long laneCapacity;
     private final long mask;
     private final int headerSize;
     private final Map<String, Integer> strings = new HashMap<>();
@@ -42,7 +46,9 @@ public final class TestRingWriter implements AutoCloseable
         this.mapped = mapped;
         this.buffer = new UnsafeBuffer(mapped);
         this.capacity = builder.capacity;
-        this.mask = capacity - 1;
+        this.laneCount = builder.lanes;
+        this.laneCapacity = capacity / laneCount;
+        this.mask = laneCapacity - 1;
         this.headerSize = builder.headerSize;
     }
 
@@ -51,10 +57,16 @@ public final class TestRingWriter implements AutoCloseable
         return new Builder(path);
     }
 
-    /** A published ring of {@code capacity} slots with default header fields. */
+    /** A published single-lane ring of {@code capacity} slots with default header fields. */
     public static TestRingWriter create(final Path path, final int capacity) throws IOException
     {
         return builder(path).capacity(capacity).create();
+    }
+
+    /** A published ring of {@code lanes} lanes of {@code laneCapacity} slots with default header fields. */
+    public static TestRingWriter create(final Path path, final int lanes, final int laneCapacity) throws IOException
+    {
+        return builder(path).lanes(lanes).capacity((long)lanes * laneCapacity).create();
     }
 
     /** Options of the header a test wants. */
@@ -62,6 +74,9 @@ public final class TestRingWriter implements AutoCloseable
     {
         private final Path path;
         private long capacity = 1024;
+        private int lanes = 1;
+        private Integer laneCountField;
+        private Long laneCapacityField;
         private int headerSize = HEADER_SIZE;
         private int pid = (int)ProcessHandle.current().pid();
         private int abiVersion = 5;
@@ -82,6 +97,21 @@ public final class TestRingWriter implements AutoCloseable
         public Builder capacity(final long capacity)
         {
             this.capacity = capacity;
+            return this;
+        }
+
+        /** Lanes (a power of two); {@code capacity} is the total, split evenly. Default 1. */
+        public Builder lanes(final int lanes)
+        {
+            this.lanes = lanes;
+            return this;
+        }
+
+        /** Writes these values into {@code lane_count} / {@code lane_capacity} instead of the real ones (bad headers). */
+        public Builder laneFields(final int laneCount, final long laneCapacity)
+        {
+            this.laneCountField = laneCount;
+            this.laneCapacityField = laneCapacity;
             return this;
         }
 
@@ -141,6 +171,8 @@ public final class TestRingWriter implements AutoCloseable
             b.putLong(MAGIC_OFFSET, magic);
             b.putInt(RECORD_SIZE_OFFSET, RECORD_SIZE);
             b.putLong(CAPACITY_OFFSET, capacity);
+            b.putInt(LANE_COUNT_OFFSET, laneCountField != null ? laneCountField : lanes);
+            b.putLong(LANE_CAPACITY_OFFSET, laneCapacityField != null ? laneCapacityField : capacity / lanes);
             b.putLong(HEADER_SIZE_OFFSET, headerSize);
             b.putInt(PRODUCER_PID_OFFSET, pid);
             b.putInt(ABI_VERSION_OFFSET, abiVersion);
@@ -156,9 +188,12 @@ public final class TestRingWriter implements AutoCloseable
             b.putInt(COMM_COUNT_OFFSET, 0);
             putCString(b, HOSTNAME_OFFSET, HOSTNAME_LENGTH, hostname);
             putCString(b, PLUGIN_VERSION_OFFSET, PLUGIN_VERSION_LENGTH, "test-writer");
-            for (long i = 0; i < capacity; i++)
+            for (int lane = 0; lane < lanes; lane++)
             {
-                b.putLong(writer.slotOffset(i), i);
+                for (long i = 0; i < capacity / lanes; i++)
+                {
+                    b.putLong(writer.slotOffset(lane, i), i);
+                }
             }
             if (publish)
             {
@@ -198,19 +233,64 @@ public final class TestRingWriter implements AutoCloseable
         return capacity;
     }
 
+    public int laneCount()
+    {
+        return laneCount;
+    }
+
+    public long laneCapacity()
+    {
+        return laneCapacity;
+    }
+
+    /** The lane a producer thread writes: {@code thread % lane_count} (thread as the record's u16). */
+    public int laneOf(final int thread)
+    {
+        return (thread & 0xFFFF) % laneCount;
+    }
+
+    public int slotOffset(final int lane, final long position)
+    {
+        return headerSize + (int)((lane * laneCapacity + (position & mask)) * RECORD_SIZE);
+    }
+
+    /** Slot of {@code position} in lane 0. */
     public int slotOffset(final long position)
     {
-        return headerSize + (int)((position & mask) * RECORD_SIZE);
+        return slotOffset(0, position);
     }
 
+    public long tail(final int lane)
+    {
+        return buffer.getLongVolatile(laneTailOffset(lane));
+    }
+
+    public long head(final int lane)
+    {
+        return buffer.getLongVolatile(laneHeadOffset(lane));
+    }
+
+    /** Tail of lane 0. */
     public long tail()
     {
-        return buffer.getLongVolatile(TAIL_OFFSET);
+        return tail(0);
     }
 
+    /** Head of lane 0. */
     public long head()
     {
-        return buffer.getLongVolatile(HEAD_OFFSET);
+        return head(0);
+    }
+
+    /** Sum of the lanes' tails: every position ever claimed. */
+    public long claimed()
+    {
+        long sum = 0;
+        for (int lane = 0; lane < laneCount; lane++)
+        {
+            sum += tail(lane);
+        }
+        return sum;
     }
 
     public long counter(final int offset)
@@ -284,21 +364,28 @@ public final class TestRingWriter implements AutoCloseable
         buffer.putIntOrdered(PRODUCER_STATE_OFFSET, PRODUCER_STATE_CLOSED);
     }
 
-    /** Claims a position ({@code fs_ring_try_claim}); -1 when the ring is full or contended (counted). */
+    /** Claims a position of lane 0. */
     public long tryClaim()
     {
-        long pos = buffer.getLong(TAIL_OFFSET);
+        return tryClaim(0);
+    }
+
+    /** Claims a position of {@code lane} ({@code fs_ring_try_claim}); -1 when the lane is full or contended (counted). */
+    public long tryClaim(final int lane)
+    {
+        final int tail = laneTailOffset(lane);
+        long pos = buffer.getLong(tail);
         for (int i = 0; i < CLAIM_RETRIES; i++)
         {
-            final long seq = buffer.getLongVolatile(slotOffset(pos));
+            final long seq = buffer.getLongVolatile(slotOffset(lane, pos));
             final long diff = seq - pos;
             if (diff == 0)
             {
-                if (buffer.compareAndSetLong(TAIL_OFFSET, pos, pos + 1))
+                if (buffer.compareAndSetLong(tail, pos, pos + 1))
                 {
                     return pos;
                 }
-                pos = buffer.getLongVolatile(TAIL_OFFSET);
+                pos = buffer.getLongVolatile(tail);
             }
             else if (diff < 0)
             {
@@ -307,17 +394,23 @@ public final class TestRingWriter implements AutoCloseable
             }
             else
             {
-                pos = buffer.getLongVolatile(TAIL_OFFSET);
+                pos = buffer.getLongVolatile(tail);
             }
         }
         buffer.getAndAddLong(DROPPED_CONTENDED_OFFSET, 1);
         return -1;
     }
 
-    /** Writes bytes 8..63 of {@code draft} into the slot of {@code pos}, then the checksum. */
+    /** Writes {@code draft} at {@code pos} of lane 0. */
     public void write(final long pos, final Draft draft)
     {
-        final int slot = slotOffset(pos);
+        write(0, pos, draft);
+    }
+
+    /** Writes bytes 8..63 of {@code draft} into the slot of {@code pos} in {@code lane}, then the checksum. */
+    public void write(final int lane, final long pos, final Draft draft)
+    {
+        final int slot = slotOffset(lane, pos);
         final UnsafeBuffer d = draft.buffer;
         d.putInt(CHECKSUM_OFFSET, 0);
         buffer.putLong(slot + 8, d.getLong(8));
@@ -328,10 +421,16 @@ public final class TestRingWriter implements AutoCloseable
         buffer.putInt(slot + CHECKSUM_OFFSET, RecordChecksum.compute(d, 0, pos));
     }
 
-    /** Publishes a claimed slot ({@code fs_ring_publish}); false when the consumer reclaimed it (abandoned). */
+    /** Publishes {@code pos} of lane 0. */
     public boolean publish(final long pos)
     {
-        if (buffer.compareAndSetLong(slotOffset(pos), pos, pos + 1))
+        return publish(0, pos);
+    }
+
+    /** Publishes a claimed slot ({@code fs_ring_publish}); false when the consumer reclaimed it (abandoned). */
+    public boolean publish(final int lane, final long pos)
+    {
+        if (buffer.compareAndSetLong(slotOffset(lane, pos), pos, pos + 1))
         {
             return true;
         }
@@ -339,16 +438,22 @@ public final class TestRingWriter implements AutoCloseable
         return false;
     }
 
-    /** Claim, write, publish: the position written, or -1 when the event was dropped. */
+    /** Claim, write, publish in the lane of the draft's thread: the position in that lane, or -1 when dropped. */
     public long append(final Draft draft)
     {
-        final long pos = tryClaim();
+        return append(laneOf(draft.buffer.getShort(THREAD_OFFSET)), draft);
+    }
+
+    /** Claim, write, publish in {@code lane}: the position written, or -1 when the event was dropped. */
+    public long append(final int lane, final Draft draft)
+    {
+        final long pos = tryClaim(lane);
         if (pos < 0)
         {
             return -1;
         }
-        write(pos, draft);
-        return publish(pos) ? pos : -1;
+        write(lane, pos, draft);
+        return publish(lane, pos) ? pos : -1;
     }
 
     public void close()

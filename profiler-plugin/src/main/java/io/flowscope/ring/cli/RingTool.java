@@ -104,7 +104,8 @@ public final class RingTool implements Callable<Integer>
         mixinStandardHelpOptions = true,
         description = {
             "Print a ring's header: layout version, producer pid and host, NCCL ABI and version, event mask,",
-            "capacity, head/tail/lag, every counter, the consumer heartbeat, communicators and strings.",
+            "capacity, lanes with their head/tail/lag, every counter, the consumer heartbeat, communicators and",
+            "strings.",
             "Read-only: maps the file read-only, takes no lock, consumes nothing."})
     static final class Stat implements Callable<Integer>
     {
@@ -135,8 +136,16 @@ public final class RingTool implements Callable<Integer>
 
         private static void print(final PrintWriter out, final RingHeader h)
         {
-            final long head = h.head();
-            final long tail = h.tail();
+            final int lanes = h.laneCount();
+            final long[] heads = new long[lanes];
+            final long[] tails = new long[lanes];
+            long lag = 0;
+            for (int lane = 0; lane < lanes; lane++)
+            {
+                heads[lane] = h.head(lane);
+                tails[lane] = h.tail(lane);
+                lag += Math.max(0, tails[lane] - heads[lane]);
+            }
             final long heartbeat = h.consumerHeartbeatNs();
             out.printf("ring              %s%n", h.path());
             out.printf("layout            %s%n", RingLayout.layoutVersionString(h.layoutVersion()));
@@ -160,9 +169,14 @@ public final class RingTool implements Callable<Integer>
                 h.anchorRealtimeNs(), h.anchorMonotonicNs());
             out.printf("capacity          %d slots (%d bytes), header %d bytes%n",
                 h.capacity(), h.capacity() * 64, h.headerSize());
-            out.printf("head              %d%n", head);
-            out.printf("tail              %d%n", tail);
-            out.printf("lag               %d%n", Math.max(0, tail - head));
+            out.printf("lane_count        %d%n", lanes);
+            out.printf("lane_capacity     %d slots%n", h.laneCapacity());
+            out.printf("lag               %d%n", lag);
+            for (int lane = 0; lane < lanes; lane++)
+            {
+                out.printf("  lane %-2d head %d tail %d lag %d%n", lane, heads[lane], tails[lane],
+                    Math.max(0, tails[lane] - heads[lane]));
+            }
             out.printf("consumer          pid %d, heartbeat %s%n", h.consumerPid(), heartbeat == 0 ? "never" :
                 String.format("%.3f s ago", (System.nanoTime() - heartbeat) / 1e9));
             out.printf("dropped_full      %d%n", h.droppedFull());
@@ -201,7 +215,7 @@ public final class RingTool implements Callable<Integer>
         mixinStandardHelpOptions = true,
         description = {
             "Drain a ring and print one JSON object per record (JSON lines), with the field names of the",
-            "typed event (RingEvent): producerPid, host, thread, timeNs, wallTimeNs, position, id, parent,",
+            "typed event (RingEvent): producerPid, host, thread, timeNs, wallTimeNs, lane, position, id, parent,",
             "kind, op, commIndex, commHash, rank, then the payload fields named as in RING.md.",
             "Consumes: takes the ring's consumer lock and moves its head."})
     static final class Inspect implements Callable<Integer>
@@ -266,8 +280,8 @@ public final class RingTool implements Callable<Integer>
                 }
                 json.flush();
                 out.flush();
-                spec.commandLine().getErr().printf("inspect: %d records, %d corrupt, %d skipped stale, head %d%n",
-                    reader.delivered(), reader.corrupt(), reader.skippedStale(), reader.head());
+                spec.commandLine().getErr().printf("inspect: %d records, %d corrupt, %d skipped stale, lag %d%n",
+                    reader.delivered(), reader.corrupt(), reader.skippedStale(), reader.lag());
             }
             return 0;
         }

@@ -66,7 +66,7 @@ class RingToolTest
     private Path ringWithRecords(final String name) throws IOException
     {
         final Path path = dir.resolve(name);
-        try (TestRingWriter writer = TestRingWriter.builder(path).capacity(64).hostname("node-1").create())
+        try (TestRingWriter writer = TestRingWriter.builder(path).capacity(64).lanes(2).hostname("node-1").create())
         {
             final int comm = writer.comm(0xF00DL, 1, 4, 1, "world");
             final int func = writer.string("AllReduce");
@@ -97,9 +97,11 @@ class RingToolTest
             .contains("abi v5, version 22809")
             .contains("event mask        0xfff (Group,Coll,P2p,ProxyOp,ProxyStep,ProxyCtrl,KernelCh,NetPlugin,GroupApi,CollApi,P2pApi,KernelLaunch)")
             .contains("capacity          64 slots")
-            .contains("head              0")
-            .contains("tail              4")
+            .contains("lane_count        2")
+            .contains("lane_capacity     32 slots")
             .contains("lag               4")
+            .contains("  lane 0  head 0 tail 1 lag 1")
+            .contains("  lane 1  head 0 tail 3 lag 3")
             .contains("consumer          pid 0, heartbeat never")
             .contains("dropped_full      17")
             .contains("[0] hash 0x000000000000f00d rank 1/4 nodes 1 active name 'world'")
@@ -124,12 +126,15 @@ class RingToolTest
             .containsEntry("seqNumber", "3").containsEntry("nChannels", "2").containsEntry("nWarps", "8")
             .containsEntry("count", "1048576").containsEntry("func", "AllReduce")
             .containsEntry("datatype", "ncclBfloat16").containsEntry("algo", "null").containsEntry("proto", "null")
-            .containsKeys("producerPid", "wallTimeNs", "position", "id", "parent");
+            .containsEntry("lane", "0").containsEntry("position", "0")
+            .containsKeys("producerPid", "wallTimeNs", "id", "parent");
         assertThat(records.get(1)).containsEntry("kind", "ProxyStep").containsEntry("step", "4")
+            .containsEntry("lane", "1").containsEntry("position", "0")
             .containsEntry("parent", records.get(0).get("id"));
         assertThat(records.get(2)).containsEntry("op", "STATE").containsEntry("state", "9")
             .containsEntry("arg", "18446744073709551615").containsEntry("stateName", "ProxyStepSendWait");
-        assertThat(records.get(3)).containsEntry("op", "STOP").containsEntry("id", records.get(1).get("id"));
+        assertThat(records.get(3)).containsEntry("op", "STOP").containsEntry("id", records.get(1).get("id"))
+            .containsEntry("lane", "1").containsEntry("position", "2");
         assertThat(result.err()).contains("inspect: 4 records, 0 corrupt");
         assertThat(jsonLines(run("inspect", ring.toString()).out())).as("consumed").isEmpty();
     }
