@@ -98,18 +98,33 @@ int fs_config_parse_size(const char* s, uint64_t* bytes) {
     return 0;
 }
 
-uint64_t fs_config_slots_for_bytes(uint64_t bytes) {
+uint64_t fs_config_slots_for_bytes(uint64_t bytes, uint32_t lanes) {
     uint64_t slots = bytes / FS_RING_RECORD_SIZE;
-    if (slots < FS_CONFIG_MIN_SLOTS) slots = FS_CONFIG_MIN_SLOTS;
+    if (slots < FS_CONFIG_MIN_SLOTS * lanes) slots = FS_CONFIG_MIN_SLOTS * lanes;
     if (slots > FS_CONFIG_MAX_RING_BYTES / FS_RING_RECORD_SIZE)
         slots = FS_CONFIG_MAX_RING_BYTES / FS_RING_RECORD_SIZE;
     return 1ULL << (63 - __builtin_clzll(slots)); /* round down to a power of two */
 }
 
+int fs_config_parse_lanes(const char* s, uint32_t* lanes) {
+    if (!s) return -1;
+    while (isspace((unsigned char)*s)) s++;
+    if (!isdigit((unsigned char)*s)) return -1;
+    char* end;
+    errno = 0;
+    unsigned long v = strtoul(s, &end, 10);
+    while (isspace((unsigned char)*end)) end++;
+    if (errno || *end || v < 1 || v > FS_CONFIG_MAX_RING_LANES) return -1;
+    uint32_t p = 1u << (31 - __builtin_clz((unsigned)v)); /* round down to a power of two */
+    *lanes = p;
+    return p == v ? 0 : 1;
+}
+
 void fs_config_load(fs_config_t* cfg, fs_nccl_logger_t logfn) {
     const char* v;
     cfg->event_mask = FS_CONFIG_DEFAULT_MASK;
-    cfg->ring_slots = fs_config_slots_for_bytes(FS_CONFIG_DEFAULT_RING_BYTES);
+    cfg->ring_lanes = FS_CONFIG_DEFAULT_RING_LANES;
+    cfg->ring_slots = fs_config_slots_for_bytes(FS_CONFIG_DEFAULT_RING_BYTES, cfg->ring_lanes);
     cfg->prefer_tsc = 1;
     cfg->disabled = 0;
     cfg->kernel_sampling = FS_CONFIG_DEFAULT_KERNEL_SAMPLING;
@@ -138,18 +153,35 @@ void fs_config_load(fs_config_t* cfg, fs_nccl_logger_t logfn) {
             fs_log_warn(logfn, "FLOWSCOPE_RING_DIR is longer than %zu bytes; using %s",
                         sizeof cfg->ring_dir - 64, FS_CONFIG_DEFAULT_RING_DIR);
     }
-    if ((v = getenv("FLOWSCOPE_RING_SIZE")) && *v) {
-        uint64_t bytes;
-        if (fs_config_parse_size(v, &bytes) != 0) {
-            fs_log_warn(logfn, "FLOWSCOPE_RING_SIZE='%s' is not a size (e.g. 16M); using 16M", v);
-        } else {
-            cfg->ring_slots = fs_config_slots_for_bytes(bytes);
-            if (bytes < FS_CONFIG_MIN_SLOTS * FS_RING_RECORD_SIZE || bytes > FS_CONFIG_MAX_RING_BYTES)
-                fs_log_warn(logfn,
-                            "FLOWSCOPE_RING_SIZE='%s' is outside [1K, 4G]; using %llu slots", v,
-                            (unsigned long long)cfg->ring_slots);
+    if ((v = getenv("FLOWSCOPE_RING_LANES")) && *v) {
+        uint32_t lanes = 0;
+        int rc = fs_config_parse_lanes(v, &lanes);
+        if (rc < 0)
+            fs_log_warn(logfn, "FLOWSCOPE_RING_LANES='%s' is not a power of two in [1, %u]; using %u", v,
+                        FS_CONFIG_MAX_RING_LANES, FS_CONFIG_DEFAULT_RING_LANES);
+        else {
+            if (rc > 0)
+                fs_log_warn(logfn, "FLOWSCOPE_RING_LANES='%s' is not a power of two; using %u", v, lanes);
+            cfg->ring_lanes = lanes;
         }
     }
+    uint64_t bytes = FS_CONFIG_DEFAULT_RING_BYTES;
+    if ((v = getenv("FLOWSCOPE_RING_SIZE")) && *v) {
+        if (fs_config_parse_size(v, &bytes) != 0) {
+            fs_log_warn(logfn, "FLOWSCOPE_RING_SIZE='%s' is not a size (e.g. 64M); using %lluM", v,
+                        FS_CONFIG_DEFAULT_RING_BYTES >> 20);
+            bytes = FS_CONFIG_DEFAULT_RING_BYTES;
+        } else if (bytes < FS_CONFIG_MIN_SLOTS * cfg->ring_lanes * FS_RING_RECORD_SIZE ||
+                   bytes > FS_CONFIG_MAX_RING_BYTES) {
+            fs_log_warn(logfn,
+                        "FLOWSCOPE_RING_SIZE='%s' is outside [%lluK (16 slots per lane, %u lanes), 4G]; "
+                        "using %llu slots",
+                        v, (unsigned long long)(FS_CONFIG_MIN_SLOTS * cfg->ring_lanes * FS_RING_RECORD_SIZE >> 10),
+                        cfg->ring_lanes,
+                        (unsigned long long)fs_config_slots_for_bytes(bytes, cfg->ring_lanes));
+        }
+    }
+    cfg->ring_slots = fs_config_slots_for_bytes(bytes, cfg->ring_lanes);
     if ((v = getenv("FLOWSCOPE_KERNEL_SAMPLING")) && *v) {
         char* end = NULL;
         errno = 0;

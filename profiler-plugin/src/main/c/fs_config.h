@@ -6,7 +6,8 @@
  *                         netplugin,groupapi,collapi,p2papi,kernellaunch,cecoll,
  *                         cesync,cebatch, all, default)          default 0xDF
  *   FLOWSCOPE_RING_DIR    directory of the ring files            default /dev/shm/flowscope
- *   FLOWSCOPE_RING_SIZE   bytes of slots, K/M/G suffixes         default 16M
+ *   FLOWSCOPE_RING_SIZE   bytes of slots (all lanes), K/M/G      default 64M
+ *   FLOWSCOPE_RING_LANES  lanes, a power of two in [1, 64]       default 8
  *   FLOWSCOPE_CLOCK       tsc | monotonic                        default tsc
  *   FLOWSCOPE_DISABLE     1 = profile nothing                    default 0
  *   FLOWSCOPE_KERNEL_SAMPLING  GPU kernel timestamps (KernelCh) for one
@@ -31,8 +32,10 @@
 #define FS_CONFIG_DEFAULT_MASK 0xDFu
 #define FS_CONFIG_ALL_MASK FS_EV_ALL_V6
 #define FS_CONFIG_DEFAULT_RING_DIR "/dev/shm/flowscope"
-#define FS_CONFIG_DEFAULT_RING_BYTES (16ULL << 20)
-#define FS_CONFIG_MIN_SLOTS 16ULL
+#define FS_CONFIG_DEFAULT_RING_BYTES (64ULL << 20)
+#define FS_CONFIG_DEFAULT_RING_LANES 8u
+#define FS_CONFIG_MAX_RING_LANES 64u
+#define FS_CONFIG_MIN_SLOTS 16ULL /* per lane */
 #define FS_CONFIG_MAX_RING_BYTES (4ULL << 30)
 /* KernelCh makes stock NCCL (2.28) add profiler proxy work to every operation:
  * about +20 us per operation on NVLink (measured, docs/benchmarks.md). One
@@ -42,7 +45,8 @@
 
 typedef struct {
     uint32_t event_mask; /* FS_EV_* bits to record */
-    uint64_t ring_slots; /* capacity: a power of two */
+    uint64_t ring_slots; /* capacity, all lanes: a power of two >= 16 * ring_lanes */
+    uint32_t ring_lanes; /* a power of two in [1, 64] */
     int prefer_tsc;      /* 1 = tsc, 0 = clock_gettime */
     int disabled;        /* FLOWSCOPE_DISABLE=1 */
     uint32_t kernel_sampling; /* KernelCh on one group in N (1 = all, 0 = none) */
@@ -56,8 +60,13 @@ void fs_config_load(fs_config_t* cfg, fs_nccl_logger_t logfn) FS_HIDDEN;
 int fs_config_parse_mask(const char* s, uint32_t* out) FS_HIDDEN;
 int fs_config_parse_size(const char* s, uint64_t* bytes) FS_HIDDEN;
 
-/* Ring bytes -> slots: rounded down to a power of two, clamped to [16, 4G/64]. */
-uint64_t fs_config_slots_for_bytes(uint64_t bytes) FS_HIDDEN;
+/* Ring bytes -> slots (all lanes): rounded down to a power of two, clamped to
+ * [16 * lanes, 4G/64]. */
+uint64_t fs_config_slots_for_bytes(uint64_t bytes, uint32_t lanes) FS_HIDDEN;
+
+/* FLOWSCOPE_RING_LANES: 0 = a power of two in [1, 64]; 1 = in range but not a
+ * power of two (*lanes rounded down); -1 = not a number in [1, 64]. */
+int fs_config_parse_lanes(const char* s, uint32_t* lanes) FS_HIDDEN;
 
 /* One WARN line through NCCL's logger, or stderr when logfn is NULL. */
 void fs_log_warn(fs_nccl_logger_t logfn, const char* fmt, ...)

@@ -79,7 +79,7 @@ static inline __attribute__((always_inline)) void fs_emit(fs_ring_t* r, uint32_t
     uint32_t th = fs_tls.thread_plus1;
     if (FS_UNLIKELY(th == 0)) th = fs_thread_assign(&fs_tls);
     uint64_t pos;
-    fs_record_t* slot = fs_ring_try_claim(r, &pos);
+    fs_record_t* slot = fs_ring_try_claim(r, fs_ring_lane_of(r, th - 1), &pos);
     if (FS_UNLIKELY(!slot)) return;
     uint64_t now = fs_clock_now_ns();
     fs_ring_write(slot, pos, fs_record_w1(kind, op, th - 1), now, id, parent, p0, p1, p2);

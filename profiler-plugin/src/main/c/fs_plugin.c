@@ -120,7 +120,8 @@ static fs_nccl_result_t fs_init(void** context, uint64_t commHash, int* eActivat
             .clock_source = fs_clock_init(fs_config.prefer_tsc),
         };
         char err[768];
-        r = fs_ring_create(fs_config.ring_dir, fs_config.ring_slots, &params, err, sizeof err);
+        r = fs_ring_create(fs_config.ring_dir, fs_config.ring_lanes,
+                           fs_config.ring_slots / fs_config.ring_lanes, &params, err, sizeof err);
         if (!r) {
             fs_log_warn(logfn, "%s; this process is not profiled", err);
             if (eActivationMask) __atomic_store_n(eActivationMask, 0, __ATOMIC_RELAXED);

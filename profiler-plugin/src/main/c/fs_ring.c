@@ -35,12 +35,18 @@ static int fs_mkdirs(const char* dir) {
     return stat(dir, &st) == 0 && S_ISDIR(st.st_mode) ? 0 : -1;
 }
 
-fs_ring_t* fs_ring_create(const char* dir, uint64_t capacity, const fs_ring_params_t* params,
-                          char* err, size_t errlen) {
-    if (capacity < 2 || (capacity & (capacity - 1))) {
-        snprintf(err, errlen, "ring capacity %llu is not a power of two", (unsigned long long)capacity);
+fs_ring_t* fs_ring_create(const char* dir, uint32_t lane_count, uint64_t lane_capacity,
+                          const fs_ring_params_t* params, char* err, size_t errlen) {
+    if (lane_count < 1 || lane_count > FS_LANE_MAX || (lane_count & (lane_count - 1))) {
+        snprintf(err, errlen, "ring lane count %u is not a power of two in [1, %u]", lane_count, FS_LANE_MAX);
         return NULL;
     }
+    if (lane_capacity < 2 || (lane_capacity & (lane_capacity - 1)) || lane_capacity > (1ULL << 40)) {
+        snprintf(err, errlen, "ring lane capacity %llu is not a power of two >= 2",
+                 (unsigned long long)lane_capacity);
+        return NULL;
+    }
+    uint64_t capacity = (uint64_t)lane_count * lane_capacity;
     if (fs_mkdirs(dir) != 0) {
         snprintf(err, errlen, "cannot create ring directory %s: %s", dir, strerror(errno));
         return NULL;
@@ -83,17 +89,23 @@ fs_ring_t* fs_ring_create(const char* dir, uint64_t capacity, const fs_ring_para
     r->base = m;
     r->map_size = size;
     r->capacity = capacity;
-    r->mask = capacity - 1;
+    r->lane_count = lane_count;
+    r->lane_capacity = lane_capacity;
+    r->lane_mask = lane_capacity - 1;
+    r->lane_shift = (uint32_t)__builtin_ctzll(lane_capacity);
+    r->lane_select = lane_count - 1;
     r->slots = (fs_record_t*)(r->base + FS_RING_HEADER_SIZE);
-    r->tail = fs_hdr_u64(r, FS_HDR_TAIL_OFFSET);
     r->counters = fs_hdr_u64(r, FS_HDR_DROPPED_FULL_OFFSET);
 
-    for (uint64_t i = 0; i < capacity; i++) r->slots[i].seq = i;
+    /* slot sequences start at the slot's index in its lane; tails and heads at 0 (ftruncate) */
+    for (uint64_t i = 0; i < capacity; i++) r->slots[i].seq = i & r->lane_mask;
 
     *fs_hdr_u64(r, FS_HDR_MAGIC_OFFSET) = FS_RING_MAGIC;
     *fs_hdr_u32(r, FS_HDR_RECORD_SIZE_OFFSET) = FS_RING_RECORD_SIZE;
     *fs_hdr_u64(r, FS_HDR_CAPACITY_OFFSET) = capacity;
     *fs_hdr_u64(r, FS_HDR_HEADER_SIZE_OFFSET) = FS_RING_HEADER_SIZE;
+    *fs_hdr_u32(r, FS_HDR_LANE_COUNT_OFFSET) = lane_count;
+    *fs_hdr_u64(r, FS_HDR_LANE_CAPACITY_OFFSET) = lane_capacity;
     *(int32_t*)(r->base + FS_HDR_PRODUCER_PID_OFFSET) = pid;
     *fs_hdr_u32(r, FS_HDR_ABI_VERSION_OFFSET) = params->abi_version;
     *(int32_t*)(r->base + FS_HDR_NCCL_VERSION_OFFSET) = params->nccl_version;

@@ -2,6 +2,11 @@
  * fs_ring.h - the producer side of the flowscope ring (RING.md, layout 1.0):
  * file creation, claim/publish, the string and communicator tables, close.
  *
+ * The slots are split into lanes, each an independent MPSC ring with its own
+ * tail (alone on 128 bytes in the header's lane table). A thread writes lane
+ * `thread & (lane_count-1)` only: producers of different lanes share no cache
+ * line on the hot path, and one thread's records stay in order in its lane.
+ *
  * Names match the Java side: fs_ring_try_claim <-> tryClaim,
  * fs_ring_publish <-> publish.
  */
@@ -18,6 +23,7 @@
 #endif
 
 #define FS_RING_CLAIM_RETRIES 64
+#define FS_RING_LIKELY(x) __builtin_expect(!!(x), 1)
 #define FS_RING_STRING_CACHE 512 /* pointer-keyed cache entries (power of two) */
 #define FS_RING_STRING_PROBES 8
 
@@ -29,13 +35,17 @@ typedef struct {
 } fs_ring_params_t;
 
 typedef struct fs_ring {
-    uint8_t* base; /* the mapping: header then slots */
+    /* read by every claim (read-only after creation): one cache line */
+    uint8_t* base;        /* the mapping: header then slots */
+    fs_record_t* slots;   /* slot 0 of lane 0 */
+    uint64_t lane_mask;   /* lane_capacity - 1 */
+    uint32_t lane_shift;  /* log2(lane_capacity) */
+    uint32_t lane_select; /* lane_count - 1: thread -> lane */
+    uint64_t* counters;   /* dropped_full ... comms_overflow (global, drop path only) */
+    uint64_t capacity;    /* all slots: lane_count * lane_capacity */
+    uint64_t lane_capacity;
+    uint32_t lane_count;
     size_t map_size;
-    uint64_t capacity; /* slots, a power of two */
-    uint64_t mask;     /* capacity - 1 */
-    fs_record_t* slots;
-    uint64_t* tail;
-    uint64_t* counters; /* dropped_full ... comms_overflow */
     char path[640];
     /* string interning cache, process memory: (pointer << 8 | index), 0 = empty */
     uint64_t string_cache[FS_RING_STRING_CACHE];
@@ -53,9 +63,10 @@ enum {
 
 /* Creates <dir>/flowscope-<pid>-<k>.ring (mkdir -p dir), maps it, initialises
  * the slot sequences and the header, and publishes layout_version last.
+ * lane_count: a power of two in [1, 64]; lane_capacity: a power of two >= 2.
  * Returns a malloc'd ring, or NULL with a message in err. */
-fs_ring_t* fs_ring_create(const char* dir, uint64_t capacity, const fs_ring_params_t* params,
-                          char* err, size_t errlen) FS_HIDDEN;
+fs_ring_t* fs_ring_create(const char* dir, uint32_t lane_count, uint64_t lane_capacity,
+                          const fs_ring_params_t* params, char* err, size_t errlen) FS_HIDDEN;
 
 /* producer_state = 2 after closed_monotonic_ns. The mapping stays. */
 void fs_ring_close(fs_ring_t* ring, uint64_t now_ns) FS_HIDDEN;
@@ -99,30 +110,46 @@ static inline void fs_ring_count(fs_ring_t* ring, int counter) {
     __atomic_fetch_add(&ring->counters[counter], 1, __ATOMIC_RELAXED);
 }
 
-static inline fs_record_t* fs_ring_slot(const fs_ring_t* ring, uint64_t pos) {
-    return &ring->slots[pos & ring->mask];
+/* The lane a thread writes (RING.md: thread % lane_count). */
+static inline uint32_t fs_ring_lane_of(const fs_ring_t* ring, uint32_t thread) {
+    return thread & ring->lane_select;
 }
 
-/* Claims the next position (bounded: FS_RING_CLAIM_RETRIES). Returns the slot
- * and *pos, or NULL after counting dropped_full / dropped_contended. */
-static inline fs_record_t* fs_ring_try_claim(fs_ring_t* ring, uint64_t* pos_out) {
-    uint64_t pos = __atomic_load_n(ring->tail, __ATOMIC_RELAXED);
+/* The lane's tail, in the header's lane table. */
+static inline uint64_t* fs_ring_lane_tail(const fs_ring_t* ring, uint32_t lane) {
+    return (uint64_t*)(ring->base + FS_LANE_TABLE_OFFSET + ((size_t)lane << FS_LANE_ENTRY_SHIFT) +
+                       FS_LANE_TAIL_OFFSET);
+}
+
+/* Slot 0 of a lane. */
+static inline fs_record_t* fs_ring_lane_slots(const fs_ring_t* ring, uint32_t lane) {
+    return ring->slots + ((size_t)lane << ring->lane_shift);
+}
+
+/* Claims the next position of `lane` (bounded: FS_RING_CLAIM_RETRIES).
+ * Returns the slot and *pos (the position in the lane), or NULL after
+ * counting dropped_full / dropped_contended. */
+static inline fs_record_t* fs_ring_try_claim(fs_ring_t* ring, uint32_t lane, uint64_t* pos_out) {
+    uint64_t* tail = fs_ring_lane_tail(ring, lane);
+    fs_record_t* slots = fs_ring_lane_slots(ring, lane);
+    uint64_t mask = ring->lane_mask;
+    uint64_t pos = __atomic_load_n(tail, __ATOMIC_RELAXED);
     for (int i = 0; i < FS_RING_CLAIM_RETRIES; i++) {
-        fs_record_t* slot = fs_ring_slot(ring, pos);
+        fs_record_t* slot = &slots[pos & mask];
         uint64_t seq = __atomic_load_n(&slot->seq, __ATOMIC_ACQUIRE);
         int64_t dif = (int64_t)(seq - pos);
-        if (dif == 0) {
-            if (__atomic_compare_exchange_n(ring->tail, &pos, pos + 1, 0, __ATOMIC_RELAXED,
-                                            __ATOMIC_RELAXED)) {
+        if (FS_RING_LIKELY(dif == 0)) {
+            if (FS_RING_LIKELY(__atomic_compare_exchange_n(tail, &pos, pos + 1, 0, __ATOMIC_RELAXED,
+                                                           __ATOMIC_RELAXED))) {
                 *pos_out = pos;
                 return slot;
             }
-            /* pos now holds the tail another producer moved to */
+            /* pos now holds the tail another producer of this lane moved to */
         } else if (dif < 0) {
             fs_ring_count(ring, FS_CNT_DROPPED_FULL);
             return NULL;
         } else {
-            pos = __atomic_load_n(ring->tail, __ATOMIC_RELAXED);
+            pos = __atomic_load_n(tail, __ATOMIC_RELAXED);
         }
     }
     fs_ring_count(ring, FS_CNT_DROPPED_CONTENDED);

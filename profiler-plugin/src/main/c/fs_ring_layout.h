@@ -3,7 +3,10 @@
  * offsets. The Java side (io.flowscope.ring.RingLayout / RecordLayout) uses
  * the same names. No call site writes a bare offset.
  *
- *   file:  [ HEADER: header_size (262144) bytes ][ slot 0 ][ slot 1 ] ... [ slot capacity-1 ]
+ *   file:  [ HEADER: header_size (262144) bytes ][ lane 0 ][ lane 1 ] ... [ lane lane_count-1 ]
+ *   lane l: lane_capacity slots; slot i of lane l at header_size + 64*(l*lane_capacity + i)
+ *   (lane_count a power of two in [1, 64], lane_capacity a power of two >= 2,
+ *   capacity = lane_count * lane_capacity). Thread t writes lane t % lane_count.
  *
  *   header
  *    0                   1                   2                   3
@@ -36,9 +39,11 @@
  *   |                 hostname (char[64])                           |
  *   +---------------------------------------------------------------+ 160
  *   |                 plugin_version (char[32])                     |
- *   +---------------------------------------------------------------+ 192 .. 512 reserved
- *   |   tail (u64)                                   alone on 128 B | 512
- *   |   head (u64)                                   alone on 128 B | 640
+ *   +-------------------------------+-------------------------------+ 192
+ *   |     lane_count (u32)          |     reserved (u32)            |
+ *   +-------------------------------+-------------------------------+ 200
+ *   |                 lane_capacity (u64, slots per lane)           |
+ *   +---------------------------------------------------------------+ 208 .. 768 reserved
  *   |   consumer block (heartbeat, pid, skipped_stale, corrupt)     | 768
  *   |   producer counters (dropped_full, _abandoned, _contended,    | 896
  *   |     invalid_calls, strings_overflow, comms_overflow)          |
@@ -46,7 +51,10 @@
  *   |   string table: 256 entries x 32 B  {u32 length; char[28]}   | 4096
  *   +---------------------------------------------------------------+ 12288 .. 16384 reserved
  *   |   comm table: 1024 entries x 128 B                            | 16384
- *   +---------------------------------------------------------------+ 147456 .. 262144 reserved
+ *   +---------------------------------------------------------------+ 147456
+ *   |   lane table: lane_count (<= 64) entries x 256 B              |
+ *   |     +0 tail (u64, alone on 128 B)  +128 head (u64, alone on 128 B)
+ *   +---------------------------------------------------------------+ 163840 .. 262144 reserved
  *
  *   slot / record (64 bytes, one cache line)
  *   +---------------------------------------------------------------+  0
@@ -101,8 +109,8 @@
 #define FS_HDR_HOSTNAME_LENGTH 64
 #define FS_HDR_PLUGIN_VERSION_OFFSET 160
 #define FS_HDR_PLUGIN_VERSION_LENGTH 32
-#define FS_HDR_TAIL_OFFSET 512
-#define FS_HDR_HEAD_OFFSET 640
+#define FS_HDR_LANE_COUNT_OFFSET 192
+#define FS_HDR_LANE_CAPACITY_OFFSET 200
 #define FS_HDR_CONSUMER_HEARTBEAT_NS_OFFSET 768
 #define FS_HDR_CONSUMER_PID_OFFSET 776
 #define FS_HDR_CONSUMER_SKIPPED_STALE_OFFSET 784
@@ -144,6 +152,15 @@
 #define FS_COMM_STATE_ACTIVE 1u
 #define FS_COMM_STATE_FINALIZED 2u
 #define FS_COMM_INDEX_UNKNOWN 4095u
+
+/* lane table: one 256-byte entry per lane, tail and head each alone on 128 bytes */
+#define FS_LANE_TABLE_OFFSET 147456
+#define FS_LANE_ENTRY_SIZE 256u
+#define FS_LANE_ENTRY_SHIFT 8
+#define FS_LANE_TAIL_OFFSET 0
+#define FS_LANE_HEAD_OFFSET 128
+#define FS_LANE_MAX 64u
+#define FS_LANE_TABLE_END (FS_LANE_TABLE_OFFSET + FS_LANE_MAX * FS_LANE_ENTRY_SIZE)
 
 /* record */
 #define FS_REC_SEQ_OFFSET 0
@@ -286,10 +303,22 @@ _Static_assert(offsetof(fs_record_t, id) == FS_REC_ID_OFFSET, "id");
 _Static_assert(offsetof(fs_record_t, parent) == FS_REC_PARENT_OFFSET, "parent");
 _Static_assert(offsetof(fs_record_t, payload) == FS_REC_PAYLOAD_OFFSET, "payload");
 
-_Static_assert(FS_HDR_TAIL_OFFSET % 128 == 0 && FS_HDR_HEAD_OFFSET - FS_HDR_TAIL_OFFSET == 128,
-               "tail alone on 128 bytes");
-_Static_assert(FS_HDR_CONSUMER_HEARTBEAT_NS_OFFSET - FS_HDR_HEAD_OFFSET == 128,
-               "head alone on 128 bytes");
+_Static_assert(FS_HDR_PLUGIN_VERSION_OFFSET + FS_HDR_PLUGIN_VERSION_LENGTH == FS_HDR_LANE_COUNT_OFFSET,
+               "lane_count after plugin_version");
+_Static_assert(FS_HDR_LANE_CAPACITY_OFFSET == FS_HDR_LANE_COUNT_OFFSET + 8 &&
+                   FS_HDR_LANE_CAPACITY_OFFSET % 8 == 0,
+               "lane_capacity at 200");
+_Static_assert(FS_HDR_LANE_CAPACITY_OFFSET + 8 <= FS_HDR_CONSUMER_HEARTBEAT_NS_OFFSET,
+               "lane fields before the consumer block");
+_Static_assert(FS_HDR_CONSUMER_HEARTBEAT_NS_OFFSET == 768, "consumer block at 768");
+_Static_assert(FS_LANE_ENTRY_SIZE == 1u << FS_LANE_ENTRY_SHIFT, "lane entry shift");
+_Static_assert(FS_LANE_TABLE_OFFSET == FS_COMM_TABLE_OFFSET + FS_COMM_CAPACITY * FS_COMM_ENTRY_SIZE,
+               "lane table right after the comm table");
+_Static_assert(FS_LANE_TABLE_OFFSET % 128 == 0 && FS_LANE_TAIL_OFFSET == 0 && FS_LANE_HEAD_OFFSET == 128 &&
+                   FS_LANE_ENTRY_SIZE == 256,
+               "tail and head of a lane each alone on 128 bytes");
+_Static_assert(FS_LANE_TABLE_END == 163840, "lane table ends at 163840");
+_Static_assert(FS_LANE_TABLE_END <= FS_RING_HEADER_SIZE, "lane table inside the header");
 _Static_assert(FS_HDR_DROPPED_FULL_OFFSET == 768 + 128, "producer counters after consumer block");
 _Static_assert(FS_STRING_TABLE_OFFSET + FS_STRING_CAPACITY * FS_STRING_ENTRY_SIZE == 12288,
                "string table ends at 12288");
@@ -297,10 +326,15 @@ _Static_assert(FS_COMM_TABLE_OFFSET + FS_COMM_CAPACITY * FS_COMM_ENTRY_SIZE == 1
                "comm table ends at 147456");
 _Static_assert(FS_COMM_NAME_OFFSET + FS_COMM_NAME_LENGTH == FS_COMM_ENTRY_SIZE, "comm entry");
 _Static_assert(FS_STRING_NAME_OFFSET + FS_STRING_NAME_MAX == FS_STRING_ENTRY_SIZE, "string entry");
-_Static_assert(FS_HDR_PLUGIN_VERSION_OFFSET + FS_HDR_PLUGIN_VERSION_LENGTH <= 512, "header fields");
 _Static_assert(FS_RING_HEADER_SIZE % 4096 == 0, "slots start page-aligned");
 
-/* The checksum of a record (bytes 8..63 as w1..w7, checksum bytes as zero). */
+/* Byte offset of slot i of lane l (RING.md "File"). */
+static inline uint64_t fs_slot_offset(uint64_t header_size, uint64_t lane_capacity, uint32_t lane, uint64_t i) {
+    return header_size + FS_RING_RECORD_SIZE * ((uint64_t)lane * lane_capacity + i);
+}
+
+/* The checksum of a record: pos = its position in its lane, bytes 8..63 as
+ * w1..w7, the checksum bytes as zero. */
 static inline uint32_t fs_record_checksum(uint64_t pos, uint64_t w1, uint64_t w2, uint64_t w3,
                                           uint64_t w4, uint64_t w5, uint64_t w6, uint64_t w7) {
     uint64_t h = pos * FS_CK_M0 + (w1 & 0xFFFFFFFFULL) * FS_CK_M1 + w2 * FS_CK_M2 +

@@ -3,17 +3,25 @@
  *
  * dlopens the .so, takes ncclProfiler_v5, and for each thread count N runs N
  * producer threads doing a ProxyStep-shaped pattern (start, state 8, state 20,
- * state 9 with transSize, stop) while a consumer thread drains the ring (so it
- * never fills). Every call is bracketed by rdtscp; the empty-bracket cost is
- * measured and subtracted; ticks become ns with the calibrated TSC.
+ * state 9 with transSize, stop) while a consumer thread drains every lane of
+ * the ring round-robin (so it never fills). Every call is bracketed by
+ * rdtscp; the empty-bracket cost is measured and subtracted; ticks become ns
+ * with the calibrated TSC.
+ *
+ * The plugin numbers threads in the order of their first record and a thread
+ * writes lane `thread % lanes`; the workers of one configuration make their
+ * first record one after the other, so they get consecutive thread indexes:
+ * distinct lanes whenever lanes >= N (reported as lanes_used).
  *
  *   fs_bench [--plugin PATH] [--threads 1,2,4] [--events N per thread] [--ring-size SPEC]
+ *            [--lanes N] [--consumer-idle-us US] [--ring-dir DIR]
  */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <dlfcn.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,6 +41,7 @@ static uint32_t bracket_ticks;
 
 typedef struct {
     pthread_t th;
+    int index;
     void* ctx;
     uint32_t* samples;
     uint64_t n;
@@ -42,6 +51,7 @@ typedef struct {
 
 static volatile int go;
 static volatile int consumer_stop;
+static volatile int first_turn; /* workers make their first record in turn: consecutive thread indexes */
 
 static inline uint64_t tick(void) {
     unsigned aux;
@@ -63,6 +73,12 @@ static void* worker(void* arg) {
     d.type = FS_EV_PROXY_STEP;
     d.parentObj = (void*)(uintptr_t)(3ULL << 60 | 12345);
     fs_nccl_state_args_t a = {.proxyStep = {.transSize = 131072}};
+    /* one untimed record each, in worker order: this fixes the thread index (and lane) */
+    while (__atomic_load_n(&first_turn, __ATOMIC_ACQUIRE) != w->index) sched_yield();
+    void* h0;
+    prof->startEvent(w->ctx, &h0, &d);
+    prof->stopEvent(h0);
+    __atomic_store_n(&first_turn, w->index + 1, __ATOMIC_RELEASE);
     while (!go) __builtin_ia32_pause();
     w->t_start = fs_clock_monotonic_ns();
     uint64_t i = 0;
@@ -173,16 +189,19 @@ static void run(int nthreads, const char* ring_dir) {
     consumed = 0;
     consumer_stop = 0;
     go = 0;
+    first_turn = 0;
     pthread_t ct;
     pthread_create(&ct, NULL, consumer_thread, NULL);
     worker_t* w = calloc((size_t)nthreads, sizeof *w);
     for (int i = 0; i < nthreads; i++) {
+        w[i].index = i;
         w[i].ctx = ctx;
         w[i].n = events_per_thread;
         w[i].samples = malloc(events_per_thread * sizeof(uint32_t));
         memset(w[i].samples, 0, events_per_thread * sizeof(uint32_t)); /* fault the pages in now */
         pthread_create(&w[i].th, NULL, worker, &w[i]);
     }
+    while (__atomic_load_n(&first_turn, __ATOMIC_ACQUIRE) != nthreads) usleep(1000);
     usleep(10000);
     go = 1;
     for (int i = 0; i < nthreads; i++) pthread_join(w[i].th, NULL);
@@ -209,11 +228,16 @@ static void run(int nthreads, const char* ring_dir) {
     double eps = (double)total / ((double)(t1 - t0) / 1e9); /* bracketed pass */
     double med = pct(all, total, 0.5), p90 = pct(all, total, 0.9), p99 = pct(all, total, 0.99),
            p999 = pct(all, total, 0.999);
-    printf("%7d %12" PRIu64 " %9.1f %9.1f %9.1f %9.1f %10.1f %13.0f %8" PRIu64 " %10" PRIu64 "\n", nthreads,
-           total, med, p90, p99, p999, batch_mean, eps, drops, consumed);
-    printf("BENCH threads=%d events=%" PRIu64 " median_ns=%.1f p90_ns=%.1f p99_ns=%.1f p999_ns=%.1f "
-           "batch_mean_ns=%.1f events_per_s=%.0f dropped=%" PRIu64 " consumed=%" PRIu64 " bracket_ns=%.1f\n",
-           nthreads, total, med, p90, p99, p999, batch_mean, eps, drops, consumed, bracket_ticks * ns_per_tick);
+    uint32_t lanes_used = 0;
+    for (uint32_t l = 0; l < consumer.lane_count; l++) lanes_used += consumer.lanes[l].received > 0;
+    printf("%7d %5u %5u %12" PRIu64 " %9.1f %9.1f %9.1f %9.1f %10.1f %13.0f %8" PRIu64 " %10" PRIu64 "\n",
+           nthreads, consumer.lane_count, lanes_used, total, med, p90, p99, p999, batch_mean, eps, drops,
+           consumed);
+    printf("BENCH threads=%d lanes=%u lanes_used=%u events=%" PRIu64 " median_ns=%.1f p90_ns=%.1f p99_ns=%.1f "
+           "p999_ns=%.1f batch_mean_ns=%.1f events_per_s=%.0f dropped=%" PRIu64 " consumed=%" PRIu64
+           " bracket_ns=%.1f\n",
+           nthreads, consumer.lane_count, lanes_used, total, med, p90, p99, p999, batch_mean, eps, drops,
+           consumed, bracket_ticks * ns_per_tick);
     fflush(stdout);
     prof->finalize(ctx); /* closes the ring; the next init opens a fresh one */
     unlink(path);
@@ -226,7 +250,8 @@ static void run(int nthreads, const char* ring_dir) {
 int main(int argc, char** argv) {
     const char* plugin = "build/libnccl-profiler-flowscope.so";
     const char* threads = "1,2,4";
-    const char* ring_size = "512M"; /* holds both passes of 4 x 1M calls: the ring never fills */
+    const char* ring_size = "1G"; /* 8 lanes x 2M slots: a lane holds both passes of 1M calls */
+    const char* lanes = NULL;      /* the plugin's default */
     char ring_dir[256];
     snprintf(ring_dir, sizeof ring_dir, "/dev/shm/flowscope-bench-%d", (int)getpid());
     for (int i = 1; i < argc; i++) {
@@ -234,15 +259,18 @@ int main(int argc, char** argv) {
         else if (!strcmp(argv[i], "--threads") && i + 1 < argc) threads = argv[++i];
         else if (!strcmp(argv[i], "--events") && i + 1 < argc) events_per_thread = strtoull(argv[++i], NULL, 0);
         else if (!strcmp(argv[i], "--ring-size") && i + 1 < argc) ring_size = argv[++i];
+        else if (!strcmp(argv[i], "--lanes") && i + 1 < argc) lanes = argv[++i];
         else if (!strcmp(argv[i], "--consumer-idle-us") && i + 1 < argc) consumer_idle_us = (unsigned)atoi(argv[++i]);
         else if (!strcmp(argv[i], "--ring-dir") && i + 1 < argc) snprintf(ring_dir, sizeof ring_dir, "%s", argv[++i]);
         else {
-            fprintf(stderr, "usage: fs_bench [--plugin PATH] [--threads 1,2,4] [--events N] [--ring-size SPEC] [--ring-dir DIR]\n");
+            fprintf(stderr, "usage: fs_bench [--plugin PATH] [--threads 1,2,4] [--events N] [--ring-size SPEC] "
+                            "[--lanes N] [--consumer-idle-us US] [--ring-dir DIR]\n");
             return 2;
         }
     }
     setenv("FLOWSCOPE_RING_DIR", ring_dir, 1);
     setenv("FLOWSCOPE_RING_SIZE", ring_size, 1);
+    if (lanes) setenv("FLOWSCOPE_RING_LANES", lanes, 1);
     setenv("FLOWSCOPE_EVENT_MASK", "default", 1);
     void* lib = dlopen(plugin, RTLD_NOW | RTLD_LOCAL);
     if (!lib) {
@@ -268,8 +296,8 @@ int main(int argc, char** argv) {
     printf("fs_bench: %s, %ld CPUs, TSC %.3f GHz, empty rdtscp bracket %.1f ns (subtracted), %" PRIu64
            " calls per thread, ring %s, consumer draining\n",
            plugin, ncpu, 1.0 / ns_per_tick, bracket_ticks * ns_per_tick, events_per_thread, ring_size);
-    printf("%7s %12s %9s %9s %9s %9s %10s %13s %8s %10s\n", "threads", "events", "median", "p90", "p99", "p99.9",
-           "batchmean", "events/s", "dropped", "consumed");
+    printf("%7s %5s %5s %12s %9s %9s %9s %9s %10s %13s %8s %10s\n", "threads", "lanes", "used", "events", "median",
+           "p90", "p99", "p99.9", "batchmean", "events/s", "dropped", "consumed");
     char* list = strdup(threads);
     for (char* tok = strtok(list, ","); tok; tok = strtok(NULL, ",")) run(atoi(tok), ring_dir);
     free(list);

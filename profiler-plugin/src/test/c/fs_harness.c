@@ -793,56 +793,130 @@ static int verify_ring(const char* path, long records, int nrings_before, int nr
     CHECK(U32(FS_HDR_PRODUCER_PID_OFFSET) == (uint32_t)getpid(), "producer_pid");
     CHECK(U32(FS_HDR_COMM_COUNT_OFFSET) == (uint32_t)ncomms_total, "comm_count %u != %d", U32(FS_HDR_COMM_COUNT_OFFSET), ncomms_total);
     uint64_t cap = U64(FS_HDR_CAPACITY_OFFSET);
+    uint32_t lanes = U32(FS_HDR_LANE_COUNT_OFFSET);
+    uint64_t lane_cap = U64(FS_HDR_LANE_CAPACITY_OFFSET);
+    uint64_t hsize = U64(FS_HDR_HEADER_SIZE_OFFSET);
+    CHECK(lanes >= 1 && lanes <= FS_LANE_MAX && !(lanes & (lanes - 1)), "lane_count %u", lanes);
+    CHECK(lane_cap >= 16 && !(lane_cap & (lane_cap - 1)), "lane_capacity %" PRIu64, lane_cap);
+    CHECK(cap == (uint64_t)lanes * lane_cap, "capacity %" PRIu64 " != %u x %" PRIu64, cap, lanes, lane_cap);
     CHECK((uint64_t)st.st_size == FS_RING_HEADER_SIZE + cap * 64, "file size");
-    uint64_t tail = U64(FS_HDR_TAIL_OFFSET);
-    uint64_t expect_kept = (uint64_t)records < cap ? (uint64_t)records : cap;
-    CHECK(tail == expect_kept, "tail %" PRIu64 " != %" PRIu64, tail, expect_kept);
-    CHECK(U64(FS_HDR_DROPPED_FULL_OFFSET) == (uint64_t)records - expect_kept, "dropped_full %" PRIu64 " != %" PRIu64,
-          U64(FS_HDR_DROPPED_FULL_OFFSET), (uint64_t)records - expect_kept);
+    const char* want_lanes = getenv("FLOWSCOPE_RING_LANES");
+    int wl = want_lanes ? atoi(want_lanes) : 0;
+    if (wl >= 1 && wl <= (int)FS_LANE_MAX && !(wl & (wl - 1))) /* a valid setting is taken as is */
+        CHECK(lanes == (uint32_t)wl, "lane_count %u != %s", lanes, want_lanes);
+    if (fails) {
+        munmap(b, (size_t)st.st_size);
+        return fails;
+    }
+    for (size_t o = 512; o < 768; o += 8) CHECK(U64(o) == 0, "reserved header word at %zu not zero", o);
+    uint64_t dropped_full = U64(FS_HDR_DROPPED_FULL_OFFSET);
     CHECK(U64(FS_HDR_DROPPED_ABANDONED_OFFSET) == 0, "dropped_abandoned");
     CHECK(U64(FS_HDR_DROPPED_CONTENDED_OFFSET) == 0, "dropped_contended %" PRIu64, U64(FS_HDR_DROPPED_CONTENDED_OFFSET));
     CHECK(U64(FS_HDR_INVALID_CALLS_OFFSET) == (uint64_t)invalid_expected, "invalid_calls %" PRIu64 " != %ld",
           U64(FS_HDR_INVALID_CALLS_OFFSET), invalid_expected);
     CHECK(U64(FS_HDR_STRINGS_OVERFLOW_OFFSET) == 0, "strings_overflow");
-    /* every kept record: published, checksum right; per (kind, op) counts */
-    long counts[FS_KIND_COUNT][4] = {{0}};
-    for (uint64_t pos = 0; pos < tail; pos++) {
-        const uint64_t* w = (const uint64_t*)(b + FS_RING_HEADER_SIZE + (pos & (cap - 1)) * 64);
-        if (w[0] != pos + 1) {
-            CHECK(0, "slot %" PRIu64 " seq %" PRIu64, pos, w[0]);
-            break;
+
+    /* The expected (kind, op) sequence of every harness thread, from its expect lines. */
+    uint16_t** want_seq = calloc((size_t)nhthreads, sizeof *want_seq);
+    long* want_len = calloc((size_t)nhthreads, sizeof *want_len);
+    int* used = calloc((size_t)nhthreads, sizeof *used);
+    long want[FS_KIND_COUNT][4] = {{0}};
+    for (int i = 0; i < nhthreads; i++) {
+        hthread_t* t = &hthreads[i];
+        want_seq[i] = malloc(((size_t)t->n + 1) * sizeof(uint16_t));
+        char* p = t->buf;
+        while (p && *p) {
+            char kind[32], op[16];
+            int a, n;
+            if (sscanf(p, "%d %d %31s %15s", &a, &n, kind, op) == 4)
+                for (int k = 0; k < FS_KIND_COUNT; k++)
+                    if (!strcmp(kind, kind_names[k])) {
+                        int o = !strcmp(op, "START") ? 1 : !strcmp(op, "STOP") ? 2 : 3;
+                        want[k][o]++;
+                        if (want_len[i] < t->n) want_seq[i][want_len[i]++] = (uint16_t)(k << 2 | o);
+                    }
+            p = strchr(p, '\n');
+            if (p) p++;
         }
-        uint32_t ck = fs_record_checksum(pos, w[1], w[2], w[3], w[4], w[5], w[6], w[7]);
-        if (ck != (uint32_t)(w[1] >> 32)) {
-            CHECK(0, "checksum of record %" PRIu64, pos);
-            break;
-        }
-        uint32_t kind = (uint32_t)(w[1] & 0xFF), op = (uint32_t)(w[1] >> 8 & 0xFF);
-        if (kind < FS_KIND_COUNT && op >= 1 && op <= 3) counts[kind][op]++;
-        CHECK(w[3] >> 60 == kind, "id kind");
     }
-    if ((uint64_t)records <= cap) {
-        /* compare with the expect lines */
-        long want[FS_KIND_COUNT][4] = {{0}};
-        for (int i = 0; i < nhthreads; i++) {
-            hthread_t* t = &hthreads[i];
-            char* p = t->buf;
-            while (p && *p) {
-                char kind[32], op[16];
-                int a, n;
-                if (sscanf(p, "%d %d %31s %15s", &a, &n, kind, op) == 4)
-                    for (int k = 0; k < FS_KIND_COUNT; k++)
-                        if (!strcmp(kind, kind_names[k]))
-                            want[k][!strcmp(op, "START") ? 1 : !strcmp(op, "STOP") ? 2 : 3]++;
-                p = strchr(p, '\n');
-                if (p) p++;
+
+    /* Every lane: kept records published with the right checksum (pos = position
+     * in the lane); each plugin thread only in its lane, its records in the order
+     * one harness thread made them (a prefix of that order when records were
+     * dropped: with no consumer, a full lane drops everything after). */
+    long counts[FS_KIND_COUNT][4] = {{0}};
+    uint64_t readable = 0;
+    uint32_t full_lanes = 0;
+    enum { MAXT = 256 };
+    for (uint32_t l = 0; l < lanes && !fails; l++) {
+        const uint8_t* lt = b + FS_LANE_TABLE_OFFSET + (size_t)l * FS_LANE_ENTRY_SIZE;
+        uint64_t tail = *(const uint64_t*)(lt + FS_LANE_TAIL_OFFSET);
+        CHECK(*(const uint64_t*)(lt + FS_LANE_HEAD_OFFSET) == 0, "lane %u head moved without a consumer", l);
+        CHECK(tail <= lane_cap, "lane %u tail %" PRIu64 " > lane capacity %" PRIu64, l, tail, lane_cap);
+        if (tail > lane_cap) break;
+        readable += tail;
+        full_lanes += tail == lane_cap;
+        uint16_t* seq[MAXT] = {0};
+        long len[MAXT] = {0};
+        for (uint64_t pos = 0; pos < tail; pos++) {
+            const uint64_t* w = (const uint64_t*)(b + fs_slot_offset(hsize, lane_cap, l, pos));
+            if (w[0] != pos + 1) {
+                CHECK(0, "lane %u slot %" PRIu64 " seq %" PRIu64, l, pos, w[0]);
+                break;
             }
+            uint32_t ck = fs_record_checksum(pos, w[1], w[2], w[3], w[4], w[5], w[6], w[7]);
+            if (ck != (uint32_t)(w[1] >> 32)) {
+                CHECK(0, "checksum of lane %u record %" PRIu64, l, pos);
+                break;
+            }
+            uint32_t kind = (uint32_t)(w[1] & 0xFF), op = (uint32_t)(w[1] >> 8 & 0xFF);
+            uint32_t th = (uint32_t)(w[1] >> 16 & 0xFFFF);
+            if (kind < FS_KIND_COUNT && op >= 1 && op <= 3) counts[kind][op]++;
+            CHECK(w[3] >> 60 == kind, "id kind");
+            if (th % lanes != l || th >= MAXT) {
+                CHECK(0, "lane %u holds a record of thread %u", l, th);
+                break;
+            }
+            if (!seq[th]) seq[th] = malloc((size_t)(tail + 1) * sizeof(uint16_t));
+            seq[th][len[th]++] = (uint16_t)(kind << 2 | op);
         }
+        for (uint32_t th = 0; th < MAXT; th++) {
+            if (!seq[th]) continue;
+            int match = -1;
+            for (int pass = 0; pass < 2 && match < 0; pass++) /* an exact match first, then a prefix */
+                for (int i = 0; i < nhthreads && match < 0; i++)
+                    if (!used[i] && (pass ? len[th] <= want_len[i] : len[th] == want_len[i]) &&
+                        !memcmp(seq[th], want_seq[i], (size_t)len[th] * sizeof(uint16_t)))
+                        match = i;
+            CHECK(match >= 0, "lane %u: the %ld records of thread %u are not (a prefix of) one harness "
+                              "thread's records in order", l, len[th], th);
+            if (match >= 0) {
+                used[match] = 1;
+                CHECK(dropped_full > 0 || len[th] == want_len[match],
+                      "lane %u: thread %u has %ld records, expected %ld", l, th, len[th], want_len[match]);
+            }
+            free(seq[th]);
+        }
+    }
+    for (int i = 0; i < nhthreads; i++) free(want_seq[i]);
+    free(want_seq);
+    free(want_len);
+    free(used);
+    CHECK(readable + dropped_full == (uint64_t)records,
+          "readable %" PRIu64 " + dropped_full %" PRIu64 " != records %ld", readable, dropped_full, records);
+    CHECK(dropped_full == 0 || full_lanes > 0, "dropped_full %" PRIu64 " with no full lane", dropped_full);
+    if (lanes == 1) {
+        uint64_t expect_kept = (uint64_t)records < cap ? (uint64_t)records : cap;
+        CHECK(readable == expect_kept, "readable %" PRIu64 " != %" PRIu64, readable, expect_kept);
+    }
+    if (dropped_full == 0)
         for (int k = 0; k < FS_KIND_COUNT; k++)
             for (int o = 1; o <= 3; o++)
                 CHECK(counts[k][o] == want[k][o], "%s op %d: ring has %ld, expected %ld", kind_names[k], o,
                       counts[k][o], want[k][o]);
-    }
+    fprintf(stderr, "harness: verify: lanes=%u lane_capacity=%" PRIu64 " readable=%" PRIu64 " dropped_full=%" PRIu64
+                    " records=%ld\n",
+            lanes, lane_cap, readable, dropped_full, records);
     munmap(b, (size_t)st.st_size);
     return fails;
 }
@@ -852,7 +926,7 @@ static int verify_ring(const char* path, long records, int nrings_before, int nr
 static void usage(void) {
     fprintf(stderr,
             "usage: fs_harness --plugin PATH [--abi 4|5|6] [--comms K] [--ops N] [--ring-dir DIR]\n"
-            "                  [--ring-size SPEC] [--mask SPEC] [--expect FILE] [--abuse] [--seed S]\n"
+            "                  [--ring-size SPEC] [--ring-lanes N] [--mask SPEC] [--expect FILE] [--abuse] [--seed S]\n"
             "                  [--kernel-sampling N] [--live SECONDS [--rate EVENTS_PER_SEC]] [--verify]\n");
     exit(2);
 }
@@ -867,6 +941,7 @@ int main(int argc, char** argv) {
         else if (!strcmp(a, "--ops")) opt.ops = atoi(ARG());
         else if (!strcmp(a, "--ring-dir")) setenv("FLOWSCOPE_RING_DIR", ARG(), 1);
         else if (!strcmp(a, "--ring-size")) setenv("FLOWSCOPE_RING_SIZE", ARG(), 1);
+        else if (!strcmp(a, "--ring-lanes")) setenv("FLOWSCOPE_RING_LANES", ARG(), 1);
         else if (!strcmp(a, "--mask")) setenv("FLOWSCOPE_EVENT_MASK", ARG(), 1);
         else if (!strcmp(a, "--kernel-sampling")) setenv("FLOWSCOPE_KERNEL_SAMPLING", ARG(), 1);
         else if (!strcmp(a, "--expect")) opt.expect = ARG();

@@ -29,14 +29,29 @@ int fs_consumer_attach(fs_consumer_t* c, uint8_t* base) {
                 FS_RING_LAYOUT_MAJOR);
         return -1;
     }
+    uint32_t lanes = *(uint32_t*)(base + FS_HDR_LANE_COUNT_OFFSET);
+    uint64_t lane_capacity = *(uint64_t*)(base + FS_HDR_LANE_CAPACITY_OFFSET);
+    uint64_t capacity = *(uint64_t*)(base + FS_HDR_CAPACITY_OFFSET);
+    if (lanes < 1 || lanes > FS_LANE_MAX || (lanes & (lanes - 1)) || lane_capacity < 2 ||
+        (lane_capacity & (lane_capacity - 1)) || capacity != lanes * lane_capacity) {
+        fprintf(stderr, "ring lanes %u x %llu slots, capacity %llu: inconsistent\n", lanes,
+                (unsigned long long)lane_capacity, (unsigned long long)capacity);
+        return -1;
+    }
     c->base = base;
-    c->capacity = *(uint64_t*)(base + FS_HDR_CAPACITY_OFFSET);
-    c->mask = c->capacity - 1;
-    c->slots = (fs_record_t*)(base + *(uint64_t*)(base + FS_HDR_HEADER_SIZE_OFFSET));
-    c->tail = (uint64_t*)(base + FS_HDR_TAIL_OFFSET);
-    c->head = (uint64_t*)(base + FS_HDR_HEAD_OFFSET);
+    c->capacity = capacity;
+    c->lane_capacity = lane_capacity;
+    c->lane_mask = lane_capacity - 1;
+    c->lane_count = lanes;
     c->stale_timeout_ns = 100000000ULL;
-    c->stale_pos = UINT64_MAX;
+    uint64_t header_size = *(uint64_t*)(base + FS_HDR_HEADER_SIZE_OFFSET);
+    for (uint32_t l = 0; l < lanes; l++) {
+        fs_consumer_lane_t* ln = &c->lanes[l];
+        ln->slots = (fs_record_t*)(base + fs_slot_offset(header_size, lane_capacity, l, 0));
+        ln->tail = (uint64_t*)(base + FS_LANE_TABLE_OFFSET + (size_t)l * FS_LANE_ENTRY_SIZE + FS_LANE_TAIL_OFFSET);
+        ln->head = (uint64_t*)(base + FS_LANE_TABLE_OFFSET + (size_t)l * FS_LANE_ENTRY_SIZE + FS_LANE_HEAD_OFFSET);
+        ln->stale_pos = UINT64_MAX;
+    }
     __atomic_store_n((int32_t*)(base + FS_HDR_CONSUMER_PID_OFFSET), (int32_t)getpid(), __ATOMIC_RELAXED);
     return 0;
 }
@@ -73,58 +88,102 @@ static void fs_consumer_count(fs_consumer_t* c, size_t off) {
     __atomic_fetch_add((uint64_t*)(c->base + off), 1, __ATOMIC_RELAXED);
 }
 
-int fs_consumer_poll(fs_consumer_t* c, fs_record_t* out, uint64_t* pos_out) {
+/* *now: the consumer's clock, read at most once per poll (0 = not read yet) */
+static int fs_consumer_poll_lane_at(fs_consumer_t* c, uint32_t lane, fs_record_t* out, uint64_t* pos_out,
+                                    uint64_t* now_cache) {
+    fs_consumer_lane_t* ln = &c->lanes[lane];
+    const uint64_t cap = c->lane_capacity;
     for (;;) {
-        uint64_t pos = __atomic_load_n(c->head, __ATOMIC_RELAXED);
-        fs_record_t* s = &c->slots[pos & c->mask];
+        uint64_t pos = __atomic_load_n(ln->head, __ATOMIC_RELAXED);
+        fs_record_t* s = &ln->slots[pos & c->lane_mask];
         uint64_t seq = __atomic_load_n(&s->seq, __ATOMIC_ACQUIRE);
         if (seq == pos + 1) {
             memcpy(out, s, sizeof *out);
             const uint64_t* w = (const uint64_t*)out;
             uint32_t ck = fs_record_checksum(pos, w[1], w[2], w[3], w[4], w[5], w[6], w[7]);
-            __atomic_store_n(&s->seq, pos + c->capacity, __ATOMIC_RELEASE);
-            __atomic_store_n(c->head, pos + 1, __ATOMIC_RELEASE);
+            __atomic_store_n(&s->seq, pos + cap, __ATOMIC_RELEASE);
+            __atomic_store_n(ln->head, pos + 1, __ATOMIC_RELEASE);
             if (ck != out->checksum) {
                 c->corrupt++;
                 fs_consumer_count(c, FS_HDR_CONSUMER_CORRUPT_OFFSET);
                 continue;
             }
             c->received++;
+            ln->received++;
+            c->last_lane = lane;
             if (pos_out) *pos_out = pos;
             return 1;
         }
-        if (seq == pos + c->capacity) { /* consumed by a consumer that died before moving head */
-            __atomic_store_n(c->head, pos + 1, __ATOMIC_RELEASE);
+        if (seq == pos + cap || seq == pos + cap + 1) {
+            /* consumed by a consumer that died before moving head (+1: the next
+             * lap's record is already published there; it is read at pos+cap) */
+            __atomic_store_n(ln->head, pos + 1, __ATOMIC_RELEASE);
             continue;
         }
-        uint64_t tail = __atomic_load_n(c->tail, __ATOMIC_ACQUIRE);
         if (seq == pos) {
-            if (tail <= pos) return 0; /* nothing more */
-            uint64_t now = fs_consumer_now();
-            if (c->stale_pos != pos) {
-                c->stale_pos = pos;
-                c->stale_since_ns = now;
+            /* Nothing to read now. The tail is not read here (it is the
+             * producers' line): only once pos has been unpublished for longer
+             * than the stale timeout. */
+            if (!*now_cache) *now_cache = fs_consumer_now();
+            uint64_t now = *now_cache;
+            if (ln->stale_pos != pos) {
+                ln->stale_pos = pos;
+                ln->stale_since_ns = now;
                 return 0;
             }
-            if (now - c->stale_since_ns < c->stale_timeout_ns) return 0;
+            if (now - ln->stale_since_ns < c->stale_timeout_ns) return 0;
+            ln->tail_reads++;
+            uint64_t tail = __atomic_load_n(ln->tail, __ATOMIC_ACQUIRE);
+            if (tail <= pos) { /* simply empty: the timer restarts */
+                ln->stale_since_ns = now;
+                return 0;
+            }
             uint64_t expected = pos;
-            if (__atomic_compare_exchange_n(&s->seq, &expected, pos + c->capacity, 0, __ATOMIC_ACQ_REL,
+            if (__atomic_compare_exchange_n(&s->seq, &expected, pos + cap, 0, __ATOMIC_ACQ_REL,
                                             __ATOMIC_ACQUIRE)) {
                 c->skipped_stale++;
                 fs_consumer_count(c, FS_HDR_CONSUMER_SKIPPED_STALE_OFFSET);
-                __atomic_store_n(c->head, pos + 1, __ATOMIC_RELEASE);
+                __atomic_store_n(ln->head, pos + 1, __ATOMIC_RELEASE);
             }
             continue; /* published meanwhile, or skipped */
         }
         /* corrupt slot sequence */
         c->corrupt++;
         fs_consumer_count(c, FS_HDR_CONSUMER_CORRUPT_OFFSET);
+        ln->tail_reads++;
+        uint64_t tail = __atomic_load_n(ln->tail, __ATOMIC_ACQUIRE);
         if (tail > pos) {
-            __atomic_store_n(&s->seq, pos + c->capacity, __ATOMIC_RELEASE);
-            __atomic_store_n(c->head, pos + 1, __ATOMIC_RELEASE);
+            __atomic_store_n(&s->seq, pos + cap, __ATOMIC_RELEASE);
+            __atomic_store_n(ln->head, pos + 1, __ATOMIC_RELEASE);
             continue;
         }
         __atomic_store_n(&s->seq, pos, __ATOMIC_RELEASE);
         return 0;
     }
+}
+
+int fs_consumer_poll_lane(fs_consumer_t* c, uint32_t lane, fs_record_t* out, uint64_t* pos_out) {
+    uint64_t now = 0;
+    return fs_consumer_poll_lane_at(c, lane, out, pos_out, &now);
+}
+
+/* Round-robin: up to FS_CONSUMER_BURST records from a lane, then the next one. */
+#define FS_CONSUMER_BURST 64u
+
+int fs_consumer_poll(fs_consumer_t* c, fs_record_t* out, uint64_t* pos_out) {
+    uint32_t n = c->lane_count;
+    uint64_t now = 0;
+    for (uint32_t k = 0; k < n; k++) {
+        uint32_t lane = c->next_lane;
+        if (fs_consumer_poll_lane_at(c, lane, out, pos_out, &now)) {
+            if (++c->burst >= FS_CONSUMER_BURST) {
+                c->burst = 0;
+                c->next_lane = (lane + 1) & (n - 1);
+            }
+            return 1;
+        }
+        c->burst = 0;
+        c->next_lane = (lane + 1) & (n - 1);
+    }
+    return 0;
 }

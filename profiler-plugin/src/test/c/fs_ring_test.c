@@ -1,7 +1,8 @@
 /*
- * fs_ring_test.c - unit tests of the ring (RING.md): layout, claim/publish,
- * drops, checksum vector, killed and stalled producers, garbage sequences,
- * concurrent producers against the C consumer; plus config and clock.
+ * fs_ring_test.c - unit tests of the ring (RING.md): layout, lanes,
+ * claim/publish, drops per lane, checksum vector, killed and stalled
+ * producers, garbage sequences, concurrent producers against the C consumer;
+ * plus config and clock.
  *
  *   fs_ring_test [--quick] [--vectors PATH]   (run from profiler-plugin/)
  */
@@ -45,16 +46,21 @@ static int failures;
         }                                                                                          \
     } while (0)
 
-static fs_ring_t* new_ring(uint64_t capacity) {
+static fs_ring_t* new_ring_lanes(uint32_t lanes, uint64_t lane_capacity) {
     fs_ring_params_t p = {.abi_version = 5, .nccl_version = 22809, .event_mask = 0xDF, .clock_source = 2};
     char err[256];
-    fs_ring_t* r = fs_ring_create(tmpdir, capacity, &p, err, sizeof err);
+    fs_ring_t* r = fs_ring_create(tmpdir, lanes, lane_capacity, &p, err, sizeof err);
     if (!r) {
         fprintf(stderr, "fs_ring_create: %s\n", err);
         exit(1);
     }
     return r;
 }
+
+static fs_ring_t* new_ring(uint64_t capacity) { return new_ring_lanes(1, capacity); }
+
+static uint64_t tail_of(fs_ring_t* r, uint32_t lane) { return __atomic_load_n(fs_ring_lane_tail(r, lane), __ATOMIC_RELAXED); }
+static fs_record_t* slot_of(fs_ring_t* r, uint32_t lane, uint64_t i) { return &fs_ring_lane_slots(r, lane)[i]; }
 
 static void drop_ring(fs_ring_t* r) {
     unlink(r->path);
@@ -63,10 +69,10 @@ static void drop_ring(fs_ring_t* r) {
 
 static uint64_t cnt(fs_ring_t* r, int i) { return __atomic_load_n(&r->counters[i], __ATOMIC_RELAXED); }
 
-/* writes one record: payload word 0 = value */
+/* writes one record of `thread` (into its lane): payload word 0 = value */
 static int put(fs_ring_t* r, uint32_t thread, uint64_t value) {
     uint64_t pos;
-    fs_record_t* s = fs_ring_try_claim(r, &pos);
+    fs_record_t* s = fs_ring_try_claim(r, fs_ring_lane_of(r, thread), &pos);
     if (!s) return 0;
     fs_ring_write(s, pos, fs_record_w1(FS_KIND_PROXY_STEP, FS_OP_START, thread), 1000 + value,
                   (uint64_t)FS_KIND_PROXY_STEP << 60 | (value + 1), 0, value, 0, 0);
@@ -85,8 +91,17 @@ static uint64_t now_ns(void) { return fs_clock_monotonic_ns(); }
 /* ---- tests ---- */
 
 static void should_initialise_header_and_slot_sequences(void) {
-    fs_ring_t* r = new_ring(64);
+    fs_ring_t* r = new_ring_lanes(4, 16);
     uint8_t* b = r->base;
+    CHECK_EQ(*(uint32_t*)(b + FS_HDR_LANE_COUNT_OFFSET), 4);
+    CHECK_EQ(*(uint64_t*)(b + FS_HDR_LANE_CAPACITY_OFFSET), 16);
+    for (uint32_t l = 0; l < FS_LANE_MAX; l++) {
+        CHECK_EQ(*(uint64_t*)(b + FS_LANE_TABLE_OFFSET + 256 * l), 0);       /* tail */
+        CHECK_EQ(*(uint64_t*)(b + FS_LANE_TABLE_OFFSET + 256 * l + 128), 0); /* head */
+    }
+    for (size_t o = 512; o < 768; o += 8) CHECK_EQ(*(uint64_t*)(b + o), 0); /* the old tail/head: reserved */
+    CHECK((uint8_t*)fs_ring_lane_slots(r, 3) == b + 262144 + 64 * (3 * 16));
+    CHECK((uint8_t*)fs_ring_lane_tail(r, 2) == b + 147456 + 512);
     CHECK_EQ(*(uint64_t*)(b + FS_HDR_MAGIC_OFFSET), FS_RING_MAGIC);
     CHECK_EQ(*(uint32_t*)(b + FS_HDR_LAYOUT_VERSION_OFFSET), 0x00010000u);
     CHECK_EQ(*(uint32_t*)(b + FS_HDR_RECORD_SIZE_OFFSET), 64);
@@ -102,7 +117,7 @@ static void should_initialise_header_and_slot_sequences(void) {
     CHECK_EQ(*(uint32_t*)(b + FS_HDR_COMM_CAPACITY_OFFSET), 1024);
     CHECK(*(uint64_t*)(b + FS_HDR_ANCHOR_REALTIME_NS_OFFSET) > 1500000000000000000ULL);
     CHECK(strncmp((char*)b + FS_HDR_PLUGIN_VERSION_OFFSET, "flowscope", 9) == 0);
-    for (uint64_t i = 0; i < 64; i++) CHECK_EQ(r->slots[i].seq, i);
+    for (uint64_t i = 0; i < 64; i++) CHECK_EQ(r->slots[i].seq, i % 16); /* per lane: seq = index in the lane */
     CHECK(strstr(r->path, "/flowscope-") != NULL);
     fs_ring_close(r, 42);
     CHECK_EQ(*(uint32_t*)(b + FS_HDR_PRODUCER_STATE_OFFSET), 2);
@@ -124,12 +139,12 @@ static void should_create_a_fresh_file_per_ring(void) {
 static void should_claim_and_publish_in_position_order(void) {
     fs_ring_t* r = new_ring(16);
     uint64_t p0, p1;
-    fs_record_t* s0 = fs_ring_try_claim(r, &p0);
-    fs_record_t* s1 = fs_ring_try_claim(r, &p1);
+    fs_record_t* s0 = fs_ring_try_claim(r, 0, &p0);
+    fs_record_t* s1 = fs_ring_try_claim(r, 0, &p1);
     CHECK(s0 && s1);
     CHECK_EQ(p0, 0);
     CHECK_EQ(p1, 1);
-    CHECK_EQ(*r->tail, 2);
+    CHECK_EQ(tail_of(r, 0), 2);
     /* claimed, unpublished: seq still == pos */
     CHECK_EQ(s0->seq, 0);
     fs_ring_write(s1, p1, fs_record_w1(1, 1, 0), 5, 6, 7, 8, 9, 10);
@@ -161,7 +176,7 @@ static void should_count_drop_when_ring_full(void) {
     CHECK_EQ(ok, 16);
     CHECK_EQ(cnt(r, FS_CNT_DROPPED_FULL), 4);
     CHECK_EQ(cnt(r, FS_CNT_DROPPED_CONTENDED), 0);
-    CHECK_EQ(*r->tail, 16);
+    CHECK_EQ(tail_of(r, 0), 16);
     /* the first 16 are kept, in order */
     fs_consumer_t c;
     fs_consumer_attach(&c, r->base);
@@ -196,7 +211,126 @@ static void should_wrap_around_and_keep_exact_counts(void) {
     CHECK_EQ(read, written);
     CHECK_EQ(written + cnt(r, FS_CNT_DROPPED_FULL), attempted);
     CHECK(cnt(r, FS_CNT_DROPPED_FULL) > 0);
-    CHECK(*r->tail > 16 * 10);
+    CHECK(tail_of(r, 0) > 16 * 10);
+    drop_ring(r);
+}
+
+/* ---- concurrent producers + consumer ---- */
+
+#define NPROD 4
+typedef struct {
+    fs_ring_t* r;
+    uint32_t id;
+    uint64_t n;
+    uint64_t written;
+} prod_t;
+
+static volatile int producers_left;
+
+static void* producer(void* arg) {
+    prod_t* p = arg;
+    for (uint64_t i = 1; i <= p->n; i++) p->written += (uint64_t)put(p->r, p->id, i);
+    __atomic_fetch_sub(&producers_left, 1, __ATOMIC_RELEASE);
+    return NULL;
+}
+
+/* 4 lanes x 16, threads 0..3 and 4..7 (lanes 0..3 again): every lane fills alone */
+static void should_count_exact_drops_per_lane(void) {
+    fs_ring_t* r = new_ring_lanes(4, 16);
+    int ok[8] = {0};
+    for (uint32_t t = 0; t < 4; t++)
+        for (int i = 0; i < 10 + 3 * (int)t; i++) ok[t] += put(r, t, (uint64_t)i); /* 10, 13, 16, 19 */
+    CHECK_EQ(ok[0], 10);
+    CHECK_EQ(ok[1], 13);
+    CHECK_EQ(ok[2], 16);
+    CHECK_EQ(ok[3], 16);
+    CHECK_EQ(cnt(r, FS_CNT_DROPPED_FULL), 3);
+    for (uint32_t t = 4; t < 8; t++)
+        for (int i = 0; i < 8; i++) ok[t] += put(r, t, 100 + (uint64_t)i);
+    CHECK_EQ(ok[4], 6); /* lane 0: 10 + 6 = 16 */
+    CHECK_EQ(ok[5], 3); /* lane 1: 13 + 3 */
+    CHECK_EQ(ok[6], 0);
+    CHECK_EQ(ok[7], 0);
+    CHECK_EQ(cnt(r, FS_CNT_DROPPED_FULL), 3 + 2 + 5 + 8 + 8);
+    for (uint32_t l = 0; l < 4; l++) CHECK_EQ(tail_of(r, l), 16);
+    /* a drained lane takes records again, the others stay full */
+    fs_consumer_t c;
+    CHECK(fs_consumer_attach(&c, r->base) == 0);
+    CHECK_EQ(c.lane_count, 4);
+    fs_record_t rec;
+    uint64_t pos;
+    for (uint64_t i = 0; i < 16; i++) {
+        CHECK(fs_consumer_poll_lane(&c, 2, &rec, &pos) == 1);
+        CHECK_EQ(pos, i);
+        CHECK_EQ(rec.thread, 2);
+        CHECK_EQ(payload0(&rec), i);
+    }
+    CHECK(put(r, 6, 7) == 1);
+    CHECK(put(r, 5, 7) == 0);
+    CHECK_EQ(tail_of(r, 2), 17);
+    CHECK(fs_consumer_poll_lane(&c, 2, &rec, &pos) == 1);
+    CHECK_EQ(pos, 16); /* positions are per lane: the checksum uses 16 */
+    CHECK_EQ(rec.thread, 6);
+    drop_ring(r);
+}
+
+static void should_write_different_lanes_from_threads_of_different_lanes(void) {
+    fs_ring_t* r = new_ring_lanes(2, 16);
+    CHECK_EQ(fs_ring_lane_of(r, 0), 0);
+    CHECK_EQ(fs_ring_lane_of(r, 1), 1);
+    CHECK_EQ(fs_ring_lane_of(r, 65535), 1); /* thread % lane_count, as the u16 in the record */
+    CHECK(put(r, 0, 1) && put(r, 1, 2) && put(r, 1, 3));
+    CHECK_EQ(tail_of(r, 0), 1);
+    CHECK_EQ(tail_of(r, 1), 2);
+    CHECK_EQ(slot_of(r, 0, 0)->seq, 1);
+    CHECK_EQ(slot_of(r, 0, 1)->seq, 1); /* lane 0 slot 1: untouched */
+    CHECK_EQ(slot_of(r, 1, 0)->seq, 1);
+    CHECK_EQ(slot_of(r, 1, 1)->seq, 2);
+    CHECK_EQ(slot_of(r, 0, 0)->thread, 0);
+    CHECK_EQ(slot_of(r, 1, 0)->thread, 1);
+    CHECK_EQ(slot_of(r, 1, 1)->thread, 1);
+    /* the lane's tail and the other lane's tail are on different 128-byte blocks */
+    CHECK((uintptr_t)fs_ring_lane_tail(r, 1) - (uintptr_t)fs_ring_lane_tail(r, 0) == 256);
+    drop_ring(r);
+    /* two threads at once: each lane holds only its thread's records, in order */
+    r = new_ring_lanes(2, 256);
+    prod_t p[2] = {{r, 0, 200, 0}, {r, 1, 200, 0}};
+    pthread_t th[2];
+    producers_left = 2;
+    for (int i = 0; i < 2; i++) pthread_create(&th[i], NULL, producer, &p[i]);
+    for (int i = 0; i < 2; i++) pthread_join(th[i], NULL);
+    for (uint32_t l = 0; l < 2; l++) {
+        CHECK_EQ(tail_of(r, l), 200);
+        for (uint64_t i = 0; i < 200; i++) {
+            CHECK_EQ(slot_of(r, l, i)->seq, i + 1);
+            CHECK_EQ(slot_of(r, l, i)->thread, l);
+            CHECK_EQ(payload0(slot_of(r, l, i)), i + 1);
+        }
+    }
+    drop_ring(r);
+}
+
+/* The consumer reads a lane's tail only on the stale path, not on every empty poll. */
+static void should_not_read_tail_on_an_empty_poll(void) {
+    fs_ring_t* r = new_ring_lanes(2, 16);
+    fs_consumer_t c;
+    CHECK(fs_consumer_attach(&c, r->base) == 0);
+    c.stale_timeout_ns = 50000000ULL;
+    fs_record_t rec;
+    for (int i = 0; i < 1000; i++) CHECK(fs_consumer_poll(&c, &rec, NULL) == 0);
+    CHECK(put(r, 1, 5));
+    CHECK(fs_consumer_poll(&c, &rec, NULL) == 1);
+    CHECK_EQ(c.last_lane, 1);
+    for (int i = 0; i < 1000; i++) CHECK(fs_consumer_poll(&c, &rec, NULL) == 0);
+    CHECK_EQ(c.lanes[0].tail_reads + c.lanes[1].tail_reads, 0);
+    /* past the timeout: one tail read per lane, the lane is empty, the timer restarts */
+    usleep(60000);
+    CHECK(fs_consumer_poll(&c, &rec, NULL) == 0);
+    CHECK_EQ(c.lanes[0].tail_reads, 1);
+    CHECK_EQ(c.lanes[1].tail_reads, 1);
+    for (int i = 0; i < 100; i++) CHECK(fs_consumer_poll(&c, &rec, NULL) == 0);
+    CHECK_EQ(c.lanes[0].tail_reads + c.lanes[1].tail_reads, 2);
+    CHECK_EQ(c.skipped_stale, 0);
     drop_ring(r);
 }
 
@@ -244,19 +378,19 @@ static void should_compute_the_fixed_checksum_vector(void) {
 }
 
 static void should_never_read_a_record_claimed_by_a_killed_producer(void) {
-    fs_ring_t* r = new_ring(16);
-    put(r, 0, 1);
+    fs_ring_t* r = new_ring_lanes(4, 16);
+    put(r, 2, 1);
     pid_t child = fork();
-    if (child == 0) { /* claims position 1, writes half a record, dies */
+    if (child == 0) { /* claims position 1 of lane 2, writes half a record, dies */
         uint64_t pos;
-        fs_record_t* s = fs_ring_try_claim(r, &pos);
+        fs_record_t* s = fs_ring_try_claim(r, 2, &pos);
         if (s) memset((uint8_t*)s + 8, 0x5A, 24);
         _exit(s && pos == 1 ? 0 : 1);
     }
     int st;
     waitpid(child, &st, 0);
     CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
-    put(r, 0, 3); /* position 2, published */
+    put(r, 6, 3); /* lane 2 position 2, published */
     fs_consumer_t c;
     fs_consumer_attach(&c, r->base);
     c.stale_timeout_ns = 20000000ULL;
@@ -269,6 +403,7 @@ static void should_never_read_a_record_claimed_by_a_killed_producer(void) {
     while (now_ns() - t0 < 500000000ULL && !(got = fs_consumer_poll(&c, &rec, &pos))) usleep(1000);
     CHECK(got == 1);
     CHECK_EQ(pos, 2); /* position 1 was skipped, never delivered */
+    CHECK_EQ(c.last_lane, 2);
     CHECK_EQ(payload0(&rec), 3);
     CHECK(now_ns() - t0 >= 20000000ULL);
     CHECK_EQ(c.skipped_stale, 1);
@@ -278,11 +413,11 @@ static void should_never_read_a_record_claimed_by_a_killed_producer(void) {
 }
 
 static void should_count_abandoned_when_publish_is_late(void) {
-    fs_ring_t* r = new_ring(16);
+    fs_ring_t* r = new_ring_lanes(2, 16);
     uint64_t pos;
-    fs_record_t* s = fs_ring_try_claim(r, &pos); /* stalls before publishing */
+    fs_record_t* s = fs_ring_try_claim(r, 1, &pos); /* stalls before publishing */
     CHECK(s != NULL);
-    put(r, 0, 7);
+    put(r, 3, 7);
     fs_consumer_t c;
     fs_consumer_attach(&c, r->base);
     c.stale_timeout_ns = 1000000ULL;
@@ -301,22 +436,23 @@ static void should_count_abandoned_when_publish_is_late(void) {
 }
 
 static void should_not_spin_forever_on_a_garbage_sequence(void) {
-    fs_ring_t* r = new_ring(16);
-    r->slots[0].seq = 0x7777777777777777ULL; /* far ahead: looks taken, forever */
+    fs_ring_t* r = new_ring_lanes(4, 16);
+    slot_of(r, 3, 0)->seq = 0x7777777777777777ULL; /* far ahead: looks taken, forever */
     uint64_t pos;
-    CHECK(fs_ring_try_claim(r, &pos) == NULL);
+    CHECK(fs_ring_try_claim(r, 3, &pos) == NULL);
     CHECK_EQ(cnt(r, FS_CNT_DROPPED_CONTENDED), 1);
-    r->slots[0].seq = 0xFFFFFFFFFFFFFFF0ULL; /* behind (signed): looks full */
-    CHECK(fs_ring_try_claim(r, &pos) == NULL);
+    CHECK(put(r, 2, 1) == 1); /* the other lanes are not affected */
+    slot_of(r, 3, 0)->seq = 0xFFFFFFFFFFFFFFF0ULL; /* behind (signed): looks full */
+    CHECK(fs_ring_try_claim(r, 3, &pos) == NULL);
     CHECK_EQ(cnt(r, FS_CNT_DROPPED_FULL), 1);
     /* the consumer repairs it (corrupt, tail <= pos: free again) */
     fs_consumer_t c;
     fs_consumer_attach(&c, r->base);
     fs_record_t rec;
-    CHECK(fs_consumer_poll(&c, &rec, NULL) == 0);
+    CHECK(fs_consumer_poll_lane(&c, 3, &rec, NULL) == 0);
     CHECK_EQ(c.corrupt, 1);
-    CHECK(put(r, 0, 9) == 1);
-    CHECK(fs_consumer_poll(&c, &rec, NULL) == 1);
+    CHECK(put(r, 3, 9) == 1);
+    CHECK(fs_consumer_poll_lane(&c, 3, &rec, NULL) == 1);
     CHECK_EQ(payload0(&rec), 9);
     drop_ring(r);
 }
@@ -336,27 +472,8 @@ static void should_reject_a_record_with_a_bad_checksum(void) {
     drop_ring(r);
 }
 
-/* ---- concurrent producers + consumer ---- */
-
-#define NPROD 4
-typedef struct {
-    fs_ring_t* r;
-    uint32_t id;
-    uint64_t n;
-    uint64_t written;
-} prod_t;
-
-static volatile int producers_left;
-
-static void* producer(void* arg) {
-    prod_t* p = arg;
-    for (uint64_t i = 1; i <= p->n; i++) p->written += (uint64_t)put(p->r, p->id, i);
-    __atomic_fetch_sub(&producers_left, 1, __ATOMIC_RELEASE);
-    return NULL;
-}
-
-static void should_deliver_every_record_exactly_once_with_concurrent_producers(void) {
-    fs_ring_t* r = new_ring(1024);
+static void deliver_exactly_once(uint32_t lanes) {
+    fs_ring_t* r = new_ring_lanes(lanes, 1024 / lanes);
     uint64_t n = quick ? 20000 : 400000;
     prod_t p[NPROD];
     pthread_t th[NPROD];
@@ -376,7 +493,8 @@ static void should_deliver_every_record_exactly_once_with_concurrent_producers(v
         while (fs_consumer_poll(&c, &rec, NULL)) {
             any = 1;
             uint64_t v = payload0(&rec);
-            if (rec.thread >= NPROD || v <= last[rec.thread]) bad++; /* duplicate or reordered */
+            if (rec.thread >= NPROD || v <= last[rec.thread] || c.last_lane != rec.thread % lanes)
+                bad++; /* duplicate, reordered, or in another lane */
             else last[rec.thread] = v;
             got[rec.thread < NPROD ? rec.thread : 0]++;
         }
@@ -396,9 +514,16 @@ static void should_deliver_every_record_exactly_once_with_concurrent_producers(v
     CHECK_EQ(received + dropped, (uint64_t)NPROD * n);
     CHECK_EQ(c.corrupt, 0);
     CHECK_EQ(c.skipped_stale, 0);
-    printf("  (%" PRIu64 " received, %" PRIu64 " dropped full, %" PRIu64 " contended)\n", received,
-           cnt(r, FS_CNT_DROPPED_FULL), cnt(r, FS_CNT_DROPPED_CONTENDED));
+    printf("  (%u lanes: %" PRIu64 " received, %" PRIu64 " dropped full, %" PRIu64 " contended)\n", lanes,
+           received, cnt(r, FS_CNT_DROPPED_FULL), cnt(r, FS_CNT_DROPPED_CONTENDED));
     drop_ring(r);
+}
+
+/* a lane per producer, two producers per lane (MPSC within a lane), one lane for all */
+static void should_deliver_every_record_exactly_once_with_concurrent_producers(void) {
+    deliver_exactly_once(4);
+    deliver_exactly_once(2);
+    deliver_exactly_once(1);
 }
 
 /* ---- tables ---- */
@@ -483,10 +608,24 @@ static void should_parse_ring_sizes_and_round_down_to_power_of_two_slots(void) {
     CHECK(fs_config_parse_size("-1", &b) != 0);
     CHECK(fs_config_parse_size("lots", &b) != 0);
     CHECK(fs_config_parse_size("16Q", &b) != 0);
-    CHECK_EQ(fs_config_slots_for_bytes(16ULL << 20), 262144);
-    CHECK_EQ(fs_config_slots_for_bytes(100000), 1024);
-    CHECK_EQ(fs_config_slots_for_bytes(10), 16);
-    CHECK_EQ(fs_config_slots_for_bytes(64ULL << 30), (4ULL << 30) / 64);
+    CHECK_EQ(fs_config_slots_for_bytes(16ULL << 20, 1), 262144);
+    CHECK_EQ(fs_config_slots_for_bytes(64ULL << 20, 8), 1048576);
+    CHECK_EQ(fs_config_slots_for_bytes(100000, 1), 1024);
+    CHECK_EQ(fs_config_slots_for_bytes(10, 1), 16);
+    CHECK_EQ(fs_config_slots_for_bytes(1024, 8), 128); /* 16 slots per lane at least */
+    CHECK_EQ(fs_config_slots_for_bytes(64ULL << 30, 8), (4ULL << 30) / 64);
+    uint32_t l = 0;
+    CHECK(fs_config_parse_lanes("8", &l) == 0 && l == 8);
+    CHECK(fs_config_parse_lanes("1", &l) == 0 && l == 1);
+    CHECK(fs_config_parse_lanes("64", &l) == 0 && l == 64);
+    CHECK(fs_config_parse_lanes("6", &l) == 1 && l == 4);
+    CHECK(fs_config_parse_lanes("63", &l) == 1 && l == 32);
+    l = 3;
+    CHECK(fs_config_parse_lanes("0", &l) == -1 && l == 3);
+    CHECK(fs_config_parse_lanes("65", &l) == -1);
+    CHECK(fs_config_parse_lanes("-2", &l) == -1);
+    CHECK(fs_config_parse_lanes("eight", &l) == -1);
+    CHECK(fs_config_parse_lanes("8x", &l) == -1);
 }
 
 static void should_read_defaults_and_warn_on_bad_values(void) {
@@ -494,31 +633,44 @@ static void should_read_defaults_and_warn_on_bad_values(void) {
     unsetenv("FLOWSCOPE_EVENT_MASK");
     unsetenv("FLOWSCOPE_RING_DIR");
     unsetenv("FLOWSCOPE_RING_SIZE");
+    unsetenv("FLOWSCOPE_RING_LANES");
     unsetenv("FLOWSCOPE_CLOCK");
     unsetenv("FLOWSCOPE_DISABLE");
     fs_config_load(&cfg, NULL);
     CHECK_EQ(cfg.event_mask, 0xDF);
     CHECK(strcmp(cfg.ring_dir, "/dev/shm/flowscope") == 0);
-    CHECK_EQ(cfg.ring_slots, 262144);
+    CHECK_EQ(cfg.ring_slots, 1048576); /* 64M */
+    CHECK_EQ(cfg.ring_lanes, 8);
     CHECK_EQ(cfg.prefer_tsc, 1);
     CHECK_EQ(cfg.disabled, 0);
     setenv("FLOWSCOPE_EVENT_MASK", "nonsense", 1);
     setenv("FLOWSCOPE_RING_SIZE", "huge", 1);
     setenv("FLOWSCOPE_CLOCK", "sundial", 1);
     setenv("FLOWSCOPE_DISABLE", "yes", 1);
-    fprintf(stderr, "  (4 WARN lines expected:)\n");
+    setenv("FLOWSCOPE_RING_LANES", "100", 1);
+    fprintf(stderr, "  (5 WARN lines expected:)\n");
     fs_config_load(&cfg, NULL);
     CHECK_EQ(cfg.event_mask, 0xDF);
-    CHECK_EQ(cfg.ring_slots, 262144);
+    CHECK_EQ(cfg.ring_slots, 1048576);
+    CHECK_EQ(cfg.ring_lanes, 8);
     CHECK_EQ(cfg.prefer_tsc, 1);
     CHECK_EQ(cfg.disabled, 0);
     setenv("FLOWSCOPE_CLOCK", "monotonic", 1);
     setenv("FLOWSCOPE_DISABLE", "1", 1);
     setenv("FLOWSCOPE_RING_SIZE", "1K", 1);
+    setenv("FLOWSCOPE_RING_LANES", "1", 1);
     fs_config_load(&cfg, NULL);
     CHECK_EQ(cfg.prefer_tsc, 0);
     CHECK_EQ(cfg.disabled, 1);
     CHECK_EQ(cfg.ring_slots, 16);
+    CHECK_EQ(cfg.ring_lanes, 1);
+    unsetenv("FLOWSCOPE_EVENT_MASK");
+    fprintf(stderr, "  (2 WARN lines expected:)\n");
+    setenv("FLOWSCOPE_RING_LANES", "12", 1); /* rounded down to 8, WARN */
+    fs_config_load(&cfg, NULL);               /* 1K < 8 x 16 slots: clamped up, WARN */
+    CHECK_EQ(cfg.ring_lanes, 8);
+    CHECK_EQ(cfg.ring_slots, 128);
+    unsetenv("FLOWSCOPE_RING_LANES");
     unsetenv("FLOWSCOPE_EVENT_MASK");
     unsetenv("FLOWSCOPE_RING_SIZE");
     unsetenv("FLOWSCOPE_CLOCK");
@@ -570,6 +722,9 @@ int main(int argc, char** argv) {
     RUN(should_claim_and_publish_in_position_order);
     RUN(should_count_drop_when_ring_full);
     RUN(should_wrap_around_and_keep_exact_counts);
+    RUN(should_count_exact_drops_per_lane);
+    RUN(should_write_different_lanes_from_threads_of_different_lanes);
+    RUN(should_not_read_tail_on_an_empty_poll);
     RUN(should_compute_the_fixed_checksum_vector);
     RUN(should_never_read_a_record_claimed_by_a_killed_producer);
     RUN(should_count_abandoned_when_publish_is_late);

@@ -26,7 +26,16 @@ run() {
 run abi5-default --abi 5 --ops $ops
 run abi4-all --abi 4 --mask all --ops $ops
 run abi6-all --abi 6 --mask all --ops $ops --comms 3
-run tiny-ring --abi 5 --mask all --ring-size 1K --ops $ops
+# one lane of 16 slots, no consumer: exactly the first 16 records kept, the rest dropped_full
+run tiny-ring --abi 5 --mask all --ring-lanes 1 --ring-size 1K --ops $ops
+records=$(echo "$out" | sed -n 's/.* records=\([0-9]*\) .*/\1/p')
+grep -q "verify: lanes=1 lane_capacity=16 readable=16 dropped_full=$((records - 16)) " "$tmp/$n.err" || { echo "scenario tiny-ring: expected 16 kept, $((records - 16)) dropped"; cat "$tmp/$n.err"; exit 1; }
+# the default lanes (8) x 16 slots: per lane, readable + dropped_full == records
+run tiny-ring-lanes --abi 5 --mask all --ring-size 8K --ops $ops
+grep -q "verify: lanes=8 lane_capacity=16 " "$tmp/$n.err" || { echo "scenario tiny-ring-lanes: expected 8 lanes of 16 slots"; cat "$tmp/$n.err"; exit 1; }
+# a single lane at the default size: every producer thread shares one tail
+run one-lane --abi 6 --mask all --ring-lanes 1 --ops $ops --comms 3
+grep -q "verify: lanes=1 lane_capacity=1048576 " "$tmp/$n.err" || { echo "scenario one-lane: expected 1 lane of 1048576 slots"; cat "$tmp/$n.err"; exit 1; }
 run abuse-abi5 --abi 5 --mask all --abuse --ops $ops
 run abuse-abi4 --abi 4 --abuse --ops $ops
 run abuse-abi6 --abi 6 --mask 0x7fff --abuse --ops $ops
@@ -42,4 +51,11 @@ echo "$out" | grep -q "kernelGroups=0/" || { echo "scenario kernel-never: Kernel
 run bad-mask --abi 5 --mask bogus --ops 20
 grep -q "FLOWSCOPE_EVENT_MASK='bogus'" "$tmp/$n.err" || { echo "scenario bad-mask: no WARN"; exit 1; }
 grep -q "NCCL WARN flags=0x4000 .*FLOWSCOPE_EVENT_MASK='bogus'" "$tmp/$n.err" || { echo "scenario bad-mask: WARN not through NCCL's logger"; exit 1; }
+# lanes: not a power of two -> rounded down with one WARN; out of range -> one WARN and the default 8
+run lanes-rounded --abi 5 --ring-lanes 6 --ops 20
+[ "$(grep -c "FLOWSCOPE_RING_LANES='6'" "$tmp/$n.err")" = 1 ] || { echo "scenario lanes-rounded: expected one WARN"; exit 1; }
+grep -q "verify: lanes=4 " "$tmp/$n.err" || { echo "scenario lanes-rounded: expected 4 lanes"; exit 1; }
+run lanes-bad --abi 5 --ring-lanes 65 --ops 20
+[ "$(grep -c "NCCL WARN flags=0x4000 .*FLOWSCOPE_RING_LANES='65'" "$tmp/$n.err")" = 1 ] || { echo "scenario lanes-bad: expected one WARN through NCCL's logger"; exit 1; }
+grep -q "verify: lanes=8 " "$tmp/$n.err" || { echo "scenario lanes-bad: expected the default 8 lanes"; exit 1; }
 echo "all $n scenarios passed ($mode)"
