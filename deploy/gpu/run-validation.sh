@@ -55,6 +55,7 @@ GPUS=$(nvidia-smi -L | wc -l)
   nvidia-smi topo -m || true
   python3 -c 'import torch; print("torch", torch.__version__, "nccl", torch.cuda.nccl.version(), "gpus", torch.cuda.device_count())'
   echo "cpus $(nproc)  $(gcc --version | head -1)"
+  df -h /dev/shm | tail -1
   echo '```'
 } | tee "$REPORT"
 
@@ -64,8 +65,10 @@ PLUGIN=$ROOT/profiler-plugin/build/libnccl-profiler-flowscope.so
 echo "exported: $(nm -D --defined-only "$PLUGIN" | awk '{print $3}' | grep -v '^$' | tr '\n' ' ')"
 
 echo "== C benchmark on this host ($(nproc) cores)"
+# Its ring files are removed right after: /dev/shm is shared with NCCL's own segments.
 profiler-plugin/build/fs_bench --plugin profiler-plugin/build/libnccl-profiler-flowscope.so \
-  --ring-dir /dev/shm/flowscope-bench --threads 1,2,4,8 --events 4000000 | tee "$WORK/fs_bench.txt"
+  --ring-dir /dev/shm/flowscope-bench --ring-size 512M --threads 1,2,4,8 --events 2000000 | tee "$WORK/fs_bench.txt"
+rm -rf /dev/shm/flowscope-bench
 
 tar xzf .carry/jre.tgz -C "$WORK"
 JAVA=$(ls -d "$WORK"/*/bin/java | head -1)
@@ -98,12 +101,12 @@ run_one() { # config transport rep
     capture_pid=$!
   fi
   echo "-- $name: $envs"
-  env $envs NCCL_DEBUG=${NCCL_DEBUG:-WARN} torchrun --standalone --nproc_per_node="$GPUS" --master_port=$PORT \
+  # A run that does not finish in RUN_TIMEOUT seconds is reported and the sweep goes on.
+  env $envs NCCL_DEBUG=${NCCL_DEBUG:-WARN} timeout -k 10 "${RUN_TIMEOUT:-240}" torchrun --standalone --nproc_per_node="$GPUS" --master_port=$PORT \
     deploy/gpu/nccl_workload.py --max-size "$MAX_SIZE" --budget "$budget" --label "$name" \
-    --out "$WORK/runs/$name.json" >"$WORK/runs/$name.log" 2>&1 || { tail -30 "$WORK/runs/$name.log"; return 1; }
+    --out "$WORK/runs/$name.json" >"$WORK/runs/$name.log" 2>&1 || { echo "!! $name failed or timed out"; tail -30 "$WORK/runs/$name.log"; }
   if [ -n "$capture_pid" ]; then
     kill -TERM "$capture_pid"; wait "$capture_pid" || true
-    tail -5 "$WORK/captures/$name-capture.log"
     rm -rf "$ringdir"
   fi
 }

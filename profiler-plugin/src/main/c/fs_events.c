@@ -10,8 +10,9 @@ fs_ring_t* fs_events_ring;
 uint32_t fs_events_mask;
 fs_kernel_sampling_t fs_events_kernel_sampling = {.sampling_kind = FS_KIND_COUNT};
 
-/* One group in N gets KernelCh: NCCL applies a change to the next group, so the
- * bit is set at group kN-1 (for group kN) and cleared at group kN. Two
+/* One group in N gets KernelCh: group 1 (the mask NCCL starts with), then
+ * groups N, 2N, ... NCCL applies a change to the next group, so the bit is set
+ * at group kN-1 (for group kN) and cleared at the others. Two
  * threads racing here can shift a sample by a group; never lose the mask. */
 static void fs_sample_kernel_channels(void) {
     fs_kernel_sampling_t* s = &fs_events_kernel_sampling;

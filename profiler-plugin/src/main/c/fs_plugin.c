@@ -68,9 +68,9 @@ static int32_t fs_detect_nccl_version(void) {
     return fs_nccl_version;
 }
 
-/* The mask handed to NCCL: what we record, except that with KernelCh sampling
- * the KernelCh bit starts off (fs_events turns it on for one group in N) and
- * the group event we count on is requested even when not recorded. */
+/* The mask handed to NCCL: what we record, plus, with KernelCh sampling, the
+ * group event we count on (fs_events then keeps the KernelCh bit on for one
+ * group in N, starting with the first). */
 static uint32_t fs_nccl_mask_for(uint32_t record_mask, uint32_t abi, int* nccl_mask) {
     fs_kernel_sampling_t* s = &fs_events_kernel_sampling;
     uint32_t every = fs_config.kernel_sampling;
@@ -87,7 +87,9 @@ static uint32_t fs_nccl_mask_for(uint32_t record_mask, uint32_t abi, int* nccl_m
     __atomic_store_n(&s->nccl_mask, nccl_mask, __ATOMIC_RELAXED);
     __atomic_store_n(&s->every, every, __ATOMIC_RELAXED);
     __atomic_store_n(&s->sampling_kind, counted, __ATOMIC_RELEASE);
-    return (record_mask & ~(uint32_t)FS_EV_KERNEL_CH) | (1u << counted);
+    /* The first group keeps KernelCh: NCCL connects its profiler proxy at the
+     * first KernelCh operation, which then happens at start-up, not mid-run. */
+    return record_mask | (1u << counted);
 }
 
 static fs_nccl_result_t fs_init(void** context, uint64_t commHash, int* eActivationMask,

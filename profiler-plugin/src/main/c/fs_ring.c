@@ -69,9 +69,12 @@ fs_ring_t* fs_ring_create(const char* dir, uint32_t lane_count, uint64_t lane_ca
         return NULL;
     }
     size_t size = (size_t)FS_RING_HEADER_SIZE + (size_t)capacity * FS_RING_RECORD_SIZE;
-    int rc = ftruncate(fd, (off_t)size);
+    /* Reserve every page now: a ring on a full tmpfs would otherwise fault (SIGBUS)
+     * in the middle of the job on the first write to an unbacked page. */
+    int rc = posix_fallocate(fd, 0, (off_t)size);
     if (rc != 0) {
-        snprintf(err, errlen, "cannot size %s to %zu bytes: %s", r->path, size, strerror(errno));
+        snprintf(err, errlen, "cannot reserve %zu bytes for %s: %s (is %s full?)", size, r->path,
+                 strerror(rc), dir);
         close(fd);
         unlink(r->path);
         free(r);

@@ -129,12 +129,19 @@ static int fs_consumer_poll_lane_at(fs_consumer_t* c, uint32_t lane, fs_record_t
             if (ln->stale_pos != pos) {
                 ln->stale_pos = pos;
                 ln->stale_since_ns = now;
+                ln->stale_claimed = 0;
                 return 0;
             }
             if (now - ln->stale_since_ns < c->stale_timeout_ns) return 0;
             ln->tail_reads++;
             uint64_t tail = __atomic_load_n(ln->tail, __ATOMIC_ACQUIRE);
             if (tail <= pos) { /* simply empty: the timer restarts */
+                ln->stale_since_ns = now;
+                ln->stale_claimed = 0;
+                return 0;
+            }
+            if (!ln->stale_claimed) { /* the claim may be nanoseconds old: one more timeout */
+                ln->stale_claimed = 1;
                 ln->stale_since_ns = now;
                 return 0;
             }

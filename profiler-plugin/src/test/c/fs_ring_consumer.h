@@ -22,6 +22,7 @@ typedef struct {
     uint64_t* head;
     uint64_t stale_pos; /* position being watched, UINT64_MAX = none */
     uint64_t stale_since_ns;
+    int stale_claimed;       /* tail > stale_pos seen at stale_since_ns */
     uint64_t received;
     uint64_t tail_reads; /* how often this lane's tail was read (tests) */
 } fs_consumer_lane_t;

@@ -334,6 +334,30 @@ static void should_not_read_tail_on_an_empty_poll(void) {
     drop_ring(r);
 }
 
+/* A claim made just before the consumer's one tail read (the lane had been empty
+ * past the timeout) is young: it gets one more timeout, and its record arrives. */
+static void should_not_skip_a_claim_first_seen_at_the_tail_read(void) {
+    fs_ring_t* r = new_ring_lanes(1, 16);
+    fs_consumer_t c;
+    CHECK(fs_consumer_attach(&c, r->base) == 0);
+    c.stale_timeout_ns = 20000000ULL;
+    fs_record_t rec;
+    CHECK(fs_consumer_poll(&c, &rec, NULL) == 0); /* starts the timer on an empty lane */
+    usleep(30000);
+    uint64_t pos;
+    fs_record_t* s = fs_ring_try_claim(r, 0, &pos); /* claimed, not yet published */
+    CHECK(s != NULL);
+    CHECK(fs_consumer_poll(&c, &rec, NULL) == 0); /* tail > pos seen for the first time */
+    CHECK_EQ(c.lanes[0].tail_reads, 1);
+    CHECK_EQ(c.skipped_stale, 0);
+    fs_ring_write(s, pos, fs_record_w1(4, 1, 0), 1, 2, 3, 4, 5, 6);
+    fs_ring_publish(r, s, pos);
+    CHECK(fs_consumer_poll(&c, &rec, NULL) == 1);
+    CHECK_EQ(c.skipped_stale, 0);
+    CHECK_EQ(cnt(r, FS_CNT_DROPPED_ABANDONED), 0);
+    drop_ring(r);
+}
+
 /*
  * Checksum test vector (the Java side reads the same file):
  *   pos = 0x5, a ProxyStep STATE record (kind 4, op 3, thread 2),
@@ -725,6 +749,7 @@ int main(int argc, char** argv) {
     RUN(should_count_exact_drops_per_lane);
     RUN(should_write_different_lanes_from_threads_of_different_lanes);
     RUN(should_not_read_tail_on_an_empty_poll);
+    RUN(should_not_skip_a_claim_first_seen_at_the_tail_read);
     RUN(should_compute_the_fixed_checksum_vector);
     RUN(should_never_read_a_record_claimed_by_a_killed_producer);
     RUN(should_count_abandoned_when_publish_is_late);
