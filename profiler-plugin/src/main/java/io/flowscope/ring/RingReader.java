@@ -29,9 +29,10 @@ import org.agrona.concurrent.UnsafeBuffer;
  *                            has since published the next lap there): head = pos+1
  * seq == pos                 nothing to read now. tail is NOT read here (it would pull the producers' cache
  *                            line on every empty poll): the reader notes when it first saw pos unpublished;
- *                            once that is a stale timeout ago it reads tail: tail &gt; pos: claimed and never
- *                            published, skipped (CAS seq pos -&gt; pos+capacity); tail &lt;= pos: the lane is
- *                            empty, the timer restarts.
+ *                            once that is a stale timeout ago it reads tail: tail &lt;= pos: the lane is empty,
+ *                            the timer restarts; tail &gt; pos the first time: claimed (maybe nanoseconds ago),
+ *                            the timer restarts; tail &gt; pos seen claimed a timeout ago and still unpublished:
+ *                            skipped (CAS seq pos -&gt; pos+capacity).
  * anything else              corrupt sequence: tail &gt; pos: seq = pos+capacity, skipped; else seq = pos.
  * </pre>
  *
@@ -72,6 +73,8 @@ public final class RingReader implements AutoCloseable
     /** Per lane: the position seen unpublished (seq == pos), and since when (-1: none yet). */
     private final long[] stalePositions;
     private final long[] staleSinceNs;
+    /** Per lane: tail &gt; stalePositions was seen (at staleSinceNs): the slot is claimed. */
+    private final boolean[] staleClaimed;
 
     private int nextLane;
     private long delivered;
@@ -106,6 +109,7 @@ public final class RingReader implements AutoCloseable
         this.pollEnds = new long[laneCount];
         this.stalePositions = new long[laneCount];
         this.staleSinceNs = new long[laneCount];
+        this.staleClaimed = new boolean[laneCount];
         for (int lane = 0; lane < laneCount; lane++)
         {
             laneBase[lane] = (int)slotOffset(header.headerSize(), laneCapacity, lane, 0);
@@ -297,6 +301,7 @@ public final class RingReader implements AutoCloseable
                 {
                     stalePositions[lane] = pos;
                     staleSinceNs[lane] = now;
+                    staleClaimed[lane] = false;
                     break;
                 }
                 if (now - staleSinceNs[lane] < staleTimeoutNs)
@@ -305,6 +310,15 @@ public final class RingReader implements AutoCloseable
                 }
                 if (buffer.getLongVolatile(tailOffsets[lane]) - pos <= 0)
                 {
+                    // Empty: the timer restarts.
+                    staleSinceNs[lane] = now;
+                    staleClaimed[lane] = false;
+                    break;
+                }
+                if (!staleClaimed[lane])
+                {
+                    // Claimed, maybe nanoseconds ago: give the producer one more timeout from now.
+                    staleClaimed[lane] = true;
                     staleSinceNs[lane] = now;
                     break;
                 }

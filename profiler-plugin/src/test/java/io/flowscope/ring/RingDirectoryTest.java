@@ -204,6 +204,10 @@ class RingDirectoryTest
         assertThat(Files.exists(writer.path())).isTrue();
         clock.advance(TimeUnit.MILLISECONDS.toNanos(STALE_MS));
         pollAll(directory);
+        assertThat(events).as("seen claimed after one timeout: one more").hasSize(2);
+        assertThat(Files.exists(writer.path())).isTrue();
+        clock.advance(TimeUnit.MILLISECONDS.toNanos(STALE_MS));
+        pollAll(directory);
 
         assertThat(events).extracting(RingEvent::serial).containsExactly(1L, 2L, 3L);
         assertThat(Files.exists(writer.path())).isFalse();

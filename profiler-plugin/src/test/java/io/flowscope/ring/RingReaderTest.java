@@ -356,6 +356,11 @@ class RingReaderTest
         assertThat(drain(reader)).as("not yet stale").isEmpty();
         assertThat(reader.head(0)).isEqualTo(stalled);
         clock.advance(1);
+        assertThat(drain(reader)).as("a timeout passed: tail read, claimed; one more timeout from now").isEmpty();
+        clock.advance(STALE_NS - 1);
+        assertThat(drain(reader)).isEmpty();
+        assertThat(reader.skippedStale()).isZero();
+        clock.advance(1);
         final List<RingEvent> events = drain(reader);
 
         assertThat(events).extracting(RingEvent::serial).containsExactly(2L);
@@ -396,12 +401,16 @@ class RingReaderTest
         drain(reader);
         clock.advance(STALE_NS);
         drain(reader);
+        clock.advance(STALE_NS);
+        drain(reader);
         assertThat(reader.head(0)).isEqualTo(1);
 
         drain(reader);
+        clock.advance(STALE_NS);
+        drain(reader);
         clock.advance(STALE_NS - 1);
         drain(reader);
-        assertThat(reader.head(0)).as("the second claim has its own timeout").isEqualTo(1);
+        assertThat(reader.head(0)).as("the second claim has its own timeouts").isEqualTo(1);
         clock.advance(1);
         drain(reader);
         assertThat(reader.head(0)).isEqualTo(2);
@@ -785,6 +794,11 @@ class RingReaderTest
         assertThat(drain(reader)).as("other lanes keep flowing").extracting(RingEvent::serial).containsExactly(21L);
         assertThat(reader.skippedStale()).isZero();
         clock.advance(1);
+        assertThat(drain(reader)).as("claim seen: one more timeout").isEmpty();
+        writer.append(draft.start(GROUP, 3, 9, id(GROUP, 0, 22), 0));
+        clock.advance(STALE_NS / 2);
+        assertThat(drain(reader)).extracting(RingEvent::serial).containsExactly(22L);
+        clock.advance(STALE_NS / 2);
 
         assertThat(drain(reader)).extracting(RingEvent::serial).containsExactly(2L, 12L);
         assertThat(reader.skippedStale()).isEqualTo(1);
@@ -814,14 +828,17 @@ class RingReaderTest
         assertThat(writer.buffer().getLong(writer.slotOffset(0, 0))).isZero();
         clock.advance(10);
         assertThat(drain(reader)).isEmpty();
-        assertThat(reader.skippedStale()).as("after the timeout: tail > pos, skipped").isEqualTo(1);
+        assertThat(reader.skippedStale()).as("after the timeout: tail > pos, seen claimed").isZero();
+        clock.advance(STALE_NS);
+        assertThat(drain(reader)).isEmpty();
+        assertThat(reader.skippedStale()).as("claimed a timeout ago: skipped").isEqualTo(1);
         assertThat(reader.head(0)).isEqualTo(1);
         assertThat(writer.buffer().getLong(writer.slotOffset(0, 0))).isEqualTo(16);
         assertThat(reader.corrupt()).isZero();
     }
 
     @Test
-    void theStaleTimerRunsFromWhenThePositionWasFirstSeenUnpublishedAndRestartsWhenTheLaneIsEmpty() throws IOException
+    void aClaimMadeJustBeforeTheTimerExpiresGetsAFullTimeoutAndAnEmptyLaneRestartsTheTimer() throws IOException
     {
         final TestRingWriter writer = writer(1, 16);
         final RingReader reader = reader();
@@ -829,10 +846,13 @@ class RingReaderTest
         assertThat(drain(reader)).as("empty lane: the timer starts").isEmpty();
         clock.advance(STALE_NS);
         assertThat(drain(reader)).as("timeout passed, tail read: empty, the timer restarts").isEmpty();
-        clock.advance(STALE_NS / 2);
+        clock.advance(STALE_NS - 1);
         final long claimed = writer.tryClaim();
         assertThat(drain(reader)).isEmpty();
-        clock.advance(STALE_NS / 2 - 1);
+        clock.advance(1);
+        assertThat(drain(reader)).as("claimed 1 ns ago: seen claimed, not skipped").isEmpty();
+        assertThat(reader.skippedStale()).isZero();
+        clock.advance(STALE_NS - 1);
         assertThat(drain(reader)).isEmpty();
         assertThat(reader.skippedStale()).isZero();
         clock.advance(1);

@@ -266,11 +266,12 @@ public final class RingTool implements Callable<Integer>
                     {
                         break;
                     }
-                    // Claimed slots are left: give them the stale timeout to publish or be skipped.
+                    // Claimed slots are left: give them the stale timeouts to publish or be skipped.
                     final long now = System.nanoTime();
                     if (waitUntil == 0)
                     {
-                        waitUntil = now + staleNs + TimeUnit.MILLISECONDS.toNanos(10);
+                        // A claim is skipped two timeouts after first sight at most (first seen empty, then claimed).
+                        waitUntil = now + 2 * staleNs + TimeUnit.MILLISECONDS.toNanos(10);
                     }
                     else if (now - waitUntil > 0)
                     {
