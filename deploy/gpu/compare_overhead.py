@@ -6,8 +6,8 @@ Reads the results files written by nccl_workload.py, named
 and prints, per transport, collective and size, the median bus bandwidth of
 each configuration over the repetitions, the loss of each configuration
 against `none` in percent (positive = slower with the plugin) and the spread
-of the baseline (max-min over median), so a loss can be read against the
-run-to-run noise.
+of the baseline (max-min over median: of the repetitions, or with a single
+repetition of its timed batches), so a loss can be read against the noise.
 """
 import glob
 import json
@@ -50,6 +50,14 @@ def main(folder):
             return [r["busbw_gbs"] for run in runs[(config, transport)] for r in run
                     if (r["collective"], r["bytes"]) == (coll, size)]
 
+        def spread(coll, size, b):
+            if len(b) > 1:
+                return (max(b) - min(b)) / statistics.median(b) * 100.0
+            row = [r for run in runs[("none", transport)] for r in run if (r["collective"], r["bytes"]) == (coll, size)]
+            if row and "time_us_max" in row[0]:
+                return (row[0]["time_us_max"] - row[0]["time_us_min"]) / row[0]["time_us"] * 100.0
+            return float("nan")
+
         for coll, size in [(r["collective"], r["bytes"]) for r in base[0]]:
             b = busbw("none", coll, size)
             mb = statistics.median(b)
@@ -63,8 +71,7 @@ def main(folder):
                 loss = (mb - mp) / mb * 100.0
                 cells.append(f"{mp:.2f} | {loss:+.2f}")
                 summary[c].append((transport, coll, size, loss))
-            spread = (max(b) - min(b)) / mb * 100.0
-            print(f"| {coll} | {human(size)} | {mb:.2f} | " + " | ".join(cells) + f" | {spread:.2f} |")
+            print(f"| {coll} | {human(size)} | {mb:.2f} | " + " | ".join(cells) + f" | {spread(coll, size, b):.2f} |")
     for c in configs:
         big = [s for s in summary[c] if s[2] >= (1 << 20)]
         if big:

@@ -4,9 +4,11 @@
 Run under torchrun, one process per GPU:
     torchrun --nproc_per_node=2 nccl_workload.py --out results.json
 
-For each collective and message size it times `iters` back-to-back operations
-with CUDA events (after warm-up) and reports the algorithm bandwidth and the
-bus bandwidth with nccl-tests' factors:
+For each collective and message size it times `trials` batches of `iters`
+back-to-back operations with CUDA events (after warm-up), takes for each batch
+the slowest rank's time, and reports the median batch (and the fastest and
+slowest), so one stall of the machine does not decide a point. Bandwidths use
+nccl-tests' factors:
     all_reduce      busbw = algbw * 2 (n-1) / n
     all_gather      busbw = algbw * (n-1) / n     (size = whole output buffer)
     reduce_scatter  busbw = algbw * (n-1) / n     (size = whole input buffer)
@@ -16,6 +18,7 @@ The profiler plugin (or none) is chosen by the caller through NCCL_PROFILER_PLUG
 import argparse
 import json
 import os
+import statistics
 import time
 
 import torch
@@ -90,6 +93,7 @@ def main():
     ap.add_argument("--min-iters", type=int, default=5)
     ap.add_argument("--max-iters", type=int, default=200)
     ap.add_argument("--warmup", type=int, default=3)
+    ap.add_argument("--trials", type=int, default=5, help="timed batches per size; the median is reported")
     ap.add_argument("--out", required=True)
     ap.add_argument("--label", default="")
     args = ap.parse_args()
@@ -111,21 +115,24 @@ def main():
             for _ in range(args.warmup):
                 coll.run()
             torch.cuda.synchronize()
-            dist.barrier()
-            start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            start.record()
-            for _ in range(iters):
-                coll.run()
-            stop.record()
-            torch.cuda.synchronize()
-            seconds = start.elapsed_time(stop) / 1000.0 / iters
-            # The slowest rank defines the collective's time, as in nccl-tests.
-            t = torch.tensor([seconds], dtype=torch.float64, device=device)
-            dist.all_reduce(t, op=dist.ReduceOp.MAX)
-            seconds = t.item()
+            batches = []
+            for _ in range(args.trials):
+                dist.barrier()
+                start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+                start.record()
+                for _ in range(iters):
+                    coll.run()
+                stop.record()
+                torch.cuda.synchronize()
+                # The slowest rank defines the collective's time, as in nccl-tests.
+                t = torch.tensor([start.elapsed_time(stop) / 1000.0 / iters], dtype=torch.float64, device=device)
+                dist.all_reduce(t, op=dist.ReduceOp.MAX)
+                batches.append(t.item())
+            seconds = statistics.median(batches)
             algbw = coll.bytes / seconds / 1e9
-            results.append({"collective": name, "bytes": coll.bytes, "iters": iters,
-                            "time_us": seconds * 1e6, "algbw_gbs": algbw,
+            results.append({"collective": name, "bytes": coll.bytes, "iters": iters, "trials": args.trials,
+                            "time_us": seconds * 1e6, "time_us_min": min(batches) * 1e6,
+                            "time_us_max": max(batches) * 1e6, "algbw_gbs": algbw,
                             "busbw_gbs": algbw * coll.factor})
             del coll
     if rank == 0:

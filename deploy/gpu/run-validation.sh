@@ -64,11 +64,18 @@ make -C profiler-plugin -j"$(nproc)" all >"$WORK/make.log" 2>&1 || { cat "$WORK/
 PLUGIN=$ROOT/profiler-plugin/build/libnccl-profiler-flowscope.so
 echo "exported: $(nm -D --defined-only "$PLUGIN" | awk '{print $3}' | grep -v '^$' | tr '\n' ' ')"
 
+if [ -z "${SKIP_BENCH:-}" ]; then
 echo "== C benchmark on this host ($(nproc) cores)"
 # Its ring files are removed right after: /dev/shm is shared with NCCL's own segments.
-profiler-plugin/build/fs_bench --plugin profiler-plugin/build/libnccl-profiler-flowscope.so \
-  --ring-dir /dev/shm/flowscope-bench --ring-size 512M --threads 1,2,4,8 --events 2000000 | tee "$WORK/fs_bench.txt"
+# Twice: a consumer spinning right behind the producers, and one that sleeps BENCH_IDLE_US
+# when it finds nothing (as the Java reader backs off), reading in bursts.
+for idle in 0 "${BENCH_IDLE_US:-20}"; do
+  profiler-plugin/build/fs_bench --plugin profiler-plugin/build/libnccl-profiler-flowscope.so \
+    --ring-dir /dev/shm/flowscope-bench --ring-size 512M --threads "${BENCH_THREADS:-1,2,4,8}" \
+    --events "${BENCH_EVENTS:-2000000}" --consumer-idle-us "$idle"
+done | tee "$WORK/fs_bench.txt"
 rm -rf /dev/shm/flowscope-bench
+else echo "(C benchmark skipped: SKIP_BENCH)" >"$WORK/fs_bench.txt"; fi
 
 tar xzf .carry/jre.tgz -C "$WORK"
 JAVA=$(ls -d "$WORK"/*/bin/java | head -1)

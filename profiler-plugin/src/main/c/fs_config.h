@@ -4,15 +4,15 @@
  *   FLOWSCOPE_EVENT_MASK  decimal, 0x hex, or comma-separated names
  *                         (group,coll,p2p,proxyop,proxystep,proxyctrl,kernelch,
  *                         netplugin,groupapi,collapi,p2papi,kernellaunch,cecoll,
- *                         cesync,cebatch, all, default)          default 0xDF
+ *                         cesync,cebatch, all, default)          default 0x9F
  *   FLOWSCOPE_RING_DIR    directory of the ring files            default /dev/shm/flowscope
  *   FLOWSCOPE_RING_SIZE   bytes of slots (all lanes), K/M/G      default 64M
  *   FLOWSCOPE_RING_LANES  lanes, a power of two in [1, 64]       default 8
  *   FLOWSCOPE_CLOCK       tsc | monotonic                        default tsc
  *   FLOWSCOPE_DISABLE     1 = profile nothing                    default 0
- *   FLOWSCOPE_KERNEL_SAMPLING  GPU kernel timestamps (KernelCh) for one
- *                         operation group in N; 1 = every group, 0 = never
- *                                                                default 100
+ *   FLOWSCOPE_KERNEL_SAMPLING  with KernelCh in the mask: GPU kernel
+ *                         timestamps for one operation group in N; 1 = every
+ *                         group, 0 = never (experimental for N > 1)  default 1
  *
  * A bad value produces one WARN line and the default (an out-of-range ring
  * size is clamped). Never a failure.
@@ -28,8 +28,11 @@
 #define FS_HIDDEN __attribute__((visibility("hidden")))
 #endif
 
-/* Group|Coll|P2p|ProxyOp|ProxyStep|KernelCh|NetPlugin: what telemetry needs. */
-#define FS_CONFIG_DEFAULT_MASK 0xDFu
+/* Group|Coll|P2p|ProxyOp|ProxyStep|NetPlugin: what telemetry needs at no cost to
+ * NCCL. KernelCh (GPU timestamps) is opt-in: stock NCCL adds profiler proxy
+ * work to every operation that has it (+20 us per operation over NVLink with
+ * 2.28.9, docs/benchmarks.md). */
+#define FS_CONFIG_DEFAULT_MASK 0x9Fu
 #define FS_CONFIG_ALL_MASK FS_EV_ALL_V6
 #define FS_CONFIG_DEFAULT_RING_DIR "/dev/shm/flowscope"
 #define FS_CONFIG_DEFAULT_RING_BYTES (64ULL << 20)
@@ -37,10 +40,11 @@
 #define FS_CONFIG_MAX_RING_LANES 64u
 #define FS_CONFIG_MIN_SLOTS 16ULL /* per lane */
 #define FS_CONFIG_MAX_RING_BYTES (4ULL << 30)
-/* KernelCh makes stock NCCL (2.28) add profiler proxy work to every operation:
- * about +20 us per operation on NVLink (measured, docs/benchmarks.md). One
- * group in 100 keeps the GPU timestamps flowing at a cost well under 1%. */
-#define FS_CONFIG_DEFAULT_KERNEL_SAMPLING 100u
+/* Sampling KernelCh (N > 1) toggles NCCL's global mask between groups. With
+ * the toggle at group start it hung a torch sweep on NCCL 2.28.9 (all_gather,
+ * reduce_scatter, send/recv); it now toggles at group end, which is not yet
+ * validated on GPUs: off by default. */
+#define FS_CONFIG_DEFAULT_KERNEL_SAMPLING 1u
 #define FS_CONFIG_MAX_KERNEL_SAMPLING 1000000000u
 
 typedef struct {

@@ -11,8 +11,8 @@ uint32_t fs_events_mask;
 fs_kernel_sampling_t fs_events_kernel_sampling = {.sampling_kind = FS_KIND_COUNT};
 
 /* One group in N gets KernelCh: group 1 (the mask NCCL starts with), then
- * groups N, 2N, ... NCCL applies a change to the next group, so the bit is set
- * at group kN-1 (for group kN) and cleared at the others. Two
+ * groups N, 2N, ... Called at the end of group n, it decides group n+1: the
+ * bit is set at the end of group kN-1 and cleared at the end of the others. Two
  * threads racing here can shift a sample by a group; never lose the mask. */
 static void fs_sample_kernel_channels(void) {
     fs_kernel_sampling_t* s = &fs_events_kernel_sampling;
@@ -233,8 +233,6 @@ fs_nccl_result_t fs_events_start(fs_comm_ctx_t* ctx, void** eHandle, uint64_t ty
     uint32_t kind = (uint32_t)__builtin_ctzll(type);
     uint64_t id = (uint64_t)kind << FS_ID_KIND_SHIFT | ctx->comm_bits | fs_next_serial();
     *eHandle = (void*)(uintptr_t)id;
-    if (FS_UNLIKELY(kind == __atomic_load_n(&fs_events_kernel_sampling.sampling_kind, __ATOMIC_ACQUIRE)))
-        fs_sample_kernel_channels();
     if (!(__atomic_load_n(&fs_events_mask, __ATOMIC_RELAXED) & (uint32_t)type)) return FS_NCCL_SUCCESS;
     fs_ring_t* r = fs_current_ring();
     if (FS_UNLIKELY(!r)) return FS_NCCL_SUCCESS;
@@ -251,6 +249,10 @@ fs_nccl_result_t fs_events_stop(void* eHandle) {
         fs_events_invalid();
         return FS_NCCL_SUCCESS;
     }
+    /* At the end of a group, after its launch, so no read NCCL makes of the mask
+     * for this group sees a changed value; the next group's start snapshot does. */
+    if (FS_UNLIKELY(kind == __atomic_load_n(&fs_events_kernel_sampling.sampling_kind, __ATOMIC_ACQUIRE)))
+        fs_sample_kernel_channels();
     if (!(__atomic_load_n(&fs_events_mask, __ATOMIC_RELAXED) & (1u << kind))) return FS_NCCL_SUCCESS;
     fs_ring_t* r = fs_current_ring();
     if (FS_UNLIKELY(!r)) return FS_NCCL_SUCCESS;

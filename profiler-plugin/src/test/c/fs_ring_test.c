@@ -613,7 +613,7 @@ static void should_parse_event_masks(void) {
     CHECK(fs_config_parse_mask("proxystep,netplugin", &m) == 0 && m == 0x90);
     CHECK(fs_config_parse_mask("ProxyStep, KernelCh", &m) == 0 && m == 0x50);
     CHECK(fs_config_parse_mask("all", &m) == 0 && m == 0x7FFF);
-    CHECK(fs_config_parse_mask("default,groupapi", &m) == 0 && m == 0x1DF);
+    CHECK(fs_config_parse_mask("default,groupapi", &m) == 0 && m == (FS_CONFIG_DEFAULT_MASK | 0x100));
     m = 5;
     CHECK(fs_config_parse_mask("bogus", &m) != 0 && m == 5);
     CHECK(fs_config_parse_mask("0x10000", &m) != 0);
@@ -661,7 +661,7 @@ static void should_read_defaults_and_warn_on_bad_values(void) {
     unsetenv("FLOWSCOPE_CLOCK");
     unsetenv("FLOWSCOPE_DISABLE");
     fs_config_load(&cfg, NULL);
-    CHECK_EQ(cfg.event_mask, 0xDF);
+    CHECK_EQ(cfg.event_mask, FS_CONFIG_DEFAULT_MASK);
     CHECK(strcmp(cfg.ring_dir, "/dev/shm/flowscope") == 0);
     CHECK_EQ(cfg.ring_slots, 1048576); /* 64M */
     CHECK_EQ(cfg.ring_lanes, 8);
@@ -674,7 +674,7 @@ static void should_read_defaults_and_warn_on_bad_values(void) {
     setenv("FLOWSCOPE_RING_LANES", "100", 1);
     fprintf(stderr, "  (5 WARN lines expected:)\n");
     fs_config_load(&cfg, NULL);
-    CHECK_EQ(cfg.event_mask, 0xDF);
+    CHECK_EQ(cfg.event_mask, FS_CONFIG_DEFAULT_MASK);
     CHECK_EQ(cfg.ring_slots, 1048576);
     CHECK_EQ(cfg.ring_lanes, 8);
     CHECK_EQ(cfg.prefer_tsc, 1);

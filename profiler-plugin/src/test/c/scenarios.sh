@@ -43,7 +43,7 @@ run mask-names --abi 5 --mask proxystep,netplugin,groupapi --ops $ops
 # KernelCh on one group in 4: NCCL's mask carries the bit for exactly a quarter of the groups
 run kernel-sampling --abi 5 --mask all --kernel-sampling 4 --ops $ops --comms 1
 echo "$out" | grep -q "kernelGroups=$((ops / 4 + 1))/$ops\$" || { echo "scenario kernel-sampling: expected kernelGroups=$((ops / 4 + 1))/$ops"; exit 1; }
-run kernel-sampling-v4 --abi 4 --kernel-sampling 4 --ops $ops --comms 1
+run kernel-sampling-v4 --abi 4 --mask all --kernel-sampling 4 --ops $ops --comms 1
 echo "$out" | grep -q "kernelGroups=$((ops / 4 + 1))/$ops\$" || { echo "scenario kernel-sampling-v4: expected kernelGroups=$((ops / 4 + 1))/$ops"; exit 1; }
 run kernel-never --abi 6 --mask all --kernel-sampling 0 --ops $ops
 echo "$out" | grep -q "kernelGroups=0/" || { echo "scenario kernel-never: KernelCh requested"; exit 1; }
