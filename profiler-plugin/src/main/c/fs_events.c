@@ -242,19 +242,26 @@ fs_nccl_result_t fs_events_start(fs_comm_ctx_t* ctx, void** eHandle, uint64_t ty
     return FS_NCCL_SUCCESS;
 }
 
+/* The ring a STOP/STATE of handle `id` goes to, or NULL: invalid handle (counted),
+ * kind not recorded, or no ring open. */
+static inline fs_ring_t* fs_ring_for_handle(uint64_t id, uint32_t kind) {
+    if (FS_UNLIKELY(id == 0 || kind >= FS_KIND_COUNT)) {
+        fs_events_invalid();
+        return NULL;
+    }
+    if (!(__atomic_load_n(&fs_events_mask, __ATOMIC_RELAXED) & (1u << kind))) return NULL;
+    return fs_current_ring();
+}
+
 fs_nccl_result_t fs_events_stop(void* eHandle) {
     uint64_t id = (uint64_t)(uintptr_t)eHandle;
     uint32_t kind = (uint32_t)(id >> FS_ID_KIND_SHIFT);
-    if (FS_UNLIKELY(id == 0 || kind >= FS_KIND_COUNT)) {
-        fs_events_invalid();
-        return FS_NCCL_SUCCESS;
-    }
     /* At the end of a group, after its launch, so no read NCCL makes of the mask
      * for this group sees a changed value; the next group's start snapshot does. */
-    if (FS_UNLIKELY(kind == __atomic_load_n(&fs_events_kernel_sampling.sampling_kind, __ATOMIC_ACQUIRE)))
+    if (FS_UNLIKELY(id != 0 &&
+                    kind == __atomic_load_n(&fs_events_kernel_sampling.sampling_kind, __ATOMIC_ACQUIRE)))
         fs_sample_kernel_channels();
-    if (!(__atomic_load_n(&fs_events_mask, __ATOMIC_RELAXED) & (1u << kind))) return FS_NCCL_SUCCESS;
-    fs_ring_t* r = fs_current_ring();
+    fs_ring_t* r = fs_ring_for_handle(id, kind);
     if (FS_UNLIKELY(!r)) return FS_NCCL_SUCCESS;
     fs_emit(r, kind, FS_OP_STOP, id, 0, 0, 0, 0);
     return FS_NCCL_SUCCESS;
@@ -282,12 +289,7 @@ uint64_t fs_events_state_arg(int state, const fs_nccl_state_args_t* args) {
 fs_nccl_result_t fs_events_state(void* eHandle, int state, const fs_nccl_state_args_t* args) {
     uint64_t id = (uint64_t)(uintptr_t)eHandle;
     uint32_t kind = (uint32_t)(id >> FS_ID_KIND_SHIFT);
-    if (FS_UNLIKELY(id == 0 || kind >= FS_KIND_COUNT)) {
-        fs_events_invalid();
-        return FS_NCCL_SUCCESS;
-    }
-    if (!(__atomic_load_n(&fs_events_mask, __ATOMIC_RELAXED) & (1u << kind))) return FS_NCCL_SUCCESS;
-    fs_ring_t* r = fs_current_ring();
+    fs_ring_t* r = fs_ring_for_handle(id, kind);
     if (FS_UNLIKELY(!r)) return FS_NCCL_SUCCESS;
     fs_emit(r, kind, FS_OP_STATE, id, 0, (uint32_t)state, fs_events_state_arg(state, args), 0);
     return FS_NCCL_SUCCESS;
