@@ -1,0 +1,187 @@
+package io.flowscope.window;
+
+/**
+ * The last N completions of one flow, and their bandwidth: bytes in the window / (last completion − first
+ * post), VCCL's sliding-window throughput made exact.
+ * <p>
+ * "Last" is by completion time, not by arrival: completions that arrive out of order (records of several
+ * threads, lanes drained in turn) land where their time puts them. The window holds the N greatest
+ * completions under the total order (completion time, step id); a completion older than all N of a full
+ * window is {@link #LATE} and left out. A completion whose step id is already in the window is a
+ * {@link #DUPLICATE} and changes nothing. Times are compared by signed difference, so a clock that wraps
+ * past 2^63 (or 2^64) keeps working while the window spans less than 2^63 ns.
+ * <p>
+ * Fixed footprint: three {@code long[N]}. Entries are kept sorted, oldest first; an insertion moves at most
+ * N entries (N = 8 by default). No allocation after construction.
+ */
+public final class CompletionWindow
+{
+    /** Default window size (VCCL's paper picks 8). */
+    public static final int DEFAULT_SIZE = 8;
+
+    /** {@link #record} result: the completion entered the window. */
+    public static final int ACCEPTED = 0;
+    /** {@link #record} result: a completion of this step id is already in the window. */
+    public static final int DUPLICATE = 1;
+    /** {@link #record} result: the window is full and every entry completed later than this one. */
+    public static final int LATE = 2;
+
+    private final long[] ids;
+    private final long[] postNs;
+    private final long[] completeNs;
+    private final long[] bytes;
+    private int count;
+    private long bytesInWindow;
+
+    public CompletionWindow(final int size)
+    {
+        if (size < 1)
+        {
+            throw new IllegalArgumentException("window size must be >= 1, was " + size);
+        }
+        ids = new long[size];
+        postNs = new long[size];
+        completeNs = new long[size];
+        bytes = new long[size];
+    }
+
+    public int capacity()
+    {
+        return ids.length;
+    }
+
+    public int size()
+    {
+        return count;
+    }
+
+    public void clear()
+    {
+        count = 0;
+        bytesInWindow = 0;
+    }
+
+    /**
+     * @param id       the step's identity (duplicates are recognised by it)
+     * @param postNs   when the work was posted (isend / irecv)
+     * @param completeNs when it completed
+     * @param bytes    bytes it moved
+     * @return {@link #ACCEPTED}, {@link #DUPLICATE} or {@link #LATE}
+     */
+    public int record(final long id, final long postNs, final long completeNs, final long bytes)
+    {
+        for (int i = 0; i < count; i++)
+        {
+            if (ids[i] == id)
+            {
+                return DUPLICATE;
+            }
+        }
+        int at;
+        if (count == ids.length)
+        {
+            if (!after(completeNs, id, this.completeNs[0], ids[0]))
+            {
+                return LATE;
+            }
+            bytesInWindow -= this.bytes[0];
+            // Drop the oldest and shift left while the new one belongs further on.
+            at = 0;
+            while (at + 1 < count && after(completeNs, id, this.completeNs[at + 1], ids[at + 1]))
+            {
+                move(at + 1, at);
+                at++;
+            }
+        }
+        else
+        {
+            at = count;
+            while (at > 0 && after(this.completeNs[at - 1], ids[at - 1], completeNs, id))
+            {
+                move(at - 1, at);
+                at--;
+            }
+            count++;
+        }
+        ids[at] = id;
+        this.postNs[at] = postNs;
+        this.completeNs[at] = completeNs;
+        this.bytes[at] = bytes;
+        bytesInWindow += bytes;
+        return ACCEPTED;
+    }
+
+    private void move(final int from, final int to)
+    {
+        ids[to] = ids[from];
+        postNs[to] = postNs[from];
+        completeNs[to] = completeNs[from];
+        bytes[to] = bytes[from];
+    }
+
+    /** True when (t1, id1) comes strictly after (t2, id2): by time (signed difference), then by id. */
+    static boolean after(final long t1, final long id1, final long t2, final long id2)
+    {
+        final long d = t1 - t2;
+        return d > 0 || (d == 0 && id1 > id2);
+    }
+
+    public long bytesInWindow()
+    {
+        return bytesInWindow;
+    }
+
+    /** The latest completion time in the window; meaningless when empty. */
+    public long lastCompletionNs()
+    {
+        return completeNs[count - 1];
+    }
+
+    /** The earliest post time of the entries in the window (signed-difference minimum); meaningless when empty. */
+    public long firstPostNs()
+    {
+        long first = postNs[0];
+        for (int i = 1; i < count; i++)
+        {
+            if (postNs[i] - first < 0)
+            {
+                first = postNs[i];
+            }
+        }
+        return first;
+    }
+
+    /** last completion − first post, 0 when empty. */
+    public long spanNs()
+    {
+        return count == 0 ? 0 : lastCompletionNs() - firstPostNs();
+    }
+
+    /** Bytes in the window / span, in bytes per second; 0 when empty or when the span is not positive. */
+    public double bandwidthBytesPerSecond()
+    {
+        final long span = spanNs();
+        return span <= 0 ? 0.0 : bytesInWindow * 1e9 / span;
+    }
+
+    /** The i-th entry's id, oldest completion first. */
+    public long id(final int i)
+    {
+        return ids[i];
+    }
+
+    public long postNs(final int i)
+    {
+        return postNs[i];
+    }
+
+    public long completeNs(final int i)
+    {
+        return completeNs[i];
+    }
+
+    public long bytes(final int i)
+    {
+        return bytes[i];
+    }
+}

@@ -1,0 +1,97 @@
+package io.flowscope.window;
+
+/**
+ * Fixed-size state of one flow (communicator, rank, peer, channel, direction): its completion window,
+ * outstanding work, totals and the statistics of the current period. Pooled and reused; {@link #generation}
+ * changes on every reuse so that stale references (from ops and steps) are recognised.
+ */
+final class FlowState extends Pooled
+{
+    long key;
+    long commHash;
+    int rank;
+    int peer;
+    int channel;
+    boolean isSend;
+    int generation;
+    final CompletionWindow window;
+
+    long lastActivityNs;
+    long outstandingSteps;
+    long outstandingBytes;
+    long totalCompletions;
+    long totalBytes;
+
+    long periodPosts;
+    long periodCompletions;
+    long periodBytes;
+    final long[] phaseCount = new long[Phase.COUNT];
+    final long[] phaseSumNs = new long[Phase.COUNT];
+    final long[] phaseMaxNs = new long[Phase.COUNT];
+
+    FlowState(final int windowSize)
+    {
+        window = new CompletionWindow(windowSize);
+    }
+
+    void reset(final long key, final long commHash, final int rank, final int peer, final int channel,
+        final boolean isSend, final long nowNs)
+    {
+        this.key = key;
+        this.commHash = commHash;
+        this.rank = rank;
+        this.peer = peer;
+        this.channel = channel;
+        this.isSend = isSend;
+        window.clear();
+        lastActivityNs = nowNs;
+        outstandingSteps = 0;
+        outstandingBytes = 0;
+        totalCompletions = 0;
+        totalBytes = 0;
+        resetPeriod();
+    }
+
+    boolean is(final long commHash, final int rank, final int peer, final int channel, final boolean isSend)
+    {
+        return this.commHash == commHash && this.rank == rank && this.peer == peer && this.channel == channel &&
+            this.isSend == isSend;
+    }
+
+    boolean activeInPeriod()
+    {
+        return periodPosts != 0 || periodCompletions != 0 || phaseCount[Phase.NETWORK] != 0 ||
+            phaseCount[Phase.GPU_WAIT] != 0 || phaseCount[Phase.GPU_CONSUME] != 0;
+    }
+
+    void resetPeriod()
+    {
+        periodPosts = 0;
+        periodCompletions = 0;
+        periodBytes = 0;
+        for (int p = 0; p < Phase.COUNT; p++)
+        {
+            phaseCount[p] = 0;
+            phaseSumNs[p] = 0;
+            phaseMaxNs[p] = 0;
+        }
+    }
+
+    /** The flow key: a 64-bit mix of the identity; {@code attempt} > 0 rehashes after a collision. */
+    static long key(final long commHash, final int rank, final int peer, final int channel, final boolean isSend,
+        final int attempt)
+    {
+        long h = commHash * 0x9E3779B97F4A7C15L;
+        h = mix(h ^ rank);
+        h = mix(h ^ ((long)peer << 20 ^ (long)channel << 8 ^ (isSend ? 1 : 0)));
+        h = mix(h + attempt);
+        return h;
+    }
+
+    static long mix(final long x)
+    {
+        long z = x * 0xBF58476D1CE4E5B9L;
+        z = (z ^ (z >>> 31)) * 0x94D049BB133111EBL;
+        return z ^ (z >>> 29);
+    }
+}

@@ -1,0 +1,173 @@
+package io.flowscope.window;
+
+/**
+ * One flow's summary for one period (schema v1, documented in {@code window-engine/README.md}). A mutable
+ * record the engine fills and hands to a {@link FlowSummarySink}; the sink copies what it keeps.
+ */
+public final class FlowSummary
+{
+    /** Schema version of the fields below. */
+    public static final int SCHEMA_VERSION = 1;
+
+    long periodStartNs;
+    long periodEndNs;
+    long flowKey;
+    long commHash;
+    int rank;
+    int peer;
+    int channel;
+    boolean isSend;
+    long posts;
+    long completions;
+    long bytes;
+    int windowCompletions;
+    long windowBytes;
+    long windowSpanNs;
+    double windowBandwidthBytesPerSecond;
+    long outstandingSteps;
+    long outstandingBytes;
+    final long[] phaseCount = new long[Phase.COUNT];
+    final long[] phaseSumNs = new long[Phase.COUNT];
+    final long[] phaseMaxNs = new long[Phase.COUNT];
+
+    public long periodStartNs()
+    {
+        return periodStartNs;
+    }
+
+    public long periodEndNs()
+    {
+        return periodEndNs;
+    }
+
+    public long flowKey()
+    {
+        return flowKey;
+    }
+
+    public long commHash()
+    {
+        return commHash;
+    }
+
+    public int rank()
+    {
+        return rank;
+    }
+
+    public int peer()
+    {
+        return peer;
+    }
+
+    public int channel()
+    {
+        return channel;
+    }
+
+    public boolean isSend()
+    {
+        return isSend;
+    }
+
+    /** Steps posted to the network (state 9 / 10) during the period. */
+    public long posts()
+    {
+        return posts;
+    }
+
+    /** Steps completed during the period (each step once, duplicates and late repeats excluded). */
+    public long completions()
+    {
+        return completions;
+    }
+
+    /** Bytes of the steps completed during the period. */
+    public long bytes()
+    {
+        return bytes;
+    }
+
+    /** Entries in the completion window at the period's end (≤ N). */
+    public int windowCompletions()
+    {
+        return windowCompletions;
+    }
+
+    public long windowBytes()
+    {
+        return windowBytes;
+    }
+
+    /** last completion − first post of the window at the period's end. */
+    public long windowSpanNs()
+    {
+        return windowSpanNs;
+    }
+
+    /** windowBytes / windowSpan, bytes per second (0 when the span is not positive). */
+    public double windowBandwidthBytesPerSecond()
+    {
+        return windowBandwidthBytesPerSecond;
+    }
+
+    /** Steps posted and not yet completed at the period's end. */
+    public long outstandingSteps()
+    {
+        return outstandingSteps;
+    }
+
+    /** Bytes of the outstanding send steps (recv steps learn their size only on arrival). */
+    public long outstandingBytes()
+    {
+        return outstandingBytes;
+    }
+
+    public long phaseCount(final int phase)
+    {
+        return phaseCount[phase];
+    }
+
+    public long phaseSumNs(final int phase)
+    {
+        return phaseSumNs[phase];
+    }
+
+    public long phaseMaxNs(final int phase)
+    {
+        return phaseMaxNs[phase];
+    }
+
+    public void copyFrom(final FlowSummary o)
+    {
+        periodStartNs = o.periodStartNs;
+        periodEndNs = o.periodEndNs;
+        flowKey = o.flowKey;
+        commHash = o.commHash;
+        rank = o.rank;
+        peer = o.peer;
+        channel = o.channel;
+        isSend = o.isSend;
+        posts = o.posts;
+        completions = o.completions;
+        bytes = o.bytes;
+        windowCompletions = o.windowCompletions;
+        windowBytes = o.windowBytes;
+        windowSpanNs = o.windowSpanNs;
+        windowBandwidthBytesPerSecond = o.windowBandwidthBytesPerSecond;
+        outstandingSteps = o.outstandingSteps;
+        outstandingBytes = o.outstandingBytes;
+        System.arraycopy(o.phaseCount, 0, phaseCount, 0, Phase.COUNT);
+        System.arraycopy(o.phaseSumNs, 0, phaseSumNs, 0, Phase.COUNT);
+        System.arraycopy(o.phaseMaxNs, 0, phaseMaxNs, 0, Phase.COUNT);
+    }
+
+    @Override
+    public String toString()
+    {
+        return "FlowSummary{period=[" + periodStartNs + "," + periodEndNs + ") comm=" + Long.toHexString(commHash) +
+            " rank=" + rank + " peer=" + peer + " ch=" + channel + (isSend ? " send" : " recv") + " posts=" + posts +
+            " completions=" + completions + " bytes=" + bytes + " window=" + windowCompletions + "/" + windowBytes +
+            "B/" + windowSpanNs + "ns outstanding=" + outstandingSteps + "/" + outstandingBytes + "B}";
+    }
+}

@@ -1,0 +1,34 @@
+package io.flowscope.window;
+
+/**
+ * The window engine's one input: typed telemetry events as primitive arguments, so that a producer (the ring
+ * adapter {@code io.flowscope.window.ring.RingEventSource}, a journal replay, the simulator) hands them over
+ * without allocating. Times are event times in ns of one host clock (the ring's {@code CLOCK_MONOTONIC});
+ * the engine never reads a clock of its own, so a replay of the same calls gives the same output.
+ * <p>
+ * Keys ({@code opKey}, {@code stepKey}) are opaque 64-bit identities chosen by the producer, unique among
+ * the live events of one engine (the ring adapter mixes the record id with the producer pid).
+ * <p>
+ * Records may come out of order across producer threads; the records of one step come in their thread's
+ * order, but may be missing, duplicated or late. See {@link WindowEngine} for how each case is handled.
+ */
+public interface TelemetryListener
+{
+    /**
+     * A ProxyOp started: the flow it belongs to is (commHash, rank, peer, channel, isSend).
+     */
+    void onProxyOpStart(long opKey, long commHash, int rank, int peer, int channel, boolean isSend, long timeNs);
+
+    void onProxyOpStop(long opKey, long timeNs);
+
+    /** A ProxyStep of the ProxyOp {@code opKey} started. */
+    void onProxyStepStart(long stepKey, long opKey, int step, long timeNs);
+
+    /**
+     * A ProxyStep state (NCCL state value: 8 SendGPUWait, 20 SendPeerWait, 9 SendWait, 10 RecvWait,
+     * 11 RecvFlushWait, 12 RecvGPUWait) with its {@code transSize} (bytes; meaningful at 9 and 11).
+     */
+    void onProxyStepState(long stepKey, int state, long transSize, long timeNs);
+
+    void onProxyStepStop(long stepKey, long timeNs);
+}

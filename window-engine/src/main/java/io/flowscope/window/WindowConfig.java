@@ -1,0 +1,78 @@
+package io.flowscope.window;
+
+/** The engine's sizes and times, fixed at construction. All times are event-time ns. */
+public final class WindowConfig
+{
+    int windowSize = CompletionWindow.DEFAULT_SIZE;
+    long periodNs = 1_000_000L;
+    long idleTimeoutNs = 10_000_000_000L;
+    long stepTimeoutNs = 10_000_000_000L;
+    int maxFlows = 4096;
+    int maxOps = 16384;
+    int maxSteps = 65536;
+
+    /** Completions per window (N, default 8). */
+    public WindowConfig windowSize(final int n)
+    {
+        if (n < 1)
+        {
+            throw new IllegalArgumentException("windowSize must be >= 1, was " + n);
+        }
+        windowSize = n;
+        return this;
+    }
+
+    /** Summary period (default 1 ms). */
+    public WindowConfig periodNs(final long ns)
+    {
+        if (ns <= 0)
+        {
+            throw new IllegalArgumentException("periodNs must be > 0, was " + ns);
+        }
+        periodNs = ns;
+        return this;
+    }
+
+    /** A flow with no event for this long is evicted (default 10 s). */
+    public WindowConfig idleTimeoutNs(final long ns)
+    {
+        idleTimeoutNs = ns;
+        return this;
+    }
+
+    /**
+     * An op or step with no record for this long is dropped (a missing stop); a completed step's tombstone,
+     * which recognises duplicate records, lives this long too (default 10 s).
+     */
+    public WindowConfig stepTimeoutNs(final long ns)
+    {
+        stepTimeoutNs = ns;
+        return this;
+    }
+
+    public WindowConfig maxFlows(final int n)
+    {
+        maxFlows = n;
+        return this;
+    }
+
+    public WindowConfig maxOps(final int n)
+    {
+        maxOps = n;
+        return this;
+    }
+
+    public WindowConfig maxSteps(final int n)
+    {
+        maxSteps = n;
+        return this;
+    }
+
+    @Override
+    public String toString()
+    {
+        return "WindowConfig{windowSize=" + windowSize + ", periodNs=" + periodNs + ", idleTimeoutNs=" + idleTimeoutNs +
+            ", stepTimeoutNs=" + stepTimeoutNs + ", maxFlows=" + maxFlows + ", maxOps=" + maxOps + ", maxSteps=" +
+            maxSteps + '}';
+    }
+}

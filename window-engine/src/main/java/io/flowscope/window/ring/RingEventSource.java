@@ -1,0 +1,79 @@
+package io.flowscope.window.ring;
+
+import io.flowscope.ring.EventKind;
+import io.flowscope.ring.RecordHandler;
+import io.flowscope.ring.RecordView;
+import io.flowscope.window.TelemetryListener;
+
+/**
+ * Adapts the ring reader to the window engine: a {@link RecordHandler} that turns ProxyOp and ProxyStep
+ * records into {@link TelemetryListener} calls. No allocation (the communicator is resolved through the
+ * view's cached tables). Other kinds are ignored for now.
+ * <p>
+ * Keys: a record id is unique within its producer process; the key is a 64-bit mix of (producer pid, id),
+ * so the rings of several processes can feed one engine (a collision of two live keys is possible in
+ * principle, with probability ~ live² / 2^64).
+ */
+public final class RingEventSource implements RecordHandler
+{
+    private static final int PROXY_OP = EventKind.PROXY_OP.code();
+    private static final int PROXY_STEP = EventKind.PROXY_STEP.code();
+
+    private final TelemetryListener listener;
+    private long records;
+
+    public RingEventSource(final TelemetryListener listener)
+    {
+        this.listener = listener;
+    }
+
+    @Override
+    public void onRecord(final RecordView r)
+    {
+        final int kind = r.kindCode();
+        if (kind != PROXY_OP && kind != PROXY_STEP)
+        {
+            return;
+        }
+        records++;
+        final int pid = r.producerPid();
+        final long key = key(pid, r.id());
+        if (kind == PROXY_STEP)
+        {
+            if (r.isState())
+            {
+                listener.onProxyStepState(key, r.state(), r.stateArg(), r.timeNs());
+            }
+            else if (r.isStart())
+            {
+                listener.onProxyStepStart(key, key(pid, r.parent()), r.step(), r.timeNs());
+            }
+            else if (r.isStop())
+            {
+                listener.onProxyStepStop(key, r.timeNs());
+            }
+        }
+        else if (r.isStart())
+        {
+            listener.onProxyOpStart(key, r.commHash(), r.rank(), r.peer(), r.channel(), r.isSend(), r.timeNs());
+        }
+        else if (r.isStop())
+        {
+            listener.onProxyOpStop(key, r.timeNs());
+        }
+    }
+
+    /** ProxyOp and ProxyStep records handed on so far. */
+    public long records()
+    {
+        return records;
+    }
+
+    /** The engine key of record id {@code id} of process {@code pid}. */
+    public static long key(final int pid, final long id)
+    {
+        long z = (id ^ ((long)pid << 32 | pid & 0xFFFFFFFFL) * 0x9E3779B97F4A7C15L) * 0xBF58476D1CE4E5B9L;
+        z = (z ^ (z >>> 31)) * 0x94D049BB133111EBL;
+        return z ^ (z >>> 29);
+    }
+}
