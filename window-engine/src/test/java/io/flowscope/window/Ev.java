@@ -1,0 +1,50 @@
+package io.flowscope.window;
+
+/** A test event: one {@link TelemetryListener} call as a value. */
+record Ev(int type, long key, long opKey, long comm, int rank, int peer, int channel, boolean isSend, int state,
+    long arg, long timeNs)
+{
+    static final int OP_START = 0;
+    static final int OP_STOP = 1;
+    static final int STEP_START = 2;
+    static final int STEP_STATE = 3;
+    static final int STEP_STOP = 4;
+
+    static Ev opStart(final long op, final long comm, final int rank, final int peer, final int ch, final boolean send,
+        final long t)
+    {
+        return new Ev(OP_START, op, 0, comm, rank, peer, ch, send, 0, 0, t);
+    }
+
+    static Ev opStop(final long op, final long t)
+    {
+        return new Ev(OP_STOP, op, 0, 0, 0, 0, 0, false, 0, 0, t);
+    }
+
+    static Ev stepStart(final long step, final long op, final long t)
+    {
+        return new Ev(STEP_START, step, op, 0, 0, 0, 0, false, 0, 0, t);
+    }
+
+    static Ev state(final long step, final int state, final long arg, final long t)
+    {
+        return new Ev(STEP_STATE, step, 0, 0, 0, 0, 0, false, state, arg, t);
+    }
+
+    static Ev stepStop(final long step, final long t)
+    {
+        return new Ev(STEP_STOP, step, 0, 0, 0, 0, 0, false, 0, 0, t);
+    }
+
+    void feed(final TelemetryListener l)
+    {
+        switch (type)
+        {
+            case OP_START -> l.onProxyOpStart(key, comm, rank, peer, channel, isSend, timeNs);
+            case OP_STOP -> l.onProxyOpStop(key, timeNs);
+            case STEP_START -> l.onProxyStepStart(key, opKey, 0, timeNs);
+            case STEP_STATE -> l.onProxyStepState(key, state, arg, timeNs);
+            default -> l.onProxyStepStop(key, timeNs);
+        }
+    }
+}

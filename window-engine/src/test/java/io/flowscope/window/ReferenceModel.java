@@ -1,0 +1,204 @@
+package io.flowscope.window;
+
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * The brute-force reference: keeps every record of every step in plain collections and computes each
+ * flow's figures at the end by sorting. Same rules as the engine's documentation (first record of each
+ * state counts, records after a step's stop are ignored), none of its machinery. No timeouts.
+ */
+final class ReferenceModel
+{
+    record FlowId(long comm, int rank, int peer, int channel, boolean isSend)
+    {
+    }
+
+    static final class Step
+    {
+        final long key;
+        final FlowId flow;
+        final long startNs;
+        final Map<Integer, long[]> firstState = new HashMap<>(); // state -> {time, arg, order}
+        int order;
+        boolean stopped;
+        long stopNs;
+        boolean completedBeforePost;
+
+        Step(final long key, final FlowId flow, final long startNs)
+        {
+            this.key = key;
+            this.flow = flow;
+            this.startNs = startNs;
+        }
+
+        boolean completed()
+        {
+            return flow.isSend ? stopped : stopped || firstState.containsKey(11);
+        }
+
+        long postNs()
+        {
+            final int s = flow.isSend ? 9 : 10;
+            return firstState.containsKey(s) ? firstState.get(s)[0] : startNs;
+        }
+
+        long completeNs()
+        {
+            return !flow.isSend && firstState.containsKey(11) ? firstState.get(11)[0] : stopNs;
+        }
+
+        long bytes()
+        {
+            final int s = flow.isSend ? 9 : 11;
+            return firstState.containsKey(s) ? firstState.get(s)[1] : 0;
+        }
+
+        boolean posted()
+        {
+            final int s = flow.isSend ? 9 : 10;
+            if (!firstState.containsKey(s))
+            {
+                return false;
+            }
+            // A recv posted after it completed (10 after 11) does not count as posted.
+            return flow.isSend || !firstState.containsKey(11) || firstState.get(10)[2] < firstState.get(11)[2];
+        }
+    }
+
+    private final Map<Long, FlowId> liveOps = new HashMap<>();
+    private final Map<Long, Step> steps = new HashMap<>();
+    private final Set<FlowId> flows = new HashSet<>();
+    private int order;
+
+    void apply(final Ev e)
+    {
+        order++;
+        switch (e.type())
+        {
+            case Ev.OP_START ->
+            {
+                if (!liveOps.containsKey(e.key()))
+                {
+                    final FlowId f = new FlowId(e.comm(), e.rank(), e.peer(), e.channel(), e.isSend());
+                    liveOps.put(e.key(), f);
+                    flows.add(f);
+                }
+            }
+            case Ev.OP_STOP -> liveOps.remove(e.key());
+            case Ev.STEP_START ->
+            {
+                final FlowId f = liveOps.get(e.opKey());
+                if (!steps.containsKey(e.key()) && f != null)
+                {
+                    steps.put(e.key(), new Step(e.key(), f, e.timeNs()));
+                }
+            }
+            case Ev.STEP_STATE ->
+            {
+                final Step s = steps.get(e.key());
+                if (s != null && !s.stopped)
+                {
+                    final boolean relevant = s.flow.isSend ? e.state() == 8 || e.state() == 20 || e.state() == 9 :
+                        e.state() == 10 || e.state() == 11 || e.state() == 12;
+                    if (relevant)
+                    {
+                        s.firstState.putIfAbsent(e.state(), new long[] {e.timeNs(), e.arg(), order});
+                    }
+                }
+            }
+            default ->
+            {
+                final Step s = steps.get(e.key());
+                if (s != null && !s.stopped)
+                {
+                    s.stopped = true;
+                    s.stopNs = e.timeNs();
+                }
+            }
+        }
+    }
+
+    Set<FlowId> flows()
+    {
+        return flows;
+    }
+
+    List<Step> completed(final FlowId f)
+    {
+        final List<Step> out = new ArrayList<>();
+        for (final Step s : steps.values())
+        {
+            if (s.flow.equals(f) && s.completed())
+            {
+                out.add(s);
+            }
+        }
+        return out;
+    }
+
+    long totalBytes(final FlowId f)
+    {
+        return completed(f).stream().mapToLong(Step::bytes).sum();
+    }
+
+    long outstandingSteps(final FlowId f)
+    {
+        return steps.values().stream().filter(s -> s.flow.equals(f) && s.posted() && !s.completed()).count();
+    }
+
+    long outstandingBytes(final FlowId f)
+    {
+        return f.isSend ? steps.values().stream().filter(s -> s.flow.equals(f) && s.posted() && !s.completed())
+            .mapToLong(Step::bytes).sum() : 0;
+    }
+
+    /** {count, sum} per phase over the stopped steps of the flow; a phase needs both its bounding records. */
+    long[][] phases(final FlowId f)
+    {
+        final long[][] out = new long[Phase.COUNT][2];
+        for (final Step s : steps.values())
+        {
+            if (!s.flow.equals(f) || !s.stopped)
+            {
+                continue;
+            }
+            final Map<Integer, long[]> st = s.firstState;
+            if (f.isSend)
+            {
+                add(out, Phase.GPU_WAIT, st.get(8), st.containsKey(20) ? st.get(20) : st.get(9));
+                add(out, Phase.PEER_WAIT, st.get(20), st.get(9));
+                add(out, Phase.NETWORK, st.get(9), new long[] {s.stopNs});
+            }
+            else
+            {
+                add(out, Phase.NETWORK, st.get(10), st.get(11));
+                add(out, Phase.FLUSH, st.get(11), st.get(12));
+                add(out, Phase.GPU_CONSUME, st.get(12), new long[] {s.stopNs});
+            }
+        }
+        return out;
+    }
+
+    private static void add(final long[][] out, final int phase, final long[] from, final long[] to)
+    {
+        if (from != null && to != null && to[0] - from[0] >= 0)
+        {
+            out[phase][0]++;
+            out[phase][1] += to[0] - from[0];
+        }
+    }
+
+    /** The last n completions by (completion time relative to base, key). */
+    List<Step> window(final FlowId f, final int n, final long base)
+    {
+        final List<Step> c = completed(f);
+        c.sort(Comparator.<Step>comparingLong(s -> s.completeNs() - base).thenComparingLong(s -> s.key));
+        return c.subList(Math.max(0, c.size() - n), c.size());
+    }
+}

@@ -1,0 +1,222 @@
+package io.flowscope.window;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.SplittableRandom;
+
+import org.junit.jupiter.api.Test;
+
+/**
+ * Seeded random and adversarial streams, checked against {@link ReferenceModel}. A failure names its seed;
+ * rerun one with {@code -Dwindow.seed=N}.
+ */
+class WindowEnginePropertyTest
+{
+    private static final int SEEDS = Integer.getInteger("window.seeds", 400);
+
+    /** Knobs of one generated stream. */
+    record Shape(double dropStop, double dropState, double duplicate, double idleGap, boolean wrap)
+    {
+    }
+
+    @Test
+    void shouldMatchTheReferenceOnWellFormedStreamsWithOutOfOrderThreads()
+    {
+        check(new Shape(0, 0, 0, 0, false));
+    }
+
+    @Test
+    void shouldMatchTheReferenceWhenStopsAndStatesGoMissing()
+    {
+        check(new Shape(0.2, 0.15, 0, 0, false));
+    }
+
+    @Test
+    void shouldMatchTheReferenceWithDuplicateAndLateRecords()
+    {
+        check(new Shape(0, 0, 0.2, 0, false));
+    }
+
+    @Test
+    void shouldMatchTheReferenceAcrossIdleGapsAndTheWrapOfTheClock()
+    {
+        check(new Shape(0, 0, 0, 0.3, true));
+    }
+
+    @Test
+    void shouldMatchTheReferenceOnEverythingAtOnce()
+    {
+        check(new Shape(0.1, 0.1, 0.15, 0.2, true));
+    }
+
+    private static void check(final Shape shape)
+    {
+        final Integer only = Integer.getInteger("window.seed");
+        for (int seed = only == null ? 1 : only; seed <= (only == null ? SEEDS : only); seed++)
+        {
+            checkOne(shape, seed);
+        }
+    }
+
+    private static void checkOne(final Shape shape, final long seed)
+    {
+        final SplittableRandom rnd = new SplittableRandom(seed * 0x9E3779B97F4A7C15L + shape.hashCode());
+        final long base = shape.wrap() ? Long.MAX_VALUE - rnd.nextLong(5_000_000) : rnd.nextLong(1L << 40);
+        final List<Ev> events = generate(rnd, shape, base);
+        final int windowSize = 1 + rnd.nextInt(10);
+
+        final Map<Long, long[]> summed = new HashMap<>(); // flowKey -> {completions, bytes, phase count, sum...}
+        final Map<Long, FlowSummary> lastSummary = new HashMap<>();
+        final WindowEngine engine = new WindowEngine(new WindowConfig().windowSize(windowSize)
+            .periodNs(1 + rnd.nextInt(200_000)).idleTimeoutNs(Long.MAX_VALUE).stepTimeoutNs(Long.MAX_VALUE)
+            .maxFlows(256).maxOps(4096).maxSteps(1 << 16), s ->
+            {
+                final long[] t = summed.computeIfAbsent(s.flowKey(), k -> new long[2 + 2 * Phase.COUNT]);
+                t[0] += s.completions();
+                t[1] += s.bytes();
+                for (int p = 0; p < Phase.COUNT; p++)
+                {
+                    t[2 + 2 * p] += s.phaseCount(p);
+                    t[3 + 2 * p] += s.phaseSumNs(p);
+                }
+                final FlowSummary copy = new FlowSummary();
+                copy.copyFrom(s);
+                lastSummary.put(s.flowKey(), copy);
+            });
+        final ReferenceModel ref = new ReferenceModel();
+        for (final Ev e : events)
+        {
+            e.feed(engine);
+            ref.apply(e);
+        }
+        engine.flush();
+
+        final String as = "seed " + seed + " " + shape;
+        final FlowSummary snap = new FlowSummary();
+        for (final ReferenceModel.FlowId f : ref.flows())
+        {
+            assertThat(engine.snapshot(f.comm(), f.rank(), f.peer(), f.channel(), f.isSend(), snap)).as(as).isTrue();
+            final List<ReferenceModel.Step> window = ref.window(f, windowSize, base);
+            assertThat(snap.windowCompletions()).as(as).isEqualTo(window.size());
+            assertThat(snap.windowBytes()).as(as).isEqualTo(window.stream().mapToLong(ReferenceModel.Step::bytes).sum());
+            if (!window.isEmpty())
+            {
+                final long firstPost = window.stream().mapToLong(s -> s.postNs() - base).min().getAsLong();
+                final long last = window.get(window.size() - 1).completeNs() - base;
+                assertThat(snap.windowSpanNs()).as(as).isEqualTo(last - firstPost);
+            }
+            assertThat(snap.outstandingSteps()).as(as).isEqualTo(ref.outstandingSteps(f));
+            assertThat(snap.outstandingBytes()).as(as).isEqualTo(ref.outstandingBytes(f));
+            assertThat(engine.totalBytes(f.comm(), f.rank(), f.peer(), f.channel(), f.isSend())).as(as)
+                .isEqualTo(ref.totalBytes(f));
+            final long[] t = summed.getOrDefault(snap.flowKey(), new long[2 + 2 * Phase.COUNT]);
+            assertThat(t[0]).as(as + " summed completions").isEqualTo(ref.completed(f).size());
+            assertThat(t[1]).as(as + " summed bytes").isEqualTo(ref.totalBytes(f));
+            final long[][] phases = ref.phases(f);
+            for (int p = 0; p < Phase.COUNT; p++)
+            {
+                assertThat(t[2 + 2 * p]).as(as + " count of " + Phase.name(p)).isEqualTo(phases[p][0]);
+                assertThat(t[3 + 2 * p]).as(as + " sum of " + Phase.name(p)).isEqualTo(phases[p][1]);
+            }
+        }
+        assertThat(engine.liveFlows()).as(as).isEqualTo(ref.flows().size());
+    }
+
+    /**
+     * Flows of a few communicators; each op runs on one proxy thread and its steps overlap, so completions
+     * come out of order; threads are interleaved at random (records of different threads out of order).
+     */
+    static List<Ev> generate(final SplittableRandom rnd, final Shape shape, final long base)
+    {
+        final int threads = 1 + rnd.nextInt(4);
+        final List<List<Ev>> perThread = new ArrayList<>();
+        for (int t = 0; t < threads; t++)
+        {
+            perThread.add(new ArrayList<>());
+        }
+        final int nOps = 1 + rnd.nextInt(12);
+        long nextKey = 1;
+        for (int o = 0; o < nOps; o++)
+        {
+            final List<Ev> out = new ArrayList<>();
+            final boolean send = rnd.nextBoolean();
+            final long opKey = nextKey++;
+            long t = base + rnd.nextLong(1_000_000);
+            if (rnd.nextDouble() < shape.idleGap())
+            {
+                t += 1_000_000_000L + rnd.nextLong(2_000_000_000L); // seconds of silence
+            }
+            out.add(Ev.opStart(opKey, 0xC0FFEEL + rnd.nextInt(2), rnd.nextInt(2), rnd.nextInt(3), rnd.nextInt(2), send, t));
+            final int nSteps = rnd.nextInt(24);
+            long last = t;
+            for (int s = 0; s < nSteps; s++)
+            {
+                final long step = nextKey++;
+                long ts = t + 1 + s * (long)(1 + rnd.nextInt(3_000));
+                final List<Ev> life = new ArrayList<>();
+                life.add(Ev.stepStart(step, opKey, ts));
+                final long bytes = 1 + rnd.nextInt(1 << 19);
+                if (send)
+                {
+                    life.add(Ev.state(step, 8, 0, ts += rnd.nextInt(2_000)));
+                    for (int k = rnd.nextInt(3); k > 0; k--)
+                    {
+                        life.add(Ev.state(step, 20, bytes, ts += rnd.nextInt(2_000)));
+                    }
+                    life.add(Ev.state(step, 9, bytes, ts += rnd.nextInt(2_000)));
+                }
+                else
+                {
+                    life.add(Ev.state(step, 10, 0, ts += rnd.nextInt(2_000)));
+                    life.add(Ev.state(step, 11, bytes, ts += rnd.nextInt(20_000)));
+                    life.add(Ev.state(step, 12, bytes, ts += rnd.nextInt(2_000)));
+                }
+                final Ev stop = Ev.stepStop(step, ts += rnd.nextInt(20_000));
+                for (final Ev e : life)
+                {
+                    if (e.type() == Ev.STEP_START || rnd.nextDouble() >= shape.dropState())
+                    {
+                        out.add(e);
+                    }
+                }
+                if (rnd.nextDouble() >= shape.dropStop())
+                {
+                    out.add(stop);
+                }
+                last = Math.max(last - base, ts - base) + base;
+            }
+            out.add(Ev.opStop(opKey, last + 1));
+            // One thread's records are in time order (relative to base: the clock may wrap).
+            out.sort((a, b) -> Long.compare(a.timeNs() - base, b.timeNs() - base));
+            // Duplicates: a copy of a record, delivered again later (a consumer restarted mid-delivery).
+            final int n = out.size();
+            for (int i = 0; i < n; i++)
+            {
+                if (rnd.nextDouble() < shape.duplicate())
+                {
+                    final int at = i + 1 + rnd.nextInt(out.size() - i);
+                    out.add(Math.min(at, out.size()), out.get(i));
+                }
+            }
+            perThread.get(rnd.nextInt(threads)).addAll(out);
+        }
+        // Per-thread order within a thread; threads interleave at random.
+        final List<Ev> merged = new ArrayList<>();
+        final int[] next = new int[threads];
+        int remaining = perThread.stream().mapToInt(List::size).sum();
+        while (remaining > 0)
+        {
+            final int t = rnd.nextInt(threads);
+            if (next[t] < perThread.get(t).size())
+            {
+                merged.add(perThread.get(t).get(next[t]++));
+                remaining--;
+            }
+        }
+        return merged;
+    }
+}
