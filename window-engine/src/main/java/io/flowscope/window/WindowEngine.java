@@ -8,8 +8,9 @@ import org.agrona.collections.Long2ObjectHashMap;
  * {@link FlowSummary} per active flow per period into a {@link FlowSummarySink}.
  * <p>
  * <b>Event time only.</b> Periods are {@code [k·period, (k+1)·period)} of the event clock. When an event's
- * time reaches the end of the current period, that period's summaries are emitted, then ops and steps with
- * no record for {@code stepTimeout} are dropped and flows idle for {@code idleTimeout} are evicted. An
+ * time reaches the end of the current period, that period's summaries are emitted; then, as of the start of the
+ * event's period, ops and steps with no record for {@code stepTimeout} are dropped and flows idle for
+ * {@code idleTimeout} are evicted. An
  * event older than the current period (out of order across threads) counts in the current period. A gap
  * of several periods emits once, at the period it started in.
  * <p>
@@ -247,6 +248,7 @@ public final class WindowEngine implements TelemetryListener
             endPeriod();
             periodStartNs = periodEndNs;
             periodEndNs += config.periodNs;
+            sweep(periodStartNs);
         }
     }
 
@@ -372,12 +374,12 @@ public final class WindowEngine implements TelemetryListener
             final long gap = timeNs - periodEndNs;
             periodStartNs = periodEndNs + gap - Math.floorMod(gap, config.periodNs);
             periodEndNs = periodStartNs + config.periodNs;
+            sweep(periodStartNs);
         }
     }
 
     private void endPeriod()
     {
-        final long end = periodEndNs;
         for (int i = 0; i < flows.activeCount(); i++)
         {
             final FlowState f = flows.active(i);
@@ -388,7 +390,6 @@ public final class WindowEngine implements TelemetryListener
             }
             f.resetPeriod();
         }
-        sweep(end);
     }
 
     private void fill(final FlowState f)

@@ -1,0 +1,155 @@
+package io.flowscope.window;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.util.ArrayList;
+import java.util.List;
+
+import org.HdrHistogram.Histogram;
+import org.junit.jupiter.api.Test;
+
+class WindowEngineTest
+{
+    private final List<FlowSummary> out = new ArrayList<>();
+
+    private WindowEngine engine(final WindowConfig config)
+    {
+        return new WindowEngine(config, s ->
+        {
+            final FlowSummary c = new FlowSummary();
+            c.copyFrom(s);
+            out.add(c);
+        });
+    }
+
+    private static void recvStep(final WindowEngine e, final long step, final long op, final long t, final long bytes)
+    {
+        e.onProxyStepStart(step, op, 0, t);
+        e.onProxyStepState(step, 10, 0, t + 10);
+        e.onProxyStepState(step, 11, bytes, t + 110);
+        e.onProxyStepState(step, 12, bytes, t + 130);
+        e.onProxyStepStop(step, t + 160);
+    }
+
+    @Test
+    void shouldSplitARecvStepIntoNetworkFlushAndGpuConsume()
+    {
+        final WindowEngine e = engine(new WindowConfig());
+        e.onProxyOpStart(1, 9, 0, 1, 0, false, 1_000);
+        recvStep(e, 2, 1, 1_000, 4096);
+        e.flush();
+
+        assertThat(out).hasSize(1);
+        final FlowSummary s = out.get(0);
+        assertThat(s.phaseSumNs(Phase.NETWORK)).isEqualTo(100);
+        assertThat(s.phaseSumNs(Phase.FLUSH)).isEqualTo(20);
+        assertThat(s.phaseSumNs(Phase.GPU_CONSUME)).isEqualTo(30);
+        assertThat(s.phaseCount(Phase.GPU_WAIT)).isZero();
+        assertThat(s.windowSpanNs()).isEqualTo(100);
+        assertThat(s.windowBandwidthBytesPerSecond()).isEqualTo(4096 * 1e9 / 100);
+        final Histogram h = new Histogram(3_600_000_000_000L, 2);
+        e.addPhaseHistogramTo(false, Phase.NETWORK, h);
+        assertThat(h.getTotalCount()).isEqualTo(1);
+        assertThat(h.getValueAtPercentile(50)).isEqualTo(100);
+    }
+
+    @Test
+    void shouldCountPostedSendBytesAsOutstandingUntilTheStop()
+    {
+        final WindowEngine e = engine(new WindowConfig());
+        e.onProxyOpStart(1, 9, 0, 1, 0, true, 0);
+        e.onProxyStepStart(2, 1, 0, 10);
+        e.onProxyStepState(2, 9, 1000, 20);
+        final FlowSummary snap = new FlowSummary();
+        e.snapshot(9, 0, 1, 0, true, snap);
+        assertThat(snap.outstandingSteps()).isEqualTo(1);
+        assertThat(snap.outstandingBytes()).isEqualTo(1000);
+
+        e.onProxyStepStop(2, 50);
+        e.snapshot(9, 0, 1, 0, true, snap);
+        assertThat(snap.outstandingSteps()).isZero();
+        assertThat(snap.outstandingBytes()).isZero();
+    }
+
+    @Test
+    void shouldEmitOneSummaryPerActiveFlowPerPeriodOfEventTime()
+    {
+        final WindowEngine e = engine(new WindowConfig().periodNs(1_000));
+        e.onProxyOpStart(1, 9, 0, 1, 0, false, 100);
+        e.onProxyOpStart(3, 9, 0, 2, 0, false, 100);
+        recvStep(e, 2, 1, 200, 10);
+        recvStep(e, 4, 3, 300, 20);
+        assertThat(out).isEmpty();
+
+        recvStep(e, 5, 1, 1_200, 30); // enters period [1000, 2000): emits [0, 1000)
+        assertThat(out).hasSize(2);
+        assertThat(out).allSatisfy(s -> assertThat(s.periodStartNs()).isZero());
+        assertThat(out).extracting(FlowSummary::bytes).containsExactlyInAnyOrder(10L, 20L);
+
+        e.flush();
+        assertThat(out).hasSize(3);
+        assertThat(out.get(2).periodStartNs()).isEqualTo(1_000);
+        assertThat(out.get(2).bytes()).isEqualTo(30);
+        assertThat(out.get(2).windowBytes()).isEqualTo(40);
+    }
+
+    @Test
+    void shouldEvictAFlowIdleForTheIdleTimeoutAndReuseItsSlot()
+    {
+        final WindowEngine e = engine(new WindowConfig().periodNs(1_000).idleTimeoutNs(10_000).stepTimeoutNs(5_000)
+            .maxFlows(1));
+        e.onProxyOpStart(1, 9, 0, 1, 0, false, 0);
+        recvStep(e, 2, 1, 100, 10);
+        e.onProxyOpStop(1, 500);
+        assertThat(e.liveFlows()).isEqualTo(1);
+
+        e.onProxyOpStart(3, 9, 0, 2, 0, false, 50_000); // the table holds one flow: the idle one must go first
+        assertThat(e.flowsEvicted()).isEqualTo(1);
+        assertThat(e.droppedFlowTableFull()).isZero();
+        assertThat(e.liveFlows()).isEqualTo(1);
+        assertThat(e.totalBytes(9, 0, 1, 0, false)).isEqualTo(-1);
+        assertThat(e.liveSteps()).isZero();
+    }
+
+    @Test
+    void shouldDropAStepWhoseStopNeverCameAfterTheStepTimeout()
+    {
+        final WindowEngine e = engine(new WindowConfig().periodNs(1_000).stepTimeoutNs(5_000));
+        e.onProxyOpStart(1, 9, 0, 1, 0, true, 0);
+        e.onProxyStepStart(2, 1, 0, 10);
+        e.onProxyStepState(2, 9, 1000, 20);
+        e.onProxyOpStart(3, 9, 0, 2, 0, true, 20_000);
+
+        assertThat(e.stepsTimedOut()).isEqualTo(1);
+        final FlowSummary snap = new FlowSummary();
+        e.snapshot(9, 0, 1, 0, true, snap);
+        assertThat(snap.outstandingSteps()).isZero();
+        assertThat(snap.outstandingBytes()).isZero();
+    }
+
+    @Test
+    void shouldIgnoreRecordsOfUnknownStepsAndStepsOfUnknownOps()
+    {
+        final WindowEngine e = engine(new WindowConfig());
+        e.onProxyStepStart(2, 77, 0, 10);
+        e.onProxyStepState(5, 9, 100, 11);
+        e.onProxyStepStop(6, 12);
+
+        assertThat(e.unknownOpRecords()).isEqualTo(1);
+        assertThat(e.unknownStepRecords()).isEqualTo(2);
+        assertThat(e.liveFlows()).isZero();
+        assertThat(e.liveSteps()).isZero();
+    }
+
+    @Test
+    void shouldKeepFlowsWithTheSameKeyHashApart()
+    {
+        final WindowEngine e = engine(new WindowConfig());
+        // Same communicator and peer, different direction and channel: four flows.
+        e.onProxyOpStart(1, 9, 0, 1, 0, true, 0);
+        e.onProxyOpStart(2, 9, 0, 1, 0, false, 0);
+        e.onProxyOpStart(3, 9, 0, 1, 1, true, 0);
+        e.onProxyOpStart(4, 9, 0, 1, 1, false, 0);
+        assertThat(e.liveFlows()).isEqualTo(4);
+    }
+}

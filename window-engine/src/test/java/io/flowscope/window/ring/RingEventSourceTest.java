@@ -1,0 +1,91 @@
+package io.flowscope.window.ring;
+
+import static io.flowscope.ring.EventKind.PROXY_OP;
+import static io.flowscope.ring.EventKind.PROXY_STEP;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+
+import io.flowscope.ring.NcclState;
+import io.flowscope.ring.RingReader;
+import io.flowscope.ring.TestRingWriter;
+import io.flowscope.window.FlowSummary;
+import io.flowscope.window.Phase;
+import io.flowscope.window.WindowConfig;
+import io.flowscope.window.WindowEngine;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class RingEventSourceTest
+{
+    @TempDir
+    Path dir;
+
+    private static long id(final int kind, final int comm, final long serial)
+    {
+        return (long)kind << 60 | (long)comm << 48 | serial;
+    }
+
+    @Test
+    void shouldFeedProxyStepLifecyclesFromARealRingIntoTheEngine() throws Exception
+    {
+        final List<FlowSummary> out = new ArrayList<>();
+        final WindowEngine engine = new WindowEngine(new WindowConfig().periodNs(1_000_000), s ->
+        {
+            final FlowSummary c = new FlowSummary();
+            c.copyFrom(s);
+            out.add(c);
+        });
+        final RingEventSource source = new RingEventSource(engine);
+        try (TestRingWriter writer = TestRingWriter.create(dir.resolve("r.ring"), 1024))
+        {
+            final int comm = writer.comm(0xABCDEFL, 3, 8, 1, "world");
+            final TestRingWriter.Draft d = new TestRingWriter.Draft();
+            final long op = id(PROXY_OP.code(), comm, 1);
+            final long t0 = 5_000_000;
+            writer.append(d.start(PROXY_OP, 0, t0, op, 0).proxyOp(1234, 4, 2, 65536, 7, true));
+            for (int s = 0; s < 2; s++)
+            {
+                final long step = id(PROXY_STEP.code(), comm, 10 + s);
+                final long t = t0 + 1_000 + s * 10_000;
+                writer.append(d.start(PROXY_STEP, 0, t, step, op).proxyStep(s));
+                writer.append(d.state(PROXY_STEP, 0, t + 100, step, NcclState.PROXY_STEP_SEND_GPU_WAIT, 0));
+                writer.append(d.state(PROXY_STEP, 0, t + 300, step, NcclState.PROXY_STEP_SEND_PEER_WAIT, 65536));
+                writer.append(d.state(PROXY_STEP, 0, t + 1_000, step, NcclState.PROXY_STEP_SEND_WAIT, 65536));
+                writer.append(d.stop(PROXY_STEP, 0, t + 5_000, step));
+            }
+            writer.append(d.stop(PROXY_OP, 0, t0 + 20_000, op));
+
+            try (RingReader reader = RingReader.open(writer.path()))
+            {
+                while (reader.poll(source, 100) > 0)
+                {
+                    // drain
+                }
+            }
+        }
+        engine.flush();
+
+        assertThat(source.records()).isEqualTo(12);
+        assertThat(out).hasSize(1);
+        final FlowSummary s = out.get(0);
+        assertThat(s.commHash()).isEqualTo(0xABCDEFL);
+        assertThat(s.rank()).isEqualTo(3);
+        assertThat(s.peer()).isEqualTo(4);
+        assertThat(s.channel()).isEqualTo(7);
+        assertThat(s.isSend()).isTrue();
+        assertThat(s.completions()).isEqualTo(2);
+        assertThat(s.bytes()).isEqualTo(2 * 65536);
+        assertThat(s.windowBytes()).isEqualTo(2 * 65536);
+        // first post (9) at t0 + 2000, last completion at t0 + 16000
+        assertThat(s.windowSpanNs()).isEqualTo(14_000);
+        assertThat(s.outstandingSteps()).isZero();
+        assertThat(s.phaseCount(Phase.GPU_WAIT)).isEqualTo(2);
+        assertThat(s.phaseSumNs(Phase.GPU_WAIT)).isEqualTo(2 * 200);
+        assertThat(s.phaseSumNs(Phase.PEER_WAIT)).isEqualTo(2 * 700);
+        assertThat(s.phaseMaxNs(Phase.NETWORK)).isEqualTo(4_000);
+        assertThat(engine.liveOps()).isZero();
+    }
+}
