@@ -8,6 +8,7 @@ package io.flowscope.window;
 final class FlowState extends Pooled
 {
     long key;
+    HostState host;
     long commHash;
     int rank;
     int peer;
@@ -34,10 +35,11 @@ final class FlowState extends Pooled
         window = new CompletionWindow(windowSize);
     }
 
-    void reset(final long key, final long commHash, final int rank, final int peer, final int channel,
-        final boolean isSend, final long nowNs)
+    void reset(final long key, final HostState host, final long commHash, final int rank, final int peer,
+        final int channel, final boolean isSend, final long nowNs)
     {
         this.key = key;
+        this.host = host;
         this.commHash = commHash;
         this.rank = rank;
         this.peer = peer;
@@ -52,9 +54,10 @@ final class FlowState extends Pooled
         resetPeriod();
     }
 
-    boolean is(final long commHash, final int rank, final int peer, final int channel, final boolean isSend)
+    boolean is(final long hostId, final long commHash, final int rank, final int peer, final int channel,
+        final boolean isSend)
     {
-        return this.commHash == commHash && this.rank == rank && this.peer == peer && this.channel == channel &&
+        return host.hostId == hostId && this.commHash == commHash && this.rank == rank && this.peer == peer && this.channel == channel &&
             this.isSend == isSend;
     }
 
@@ -78,10 +81,10 @@ final class FlowState extends Pooled
     }
 
     /** The flow key: a 64-bit mix of the identity; {@code attempt} > 0 rehashes after a collision. */
-    static long key(final long commHash, final int rank, final int peer, final int channel, final boolean isSend,
-        final int attempt)
+    static long key(final long hostId, final long commHash, final int rank, final int peer, final int channel,
+        final boolean isSend, final int attempt)
     {
-        long h = commHash * 0x9E3779B97F4A7C15L;
+        long h = mix(hostId) ^ commHash * 0x9E3779B97F4A7C15L;
         h = mix(h ^ rank);
         h = mix(h ^ ((long)peer << 20 ^ (long)channel << 8 ^ (isSend ? 1 : 0)));
         h = mix(h + attempt);

@@ -11,6 +11,7 @@ public final class FlowSummary
 
     long periodStartNs;
     long periodEndNs;
+    long hostId;
     long flowKey;
     long commHash;
     int rank;
@@ -38,6 +39,12 @@ public final class FlowSummary
     public long periodEndNs()
     {
         return periodEndNs;
+    }
+
+    /** The host (clock domain) of the flow; the period times are of that host's clock. */
+    public long hostId()
+    {
+        return hostId;
     }
 
     public long flowKey()
@@ -142,6 +149,7 @@ public final class FlowSummary
     {
         periodStartNs = o.periodStartNs;
         periodEndNs = o.periodEndNs;
+        hostId = o.hostId;
         flowKey = o.flowKey;
         commHash = o.commHash;
         rank = o.rank;
@@ -165,7 +173,7 @@ public final class FlowSummary
     @Override
     public String toString()
     {
-        return "FlowSummary{period=[" + periodStartNs + "," + periodEndNs + ") comm=" + Long.toHexString(commHash) +
+        return "FlowSummary{period=[" + periodStartNs + "," + periodEndNs + ") host=" + Long.toHexString(hostId) + " comm=" + Long.toHexString(commHash) +
             " rank=" + rank + " peer=" + peer + " ch=" + channel + (isSend ? " send" : " recv") + " posts=" + posts +
             " completions=" + completions + " bytes=" + bytes + " window=" + windowCompletions + "/" + windowBytes +
             "B/" + windowSpanNs + "ns outstanding=" + outstandingSteps + "/" + outstandingBytes + "B}";

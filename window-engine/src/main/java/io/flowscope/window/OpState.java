@@ -4,6 +4,7 @@ package io.flowscope.window;
 final class OpState extends Pooled
 {
     long key;
+    HostState host;
     FlowState flow;
     int flowGeneration;
     long lastNs;

@@ -11,6 +11,7 @@ final class StepState extends Pooled
     static final int SEEN_12 = 1 << 5;
 
     long key;
+    HostState host;
     FlowState flow;
     int flowGeneration;
     boolean isSend;

@@ -9,11 +9,21 @@ package io.flowscope.window;
  * Keys ({@code opKey}, {@code stepKey}) are opaque 64-bit identities chosen by the producer, unique among
  * the live events of one engine (the ring adapter mixes the record id with the producer pid).
  * <p>
+ * <b>Hosts.</b> Every host has its own clock ({@code CLOCK_MONOTONIC} of different nodes are unrelated):
+ * {@link #onHost} names the host of the calls that follow it, until the next {@code onHost} (host 0 until
+ * the first). A producer calls it when the host changes (the ring adapter: once per ring, from its hostname),
+ * so the per-event calls stay as they are. Keys must be unique across the hosts fed to one engine.
+ * <p>
  * Records may come out of order across producer threads; the records of one step come in their thread's
  * order, but may be missing, duplicated or late. See {@link WindowEngine} for how each case is handled.
  */
 public interface TelemetryListener
 {
+    /** The calls that follow come from host {@code hostId} (its clock domain), until the next {@code onHost}. */
+    default void onHost(long hostId)
+    {
+    }
+
     /**
      * A ProxyOp started: the flow it belongs to is (commHash, rank, peer, channel, isSend).
      */

@@ -10,6 +10,7 @@ public final class WindowConfig
     int maxFlows = 4096;
     int maxOps = 16384;
     int maxSteps = 65536;
+    int maxHosts = 256;
 
     /** Completions per window (N, default 8). */
     public WindowConfig windowSize(final int n)
@@ -59,6 +60,13 @@ public final class WindowConfig
     public WindowConfig maxOps(final int n)
     {
         maxOps = n;
+        return this;
+    }
+
+    /** Hosts (clock domains) one engine can hold (default 256); events of further hosts are dropped. */
+    public WindowConfig maxHosts(final int n)
+    {
+        maxHosts = n;
         return this;
     }
 

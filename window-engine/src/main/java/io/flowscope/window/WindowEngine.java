@@ -24,13 +24,18 @@ import org.agrona.collections.Long2ObjectHashMap;
  * records of unknown steps or ops, and steps of unknown ops, are counted and ignored; a full table counts
  * the event as dropped. Nothing is allocated per event: flows, ops and steps come from fixed pools.
  * <p>
- * Single-threaded; one engine per host clock domain.
+ * <b>Hosts.</b> Each host ({@link #onHost}) is its own clock domain with its own periods: an event moves only
+ * its host's period on, and ends, sweeps and evicts only that host's flows, ops and steps.
+ * <p>
+ * Single-threaded.
  */
 public final class WindowEngine implements TelemetryListener
 {
     private final WindowConfig config;
     private final FlowSummarySink sink;
     private final FlowSummary summary = new FlowSummary();
+    private final Pool<HostState> hosts;
+    private final Long2ObjectHashMap<HostState> hostById;
     private final Pool<FlowState> flows;
     private final Pool<OpState> ops;
     private final Pool<StepState> steps;
@@ -41,9 +46,8 @@ public final class WindowEngine implements TelemetryListener
     private final Histogram[] recvPhase = new Histogram[Phase.COUNT];
     private final long[] durations = new long[Phase.COUNT];
 
-    private boolean started;
-    private long periodStartNs;
-    private long periodEndNs;
+    /** The host of the current calls ({@link #onHost}); null when the host table is full. */
+    private HostState host;
 
     private long duplicateRecords;
     private long lateCompletions;
@@ -55,12 +59,15 @@ public final class WindowEngine implements TelemetryListener
     private long droppedFlowTableFull;
     private long droppedOpTableFull;
     private long droppedStepTableFull;
+    private long droppedHostTableFull;
 
     public WindowEngine(final WindowConfig config, final FlowSummarySink sink)
     {
         this.config = config;
         this.sink = sink;
         final int windowSize = config.windowSize;
+        hosts = new Pool<>(config.maxHosts, HostState::new);
+        hostById = new Long2ObjectHashMap<>(config.maxHosts * 2, 0.55f);
         flows = new Pool<>(config.maxFlows, () -> new FlowState(windowSize));
         ops = new Pool<>(config.maxOps, OpState::new);
         steps = new Pool<>(config.maxSteps, StepState::new);
@@ -73,6 +80,7 @@ public final class WindowEngine implements TelemetryListener
             sendPhase[p] = new Histogram(3_600_000_000_000L, 2);
             recvPhase[p] = new Histogram(3_600_000_000_000L, 2);
         }
+        onHost(0);
     }
 
     public WindowConfig config()
@@ -83,16 +91,40 @@ public final class WindowEngine implements TelemetryListener
     // Input.
 
     @Override
+    public void onHost(final long hostId)
+    {
+        final HostState h = host;
+        if (h != null && h.hostId == hostId)
+        {
+            return;
+        }
+        HostState next = hostById.get(hostId);
+        if (next == null)
+        {
+            next = hosts.acquire();
+            if (next != null)
+            {
+                next.reset(hostId);
+                hostById.put(hostId, next);
+            }
+        }
+        host = next;
+    }
+
+    @Override
     public void onProxyOpStart(final long opKey, final long commHash, final int rank, final int peer, final int channel,
         final boolean isSend, final long timeNs)
     {
-        advance(timeNs);
+        if (!advance(timeNs))
+        {
+            return;
+        }
         if (opByKey.get(opKey) != null)
         {
             duplicateRecords++;
             return;
         }
-        final FlowState flow = flow(commHash, rank, peer, channel, isSend, timeNs);
+        final FlowState flow = flow(host.hostId, commHash, rank, peer, channel, isSend, timeNs);
         if (flow == null)
         {
             droppedFlowTableFull++;
@@ -105,6 +137,7 @@ public final class WindowEngine implements TelemetryListener
             return;
         }
         op.key = opKey;
+        op.host = host;
         op.flow = flow;
         op.flowGeneration = flow.generation;
         op.lastNs = timeNs;
@@ -115,7 +148,10 @@ public final class WindowEngine implements TelemetryListener
     @Override
     public void onProxyOpStop(final long opKey, final long timeNs)
     {
-        advance(timeNs);
+        if (!advance(timeNs))
+        {
+            return;
+        }
         final OpState op = opByKey.remove(opKey);
         if (op == null)
         {
@@ -128,7 +164,10 @@ public final class WindowEngine implements TelemetryListener
     @Override
     public void onProxyStepStart(final long stepKey, final long opKey, final int step, final long timeNs)
     {
-        advance(timeNs);
+        if (!advance(timeNs))
+        {
+            return;
+        }
         if (stepByKey.get(stepKey) != null)
         {
             duplicateRecords++;
@@ -148,6 +187,7 @@ public final class WindowEngine implements TelemetryListener
         }
         op.lastNs = latest(op.lastNs, timeNs);
         s.reset(stepKey, op.flow, op.flow.isSend, step, timeNs);
+        s.host = op.host;
         stepByKey.put(stepKey, s);
         op.flow.lastActivityNs = latest(op.flow.lastActivityNs, timeNs);
     }
@@ -155,7 +195,10 @@ public final class WindowEngine implements TelemetryListener
     @Override
     public void onProxyStepState(final long stepKey, final int state, final long transSize, final long timeNs)
     {
-        advance(timeNs);
+        if (!advance(timeNs))
+        {
+            return;
+        }
         final StepState s = live(stepKey);
         if (s == null)
         {
@@ -207,7 +250,10 @@ public final class WindowEngine implements TelemetryListener
     @Override
     public void onProxyStepStop(final long stepKey, final long timeNs)
     {
-        advance(timeNs);
+        if (!advance(timeNs))
+        {
+            return;
+        }
         final StepState s = live(stepKey);
         if (s == null)
         {
@@ -243,12 +289,16 @@ public final class WindowEngine implements TelemetryListener
     /** Emits the current period's summaries now (e.g. at the end of a replay) and starts the next period. */
     public void flush()
     {
-        if (started)
+        for (int i = 0; i < hosts.activeCount(); i++)
         {
-            endPeriod();
-            periodStartNs = periodEndNs;
-            periodEndNs += config.periodNs;
-            sweep(periodStartNs);
+            final HostState h = hosts.active(i);
+            if (h.started)
+            {
+                endPeriod(h);
+                h.periodStartNs = h.periodEndNs;
+                h.periodEndNs += config.periodNs;
+                sweep(h, h.periodStartNs);
+            }
         }
     }
 
@@ -329,12 +379,12 @@ public final class WindowEngine implements TelemetryListener
         }
     }
 
-    private FlowState flow(final long commHash, final int rank, final int peer, final int channel, final boolean isSend,
-        final long timeNs)
+    private FlowState flow(final long hostId, final long commHash, final int rank, final int peer, final int channel,
+        final boolean isSend, final long timeNs)
     {
         for (int attempt = 0; ; attempt++)
         {
-            final long key = FlowState.key(commHash, rank, peer, channel, isSend, attempt);
+            final long key = FlowState.key(hostId, commHash, rank, peer, channel, isSend, attempt);
             final FlowState f = flowByKey.get(key);
             if (f == null)
             {
@@ -343,11 +393,11 @@ public final class WindowEngine implements TelemetryListener
                 {
                     return null;
                 }
-                fresh.reset(key, commHash, rank, peer, channel, isSend, timeNs);
+                fresh.reset(key, host, commHash, rank, peer, channel, isSend, timeNs);
                 flowByKey.put(key, fresh);
                 return fresh;
             }
-            if (f.is(commHash, rank, peer, channel, isSend))
+            if (f.is(hostId, commHash, rank, peer, channel, isSend))
             {
                 return f;
             }
@@ -359,30 +409,42 @@ public final class WindowEngine implements TelemetryListener
         return b - a > 0 ? b : a;
     }
 
-    private void advance(final long timeNs)
+    /** Moves the current host's period on to {@code timeNs}; false when the event has no host (table full). */
+    private boolean advance(final long timeNs)
     {
-        if (!started)
+        final HostState h = host;
+        if (h == null)
         {
-            started = true;
-            periodStartNs = Math.floorDiv(timeNs, config.periodNs) * config.periodNs;
-            periodEndNs = periodStartNs + config.periodNs;
-            return;
+            droppedHostTableFull++;
+            return false;
         }
-        if (timeNs - periodEndNs >= 0)
+        if (!h.started)
         {
-            endPeriod();
-            final long gap = timeNs - periodEndNs;
-            periodStartNs = periodEndNs + gap - Math.floorMod(gap, config.periodNs);
-            periodEndNs = periodStartNs + config.periodNs;
-            sweep(periodStartNs);
+            h.started = true;
+            h.periodStartNs = Math.floorDiv(timeNs, config.periodNs) * config.periodNs;
+            h.periodEndNs = h.periodStartNs + config.periodNs;
+            return true;
         }
+        if (timeNs - h.periodEndNs >= 0)
+        {
+            endPeriod(h);
+            final long gap = timeNs - h.periodEndNs;
+            h.periodStartNs = h.periodEndNs + gap - Math.floorMod(gap, config.periodNs);
+            h.periodEndNs = h.periodStartNs + config.periodNs;
+            sweep(h, h.periodStartNs);
+        }
+        return true;
     }
 
-    private void endPeriod()
+    private void endPeriod(final HostState h)
     {
         for (int i = 0; i < flows.activeCount(); i++)
         {
             final FlowState f = flows.active(i);
+            if (f.host != h)
+            {
+                continue;
+            }
             if (f.activeInPeriod() || f.outstandingSteps != 0)
             {
                 fill(f);
@@ -395,8 +457,9 @@ public final class WindowEngine implements TelemetryListener
     private void fill(final FlowState f)
     {
         final FlowSummary s = summary;
-        s.periodStartNs = periodStartNs;
-        s.periodEndNs = periodEndNs;
+        s.periodStartNs = f.host.periodStartNs;
+        s.periodEndNs = f.host.periodEndNs;
+        s.hostId = f.host.hostId;
         s.flowKey = f.key;
         s.commHash = f.commHash;
         s.rank = f.rank;
@@ -417,12 +480,12 @@ public final class WindowEngine implements TelemetryListener
         System.arraycopy(f.phaseMaxNs, 0, s.phaseMaxNs, 0, Phase.COUNT);
     }
 
-    private void sweep(final long nowNs)
+    private void sweep(final HostState h, final long nowNs)
     {
         for (int i = steps.activeCount() - 1; i >= 0; i--)
         {
             final StepState s = steps.active(i);
-            if (nowNs - s.lastNs >= config.stepTimeoutNs)
+            if (s.host == h && nowNs - s.lastNs >= config.stepTimeoutNs)
             {
                 if (!s.completed)
                 {
@@ -444,7 +507,7 @@ public final class WindowEngine implements TelemetryListener
         for (int i = ops.activeCount() - 1; i >= 0; i--)
         {
             final OpState op = ops.active(i);
-            if (nowNs - op.lastNs >= config.stepTimeoutNs || op.flow.generation != op.flowGeneration)
+            if (op.host == h && (nowNs - op.lastNs >= config.stepTimeoutNs || op.flow.generation != op.flowGeneration))
             {
                 opsTimedOut++;
                 opByKey.remove(op.key);
@@ -455,7 +518,7 @@ public final class WindowEngine implements TelemetryListener
         for (int i = flows.activeCount() - 1; i >= 0; i--)
         {
             final FlowState f = flows.active(i);
-            if (nowNs - f.lastActivityNs >= config.idleTimeoutNs)
+            if (f.host == h && nowNs - f.lastActivityNs >= config.idleTimeoutNs)
             {
                 flowsEvicted++;
                 flowByKey.remove(f.key);
@@ -486,40 +549,61 @@ public final class WindowEngine implements TelemetryListener
      * Fills {@code target} with the current state of the flow, as at a period's end (period fields hold the
      * period so far). @return false when the flow is not live.
      */
+    public boolean snapshot(final long hostId, final long commHash, final int rank, final int peer, final int channel,
+        final boolean isSend, final FlowSummary target)
+    {
+        final FlowState f = find(hostId, commHash, rank, peer, channel, isSend);
+        if (f == null)
+        {
+            return false;
+        }
+        fill(f);
+        target.copyFrom(summary);
+        return true;
+    }
+
+    /** {@link #snapshot(long, long, int, int, int, boolean, FlowSummary)} of host 0. */
     public boolean snapshot(final long commHash, final int rank, final int peer, final int channel,
         final boolean isSend, final FlowSummary target)
     {
+        return snapshot(0, commHash, rank, peer, channel, isSend, target);
+    }
+
+    /** Lifetime bytes of a flow; -1 when the flow is not live. */
+    public long totalBytes(final long hostId, final long commHash, final int rank, final int peer, final int channel,
+        final boolean isSend)
+    {
+        final FlowState f = find(hostId, commHash, rank, peer, channel, isSend);
+        return f == null ? -1 : f.totalBytes;
+    }
+
+    /** {@link #totalBytes(long, long, int, int, int, boolean)} of host 0. */
+    public long totalBytes(final long commHash, final int rank, final int peer, final int channel, final boolean isSend)
+    {
+        return totalBytes(0, commHash, rank, peer, channel, isSend);
+    }
+
+    private FlowState find(final long hostId, final long commHash, final int rank, final int peer, final int channel,
+        final boolean isSend)
+    {
         for (int attempt = 0; ; attempt++)
         {
-            final FlowState f = flowByKey.get(FlowState.key(commHash, rank, peer, channel, isSend, attempt));
-            if (f == null)
+            final FlowState f = flowByKey.get(FlowState.key(hostId, commHash, rank, peer, channel, isSend, attempt));
+            if (f == null || f.is(hostId, commHash, rank, peer, channel, isSend))
             {
-                return false;
-            }
-            if (f.is(commHash, rank, peer, channel, isSend))
-            {
-                fill(f);
-                target.copyFrom(summary);
-                return true;
+                return f;
             }
         }
     }
 
-    /** Lifetime totals of a flow: completions and bytes; -1 when the flow is not live. */
-    public long totalBytes(final long commHash, final int rank, final int peer, final int channel, final boolean isSend)
+    public int liveHosts()
     {
-        for (int attempt = 0; ; attempt++)
-        {
-            final FlowState f = flowByKey.get(FlowState.key(commHash, rank, peer, channel, isSend, attempt));
-            if (f == null)
-            {
-                return -1;
-            }
-            if (f.is(commHash, rank, peer, channel, isSend))
-            {
-                return f.totalBytes;
-            }
-        }
+        return hosts.activeCount();
+    }
+
+    public long droppedHostTableFull()
+    {
+        return droppedHostTableFull;
     }
 
     /** Adds the phase durations recorded so far (all flows of one direction) to {@code target}. */

@@ -2,8 +2,19 @@ package io.flowscope.window;
 
 /** A test event: one {@link TelemetryListener} call as a value. */
 record Ev(int type, long key, long opKey, long comm, int rank, int peer, int channel, boolean isSend, int state,
-    long arg, long timeNs)
+    long arg, long timeNs, long host)
 {
+    Ev(final int type, final long key, final long opKey, final long comm, final int rank, final int peer,
+        final int channel, final boolean isSend, final int state, final long arg, final long timeNs)
+    {
+        this(type, key, opKey, comm, rank, peer, channel, isSend, state, arg, timeNs, 0);
+    }
+
+    Ev onHost(final long h)
+    {
+        return new Ev(type, key, opKey, comm, rank, peer, channel, isSend, state, arg, timeNs, h);
+    }
+
     static final int OP_START = 0;
     static final int OP_STOP = 1;
     static final int STEP_START = 2;
@@ -38,6 +49,7 @@ record Ev(int type, long key, long opKey, long comm, int rank, int peer, int cha
 
     void feed(final TelemetryListener l)
     {
+        l.onHost(host);
         switch (type)
         {
             case OP_START -> l.onProxyOpStart(key, comm, rank, peer, channel, isSend, timeNs);

@@ -15,7 +15,7 @@ import java.util.Set;
  */
 final class ReferenceModel
 {
-    record FlowId(long comm, int rank, int peer, int channel, boolean isSend)
+    record FlowId(long host, long comm, int rank, int peer, int channel, boolean isSend)
     {
     }
 
@@ -85,7 +85,7 @@ final class ReferenceModel
             {
                 if (!liveOps.containsKey(e.key()))
                 {
-                    final FlowId f = new FlowId(e.comm(), e.rank(), e.peer(), e.channel(), e.isSend());
+                    final FlowId f = new FlowId(e.host(), e.comm(), e.rank(), e.peer(), e.channel(), e.isSend());
                     liveOps.put(e.key(), f);
                     flows.add(f);
                 }

@@ -66,7 +66,16 @@ class WindowEnginePropertyTest
     {
         final SplittableRandom rnd = new SplittableRandom(seed * 0x9E3779B97F4A7C15L + shape.hashCode());
         final long base = shape.wrap() ? Long.MAX_VALUE - rnd.nextLong(5_000_000) : rnd.nextLong(1L << 40);
-        final List<Ev> events = generate(rnd, shape, base);
+        final int nHosts = 1 + rnd.nextInt(3);
+        final long[] bases = new long[nHosts];
+        final List<Ev> events = new ArrayList<>();
+        for (int h = 0; h < nHosts; h++)
+        {
+            // Each host its own clock: unrelated bases (up to 2^50 ns apart), keys unique across hosts.
+            bases[h] = h == 0 ? base : base + rnd.nextLong(1L << 50);
+            events.addAll(generate(rnd, shape, bases[h], h * 1_000_000L, 7L * h));
+        }
+        shuffleKeepingThreadOrder(rnd, events);
         final int windowSize = 1 + rnd.nextInt(10);
 
         final Map<Long, long[]> summed = new HashMap<>(); // flowKey -> {completions, bytes, phase count, sum...}
@@ -99,19 +108,22 @@ class WindowEnginePropertyTest
         final FlowSummary snap = new FlowSummary();
         for (final ReferenceModel.FlowId f : ref.flows())
         {
-            assertThat(engine.snapshot(f.comm(), f.rank(), f.peer(), f.channel(), f.isSend(), snap)).as(as).isTrue();
-            final List<ReferenceModel.Step> window = ref.window(f, windowSize, base);
+            final long hb = bases[(int)(f.host() / 7)];
+            assertThat(engine.snapshot(f.host(), f.comm(), f.rank(), f.peer(), f.channel(), f.isSend(), snap)).as(as)
+                .isTrue();
+            assertThat(snap.hostId()).as(as).isEqualTo(f.host());
+            final List<ReferenceModel.Step> window = ref.window(f, windowSize, hb);
             assertThat(snap.windowCompletions()).as(as).isEqualTo(window.size());
             assertThat(snap.windowBytes()).as(as).isEqualTo(window.stream().mapToLong(ReferenceModel.Step::bytes).sum());
             if (!window.isEmpty())
             {
-                final long firstPost = window.stream().mapToLong(s -> s.postNs() - base).min().getAsLong();
-                final long last = window.get(window.size() - 1).completeNs() - base;
+                final long firstPost = window.stream().mapToLong(s -> s.postNs() - hb).min().getAsLong();
+                final long last = window.get(window.size() - 1).completeNs() - hb;
                 assertThat(snap.windowSpanNs()).as(as).isEqualTo(last - firstPost);
             }
             assertThat(snap.outstandingSteps()).as(as).isEqualTo(ref.outstandingSteps(f));
             assertThat(snap.outstandingBytes()).as(as).isEqualTo(ref.outstandingBytes(f));
-            assertThat(engine.totalBytes(f.comm(), f.rank(), f.peer(), f.channel(), f.isSend())).as(as)
+            assertThat(engine.totalBytes(f.host(), f.comm(), f.rank(), f.peer(), f.channel(), f.isSend())).as(as)
                 .isEqualTo(ref.totalBytes(f));
             final long[] t = summed.getOrDefault(snap.flowKey(), new long[2 + 2 * Phase.COUNT]);
             assertThat(t[0]).as(as + " summed completions").isEqualTo(ref.completed(f).size());
@@ -130,7 +142,31 @@ class WindowEnginePropertyTest
      * Flows of a few communicators; each op runs on one proxy thread and its steps overlap, so completions
      * come out of order; threads are interleaved at random (records of different threads out of order).
      */
-    static List<Ev> generate(final SplittableRandom rnd, final Shape shape, final long base)
+    /** Interleaves the hosts' streams at random, keeping each host's order (its threads' orders). */
+    static void shuffleKeepingThreadOrder(final SplittableRandom rnd, final List<Ev> events)
+    {
+        final Map<Long, List<Ev>> byHost = new java.util.TreeMap<>();
+        for (final Ev e : events)
+        {
+            byHost.computeIfAbsent(e.host(), k -> new ArrayList<>()).add(e);
+        }
+        final List<List<Ev>> lists = new ArrayList<>(byHost.values());
+        final int[] next = new int[lists.size()];
+        events.clear();
+        int remaining = lists.stream().mapToInt(List::size).sum();
+        while (remaining > 0)
+        {
+            final int t = rnd.nextInt(lists.size());
+            if (next[t] < lists.get(t).size())
+            {
+                events.add(lists.get(t).get(next[t]++));
+                remaining--;
+            }
+        }
+    }
+
+    static List<Ev> generate(final SplittableRandom rnd, final Shape shape, final long base, final long firstKey,
+        final long host)
     {
         final int threads = 1 + rnd.nextInt(4);
         final List<List<Ev>> perThread = new ArrayList<>();
@@ -139,7 +175,7 @@ class WindowEnginePropertyTest
             perThread.add(new ArrayList<>());
         }
         final int nOps = 1 + rnd.nextInt(12);
-        long nextKey = 1;
+        long nextKey = 1 + firstKey;
         for (int o = 0; o < nOps; o++)
         {
             final List<Ev> out = new ArrayList<>();
@@ -202,7 +238,11 @@ class WindowEnginePropertyTest
                     out.add(Math.min(at, out.size()), out.get(i));
                 }
             }
-            perThread.get(rnd.nextInt(threads)).addAll(out);
+            final List<Ev> thread = perThread.get(rnd.nextInt(threads));
+            for (final Ev e : out)
+            {
+                thread.add(e.onHost(host));
+            }
         }
         // Per-thread order within a thread; threads interleave at random.
         final List<Ev> merged = new ArrayList<>();

@@ -152,4 +152,48 @@ class WindowEngineTest
         e.onProxyOpStart(4, 9, 0, 1, 1, false, 0);
         assertThat(e.liveFlows()).isEqualTo(4);
     }
+
+    @Test
+    void shouldKeepTheClocksOfDifferentHostsApart()
+    {
+        final WindowEngine e = engine(new WindowConfig().periodNs(1_000).idleTimeoutNs(10_000));
+        final long far = 1_000_000_000_000_000L; // host 2's clock is 10^18 ns ahead of host 1's
+        e.onHost(1);
+        e.onProxyOpStart(1, 9, 0, 1, 0, false, 100);
+        e.onHost(2);
+        e.onProxyOpStart(3, 9, 0, 1, 0, false, far + 100);
+        e.onHost(1);
+        recvStep(e, 2, 1, 200, 10);
+        e.onHost(2);
+        recvStep(e, 4, 3, far + 300, 20);
+        // Neither host reached the end of its first period, nor made the other's flows look idle.
+        assertThat(out).isEmpty();
+        assertThat(e.flowsEvicted()).isZero();
+
+        e.onHost(1);
+        e.onProxyOpStop(1, 1_500); // host 1 enters [1000, 2000): only host 1's flow is emitted
+        assertThat(out).hasSize(1);
+        assertThat(out.get(0).hostId()).isEqualTo(1);
+        assertThat(out.get(0).periodStartNs()).isZero();
+        assertThat(out.get(0).bytes()).isEqualTo(10);
+        e.flush();
+        assertThat(out).hasSize(2);
+        assertThat(out.get(1).hostId()).isEqualTo(2);
+        assertThat(out.get(1).periodStartNs()).isEqualTo(far);
+        assertThat(e.totalBytes(2, 9, 0, 1, 0, false)).isEqualTo(20);
+        assertThat(e.totalBytes(1, 9, 0, 1, 0, false)).isEqualTo(10);
+        assertThat(e.liveHosts()).isEqualTo(3); // 0 (the default), 1, 2
+    }
+
+    @Test
+    void shouldDropTheEventsOfAHostBeyondTheHostTable()
+    {
+        final WindowEngine e = engine(new WindowConfig().maxHosts(2));
+        e.onHost(1);
+        e.onProxyOpStart(1, 9, 0, 1, 0, false, 100);
+        e.onHost(2);
+        e.onProxyOpStart(2, 9, 0, 1, 0, false, 100);
+        assertThat(e.droppedHostTableFull()).isEqualTo(1);
+        assertThat(e.liveFlows()).isEqualTo(1);
+    }
 }

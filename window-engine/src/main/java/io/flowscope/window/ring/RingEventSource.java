@@ -3,6 +3,7 @@ package io.flowscope.window.ring;
 import io.flowscope.ring.EventKind;
 import io.flowscope.ring.RecordHandler;
 import io.flowscope.ring.RecordView;
+import io.flowscope.ring.RingHeader;
 import io.flowscope.window.TelemetryListener;
 
 /**
@@ -10,9 +11,12 @@ import io.flowscope.window.TelemetryListener;
  * records into {@link TelemetryListener} calls. No allocation (the communicator is resolved through the
  * view's cached tables). Other kinds are ignored for now.
  * <p>
- * Keys: a record id is unique within its producer process; the key is a 64-bit mix of (producer pid, id),
- * so the rings of several processes can feed one engine (a collision of two live keys is possible in
- * principle, with probability ~ live² / 2^64).
+ * Host: the ring's hostname, hashed once per ring ({@link #hostId(String)}, a stable 64-bit FNV-1a), is handed
+ * to {@link TelemetryListener#onHost} whenever the record comes from another ring than the previous one.
+ * <p>
+ * Keys: a record id is unique within its producer process; the key is a 64-bit mix of (host id, producer pid,
+ * id), so the rings of several processes and hosts can feed one engine (a collision of two live keys is
+ * possible in principle, with probability ~ live² / 2^64).
  */
 public final class RingEventSource implements RecordHandler
 {
@@ -21,6 +25,9 @@ public final class RingEventSource implements RecordHandler
 
     private final TelemetryListener listener;
     private long records;
+    private RingHeader lastHeader;
+    private long hostId;
+    private long keySalt;
 
     public RingEventSource(final TelemetryListener listener)
     {
@@ -36,8 +43,16 @@ public final class RingEventSource implements RecordHandler
             return;
         }
         records++;
+        final RingHeader header = r.header();
+        if (header != lastHeader)
+        {
+            lastHeader = header;
+            hostId = hostId(header.hostname());
+            keySalt = hostId * 0xC2B2AE3D27D4EB4FL;
+        }
+        listener.onHost(hostId);
         final int pid = r.producerPid();
-        final long key = key(pid, r.id());
+        final long key = key(pid, r.id() ^ keySalt);
         if (kind == PROXY_STEP)
         {
             if (r.isState())
@@ -46,7 +61,7 @@ public final class RingEventSource implements RecordHandler
             }
             else if (r.isStart())
             {
-                listener.onProxyStepStart(key, key(pid, r.parent()), r.step(), r.timeNs());
+                listener.onProxyStepStart(key, key(pid, r.parent() ^ keySalt), r.step(), r.timeNs());
             }
             else if (r.isStop())
             {
@@ -69,7 +84,19 @@ public final class RingEventSource implements RecordHandler
         return records;
     }
 
-    /** The engine key of record id {@code id} of process {@code pid}. */
+    /** The host id of a hostname: 64-bit FNV-1a of its chars, stable across runs and JVMs. */
+    public static long hostId(final String hostname)
+    {
+        long h = 0xCBF29CE484222325L;
+        for (int i = 0; i < hostname.length(); i++)
+        {
+            h ^= hostname.charAt(i);
+            h *= 0x100000001B3L;
+        }
+        return h;
+    }
+
+    /** The engine key of record id {@code id} (already mixed with the host's salt) of process {@code pid}. */
     public static long key(final int pid, final long id)
     {
         long z = (id ^ ((long)pid << 32 | pid & 0xFFFFFFFFL) * 0x9E3779B97F4A7C15L) * 0xBF58476D1CE4E5B9L;

@@ -71,6 +71,8 @@ class RingEventSourceTest
         assertThat(source.records()).isEqualTo(12);
         assertThat(out).hasSize(1);
         final FlowSummary s = out.get(0);
+        assertThat(s.hostId()).isEqualTo(RingEventSource.hostId("test-host")).isNotZero();
+        assertThat(RingEventSource.hostId("test-host")).isEqualTo(0x97864685C4A5B06AL); // stable: FNV-1a 64
         assertThat(s.commHash()).isEqualTo(0xABCDEFL);
         assertThat(s.rank()).isEqualTo(3);
         assertThat(s.peer()).isEqualTo(4);
