@@ -1,0 +1,256 @@
+package io.flowscope.bench;
+
+import java.util.concurrent.TimeUnit;
+
+import io.flowscope.window.FlowSummary;
+import io.flowscope.window.FlowSummarySink;
+import io.flowscope.window.TelemetryListener;
+import io.flowscope.window.WindowConfig;
+import io.flowscope.window.WindowEngine;
+import org.openjdk.jmh.annotations.Benchmark;
+import org.openjdk.jmh.annotations.BenchmarkMode;
+import org.openjdk.jmh.annotations.Fork;
+import org.openjdk.jmh.annotations.Level;
+import org.openjdk.jmh.annotations.Measurement;
+import org.openjdk.jmh.annotations.Mode;
+import org.openjdk.jmh.annotations.OperationsPerInvocation;
+import org.openjdk.jmh.annotations.OutputTimeUnit;
+import org.openjdk.jmh.annotations.Scope;
+import org.openjdk.jmh.annotations.Setup;
+import org.openjdk.jmh.annotations.State;
+import org.openjdk.jmh.annotations.TearDown;
+import org.openjdk.jmh.annotations.Warmup;
+
+/**
+ * Window engine rate on one thread, in events/s ({@code thrpt}, ops = events). A realistic host stream
+ * ({@link ProxyStream}: 128 flows, ProxyOps of 4–16 send/recv steps, ~50 ms of event time) is generated once
+ * in {@code @Setup}; each invocation replays the next {@link #EVENTS} events of it through
+ * {@link TelemetryListener}, wrapping around with fresh keys and later times, so the engine sees one endless
+ * stream (periods of 1 ms end, summaries are emitted, tombstones and idle state are swept, all inside the
+ * measurement).
+ * <ul>
+ * <li>{@code engine}: into a {@link WindowEngine} (window 8, period 1 ms, step timeout 2 ms so that the
+ * tombstones of ~6 M steps/s of event time fit the step pool; a summary sink that sums completions and
+ * bytes).</li>
+ * <li>{@code baseline}: the same loop into a listener that only sums key + time (the replay's own cost).</li>
+ * </ul>
+ * After every iteration (outside the measurement) the current replay is finished and the engine flushed; the
+ * sink must have seen exactly one completion per generated step and every byte, with no duplicate, unknown
+ * or dropped record; the baseline's sum must match. A fast wrong answer fails the run.
+ *
+ * <pre>
+ * java --add-exports java.base/jdk.internal.misc=ALL-UNNAMED -jar benchmarks/target/benchmarks.jar WindowEngine -prof gc
+ * </pre>
+ */
+@BenchmarkMode(Mode.Throughput)
+@OutputTimeUnit(TimeUnit.SECONDS)
+@Fork(value = 1, jvmArgsAppend = {"-Xms1g", "-Xmx1g"})
+@Warmup(iterations = 3, time = 2)
+@Measurement(iterations = 5, time = 2)
+public class WindowEngineBenchmark
+{
+    /** Events per invocation. */
+    public static final int EVENTS = 1 << 16;
+    /** Event time generated once and replayed (ns). */
+    static final long STREAM_NS = 50_000_000L;
+
+    /** The stream and the cursor of the endless replay. */
+    abstract static class Replay
+    {
+        ProxyStream stream;
+        int position;
+        long replays;
+        long keyBase;
+        long timeBase;
+
+        void generate()
+        {
+            stream = ProxyStream.generate(42, STREAM_NS);
+            timeBase = 1_000_000_000L;
+        }
+
+        /** Replays the next {@code count} events, wrapping around to a new replay. */
+        final void next(final int count, final TelemetryListener listener)
+        {
+            int remaining = count;
+            while (remaining > 0)
+            {
+                final int to = Math.min(stream.events, position + remaining);
+                ProxyStream.replay(stream, position, to, keyBase, timeBase, listener);
+                remaining -= to - position;
+                position = to;
+                if (position == stream.events)
+                {
+                    wrap();
+                }
+            }
+        }
+
+        /** Finishes the current replay (outside the measurement). */
+        final void finishReplay(final TelemetryListener listener)
+        {
+            if (position != 0)
+            {
+                ProxyStream.replay(stream, position, stream.events, keyBase, timeBase, listener);
+                wrap();
+            }
+        }
+
+        void wrap()
+        {
+            position = 0;
+            replays++;
+            keyBase += stream.keySpan;
+            timeBase += stream.timeSpanNs;
+        }
+    }
+
+    /** Sums what the engine emits. */
+    static final class CountingSink implements FlowSummarySink
+    {
+        long summaries;
+        long completions;
+        long bytes;
+        long posts;
+
+        @Override
+        public void onSummary(final FlowSummary s)
+        {
+            summaries++;
+            completions += s.completions();
+            bytes += s.bytes();
+            posts += s.posts();
+        }
+    }
+
+    @State(Scope.Thread)
+    public static class EngineState extends Replay
+    {
+        CountingSink sink;
+        WindowEngine engine;
+
+        @Setup(Level.Trial)
+        public void setUp()
+        {
+            generate();
+            sink = new CountingSink();
+            engine = new WindowEngine(new WindowConfig()
+                .periodNs(1_000_000L)
+                .stepTimeoutNs(2_000_000L)
+                .maxFlows(1024)
+                .maxOps(4096)
+                .maxSteps(65536), sink);
+            System.out.println();
+            System.out.println(stream + ", " + engine.config());
+        }
+
+        @TearDown(Level.Iteration)
+        public void check()
+        {
+            finishReplay(engine);
+            engine.flush();
+            final long expectedCompletions = replays * stream.steps;
+            final long expectedBytes = replays * stream.bytes;
+            final String state = "replays=" + replays + " completions=" + sink.completions + "/" + expectedCompletions +
+                " bytes=" + sink.bytes + "/" + expectedBytes + " posts=" + sink.posts + " summaries=" + sink.summaries +
+                " liveFlows=" + engine.liveFlows() + " liveSteps=" + engine.liveSteps() + " late=" +
+                engine.lateCompletions() + " " + engine;
+            if (sink.completions != expectedCompletions || sink.bytes != expectedBytes ||
+                sink.posts != expectedCompletions || engine.duplicateRecords() != 0 || engine.unknownOpRecords() != 0 ||
+                engine.unknownStepRecords() != 0 || engine.droppedFlowTableFull() != 0 ||
+                engine.droppedOpTableFull() != 0 || engine.droppedStepTableFull() != 0 ||
+                engine.stepsTimedOut() != 0 || engine.liveFlows() != stream.flows)
+            {
+                throw new IllegalStateException("wrong engine result: " + state);
+            }
+            System.out.print(" [replays=" + replays + " completions=" + sink.completions + " ok] ");
+        }
+    }
+
+    /** Sums key + time of every call. */
+    static final class SumListener implements TelemetryListener
+    {
+        long sum;
+
+        @Override
+        public void onProxyOpStart(final long opKey, final long commHash, final int rank, final int peer,
+            final int channel, final boolean isSend, final long timeNs)
+        {
+            sum += opKey + timeNs;
+        }
+
+        @Override
+        public void onProxyOpStop(final long opKey, final long timeNs)
+        {
+            sum += opKey + timeNs;
+        }
+
+        @Override
+        public void onProxyStepStart(final long stepKey, final long opKey, final int step, final long timeNs)
+        {
+            sum += stepKey + timeNs;
+        }
+
+        @Override
+        public void onProxyStepState(final long stepKey, final int state, final long transSize, final long timeNs)
+        {
+            sum += stepKey + timeNs;
+        }
+
+        @Override
+        public void onProxyStepStop(final long stepKey, final long timeNs)
+        {
+            sum += stepKey + timeNs;
+        }
+    }
+
+    @State(Scope.Thread)
+    public static class BaselineState extends Replay
+    {
+        SumListener listener;
+        long streamSum;
+        long expectedSum;
+
+        @Setup(Level.Trial)
+        public void setUp()
+        {
+            generate();
+            listener = new SumListener();
+            for (int i = 0; i < stream.events; i++)
+            {
+                streamSum += stream.key[i] + stream.time[i];
+            }
+        }
+
+        @Override
+        void wrap()
+        {
+            expectedSum += streamSum + stream.events * (keyBase + timeBase);
+            super.wrap();
+        }
+
+        @TearDown(Level.Iteration)
+        public void check()
+        {
+            finishReplay(listener);
+            if (listener.sum != expectedSum)
+            {
+                throw new IllegalStateException("wrong baseline sum: " + listener.sum + " != " + expectedSum);
+            }
+        }
+    }
+
+    @Benchmark
+    @OperationsPerInvocation(EVENTS)
+    public void engine(final EngineState s)
+    {
+        s.next(EVENTS, s.engine);
+    }
+
+    @Benchmark
+    @OperationsPerInvocation(EVENTS)
+    public void baseline(final BaselineState s)
+    {
+        s.next(EVENTS, s.listener);
+    }
+}
