@@ -9,6 +9,10 @@ final class FlowState extends Pooled
 {
     long key;
     HostState host;
+    /** {@link FlowSummary#KIND_STEP} or {@link FlowSummary#KIND_QP}. */
+    int kind;
+    int device;
+    long qpNum;
     long commHash;
     int rank;
     int peer;
@@ -40,6 +44,9 @@ final class FlowState extends Pooled
     {
         this.key = key;
         this.host = host;
+        this.kind = FlowSummary.KIND_STEP;
+        this.device = -1;
+        this.qpNum = -1;
         this.commHash = commHash;
         this.rank = rank;
         this.peer = peer;
@@ -57,8 +64,29 @@ final class FlowState extends Pooled
     boolean is(final long hostId, final long commHash, final int rank, final int peer, final int channel,
         final boolean isSend)
     {
-        return host.hostId == hostId && this.commHash == commHash && this.rank == rank && this.peer == peer && this.channel == channel &&
+        return kind == FlowSummary.KIND_STEP && host.hostId == hostId && this.commHash == commHash && this.rank == rank && this.peer == peer && this.channel == channel &&
             this.isSend == isSend;
+    }
+
+    /** Makes this a QP flow: (host, device, qpNum); the step identity fields are -1 / 0. */
+    void resetQp(final long key, final HostState host, final int device, final long qpNum, final long nowNs)
+    {
+        reset(key, host, 0, -1, -1, -1, true, nowNs);
+        kind = FlowSummary.KIND_QP;
+        this.device = device;
+        this.qpNum = qpNum;
+    }
+
+    boolean isQp(final long hostId, final int device, final long qpNum)
+    {
+        return kind == FlowSummary.KIND_QP && host.hostId == hostId && this.device == device && this.qpNum == qpNum;
+    }
+
+    static long qpKey(final long hostId, final int device, final long qpNum, final int attempt)
+    {
+        long h = mix(hostId ^ 0x51505150L) ^ qpNum * 0x9E3779B97F4A7C15L;
+        h = mix(h ^ (long)device << 40);
+        return mix(h + attempt);
     }
 
     boolean activeInPeriod()

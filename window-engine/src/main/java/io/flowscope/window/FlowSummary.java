@@ -7,11 +7,19 @@ package io.flowscope.window;
 public final class FlowSummary
 {
     /** Schema version of the fields below. */
-    public static final int SCHEMA_VERSION = 1;
+    public static final int SCHEMA_VERSION = 2;
+
+    /** {@link #kind()}: a step flow (commHash, rank, peer, channel, direction) from ProxyOp / ProxyStep. */
+    public static final int KIND_STEP = 0;
+    /** {@link #kind()}: a QP flow (host, NIC device, qpNum) from NetPlugin IB QP work requests. */
+    public static final int KIND_QP = 1;
 
     long periodStartNs;
     long periodEndNs;
     long hostId;
+    int kind;
+    int device;
+    long qpNum;
     long flowKey;
     long commHash;
     int rank;
@@ -45,6 +53,24 @@ public final class FlowSummary
     public long hostId()
     {
         return hostId;
+    }
+
+    /** What the record summarises: {@link #KIND_STEP}, {@link #KIND_QP}, or an aggregate kind. */
+    public int kind()
+    {
+        return kind;
+    }
+
+    /** QP flows: the NIC device index; -1 otherwise. */
+    public int device()
+    {
+        return device;
+    }
+
+    /** QP flows: the queue pair number; -1 otherwise. */
+    public long qpNum()
+    {
+        return qpNum;
     }
 
     public long flowKey()
@@ -150,6 +176,9 @@ public final class FlowSummary
         periodStartNs = o.periodStartNs;
         periodEndNs = o.periodEndNs;
         hostId = o.hostId;
+        kind = o.kind;
+        device = o.device;
+        qpNum = o.qpNum;
         flowKey = o.flowKey;
         commHash = o.commHash;
         rank = o.rank;
@@ -173,7 +202,7 @@ public final class FlowSummary
     @Override
     public String toString()
     {
-        return "FlowSummary{period=[" + periodStartNs + "," + periodEndNs + ") host=" + Long.toHexString(hostId) + " comm=" + Long.toHexString(commHash) +
+        return "FlowSummary{period=[" + periodStartNs + "," + periodEndNs + ") host=" + Long.toHexString(hostId)  + " kind=" + kind + (kind == KIND_QP ? " dev=" + device + " qp=" + qpNum : "") + " comm=" + Long.toHexString(commHash) +
             " rank=" + rank + " peer=" + peer + " ch=" + channel + (isSend ? " send" : " recv") + " posts=" + posts +
             " completions=" + completions + " bytes=" + bytes + " window=" + windowCompletions + "/" + windowBytes +
             "B/" + windowSpanNs + "ns outstanding=" + outstandingSteps + "/" + outstandingBytes + "B}";

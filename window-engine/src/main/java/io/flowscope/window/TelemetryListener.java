@@ -41,4 +41,18 @@ public interface TelemetryListener
     void onProxyStepState(long stepKey, int state, long transSize, long timeNs);
 
     void onProxyStepStop(long stepKey, long timeNs);
+
+    /**
+     * A work request was posted on queue pair {@code qpNum} of NIC {@code device} (NetPlugin IB QP START):
+     * {@code length} bytes (the SGE length; stale for receives, where NCCL does not set it), {@code opcode}
+     * the {@code ibv_wr_opcode}. {@code wrKey} identifies the event like a step key.
+     */
+    default void onQpStart(long wrKey, int device, long qpNum, int opcode, long length, long timeNs)
+    {
+    }
+
+    /** The work request {@code wrKey} completed (its CQ completion: NetPlugin STOP). */
+    default void onQpStop(long wrKey, long timeNs)
+    {
+    }
 }

@@ -286,6 +286,73 @@ public final class WindowEngine implements TelemetryListener
         }
     }
 
+    @Override
+    public void onQpStart(final long wrKey, final int device, final long qpNum, final int opcode, final long length,
+        final long timeNs)
+    {
+        if (!advance(timeNs))
+        {
+            return;
+        }
+        if (stepByKey.get(wrKey) != null)
+        {
+            duplicateRecords++;
+            return;
+        }
+        final FlowState flow = qpFlow(host.hostId, device, qpNum, timeNs);
+        if (flow == null)
+        {
+            droppedFlowTableFull++;
+            return;
+        }
+        final StepState s = steps.acquire();
+        if (s == null)
+        {
+            droppedStepTableFull++;
+            return;
+        }
+        // A work request is a send-like step posted at its start (state 9) with its length known.
+        s.reset(wrKey, flow, true, 0, timeNs);
+        s.host = host;
+        s.seen = StepState.SEEN_9;
+        s.t9 = timeNs;
+        s.bytes = length;
+        post(s, flow, length);
+        stepByKey.put(wrKey, s);
+        flow.lastActivityNs = latest(flow.lastActivityNs, timeNs);
+    }
+
+    @Override
+    public void onQpStop(final long wrKey, final long timeNs)
+    {
+        if (!advance(timeNs))
+        {
+            return;
+        }
+        final StepState s = live(wrKey);
+        if (s == null)
+        {
+            return;
+        }
+        s.stopped = true;
+        s.stopNs = timeNs;
+        s.lastNs = latest(s.lastNs, timeNs);
+        final FlowState flow = s.flow;
+        flow.lastActivityNs = latest(flow.lastActivityNs, timeNs);
+        complete(s, flow, timeNs);
+        final long d = timeNs - s.t9;
+        if (d >= 0)
+        {
+            // The work request's latency, post to completion, is the QP flow's NETWORK phase.
+            flow.phaseCount[Phase.NETWORK]++;
+            flow.phaseSumNs[Phase.NETWORK] += d;
+            if (d > flow.phaseMaxNs[Phase.NETWORK])
+            {
+                flow.phaseMaxNs[Phase.NETWORK] = d;
+            }
+        }
+    }
+
     /** Emits the current period's summaries now (e.g. at the end of a replay) and starts the next period. */
     public void flush()
     {
@@ -404,6 +471,62 @@ public final class WindowEngine implements TelemetryListener
         }
     }
 
+    private FlowState qpFlow(final long hostId, final int device, final long qpNum, final long timeNs)
+    {
+        for (int attempt = 0; ; attempt++)
+        {
+            final long key = FlowState.qpKey(hostId, device, qpNum, attempt);
+            final FlowState f = flowByKey.get(key);
+            if (f == null)
+            {
+                final FlowState fresh = flows.acquire();
+                if (fresh == null)
+                {
+                    return null;
+                }
+                fresh.resetQp(key, host, device, qpNum, timeNs);
+                flowByKey.put(key, fresh);
+                return fresh;
+            }
+            if (f.isQp(hostId, device, qpNum))
+            {
+                return f;
+            }
+        }
+    }
+
+    private FlowState findQp(final long hostId, final int device, final long qpNum)
+    {
+        for (int attempt = 0; ; attempt++)
+        {
+            final FlowState f = flowByKey.get(FlowState.qpKey(hostId, device, qpNum, attempt));
+            if (f == null || f.isQp(hostId, device, qpNum))
+            {
+                return f;
+            }
+        }
+    }
+
+    /** Fills {@code target} with the current state of a QP flow. @return false when the flow is not live. */
+    public boolean snapshotQp(final long hostId, final int device, final long qpNum, final FlowSummary target)
+    {
+        final FlowState f = findQp(hostId, device, qpNum);
+        if (f == null)
+        {
+            return false;
+        }
+        fill(f);
+        target.copyFrom(summary);
+        return true;
+    }
+
+    /** Lifetime bytes of a QP flow; -1 when the flow is not live. */
+    public long totalBytesQp(final long hostId, final int device, final long qpNum)
+    {
+        final FlowState f = findQp(hostId, device, qpNum);
+        return f == null ? -1 : f.totalBytes;
+    }
+
     private static long latest(final long a, final long b)
     {
         return b - a > 0 ? b : a;
@@ -460,6 +583,9 @@ public final class WindowEngine implements TelemetryListener
         s.periodStartNs = f.host.periodStartNs;
         s.periodEndNs = f.host.periodEndNs;
         s.hostId = f.host.hostId;
+        s.kind = f.kind;
+        s.device = f.device;
+        s.qpNum = f.qpNum;
         s.flowKey = f.key;
         s.commHash = f.commHash;
         s.rank = f.rank;

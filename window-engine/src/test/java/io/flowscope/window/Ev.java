@@ -20,6 +20,19 @@ record Ev(int type, long key, long opKey, long comm, int rank, int peer, int cha
     static final int STEP_START = 2;
     static final int STEP_STATE = 3;
     static final int STEP_STOP = 4;
+    /** A QP work request: comm = qpNum, channel = device, arg = length. */
+    static final int QP_START = 5;
+    static final int QP_STOP = 6;
+
+    static Ev qpStart(final long wr, final int device, final long qpNum, final long length, final long t)
+    {
+        return new Ev(QP_START, wr, 0, qpNum, 0, 0, device, true, 0, length, t);
+    }
+
+    static Ev qpStop(final long wr, final long t)
+    {
+        return new Ev(QP_STOP, wr, 0, 0, 0, 0, 0, false, 0, 0, t);
+    }
 
     static Ev opStart(final long op, final long comm, final int rank, final int peer, final int ch, final boolean send,
         final long t)
@@ -56,6 +69,8 @@ record Ev(int type, long key, long opKey, long comm, int rank, int peer, int cha
             case OP_STOP -> l.onProxyOpStop(key, timeNs);
             case STEP_START -> l.onProxyStepStart(key, opKey, 0, timeNs);
             case STEP_STATE -> l.onProxyStepState(key, state, arg, timeNs);
+            case QP_START -> l.onQpStart(key, channel, comm, 2, arg, timeNs);
+            case QP_STOP -> l.onQpStop(key, timeNs);
             default -> l.onProxyStepStop(key, timeNs);
         }
     }

@@ -15,8 +15,14 @@ import java.util.Set;
  */
 final class ReferenceModel
 {
-    record FlowId(long host, long comm, int rank, int peer, int channel, boolean isSend)
+    /** A step flow, or a QP flow (qp: comm = qpNum, channel = device, rank = peer = -1, isSend). */
+    record FlowId(long host, long comm, int rank, int peer, int channel, boolean isSend, boolean qp)
     {
+        FlowId(final long host, final long comm, final int rank, final int peer, final int channel,
+            final boolean isSend)
+        {
+            this(host, comm, rank, peer, channel, isSend, false);
+        }
     }
 
     static final class Step
@@ -97,6 +103,17 @@ final class ReferenceModel
                 if (!steps.containsKey(e.key()) && f != null)
                 {
                     steps.put(e.key(), new Step(e.key(), f, e.timeNs()));
+                }
+            }
+            case Ev.QP_START ->
+            {
+                if (!steps.containsKey(e.key()))
+                {
+                    final FlowId f = new FlowId(e.host(), e.comm(), -1, -1, e.channel(), true, true);
+                    flows.add(f);
+                    final Step s = new Step(e.key(), f, e.timeNs());
+                    s.firstState.put(9, new long[] {e.timeNs(), e.arg(), order});
+                    steps.put(e.key(), s);
                 }
             }
             case Ev.STEP_STATE ->

@@ -109,8 +109,9 @@ class WindowEnginePropertyTest
         for (final ReferenceModel.FlowId f : ref.flows())
         {
             final long hb = bases[(int)(f.host() / 7)];
-            assertThat(engine.snapshot(f.host(), f.comm(), f.rank(), f.peer(), f.channel(), f.isSend(), snap)).as(as)
-                .isTrue();
+            assertThat(f.qp() ? engine.snapshotQp(f.host(), f.channel(), f.comm(), snap) :
+                engine.snapshot(f.host(), f.comm(), f.rank(), f.peer(), f.channel(), f.isSend(), snap)).as(as).isTrue();
+            assertThat(snap.kind()).as(as).isEqualTo(f.qp() ? FlowSummary.KIND_QP : FlowSummary.KIND_STEP);
             assertThat(snap.hostId()).as(as).isEqualTo(f.host());
             final List<ReferenceModel.Step> window = ref.window(f, windowSize, hb);
             assertThat(snap.windowCompletions()).as(as).isEqualTo(window.size());
@@ -123,7 +124,8 @@ class WindowEnginePropertyTest
             }
             assertThat(snap.outstandingSteps()).as(as).isEqualTo(ref.outstandingSteps(f));
             assertThat(snap.outstandingBytes()).as(as).isEqualTo(ref.outstandingBytes(f));
-            assertThat(engine.totalBytes(f.host(), f.comm(), f.rank(), f.peer(), f.channel(), f.isSend())).as(as)
+            assertThat(f.qp() ? engine.totalBytesQp(f.host(), f.channel(), f.comm()) :
+                engine.totalBytes(f.host(), f.comm(), f.rank(), f.peer(), f.channel(), f.isSend())).as(as)
                 .isEqualTo(ref.totalBytes(f));
             final long[] t = summed.getOrDefault(snap.flowKey(), new long[2 + 2 * Phase.COUNT]);
             assertThat(t[0]).as(as + " summed completions").isEqualTo(ref.completed(f).size());
@@ -226,6 +228,41 @@ class WindowEnginePropertyTest
                 last = Math.max(last - base, ts - base) + base;
             }
             out.add(Ev.opStop(opKey, last + 1));
+            toThread(rnd, shape, base, host, out, perThread.get(rnd.nextInt(threads)));
+        }
+        // QP work requests: a few QPs, each posted by one thread; completions overlap and come out of order.
+        final int nQps = rnd.nextInt(4);
+        for (int q = 0; q < nQps; q++)
+        {
+            final List<Ev> out = new ArrayList<>();
+            final int device = rnd.nextInt(2);
+            final long qpNum = 100 + rnd.nextInt(3);
+            long t = base + rnd.nextLong(1_000_000);
+            if (rnd.nextDouble() < shape.idleGap())
+            {
+                t += 1_000_000_000L + rnd.nextLong(2_000_000_000L);
+            }
+            for (int w = rnd.nextInt(30); w > 0; w--)
+            {
+                final long wr = nextKey++;
+                t += rnd.nextInt(2_000);
+                out.add(Ev.qpStart(wr, device, qpNum, 1 + rnd.nextInt(1 << 20), t));
+                if (rnd.nextDouble() >= shape.dropStop())
+                {
+                    out.add(Ev.qpStop(wr, t + rnd.nextInt(30_000)));
+                }
+            }
+            toThread(rnd, shape, base, host, out, perThread.get(rnd.nextInt(threads)));
+        }
+        // Per-thread order within a thread; threads interleave at random.
+        return interleave(rnd, perThread);
+    }
+
+    /** Sorts one producer's records by time, adds duplicates, appends them to a thread's list. */
+    private static void toThread(final SplittableRandom rnd, final Shape shape, final long base, final long host,
+        final List<Ev> out, final List<Ev> thread)
+    {
+        {
             // One thread's records are in time order (relative to base: the clock may wrap).
             out.sort((a, b) -> Long.compare(a.timeNs() - base, b.timeNs() - base));
             // Duplicates: a copy of a record, delivered again later (a consumer restarted mid-delivery).
@@ -238,13 +275,16 @@ class WindowEnginePropertyTest
                     out.add(Math.min(at, out.size()), out.get(i));
                 }
             }
-            final List<Ev> thread = perThread.get(rnd.nextInt(threads));
             for (final Ev e : out)
             {
                 thread.add(e.onHost(host));
             }
         }
-        // Per-thread order within a thread; threads interleave at random.
+    }
+
+    private static List<Ev> interleave(final SplittableRandom rnd, final List<List<Ev>> perThread)
+    {
+        final int threads = perThread.size();
         final List<Ev> merged = new ArrayList<>();
         final int[] next = new int[threads];
         int remaining = perThread.stream().mapToInt(List::size).sum();

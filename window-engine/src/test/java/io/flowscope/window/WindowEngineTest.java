@@ -196,4 +196,34 @@ class WindowEngineTest
         assertThat(e.droppedHostTableFull()).isEqualTo(1);
         assertThat(e.liveFlows()).isEqualTo(1);
     }
+
+    @Test
+    void shouldTrackAQpFlowsOutstandingWorkRequestsAndWindow()
+    {
+        final WindowEngine e = engine(new WindowConfig().periodNs(1_000_000));
+        e.onHost(5);
+        e.onQpStart(1, 0, 77, 0, 1_000, 100);
+        e.onQpStart(2, 0, 77, 0, 3_000, 200);
+        e.onQpStart(3, 1, 77, 0, 8, 200); // another device: another flow
+        final FlowSummary snap = new FlowSummary();
+        assertThat(e.snapshotQp(5, 0, 77, snap)).isTrue();
+        assertThat(snap.kind()).isEqualTo(FlowSummary.KIND_QP);
+        assertThat(snap.outstandingSteps()).isEqualTo(2);
+        assertThat(snap.outstandingBytes()).isEqualTo(4_000);
+
+        e.onQpStop(2, 700);
+        e.onQpStop(2, 900); // duplicate
+        e.onQpStop(1, 1_100);
+        e.snapshotQp(5, 0, 77, snap);
+        assertThat(snap.outstandingSteps()).isZero();
+        assertThat(snap.windowBytes()).isEqualTo(4_000);
+        assertThat(snap.windowSpanNs()).isEqualTo(1_000); // first post 100 .. last completion 1100
+        assertThat(snap.phaseSumNs(Phase.NETWORK)).isEqualTo(500 + 1_000);
+        assertThat(e.duplicateRecords()).isEqualTo(1);
+        e.flush();
+        assertThat(out).extracting(FlowSummary::kind).containsOnly(FlowSummary.KIND_QP);
+        assertThat(out).extracting(FlowSummary::device).containsExactlyInAnyOrder(0, 1);
+        assertThat(out).filteredOn(s -> s.device() == 1).singleElement()
+            .satisfies(s -> assertThat(s.outstandingBytes()).isEqualTo(8));
+    }
 }

@@ -2,13 +2,15 @@ package io.flowscope.window.ring;
 
 import io.flowscope.ring.EventKind;
 import io.flowscope.ring.RecordHandler;
+import io.flowscope.ring.RecordLayout;
 import io.flowscope.ring.RecordView;
 import io.flowscope.ring.RingHeader;
 import io.flowscope.window.TelemetryListener;
 
 /**
  * Adapts the ring reader to the window engine: a {@link RecordHandler} that turns ProxyOp and ProxyStep
- * records into {@link TelemetryListener} calls. No allocation (the communicator is resolved through the
+ * records, and NetPlugin IB QP
+ * records (START with netType 1 = work request posted, STOP = completed), into {@link TelemetryListener} calls. No allocation (the communicator is resolved through the
  * view's cached tables). Other kinds are ignored for now.
  * <p>
  * Host: the ring's hostname, hashed once per ring ({@link #hostId(String)}, a stable 64-bit FNV-1a), is handed
@@ -22,6 +24,7 @@ public final class RingEventSource implements RecordHandler
 {
     private static final int PROXY_OP = EventKind.PROXY_OP.code();
     private static final int PROXY_STEP = EventKind.PROXY_STEP.code();
+    private static final int NET_PLUGIN = EventKind.NET_PLUGIN.code();
 
     private final TelemetryListener listener;
     private long records;
@@ -38,7 +41,7 @@ public final class RingEventSource implements RecordHandler
     public void onRecord(final RecordView r)
     {
         final int kind = r.kindCode();
-        if (kind != PROXY_OP && kind != PROXY_STEP)
+        if (kind != PROXY_OP && kind != PROXY_STEP && kind != NET_PLUGIN)
         {
             return;
         }
@@ -53,7 +56,22 @@ public final class RingEventSource implements RecordHandler
         listener.onHost(hostId);
         final int pid = r.producerPid();
         final long key = key(pid, r.id() ^ keySalt);
-        if (kind == PROXY_STEP)
+        if (kind == NET_PLUGIN)
+        {
+            if (r.isStart())
+            {
+                if (r.netType() == RecordLayout.NET_TYPE_IB)
+                {
+                    listener.onQpStart(key, r.device(), r.qpNum(), r.opcode(), r.length(), r.timeNs());
+                }
+            }
+            else if (r.isStop())
+            {
+                // A stop has no payload: a socket or unknown-plugin event's stop is an unknown key to the engine.
+                listener.onQpStop(key, r.timeNs());
+            }
+        }
+        else if (kind == PROXY_STEP)
         {
             if (r.isState())
             {

@@ -1,5 +1,6 @@
 package io.flowscope.window.ring;
 
+import static io.flowscope.ring.EventKind.NET_PLUGIN;
 import static io.flowscope.ring.EventKind.PROXY_OP;
 import static io.flowscope.ring.EventKind.PROXY_STEP;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -89,5 +90,56 @@ class RingEventSourceTest
         assertThat(s.phaseSumNs(Phase.PEER_WAIT)).isEqualTo(2 * 700);
         assertThat(s.phaseMaxNs(Phase.NETWORK)).isEqualTo(4_000);
         assertThat(engine.liveOps()).isZero();
+    }
+
+    @Test
+    void shouldFeedNetPluginQpWorkRequestsAsQpFlowsOfTheRingsHost() throws Exception
+    {
+        final List<FlowSummary> out = new ArrayList<>();
+        final WindowEngine engine = new WindowEngine(new WindowConfig(), s ->
+        {
+            final FlowSummary c = new FlowSummary();
+            c.copyFrom(s);
+            out.add(c);
+        });
+        final RingEventSource source = new RingEventSource(engine);
+        try (TestRingWriter writer = TestRingWriter.builder(dir.resolve("q.ring")).capacity(1024).hostname("node-7")
+            .create())
+        {
+            final int comm = writer.comm(0xABCDEFL, 3, 8, 1, "world");
+            final TestRingWriter.Draft d = new TestRingWriter.Draft();
+            for (int w = 0; w < 3; w++)
+            {
+                final long wr = id(NET_PLUGIN.code(), comm, 100 + w);
+                writer.append(d.start(NET_PLUGIN, 0, 1_000 + w * 100, wr, 0).netIb(2, 1, 0x1234, 4096, w));
+                if (w < 2)
+                {
+                    writer.append(d.stop(NET_PLUGIN, 0, 2_000 + w * 100, wr));
+                }
+            }
+            final long sock = id(NET_PLUGIN.code(), comm, 200);
+            writer.append(d.start(NET_PLUGIN, 0, 1_500, sock, 0).netSocket(0, 9, 100));
+            writer.append(d.stop(NET_PLUGIN, 0, 1_600, sock));
+            try (RingReader reader = RingReader.open(writer.path()))
+            {
+                while (reader.poll(source, 100) > 0)
+                {
+                    // drain
+                }
+            }
+        }
+        engine.flush();
+        assertThat(out).singleElement().satisfies(s ->
+        {
+            assertThat(s.kind()).isEqualTo(FlowSummary.KIND_QP);
+            assertThat(s.hostId()).isEqualTo(RingEventSource.hostId("node-7"));
+            assertThat(s.device()).isEqualTo(1);
+            assertThat(s.qpNum()).isEqualTo(0x1234);
+            assertThat(s.completions()).isEqualTo(2);
+            assertThat(s.bytes()).isEqualTo(2 * 4096);
+            assertThat(s.outstandingSteps()).isEqualTo(1);
+            assertThat(s.outstandingBytes()).isEqualTo(4096);
+        });
+        assertThat(engine.unknownStepRecords()).isEqualTo(1); // the socket event's stop
     }
 }
