@@ -13,6 +13,12 @@ public final class FlowSummary
     public static final int KIND_STEP = 0;
     /** {@link #kind()}: a QP flow (host, NIC device, qpNum) from NetPlugin IB QP work requests. */
     public static final int KIND_QP = 1;
+    /** {@link #kind()}: a rank's step flows of one direction (commHash, rank, isSend); peer, channel = -1. */
+    public static final int KIND_RANK = 2;
+    /** {@link #kind()}: a link's step flows of one direction (commHash, rank, peer, isSend); channel = -1. */
+    public static final int KIND_LINK = 3;
+    /** {@link #kind()}: a communicator's step flows of one direction (commHash, isSend); rank, peer, channel = -1. */
+    public static final int KIND_COMM = 4;
 
     long periodStartNs;
     long periodEndNs;
@@ -26,6 +32,8 @@ public final class FlowSummary
     int peer;
     int channel;
     boolean isSend;
+    int flows;
+    double periodBandwidthBytesPerSecond;
     long posts;
     long completions;
     long bytes;
@@ -101,6 +109,18 @@ public final class FlowSummary
     public boolean isSend()
     {
         return isSend;
+    }
+
+    /** Flows summed in this record: 1 for a flow, the step flows of the aggregate for an aggregate kind. */
+    public int flows()
+    {
+        return flows;
+    }
+
+    /** bytes / period length, bytes per second. */
+    public double periodBandwidthBytesPerSecond()
+    {
+        return periodBandwidthBytesPerSecond;
     }
 
     /** Steps posted to the network (state 9 / 10) during the period. */
@@ -185,6 +205,8 @@ public final class FlowSummary
         peer = o.peer;
         channel = o.channel;
         isSend = o.isSend;
+        flows = o.flows;
+        periodBandwidthBytesPerSecond = o.periodBandwidthBytesPerSecond;
         posts = o.posts;
         completions = o.completions;
         bytes = o.bytes;

@@ -11,6 +11,7 @@ public final class WindowConfig
     int maxOps = 16384;
     int maxSteps = 65536;
     int maxHosts = 256;
+    int maxAggregates = -1;
 
     /** Completions per window (N, default 8). */
     public WindowConfig windowSize(final int n)
@@ -67,6 +68,13 @@ public final class WindowConfig
     public WindowConfig maxHosts(final int n)
     {
         maxHosts = n;
+        return this;
+    }
+
+    /** Aggregates (rank, link, communicator) one host's period can hold (default 3 × maxFlows). */
+    public WindowConfig maxAggregates(final int n)
+    {
+        maxAggregates = n;
         return this;
     }
 

@@ -36,6 +36,8 @@ public final class WindowEngine implements TelemetryListener
     private final FlowSummary summary = new FlowSummary();
     private final Pool<HostState> hosts;
     private final Long2ObjectHashMap<HostState> hostById;
+    private final Pool<AggState> aggregates;
+    private final Long2ObjectHashMap<AggState> aggregateByKey;
     private final Pool<FlowState> flows;
     private final Pool<OpState> ops;
     private final Pool<StepState> steps;
@@ -60,6 +62,7 @@ public final class WindowEngine implements TelemetryListener
     private long droppedOpTableFull;
     private long droppedStepTableFull;
     private long droppedHostTableFull;
+    private long droppedAggregateTableFull;
 
     public WindowEngine(final WindowConfig config, final FlowSummarySink sink)
     {
@@ -69,6 +72,9 @@ public final class WindowEngine implements TelemetryListener
         hosts = new Pool<>(config.maxHosts, HostState::new);
         hostById = new Long2ObjectHashMap<>(config.maxHosts * 2, 0.55f);
         flows = new Pool<>(config.maxFlows, () -> new FlowState(windowSize));
+        final int maxAggregates = config.maxAggregates < 0 ? 3 * config.maxFlows : config.maxAggregates;
+        aggregates = new Pool<>(maxAggregates, AggState::new);
+        aggregateByKey = new Long2ObjectHashMap<>(Math.max(16, maxAggregates * 2), 0.55f);
         ops = new Pool<>(config.maxOps, OpState::new);
         steps = new Pool<>(config.maxSteps, StepState::new);
         // Sized so that the maps never grow: at most half full.
@@ -572,9 +578,89 @@ public final class WindowEngine implements TelemetryListener
             {
                 fill(f);
                 sink.onSummary(summary);
+                if (f.kind == FlowSummary.KIND_STEP)
+                {
+                    aggregate(FlowSummary.KIND_RANK, f.commHash, f.rank, -1, f);
+                    aggregate(FlowSummary.KIND_LINK, f.commHash, f.rank, f.peer, f);
+                    aggregate(FlowSummary.KIND_COMM, f.commHash, -1, -1, f);
+                }
             }
             f.resetPeriod();
         }
+        // The aggregates, in order of first contribution; then released for the next period.
+        for (int i = 0; i < aggregates.activeCount(); i++)
+        {
+            fillAggregate(h, aggregates.active(i));
+            sink.onSummary(summary);
+        }
+        for (int i = aggregates.activeCount() - 1; i >= 0; i--)
+        {
+            final AggState a = aggregates.active(i);
+            aggregateByKey.remove(a.key);
+            aggregates.release(a);
+        }
+    }
+
+    private void aggregate(final int kind, final long commHash, final int rank, final int peer, final FlowState f)
+    {
+        for (int attempt = 0; ; attempt++)
+        {
+            final long key = AggState.key(kind, commHash, rank, peer, f.isSend, attempt);
+            AggState a = aggregateByKey.get(key);
+            if (a == null)
+            {
+                a = aggregates.acquire();
+                if (a == null)
+                {
+                    droppedAggregateTableFull++;
+                    return;
+                }
+                a.reset(key, kind, commHash, rank, peer, f.isSend);
+                aggregateByKey.put(key, a);
+            }
+            else if (!a.is(kind, commHash, rank, peer, f.isSend))
+            {
+                continue;
+            }
+            a.add(f);
+            return;
+        }
+    }
+
+    private void fillAggregate(final HostState h, final AggState a)
+    {
+        final FlowSummary s = summary;
+        s.periodStartNs = h.periodStartNs;
+        s.periodEndNs = h.periodEndNs;
+        s.hostId = h.hostId;
+        s.kind = a.kind;
+        s.device = -1;
+        s.qpNum = -1;
+        s.flowKey = a.key;
+        s.commHash = a.commHash;
+        s.rank = a.rank;
+        s.peer = a.peer;
+        s.channel = -1;
+        s.isSend = a.isSend;
+        s.flows = a.flows;
+        s.periodBandwidthBytesPerSecond = a.bytes * 1e9 / config.periodNs;
+        s.posts = a.posts;
+        s.completions = a.completions;
+        s.bytes = a.bytes;
+        s.windowCompletions = 0;
+        s.windowBytes = 0;
+        s.windowSpanNs = 0;
+        s.windowBandwidthBytesPerSecond = 0;
+        s.outstandingSteps = a.outstandingSteps;
+        s.outstandingBytes = a.outstandingBytes;
+        System.arraycopy(a.phaseCount, 0, s.phaseCount, 0, Phase.COUNT);
+        System.arraycopy(a.phaseSumNs, 0, s.phaseSumNs, 0, Phase.COUNT);
+        System.arraycopy(a.phaseMaxNs, 0, s.phaseMaxNs, 0, Phase.COUNT);
+    }
+
+    public long droppedAggregateTableFull()
+    {
+        return droppedAggregateTableFull;
     }
 
     private void fill(final FlowState f)
@@ -592,6 +678,8 @@ public final class WindowEngine implements TelemetryListener
         s.peer = f.peer;
         s.channel = f.channel;
         s.isSend = f.isSend;
+        s.flows = 1;
+        s.periodBandwidthBytesPerSecond = f.periodBytes * 1e9 / config.periodNs;
         s.posts = f.periodPosts;
         s.completions = f.periodCompletions;
         s.bytes = f.periodBytes;

@@ -80,10 +80,42 @@ class WindowEnginePropertyTest
 
         final Map<Long, long[]> summed = new HashMap<>(); // flowKey -> {completions, bytes, phase count, sum...}
         final Map<Long, FlowSummary> lastSummary = new HashMap<>();
+        // (host, period, kind, comm, rank, peer, dir) -> {flows, posts, completions, bytes, outstanding steps, bytes}
+        final Map<List<Long>, long[]> expectedAggregates = new HashMap<>();
+        final Map<List<Long>, long[]> emittedAggregates = new HashMap<>();
+        final Map<List<Long>, Long> rankBytes = new HashMap<>(); // (host, comm, rank, dir) -> summed RANK bytes
         final WindowEngine engine = new WindowEngine(new WindowConfig().windowSize(windowSize)
             .periodNs(1 + rnd.nextInt(200_000)).idleTimeoutNs(Long.MAX_VALUE).stepTimeoutNs(Long.MAX_VALUE)
             .maxFlows(256).maxOps(4096).maxSteps(1 << 16), s ->
             {
+                final long dir = s.isSend() ? 1 : 0;
+                if (s.kind() >= FlowSummary.KIND_RANK)
+                {
+                    final List<Long> id = List.of(s.hostId(), s.periodStartNs(), (long)s.kind(), s.commHash(),
+                        (long)s.rank(), (long)s.peer(), dir);
+                    assertThat(emittedAggregates.put(id, aggregateFigures(s))).as("one aggregate per id").isNull();
+                    assertThat(s.periodBandwidthBytesPerSecond())
+                        .isEqualTo(s.bytes() * 1e9 / (s.periodEndNs() - s.periodStartNs()));
+                    if (s.kind() == FlowSummary.KIND_RANK)
+                    {
+                        rankBytes.merge(List.of(s.hostId(), s.commHash(), (long)s.rank(), dir), s.bytes(), Long::sum);
+                    }
+                    return;
+                }
+                if (s.kind() == FlowSummary.KIND_STEP)
+                {
+                    for (final long[] k : new long[][] {{FlowSummary.KIND_RANK, s.rank(), -1},
+                        {FlowSummary.KIND_LINK, s.rank(), s.peer()}, {FlowSummary.KIND_COMM, -1, -1}})
+                    {
+                        final long[] a = expectedAggregates.computeIfAbsent(List.of(s.hostId(), s.periodStartNs(),
+                            k[0], s.commHash(), k[1], k[2], dir), x -> new long[6]);
+                        final long[] f = aggregateFigures(s);
+                        for (int i = 0; i < a.length; i++)
+                        {
+                            a[i] += f[i];
+                        }
+                    }
+                }
                 final long[] t = summed.computeIfAbsent(s.flowKey(), k -> new long[2 + 2 * Phase.COUNT]);
                 t[0] += s.completions();
                 t[1] += s.bytes();
@@ -138,12 +170,35 @@ class WindowEnginePropertyTest
             }
         }
         assertThat(engine.liveFlows()).as(as).isEqualTo(ref.flows().size());
+        // Aggregates: exactly the group sums of the step flows' summaries of each period ...
+        assertThat(emittedAggregates.keySet()).as(as).isEqualTo(expectedAggregates.keySet());
+        for (final Map.Entry<List<Long>, long[]> e : expectedAggregates.entrySet())
+        {
+            assertThat(emittedAggregates.get(e.getKey())).as(as + " aggregate " + e.getKey()).isEqualTo(e.getValue());
+        }
+        // ... and, summed over periods, each rank's bytes are the reference's total.
+        final Map<List<Long>, Long> refRankBytes = new HashMap<>();
+        for (final ReferenceModel.FlowId f : ref.flows())
+        {
+            if (!f.qp())
+            {
+                refRankBytes.merge(List.of(f.host(), f.comm(), (long)f.rank(), f.isSend() ? 1L : 0L), ref.totalBytes(f),
+                    Long::sum);
+            }
+        }
+        refRankBytes.forEach((k, v) -> assertThat(rankBytes.getOrDefault(k, 0L)).as(as + " rank bytes " + k)
+            .isEqualTo(v));
     }
 
     /**
      * Flows of a few communicators; each op runs on one proxy thread and its steps overlap, so completions
      * come out of order; threads are interleaved at random (records of different threads out of order).
      */
+    private static long[] aggregateFigures(final FlowSummary s)
+    {
+        return new long[] {s.flows(), s.posts(), s.completions(), s.bytes(), s.outstandingSteps(), s.outstandingBytes()};
+    }
+
     /** Interleaves the hosts' streams at random, keeping each host's order (its threads' orders). */
     static void shuffleKeepingThreadOrder(final SplittableRandom rnd, final List<Ev> events)
     {

@@ -11,6 +11,7 @@ import org.junit.jupiter.api.Test;
 class WindowEngineTest
 {
     private final List<FlowSummary> out = new ArrayList<>();
+    private final List<FlowSummary> aggregates = new ArrayList<>();
 
     private WindowEngine engine(final WindowConfig config)
     {
@@ -18,7 +19,7 @@ class WindowEngineTest
         {
             final FlowSummary c = new FlowSummary();
             c.copyFrom(s);
-            out.add(c);
+            (s.kind() >= FlowSummary.KIND_RANK ? aggregates : out).add(c);
         });
     }
 
@@ -225,5 +226,35 @@ class WindowEngineTest
         assertThat(out).extracting(FlowSummary::device).containsExactlyInAnyOrder(0, 1);
         assertThat(out).filteredOn(s -> s.device() == 1).singleElement()
             .satisfies(s -> assertThat(s.outstandingBytes()).isEqualTo(8));
+    }
+
+    @Test
+    void shouldEmitRankLinkAndCommunicatorAggregatesPerPeriod()
+    {
+        final WindowEngine e = engine(new WindowConfig().periodNs(1_000));
+        e.onProxyOpStart(1, 9, 0, 1, 0, false, 100); // rank 0 <- 1, channel 0
+        e.onProxyOpStart(3, 9, 0, 1, 1, false, 100); // rank 0 <- 1, channel 1
+        e.onProxyOpStart(5, 9, 0, 2, 0, false, 100); // rank 0 <- 2
+        e.onProxyOpStart(7, 9, 1, 0, 0, false, 100); // rank 1 <- 0
+        recvStep(e, 2, 1, 100, 10);
+        recvStep(e, 4, 3, 100, 20);
+        recvStep(e, 6, 5, 100, 40);
+        recvStep(e, 8, 7, 100, 80);
+        e.flush();
+        assertThat(out).hasSize(4);
+        assertThat(aggregates).filteredOn(s -> s.kind() == FlowSummary.KIND_LINK)
+            .extracting(s -> s.rank() + "<" + s.peer() + ":" + s.bytes() + "/" + s.flows())
+            .containsExactlyInAnyOrder("0<1:30/2", "0<2:40/1", "1<0:80/1");
+        assertThat(aggregates).filteredOn(s -> s.kind() == FlowSummary.KIND_RANK)
+            .extracting(s -> s.rank() + ":" + s.bytes() + "/" + s.completions())
+            .containsExactlyInAnyOrder("0:70/3", "1:80/1");
+        assertThat(aggregates).filteredOn(s -> s.kind() == FlowSummary.KIND_COMM).singleElement().satisfies(s ->
+        {
+            assertThat(s.bytes()).isEqualTo(150);
+            assertThat(s.flows()).isEqualTo(4);
+            assertThat(s.periodBandwidthBytesPerSecond()).isEqualTo(150 * 1e9 / 1_000);
+            assertThat(s.phaseSumNs(Phase.NETWORK)).isEqualTo(4 * 100);
+            assertThat(s.isSend()).isFalse();
+        });
     }
 }

@@ -68,6 +68,7 @@ class RingEventSourceTest
             }
         }
         engine.flush();
+        out.removeIf(s -> s.kind() != FlowSummary.KIND_STEP);
 
         assertThat(source.records()).isEqualTo(12);
         assertThat(out).hasSize(1);
