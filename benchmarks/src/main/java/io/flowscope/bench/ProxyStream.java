@@ -14,10 +14,13 @@ import io.flowscope.window.TelemetryListener;
  * steps start every {@code transSize / 6.25 GB/s} (± 20 %), i.e. 8 flows of a rank share a 400 Gb/s NIC,
  * several steps in flight. Send step: start → 8 (+0.2–0.6 µs) → 20 (+0.5–3 µs, repeated in a quarter of the
  * steps) → 9 (+0.2–1 µs, transSize) → stop (+2 step intervals + 0–5 µs of network). Recv step: start → 10
- * (+0.2–0.6 µs) → 11 (+1.5 step intervals + 0–5 µs, transSize) → 12 (+1–3 µs flush) → stop (+2–10 µs). About
- * 12 M events per second of event time in all (≈ 12 k per 1 ms summary period; 50 ms: 619 k events, 116 k
- * steps, 11.6 k ops). Events are sorted by time
- * (ties keep generation order, so each step's records stay in order).
+ * (+0.2–0.6 µs) → 11 (+1.5 step intervals + 0–5 µs, transSize) → 12 (+1–3 µs flush) → stop (+2–10 µs). Every
+ * step has one NetPlugin IB QP work request on its connection's QP (device = the rank's NIC, one QP per flow: 128
+ * QP flows): a send WR (RDMA write with imm, transSize) posted 0.1–0.3 µs after 9 and completed 0.2–0.8 µs
+ * before the stop, a receive WR posted 0.1–0.3 µs after 10 and completed 0.2–0.8 µs before 11. About
+ * 17 M events per second of event time in all, 27 % of them QP (≈ 17 k per 1 ms summary period; 50 ms: 850 k
+ * events, 116 k steps, 116 k WRs, 11.7 k ops). Events are sorted by time (ties keep generation order, so each
+ * step's records stay in order).
  * <p>
  * Replays: {@link #replay} adds a key base and a time base to every key / time, so the same arrays can be
  * replayed again and again as new ops and steps later in time ({@link #keySpan}, {@link #timeSpanNs}).
@@ -29,6 +32,14 @@ final class ProxyStream
     static final byte STEP_START = 2;
     static final byte STEP_STATE = 3;
     static final byte STEP_STOP = 4;
+    static final byte QP_START = 5;
+    static final byte QP_STOP = 6;
+
+    /** {@code ibv_wr_opcode} IBV_WR_RDMA_WRITE_WITH_IMM (NCCL IB isend). */
+    static final int OPCODE_WRITE_WITH_IMM = 1;
+    /** Opcode recorded for a receive WR (NCCL IB irecv; {@code ibv_post_recv} has no ibv_wr_opcode). */
+    static final int OPCODE_RECV = 128;
+    static final long LENGTH_MASK = (1L << 48) - 1;
 
     static final long COMM_HASH = 0x5EED_C0FF_EE12_3456L;
     static final int RANKS = 8;
@@ -37,13 +48,19 @@ final class ProxyStream
 
     /** Event kind. */
     final byte[] type;
-    /** opKey (op events) or stepKey (step events), before the key base. */
+    /** opKey (op events), stepKey (step events) or wrKey (QP events), before the key base. */
     final long[] key;
     /** Event time ns, before the time base. */
     final long[] time;
-    /** commHash (op start), opKey before the key base (step start), transSize (step state). */
+    /**
+     * commHash (op start), opKey before the key base (step start), transSize (step state), length | opcode << 48
+     * (QP start).
+     */
     final long[] arg;
-    /** rank | peer << 8 | channel << 16 | isSend << 24 (op start), step (step start), state (step state). */
+    /**
+     * rank | peer << 8 | channel << 16 | isSend << 24 (op start), step (step start), state (step state),
+     * qpNum | device << 24 (QP start).
+     */
     final int[] iarg;
     final int events;
     final int flows;
@@ -51,6 +68,11 @@ final class ProxyStream
     final long steps;
     /** Bytes the engine counts at completion: transSize of 9 (send) / 11 (recv), all steps. */
     final long bytes;
+    /** NetPlugin IB QP work requests (one per step) and their lengths. */
+    final long wrs;
+    final long wrBytes;
+    /** Events of the kinds QP_START / QP_STOP. */
+    final int qpEvents;
     /** Keys used by one replay: the key base advances by this much per replay. */
     final long keySpan;
     /** Event time of one replay: the time base advances by this much per replay. */
@@ -81,6 +103,14 @@ final class ProxyStream
         }
         events = n;
         flows = RANKS * PEERS * CHANNELS * 2;
+        wrs = b.wrs;
+        wrBytes = b.wrBytes;
+        int q = 0;
+        for (int j = 0; j < n; j++)
+        {
+            q += type[j] >= QP_START ? 1 : 0;
+        }
+        qpEvents = q;
         ops = b.ops;
         steps = b.steps;
         bytes = b.bytes;
@@ -117,6 +147,8 @@ final class ProxyStream
     {
         long t = 1_000 + r.nextLong(20_000);
         final int flowBits = rank | peer << 8 | channel << 16 | (isSend ? 1 << 24 : 0);
+        // One QP per connection and direction on the rank's NIC (device = rank).
+        final int qpBits = (0x100 + (peer << 4 | channel << 1 | (isSend ? 1 : 0))) | rank << 24;
         while (t < durationNs)
         {
             final long opKey = b.nextKey++;
@@ -145,14 +177,18 @@ final class ProxyStream
                     }
                     ts += 200 + r.nextLong(800);
                     b.add(STEP_STATE, stepKey, ts, transSize, 9);
-                    ts += 2 * interval + r.nextLong(5_000);
+                    final long stop = ts + 2 * interval + r.nextLong(5_000);
+                    wr(b, r, qpBits, OPCODE_WRITE_WITH_IMM, transSize, ts, stop);
+                    ts = stop;
                     b.add(STEP_STOP, stepKey, ts, 0, 0);
                 }
                 else
                 {
                     ts += 200 + r.nextLong(400);
                     b.add(STEP_STATE, stepKey, ts, 0, 10);
-                    ts += interval * 3 / 2 + r.nextLong(5_000);
+                    final long t11 = ts + interval * 3 / 2 + r.nextLong(5_000);
+                    wr(b, r, qpBits, OPCODE_RECV, transSize, ts, t11);
+                    ts = t11;
                     b.add(STEP_STATE, stepKey, ts, transSize, 11);
                     ts += 1_000 + r.nextLong(2_000);
                     b.add(STEP_STATE, stepKey, ts, 0, 12);
@@ -168,6 +204,20 @@ final class ProxyStream
             b.add(OP_STOP, opKey, opStop, 0, 0);
             t = Math.max(stepStart, opStop - 20_000) + 200 + r.nextLong(2_000); // next op overlaps the tail
         }
+    }
+
+    /**
+     * A work request posted 100–300 ns after {@code fromNs} (9 / 10: isend / irecv), completed 200–800 ns
+     * before {@code toNs} (the step's stop / 11, which follow the CQ completion).
+     */
+    private static void wr(final Builder b, final SplittableRandom r, final int qpBits, final int opcode,
+        final long length, final long fromNs, final long toNs)
+    {
+        final long wrKey = b.nextKey++;
+        b.add(QP_START, wrKey, fromNs + 100 + r.nextLong(200), length | (long)opcode << 48, qpBits);
+        b.add(QP_STOP, wrKey, toNs - 200 - r.nextLong(600), 0, 0);
+        b.wrs++;
+        b.wrBytes += length;
     }
 
     /**
@@ -202,6 +252,16 @@ final class ProxyStream
                     listener.onProxyOpStart(k, arg[i], f & 0xFF, f >>> 8 & 0xFF, f >>> 16 & 0xFF, f >>> 24 != 0, t);
                     break;
                 }
+                case QP_START:
+                {
+                    final long a = arg[i];
+                    final int q = iarg[i];
+                    listener.onQpStart(k, q >>> 24, q & 0xFF_FFFF, (int)(a >>> 48), a & LENGTH_MASK, t);
+                    break;
+                }
+                case QP_STOP:
+                    listener.onQpStop(k, t);
+                    break;
                 default:
                     listener.onProxyOpStop(k, t);
                     break;
@@ -212,8 +272,9 @@ final class ProxyStream
     @Override
     public String toString()
     {
-        return "ProxyStream{events=" + events + ", flows=" + flows + ", ops=" + ops + ", steps=" + steps +
-            ", bytes=" + bytes + ", timeSpanNs=" + timeSpanNs + '}';
+        return "ProxyStream{events=" + events + " (QP " + qpEvents + "), step flows=" + flows + ", QP flows=" + flows +
+            ", ops=" + ops + ", steps=" + steps + ", bytes=" + bytes + ", wrs=" + wrs + ", wrBytes=" + wrBytes +
+            ", timeSpanNs=" + timeSpanNs + '}';
     }
 
     private static final class Builder
@@ -228,6 +289,8 @@ final class ProxyStream
         long ops;
         long steps;
         long bytes;
+        long wrs;
+        long wrBytes;
 
         void add(final byte t, final long k, final long ts, final long a, final int ia)
         {

@@ -15,6 +15,7 @@ import org.openjdk.jmh.annotations.Measurement;
 import org.openjdk.jmh.annotations.Mode;
 import org.openjdk.jmh.annotations.OperationsPerInvocation;
 import org.openjdk.jmh.annotations.OutputTimeUnit;
+import org.openjdk.jmh.annotations.Param;
 import org.openjdk.jmh.annotations.Scope;
 import org.openjdk.jmh.annotations.Setup;
 import org.openjdk.jmh.annotations.State;
@@ -23,20 +24,22 @@ import org.openjdk.jmh.annotations.Warmup;
 
 /**
  * Window engine rate on one thread, in events/s ({@code thrpt}, ops = events). A realistic host stream
- * ({@link ProxyStream}: 128 flows, ProxyOps of 4–16 send/recv steps, ~50 ms of event time) is generated once
+ * ({@link ProxyStream}: 128 step flows, ProxyOps of 4–16 send/recv steps, one NetPlugin IB QP work request per
+ * step on 128 QP flows, ~50 ms of event time) is generated once
  * in {@code @Setup}; each invocation replays the next {@link #EVENTS} events of it through
  * {@link TelemetryListener}, wrapping around with fresh keys and later times, so the engine sees one endless
  * stream (periods of 1 ms end, summaries are emitted, tombstones and idle state are swept, all inside the
  * measurement).
  * <ul>
  * <li>{@code engine}: into a {@link WindowEngine} (window 8, period 1 ms, step timeout 2 ms so that the
- * tombstones of ~6 M steps/s of event time fit the step pool; a summary sink that sums completions and
+ * tombstones of ~2.3 M steps/s of event time fit the step pool of {@code maxSteps}; a summary sink that sums completions and
  * bytes).</li>
  * <li>{@code baseline}: the same loop into a listener that only sums key + time (the replay's own cost).</li>
  * </ul>
  * After every iteration (outside the measurement) the current replay is finished and the engine flushed; the
- * sink must have seen exactly one completion per generated step and every byte, with no duplicate, unknown
- * or dropped record; the baseline's sum must match. A fast wrong answer fails the run.
+ * sink must have seen exactly one post and one completion per generated step and per work request and every
+ * byte (step and QP summaries), aggregate summaries, no duplicate, unknown or dropped record, no step timed
+ * out and all 256 flows live; the baseline's sum must match. A fast wrong answer fails the run.
  *
  * <pre>
  * java --add-exports java.base/jdk.internal.misc=ALL-UNNAMED -jar benchmarks/target/benchmarks.jar WindowEngine -prof gc
@@ -53,6 +56,8 @@ public class WindowEngineBenchmark
     public static final int EVENTS = 1 << 16;
     /** Event time generated once and replayed (ns). */
     static final long STREAM_NS = 50_000_000L;
+    /** The host id of the stream (one clock domain). */
+    static final long HOST_ID = 0x0123_4567_89AB_CDEFL;
 
     /** The stream and the cursor of the endless replay. */
     abstract static class Replay
@@ -105,27 +110,51 @@ public class WindowEngineBenchmark
         }
     }
 
-    /** Sums what the engine emits. */
+    /** Sums what the engine emits, per kind of summary. */
     static final class CountingSink implements FlowSummarySink
     {
         long summaries;
         long completions;
         long bytes;
         long posts;
+        long qpCompletions;
+        long qpBytes;
+        long qpPosts;
+        long aggregateSummaries;
 
         @Override
         public void onSummary(final FlowSummary s)
         {
             summaries++;
-            completions += s.completions();
-            bytes += s.bytes();
-            posts += s.posts();
+            switch (s.kind())
+            {
+                case FlowSummary.KIND_STEP:
+                    completions += s.completions();
+                    bytes += s.bytes();
+                    posts += s.posts();
+                    break;
+                case FlowSummary.KIND_QP:
+                    qpCompletions += s.completions();
+                    qpBytes += s.bytes();
+                    qpPosts += s.posts();
+                    break;
+                default:
+                    aggregateSummaries++;
+                    break;
+            }
         }
     }
 
     @State(Scope.Thread)
     public static class EngineState extends Replay
     {
+        /**
+         * The step pool (live steps + tombstones; ~7 k in use at this stream's rate); the engine sizes its step
+         * map from it (2 × maxSteps / 0.55 slots), so it sets how much memory the step lookups touch.
+         */
+        @Param({"65536"})
+        public int maxSteps;
+
         CountingSink sink;
         WindowEngine engine;
 
@@ -139,7 +168,8 @@ public class WindowEngineBenchmark
                 .stepTimeoutNs(2_000_000L)
                 .maxFlows(1024)
                 .maxOps(4096)
-                .maxSteps(65536), sink);
+                .maxSteps(maxSteps), sink);
+            engine.onHost(HOST_ID);
             System.out.println();
             System.out.println(stream + ", " + engine.config());
         }
@@ -151,19 +181,27 @@ public class WindowEngineBenchmark
             engine.flush();
             final long expectedCompletions = replays * stream.steps;
             final long expectedBytes = replays * stream.bytes;
+            final long expectedWrs = replays * stream.wrs;
+            final long expectedWrBytes = replays * stream.wrBytes;
             final String state = "replays=" + replays + " completions=" + sink.completions + "/" + expectedCompletions +
-                " bytes=" + sink.bytes + "/" + expectedBytes + " posts=" + sink.posts + " summaries=" + sink.summaries +
+                " bytes=" + sink.bytes + "/" + expectedBytes + " posts=" + sink.posts + " qpCompletions=" +
+                sink.qpCompletions + "/" + expectedWrs + " qpBytes=" + sink.qpBytes + "/" + expectedWrBytes +
+                " qpPosts=" + sink.qpPosts + " summaries=" + sink.summaries + " (aggregates " +
+                sink.aggregateSummaries + ")" +
                 " liveFlows=" + engine.liveFlows() + " liveSteps=" + engine.liveSteps() + " late=" +
                 engine.lateCompletions() + " " + engine;
             if (sink.completions != expectedCompletions || sink.bytes != expectedBytes ||
-                sink.posts != expectedCompletions || engine.duplicateRecords() != 0 || engine.unknownOpRecords() != 0 ||
+                sink.posts != expectedCompletions || sink.qpCompletions != expectedWrs ||
+                sink.qpBytes != expectedWrBytes || sink.qpPosts != expectedWrs || sink.aggregateSummaries == 0 ||
+                engine.duplicateRecords() != 0 || engine.unknownOpRecords() != 0 ||
                 engine.unknownStepRecords() != 0 || engine.droppedFlowTableFull() != 0 ||
                 engine.droppedOpTableFull() != 0 || engine.droppedStepTableFull() != 0 ||
-                engine.stepsTimedOut() != 0 || engine.liveFlows() != stream.flows)
+                engine.stepsTimedOut() != 0 || engine.liveFlows() != 2 * stream.flows)
             {
                 throw new IllegalStateException("wrong engine result: " + state);
             }
-            System.out.print(" [replays=" + replays + " completions=" + sink.completions + " ok] ");
+            System.out.print(" [replays=" + replays + " completions=" + sink.completions + " wrs=" + sink.qpCompletions +
+                " ok] ");
         }
     }
 
@@ -201,6 +239,19 @@ public class WindowEngineBenchmark
         public void onProxyStepStop(final long stepKey, final long timeNs)
         {
             sum += stepKey + timeNs;
+        }
+
+        @Override
+        public void onQpStart(final long wrKey, final int device, final long qpNum, final int opcode, final long length,
+            final long timeNs)
+        {
+            sum += wrKey + timeNs;
+        }
+
+        @Override
+        public void onQpStop(final long wrKey, final long timeNs)
+        {
+            sum += wrKey + timeNs;
         }
     }
 
