@@ -10,6 +10,10 @@ final class HostState extends Pooled
     boolean started;
     long periodStartNs;
     long periodEndNs;
+    /** Passive GPU clock estimator: samples (host time − pTimer at KernelCh start), the lowest two. */
+    long clockSamples;
+    long clockMinNs;
+    long clockNextNs;
 
     void reset(final long hostId)
     {
@@ -17,5 +21,8 @@ final class HostState extends Pooled
         started = false;
         periodStartNs = 0;
         periodEndNs = 0;
+        clockSamples = 0;
+        clockMinNs = 0;
+        clockNextNs = 0;
     }
 }

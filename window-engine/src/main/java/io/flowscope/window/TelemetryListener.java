@@ -55,4 +55,29 @@ public interface TelemetryListener
     default void onQpStop(long wrKey, long timeNs)
     {
     }
+
+    /**
+     * A collective (Coll START) or a P2p operation (func {@link Collectives#SEND} / {@link Collectives#RECV},
+     * algo and proto {@link Collectives#UNKNOWN}) started on the host. {@code func}, {@code algo}, {@code proto}:
+     * {@link Collectives} codes; {@code datatypeSize} in bytes; {@code nranks} of the communicator.
+     */
+    default void onCollStart(long collKey, long commHash, int rank, int nranks, int func, int algo, int proto,
+        long count, int datatypeSize, int nChannels, long seqNumber, long timeNs)
+    {
+    }
+
+    /** The collective's host-side stop (Coll STOP; NCCL may call it before the kernel finished). */
+    default void onCollStop(long collKey, long timeNs)
+    {
+    }
+
+    /** A KernelCh child of {@code collKey} started on the GPU at {@code pTimerNs} ({@code %globaltimer}). */
+    default void onKernelChStart(long chKey, long collKey, int channel, long pTimerNs, long timeNs)
+    {
+    }
+
+    /** The KernelCh {@code chKey} stopped on the GPU at {@code pTimerNs} (state 22 KernelChStop). */
+    default void onKernelChStop(long chKey, long pTimerNs, long timeNs)
+    {
+    }
 }

@@ -12,6 +12,9 @@ public final class WindowConfig
     int maxSteps = 65536;
     int maxHosts = 256;
     int maxAggregates = -1;
+    int maxCollectives = 4096;
+    int maxKernelChannels = 65536;
+    long collectiveTimeoutNs = 1_000_000_000L;
 
     /** Completions per window (N, default 8). */
     public WindowConfig windowSize(final int n)
@@ -75,6 +78,31 @@ public final class WindowConfig
     public WindowConfig maxAggregates(final int n)
     {
         maxAggregates = n;
+        return this;
+    }
+
+    /** Live collectives (and P2p operations) one engine can hold (default 4096). */
+    public WindowConfig maxCollectives(final int n)
+    {
+        maxCollectives = n;
+        return this;
+    }
+
+    /** Live KernelCh events one engine can hold (default 65536). */
+    public WindowConfig maxKernelChannels(final int n)
+    {
+        maxKernelChannels = n;
+        return this;
+    }
+
+    /**
+     * A collective that stopped on the host but whose KernelCh channels have not all reported after this long is
+     * emitted as it is, {@code complete = false} (default 1 s). One that never stopped is dropped after the step
+     * timeout.
+     */
+    public WindowConfig collectiveTimeoutNs(final long ns)
+    {
+        collectiveTimeoutNs = ns;
         return this;
     }
 

@@ -33,6 +33,12 @@ public final class WindowEngine implements TelemetryListener
 {
     private final WindowConfig config;
     private final FlowSummarySink sink;
+    private final CollectiveSink collectiveSink;
+    private final CollectiveSummary collective = new CollectiveSummary();
+    private final Pool<CollState> colls;
+    private final Long2ObjectHashMap<CollState> collByKey;
+    private final Pool<ChState> channels;
+    private final Long2ObjectHashMap<ChState> chByKey;
     private final FlowSummary summary = new FlowSummary();
     private final Pool<HostState> hosts;
     private final Long2ObjectHashMap<HostState> hostById;
@@ -63,11 +69,28 @@ public final class WindowEngine implements TelemetryListener
     private long droppedStepTableFull;
     private long droppedHostTableFull;
     private long droppedAggregateTableFull;
+    private long droppedCollectiveTableFull;
+    private long unknownCollRecords;
+    private long collectivesEmitted;
+    private long collectivesIncomplete;
+    private long collectivesTimedOut;
 
     public WindowEngine(final WindowConfig config, final FlowSummarySink sink)
     {
+        this(config, sink, c ->
+        {
+        });
+    }
+
+    public WindowEngine(final WindowConfig config, final FlowSummarySink sink, final CollectiveSink collectiveSink)
+    {
         this.config = config;
         this.sink = sink;
+        this.collectiveSink = collectiveSink;
+        colls = new Pool<>(config.maxCollectives, CollState::new);
+        collByKey = new Long2ObjectHashMap<>(config.maxCollectives * 2, 0.55f);
+        channels = new Pool<>(config.maxKernelChannels, ChState::new);
+        chByKey = new Long2ObjectHashMap<>(config.maxKernelChannels * 2, 0.55f);
         final int windowSize = config.windowSize;
         hosts = new Pool<>(config.maxHosts, HostState::new);
         hostById = new Long2ObjectHashMap<>(config.maxHosts * 2, 0.55f);
@@ -357,6 +380,195 @@ public final class WindowEngine implements TelemetryListener
                 flow.phaseMaxNs[Phase.NETWORK] = d;
             }
         }
+    }
+
+    @Override
+    public void onCollStart(final long collKey, final long commHash, final int rank, final int nranks, final int func,
+        final int algo, final int proto, final long count, final int datatypeSize, final int nChannels,
+        final long seqNumber, final long timeNs)
+    {
+        if (!advance(timeNs))
+        {
+            return;
+        }
+        if (collByKey.get(collKey) != null)
+        {
+            duplicateRecords++;
+            return;
+        }
+        final CollState c = colls.acquire();
+        if (c == null)
+        {
+            droppedCollectiveTableFull++;
+            return;
+        }
+        c.key = collKey;
+        c.host = host;
+        c.commHash = commHash;
+        c.rank = rank;
+        c.nranks = nranks;
+        c.func = func;
+        c.algo = algo;
+        c.proto = proto;
+        c.count = count;
+        c.datatypeSize = datatypeSize;
+        c.nChannels = nChannels;
+        c.seqNumber = seqNumber;
+        c.hostStartNs = timeNs;
+        c.hostStopNs = timeNs;
+        c.stopped = false;
+        c.chStarted = 0;
+        c.chStopped = 0;
+        c.gpuStartNs = 0;
+        c.gpuEndNs = 0;
+        c.lastNs = timeNs;
+        collByKey.put(collKey, c);
+    }
+
+    @Override
+    public void onCollStop(final long collKey, final long timeNs)
+    {
+        if (!advance(timeNs))
+        {
+            return;
+        }
+        final CollState c = collByKey.get(collKey);
+        if (c == null)
+        {
+            unknownCollRecords++;
+            return;
+        }
+        if (c.stopped)
+        {
+            duplicateRecords++;
+            return;
+        }
+        c.stopped = true;
+        c.hostStopNs = timeNs;
+        c.lastNs = latest(c.lastNs, timeNs);
+        if (c.chStopped >= c.nChannels && c.chStopped == c.chStarted)
+        {
+            emitCollective(c, true);
+        }
+    }
+
+    @Override
+    public void onKernelChStart(final long chKey, final long collKey, final int channel, final long pTimerNs,
+        final long timeNs)
+    {
+        if (!advance(timeNs))
+        {
+            return;
+        }
+        if (chByKey.get(chKey) != null)
+        {
+            duplicateRecords++;
+            return;
+        }
+        final CollState c = collByKey.get(collKey);
+        if (c == null)
+        {
+            unknownCollRecords++;
+            return;
+        }
+        final ChState ch = channels.acquire();
+        if (ch == null)
+        {
+            droppedCollectiveTableFull++;
+            return;
+        }
+        ch.key = chKey;
+        ch.host = host;
+        ch.coll = c;
+        ch.collGeneration = c.generation;
+        ch.stopped = false;
+        ch.lastNs = timeNs;
+        chByKey.put(chKey, ch);
+        if (c.chStarted == 0 || pTimerNs - c.gpuStartNs < 0)
+        {
+            c.gpuStartNs = pTimerNs;
+        }
+        c.chStarted++;
+        c.lastNs = latest(c.lastNs, timeNs);
+        gpuClockSample(host, timeNs - pTimerNs);
+    }
+
+    @Override
+    public void onKernelChStop(final long chKey, final long pTimerNs, final long timeNs)
+    {
+        if (!advance(timeNs))
+        {
+            return;
+        }
+        final ChState ch = chByKey.get(chKey);
+        if (ch == null || ch.coll.generation != ch.collGeneration)
+        {
+            unknownCollRecords++;
+            return;
+        }
+        if (ch.stopped)
+        {
+            duplicateRecords++;
+            return;
+        }
+        ch.stopped = true;
+        ch.lastNs = latest(ch.lastNs, timeNs);
+        final CollState c = ch.coll;
+        if (c.chStopped == 0 || pTimerNs - c.gpuEndNs > 0)
+        {
+            c.gpuEndNs = pTimerNs;
+        }
+        c.chStopped++;
+        c.lastNs = latest(c.lastNs, timeNs);
+        if (c.stopped && c.chStopped >= c.nChannels && c.chStopped == c.chStarted)
+        {
+            emitCollective(c, true);
+        }
+    }
+
+    private void emitCollective(final CollState c, final boolean complete)
+    {
+        final CollectiveSummary s = collective;
+        s.hostId = c.host.hostId;
+        s.collKey = c.key;
+        s.commHash = c.commHash;
+        s.rank = c.rank;
+        s.nranks = c.nranks;
+        s.seqNumber = c.seqNumber;
+        s.func = c.func;
+        s.algo = c.algo;
+        s.proto = c.proto;
+        s.count = c.count;
+        s.datatypeSize = c.datatypeSize;
+        s.bytes = Collectives.algorithmBytes(c.func, c.count, c.datatypeSize, c.nranks);
+        s.nChannels = c.nChannels;
+        s.kernelChannels = c.chStopped;
+        s.complete = complete;
+        s.gpuTimed = c.chStopped > 0;
+        s.hostStartNs = c.hostStartNs;
+        s.hostStopNs = c.hostStopNs;
+        s.gpuStartNs = c.gpuStartNs;
+        s.gpuEndNs = c.gpuEndNs;
+        s.gpuStartHostKnown = s.gpuTimed && c.host.clockSamples > 0;
+        s.gpuStartHostNs = s.gpuStartHostKnown ? c.gpuStartNs + c.host.clockMinNs : 0;
+        s.durationNs = s.gpuTimed ? c.gpuEndNs - c.gpuStartNs : c.hostStopNs - c.hostStartNs;
+        s.algBandwidthBytesPerSecond = s.durationNs > 0 ? s.bytes * 1e9 / s.durationNs : 0;
+        s.busBandwidthBytesPerSecond = s.algBandwidthBytesPerSecond * Collectives.busFactor(c.func, c.nranks);
+        collectivesEmitted++;
+        if (!complete)
+        {
+            collectivesIncomplete++;
+        }
+        collectiveSink.onCollective(s);
+        releaseCollective(c);
+    }
+
+    private void releaseCollective(final CollState c)
+    {
+        collByKey.remove(c.key);
+        c.generation++;
+        c.host = null;
+        colls.release(c);
     }
 
     /** Emits the current period's summaries now (e.g. at the end of a replay) and starts the next period. */
@@ -663,6 +875,59 @@ public final class WindowEngine implements TelemetryListener
         return droppedAggregateTableFull;
     }
 
+    public long droppedCollectiveTableFull()
+    {
+        return droppedCollectiveTableFull;
+    }
+
+    /** Records of unknown collectives or KernelCh events (or children of unknown parents). */
+    public long unknownCollRecords()
+    {
+        return unknownCollRecords;
+    }
+
+    public long collectivesEmitted()
+    {
+        return collectivesEmitted;
+    }
+
+    /** Collectives emitted at the collective timeout, not all channels reported. */
+    public long collectivesIncomplete()
+    {
+        return collectivesIncomplete;
+    }
+
+    /** Collectives dropped: no host stop within the step timeout. */
+    public long collectivesTimedOut()
+    {
+        return collectivesTimedOut;
+    }
+
+    public int liveCollectives()
+    {
+        return colls.activeCount();
+    }
+
+    // GPU clock.
+
+    private static void gpuClockSample(final HostState h, final long sampleNs)
+    {
+        if (h.clockSamples == 0)
+        {
+            h.clockMinNs = sampleNs;
+        }
+        else if (sampleNs < h.clockMinNs)
+        {
+            h.clockNextNs = h.clockMinNs;
+            h.clockMinNs = sampleNs;
+        }
+        else if (h.clockSamples == 1 || sampleNs < h.clockNextNs)
+        {
+            h.clockNextNs = sampleNs;
+        }
+        h.clockSamples++;
+    }
+
     private void fill(final FlowState f)
     {
         final FlowSummary s = summary;
@@ -727,6 +992,33 @@ public final class WindowEngine implements TelemetryListener
                 opByKey.remove(op.key);
                 op.flow = null;
                 ops.release(op);
+            }
+        }
+        for (int i = colls.activeCount() - 1; i >= 0; i--)
+        {
+            final CollState c = colls.active(i);
+            if (c.host != h)
+            {
+                continue;
+            }
+            if (c.stopped && nowNs - c.lastNs >= config.collectiveTimeoutNs)
+            {
+                emitCollective(c, false);
+            }
+            else if (!c.stopped && nowNs - c.lastNs >= config.stepTimeoutNs)
+            {
+                collectivesTimedOut++;
+                releaseCollective(c);
+            }
+        }
+        for (int i = channels.activeCount() - 1; i >= 0; i--)
+        {
+            final ChState ch = channels.active(i);
+            if (ch.host == h && (ch.coll.generation != ch.collGeneration || nowNs - ch.lastNs >= config.stepTimeoutNs))
+            {
+                chByKey.remove(ch.key);
+                ch.coll = null;
+                channels.release(ch);
             }
         }
         for (int i = flows.activeCount() - 1; i >= 0; i--)

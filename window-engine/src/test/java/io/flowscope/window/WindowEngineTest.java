@@ -257,4 +257,35 @@ class WindowEngineTest
             assertThat(s.isSend()).isFalse();
         });
     }
+
+    @Test
+    void shouldEmitACollectiveWhoseChannelsNeverReportAtTheCollectiveTimeoutWithItsHostSpan()
+    {
+        final List<CollectiveSummary> colls = new ArrayList<>();
+        final WindowEngine e = new WindowEngine(new WindowConfig().periodNs(1_000).collectiveTimeoutNs(10_000), s ->
+        {
+        }, s ->
+        {
+            final CollectiveSummary c = new CollectiveSummary();
+            c.copyFrom(s);
+            colls.add(c);
+        });
+        e.onCollStart(1, 9, 0, 4, Collectives.ALL_GATHER, Collectives.ALGO_RING, Collectives.PROTO_LL, 1_000, 4, 2, 7,
+            100);
+        e.onCollStop(1, 2_100);
+        assertThat(colls).isEmpty();
+        e.onCollStart(2, 9, 0, 4, Collectives.BROADCAST, Collectives.ALGO_RING, Collectives.PROTO_LL, 10, 1, 2, 8,
+            20_000); // a later event: the first one's timeout has passed at this period's start
+        assertThat(colls).singleElement().satisfies(c ->
+        {
+            assertThat(c.complete()).isFalse();
+            assertThat(c.gpuTimed()).isFalse();
+            assertThat(c.durationNs()).isEqualTo(2_000);
+            assertThat(c.bytes()).isEqualTo(1_000 * 4 * 4);
+            assertThat(c.algBandwidthBytesPerSecond()).isEqualTo(16_000 * 1e9 / 2_000);
+            assertThat(c.busBandwidthBytesPerSecond()).isEqualTo(16_000 * 1e9 / 2_000 * 3 / 4);
+        });
+        assertThat(e.collectivesIncomplete()).isEqualTo(1);
+        assertThat(e.liveCollectives()).isEqualTo(1);
+    }
 }

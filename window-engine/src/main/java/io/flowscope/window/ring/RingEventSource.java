@@ -5,12 +5,15 @@ import io.flowscope.ring.RecordHandler;
 import io.flowscope.ring.RecordLayout;
 import io.flowscope.ring.RecordView;
 import io.flowscope.ring.RingHeader;
+import io.flowscope.window.Collectives;
 import io.flowscope.window.TelemetryListener;
 
 /**
  * Adapts the ring reader to the window engine: a {@link RecordHandler} that turns ProxyOp and ProxyStep
  * records, and NetPlugin IB QP
- * records (START with netType 1 = work request posted, STOP = completed), into {@link TelemetryListener} calls. No allocation (the communicator is resolved through the
+ * records (START with netType 1 = work request posted, STOP = completed), Coll / P2p START and STOP, KernelCh
+ * START (pTimer) and STATE 22 (stop pTimer) into {@link TelemetryListener} calls. Function, algorithm, protocol
+ * and datatype names are mapped to {@link Collectives} codes once per string-table entry. No allocation (the communicator is resolved through the
  * view's cached tables). Other kinds are ignored for now.
  * <p>
  * Host: the ring's hostname, hashed once per ring ({@link #hostId(String)}, a stable 64-bit FNV-1a), is handed
@@ -25,12 +28,22 @@ public final class RingEventSource implements RecordHandler
     private static final int PROXY_OP = EventKind.PROXY_OP.code();
     private static final int PROXY_STEP = EventKind.PROXY_STEP.code();
     private static final int NET_PLUGIN = EventKind.NET_PLUGIN.code();
+    private static final int COLL = EventKind.COLL.code();
+    private static final int P2P = EventKind.P2P.code();
+    private static final int KERNEL_CH = EventKind.KERNEL_CH.code();
+    private static final int KERNEL_CH_STOP = 22;
+    private static final int UNRESOLVED = Integer.MIN_VALUE;
 
     private final TelemetryListener listener;
     private long records;
     private RingHeader lastHeader;
     private long hostId;
     private long keySalt;
+    // Per ring, string-table index -> code (UNRESOLVED until the entry is published and looked up once).
+    private final int[] funcCodes = new int[256];
+    private final int[] algoCodes = new int[256];
+    private final int[] protoCodes = new int[256];
+    private final int[] datatypeSizes = new int[256];
 
     public RingEventSource(final TelemetryListener listener)
     {
@@ -41,7 +54,8 @@ public final class RingEventSource implements RecordHandler
     public void onRecord(final RecordView r)
     {
         final int kind = r.kindCode();
-        if (kind != PROXY_OP && kind != PROXY_STEP && kind != NET_PLUGIN)
+        if (kind != PROXY_OP && kind != PROXY_STEP && kind != NET_PLUGIN && kind != COLL && kind != P2P &&
+            kind != KERNEL_CH)
         {
             return;
         }
@@ -52,11 +66,43 @@ public final class RingEventSource implements RecordHandler
             lastHeader = header;
             hostId = hostId(header.hostname());
             keySalt = hostId * 0xC2B2AE3D27D4EB4FL;
+            java.util.Arrays.fill(funcCodes, UNRESOLVED);
+            java.util.Arrays.fill(algoCodes, UNRESOLVED);
+            java.util.Arrays.fill(protoCodes, UNRESOLVED);
+            java.util.Arrays.fill(datatypeSizes, UNRESOLVED);
         }
         listener.onHost(hostId);
         final int pid = r.producerPid();
         final long key = key(pid, r.id() ^ keySalt);
-        if (kind == NET_PLUGIN)
+        if (kind == KERNEL_CH)
+        {
+            if (r.isStart())
+            {
+                listener.onKernelChStart(key, key(pid, r.parent() ^ keySalt), r.channel(), r.pTimer(), r.timeNs());
+            }
+            else if (r.isState() && r.state() == KERNEL_CH_STOP)
+            {
+                listener.onKernelChStop(key, r.stateArg(), r.timeNs());
+            }
+        }
+        else if (kind == COLL || kind == P2P)
+        {
+            if (r.isStart())
+            {
+                final boolean coll = kind == COLL;
+                final int func = code(funcCodes, r, r.funcIndex(), 0);
+                listener.onCollStart(key, r.commHash(), r.rank(), r.nranks(), func,
+                    coll ? code(algoCodes, r, r.algoIndex(), 1) : Collectives.UNKNOWN,
+                    coll ? code(protoCodes, r, r.protoIndex(), 2) : Collectives.UNKNOWN,
+                    r.count(), code(datatypeSizes, r, r.datatypeIndex(), 3), r.nChannels(), coll ? r.seqNumber() : 0,
+                    r.timeNs());
+            }
+            else if (r.isStop())
+            {
+                listener.onCollStop(key, r.timeNs());
+            }
+        }
+        else if (kind == NET_PLUGIN)
         {
             if (r.isStart())
             {
@@ -96,7 +142,31 @@ public final class RingEventSource implements RecordHandler
         }
     }
 
-    /** ProxyOp and ProxyStep records handed on so far. */
+    /** The code of string-table entry {@code index}: which = 0 func, 1 algo, 2 proto, 3 datatype size. */
+    private static int code(final int[] cache, final RecordView r, final int index, final int which)
+    {
+        final int cached = cache[index];
+        if (cached != UNRESOLVED)
+        {
+            return cached;
+        }
+        final String name = r.string(index);
+        final int code;
+        switch (which)
+        {
+            case 0: code = Collectives.funcCode(name); break;
+            case 1: code = Collectives.algoCode(name); break;
+            case 2: code = Collectives.protoCode(name); break;
+            default: code = Collectives.datatypeSize(name); break;
+        }
+        if (name != null)
+        {
+            cache[index] = code;
+        }
+        return code;
+    }
+
+    /** Records handed on so far. */
     public long records()
     {
         return records;

@@ -1,5 +1,7 @@
 package io.flowscope.window.ring;
 
+import static io.flowscope.ring.EventKind.COLL;
+import static io.flowscope.ring.EventKind.KERNEL_CH;
 import static io.flowscope.ring.EventKind.NET_PLUGIN;
 import static io.flowscope.ring.EventKind.PROXY_OP;
 import static io.flowscope.ring.EventKind.PROXY_STEP;
@@ -12,6 +14,8 @@ import java.util.List;
 import io.flowscope.ring.NcclState;
 import io.flowscope.ring.RingReader;
 import io.flowscope.ring.TestRingWriter;
+import io.flowscope.window.CollectiveSummary;
+import io.flowscope.window.Collectives;
 import io.flowscope.window.FlowSummary;
 import io.flowscope.window.Phase;
 import io.flowscope.window.WindowConfig;
@@ -142,5 +146,58 @@ class RingEventSourceTest
             assertThat(s.outstandingBytes()).isEqualTo(4096);
         });
         assertThat(engine.unknownStepRecords()).isEqualTo(1); // the socket event's stop
+    }
+
+    @Test
+    void shouldFeedACollectiveAndItsKernelChannelsIntoACollectiveSummary() throws Exception
+    {
+        final List<CollectiveSummary> out = new ArrayList<>();
+        final WindowEngine engine = new WindowEngine(new WindowConfig(), s ->
+        {
+        }, s ->
+        {
+            final CollectiveSummary c = new CollectiveSummary();
+            c.copyFrom(s);
+            out.add(c);
+        });
+        final RingEventSource source = new RingEventSource(engine);
+        final long gpu = 1_700_000_000_000_000_000L;
+        try (TestRingWriter writer = TestRingWriter.create(dir.resolve("c.ring"), 1024))
+        {
+            final int comm = writer.comm(0xABCDEFL, 3, 8, 1, "world");
+            final TestRingWriter.Draft d = new TestRingWriter.Draft();
+            final long coll = id(COLL.code(), comm, 1);
+            writer.append(d.start(COLL, 0, 1_000, coll, 0).coll(42, 2, 16, 1 << 20, 0, writer.string("AllReduce"),
+                writer.string("ncclFloat32"), writer.string("RING"), writer.string("SIMPLE")));
+            writer.append(d.stop(COLL, 0, 1_500, coll));
+            for (int ch = 0; ch < 2; ch++)
+            {
+                final long k = id(KERNEL_CH.code(), comm, 10 + ch);
+                writer.append(d.start(KERNEL_CH, 1, 30_000 + ch, k, coll).kernelCh(ch, gpu + 10_000 + ch * 500));
+                writer.append(d.state(KERNEL_CH, 1, 60_000 + ch, k, 22, gpu + 20_000 + ch * 1_000));
+                writer.append(d.stop(KERNEL_CH, 1, 60_001 + ch, k));
+            }
+            try (RingReader reader = RingReader.open(writer.path()))
+            {
+                while (reader.poll(source, 100) > 0)
+                {
+                    // drain
+                }
+            }
+        }
+        assertThat(out).singleElement().satisfies(c ->
+        {
+            assertThat(c.func()).isEqualTo(Collectives.ALL_REDUCE);
+            assertThat(c.algo()).isEqualTo(Collectives.ALGO_RING);
+            assertThat(c.proto()).isEqualTo(Collectives.PROTO_SIMPLE);
+            assertThat(c.datatypeSize()).isEqualTo(4);
+            assertThat(c.nranks()).isEqualTo(8);
+            assertThat(c.seqNumber()).isEqualTo(42);
+            assertThat(c.hostId()).isEqualTo(RingEventSource.hostId("test-host"));
+            assertThat(c.complete()).isTrue();
+            assertThat(c.durationNs()).isEqualTo(11_000); // gpu + 10000 .. gpu + 21000
+            assertThat(c.bytes()).isEqualTo(4L << 20);
+            assertThat(c.busBandwidthBytesPerSecond()).isEqualTo(c.algBandwidthBytesPerSecond() * 2 * 7 / 8);
+        });
     }
 }
