@@ -15,6 +15,7 @@ public final class WindowConfig
     int maxCollectives = 4096;
     int maxKernelChannels = 65536;
     long collectiveTimeoutNs = 1_000_000_000L;
+    long gpuPollLagBoundNs = 20_000L;
 
     /** Completions per window (N, default 8). */
     public WindowConfig windowSize(final int n)
@@ -103,6 +104,18 @@ public final class WindowConfig
     public WindowConfig collectiveTimeoutNs(final long ns)
     {
         collectiveTimeoutNs = ns;
+        return this;
+    }
+
+    /**
+     * The poll lag that at least one KernelCh start of a host is assumed to stay within (default 20 µs): the
+     * GPU clock estimate's error bound. NCCL 2.31's profiler thread, when idle, sleeps 1, 2, 4, 8, 16 µs then
+     * 10 µs between polls, so a start made while it waits is seen within ~16 µs plus the callback's cost; ≤ 2.30
+     * the proxy thread polls in its progress loop. Under sustained load every lag may exceed it.
+     */
+    public WindowConfig gpuPollLagBoundNs(final long ns)
+    {
+        gpuPollLagBoundNs = ns;
         return this;
     }
 

@@ -465,6 +465,8 @@ public final class WindowEngine implements TelemetryListener
             duplicateRecords++;
             return;
         }
+        // A clock sample whatever the parent: the GPU start and its host time are all it needs.
+        gpuClockSample(host, timeNs - pTimerNs);
         final CollState c = collByKey.get(collKey);
         if (c == null)
         {
@@ -490,7 +492,6 @@ public final class WindowEngine implements TelemetryListener
         }
         c.chStarted++;
         c.lastNs = latest(c.lastNs, timeNs);
-        gpuClockSample(host, timeNs - pTimerNs);
     }
 
     @Override
@@ -909,6 +910,25 @@ public final class WindowEngine implements TelemetryListener
     }
 
     // GPU clock.
+
+    /**
+     * The passive GPU clock estimate of a host ({@link GpuClockEstimate}). @return false when the host is unknown
+     * or has no KernelCh start yet.
+     */
+    public boolean gpuClock(final long hostId, final GpuClockEstimate target)
+    {
+        final HostState h = hostById.get(hostId);
+        if (h == null || h.clockSamples == 0)
+        {
+            return false;
+        }
+        target.hostId = hostId;
+        target.samples = h.clockSamples;
+        target.offsetNs = h.clockMinNs;
+        target.errorBoundNs = config.gpuPollLagBoundNs;
+        target.spreadNs = h.clockSamples < 2 ? -1 : h.clockNextNs - h.clockMinNs;
+        return true;
+    }
 
     private static void gpuClockSample(final HostState h, final long sampleNs)
     {

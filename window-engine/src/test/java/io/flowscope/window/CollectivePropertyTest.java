@@ -193,6 +193,15 @@ class CollectivePropertyTest
             assertThat(s.busBandwidthBytesPerSecond()).as(as).isCloseTo(algBw * factor, within(algBw * 1e-12));
         }
         assertThat(emitted).as(as).hasSize((int)expected.stream().filter(Coll::complete).count());
+        for (int h = 0; h < nHosts; h++)
+        {
+            final GpuClockEstimate g = new GpuClockEstimate();
+            assertThat(engine.gpuClock(11L * h, g)).as(as).isEqualTo(minLag[h] != Long.MAX_VALUE);
+            if (minLag[h] != Long.MAX_VALUE)
+            {
+                assertThat(g.offsetNs()).as(as + " host " + h).isEqualTo(offset[h] + minLag[h]);
+            }
+        }
     }
 
     /** Interleaves the lists at random, keeping each list's order. */
