@@ -22,7 +22,7 @@ import io.flowscope.window.WindowEngine;
  * cost per live flow. Checks that every flow and step is live and nothing was dropped.
  *
  * <pre>
- * java -cp benchmarks/target/benchmarks.jar io.flowscope.bench.WindowEngineFootprint [flows [completed [outstanding]]]
+ * java -cp benchmarks/target/benchmarks.jar io.flowscope.bench.WindowEngineFootprint [flows [completed [outstanding [maxAggregates]]]]
  * java -Xmx512m -cp benchmarks/target/benchmarks.jar io.flowscope.bench.WindowEngineFootprint 100000
  * </pre>
  */
@@ -37,16 +37,23 @@ public final class WindowEngineFootprint
         final int flows = args.length > 0 ? Integer.parseInt(args[0]) : 100_000;
         final int completed = args.length > 1 ? Integer.parseInt(args[1]) : 8;
         final int outstanding = args.length > 2 ? Integer.parseInt(args[2]) : 2;
+        final int maxAggregates = args.length > 3 ? Integer.parseInt(args[3]) : -1;
         final int stepsPerFlow = completed + outstanding;
         final MemoryMXBean memory = ManagementFactory.getMemoryMXBean();
 
         final long baseline = usedAfterGc(memory);
+        // The size-independent part: an engine of one flow, op and step (collective pools, histograms, hosts).
+        WindowEngine tiny = new WindowEngine(new WindowConfig().maxFlows(1).maxOps(1).maxSteps(1), s -> { });
+        final long fixed = usedAfterGc(memory) - baseline;
+        Reference.reachabilityFence(tiny);
+        tiny = null;
         final long[] summaries = new long[1];
         final FlowSummarySink sink = (FlowSummary s) -> summaries[0]++;
         final WindowConfig config = new WindowConfig()
             .maxFlows(flows)
             .maxOps(flows)
-            .maxSteps(Math.max(1, flows * stepsPerFlow));
+            .maxSteps(Math.max(1, flows * stepsPerFlow))
+            .maxAggregates(maxAggregates);
         final WindowEngine engine = new WindowEngine(config, sink);
         final long constructed = usedAfterGc(memory);
 
@@ -81,7 +88,8 @@ public final class WindowEngineFootprint
             engine.stepsTimedOut() == 0;
 
         final long maxHeap = memory.getHeapMemoryUsage().getMax();
-        System.out.printf("config: %s%n", config);
+        System.out.printf("config: %s, maxAggregates=%s%n", config,
+            maxAggregates < 0 ? "default (3 x maxFlows)" : Integer.toString(maxAggregates));
         System.out.printf("driven: %d flows x (1 op, %d completed + %d outstanding steps), %d events, %.1f ms event time, " +
             "%d summaries%n", flows, completed, outstanding, t - 1_000_000_000L, (t - 1_000_000_000L) / 1e6, summaries[0]);
         System.out.printf("live: flows=%d ops=%d steps=%d (%s)%n", engine.liveFlows(), engine.liveOps(),
@@ -93,6 +101,8 @@ public final class WindowEngineFootprint
         System.out.printf("engine: %.1f MiB constructed (+%.1f MiB by the drive) = %.1f MiB for %d live flows, " +
             "%.0f bytes per flow%n", (constructed - baseline) / 1048576.0, (driven - constructed) / 1048576.0,
             engineBytes / 1048576.0, flows, (double)engineBytes / flows);
+        System.out.printf("of which size-independent (an engine of 1 flow/op/step): %.1f MiB; the rest per flow: %.0f bytes%n",
+            fixed / 1048576.0, (double)(engineBytes - fixed) / flows);
         Reference.reachabilityFence(engine);
         if (!ok)
         {
