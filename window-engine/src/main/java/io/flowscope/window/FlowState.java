@@ -20,6 +20,8 @@ final class FlowState extends Pooled
     boolean isSend;
     int generation;
     final CompletionWindow window;
+    /** Null unless the engine keeps series. */
+    final Series series;
 
     long lastActivityNs;
     long outstandingSteps;
@@ -34,9 +36,10 @@ final class FlowState extends Pooled
     final long[] phaseSumNs = new long[Phase.COUNT];
     final long[] phaseMaxNs = new long[Phase.COUNT];
 
-    FlowState(final int windowSize)
+    FlowState(final int windowSize, final boolean series)
     {
         window = new CompletionWindow(windowSize);
+        this.series = series ? new Series() : null;
     }
 
     void reset(final long key, final HostState host, final long commHash, final int rank, final int peer,
@@ -53,6 +56,10 @@ final class FlowState extends Pooled
         this.channel = channel;
         this.isSend = isSend;
         window.clear();
+        if (series != null)
+        {
+            series.clear();
+        }
         lastActivityNs = nowNs;
         outstandingSteps = 0;
         outstandingBytes = 0;

@@ -10,6 +10,8 @@ final class HostState extends Pooled
     boolean started;
     long periodStartNs;
     long periodEndNs;
+    /** Origin of the series buckets: the host's first event time, floored to a second. */
+    long seriesEpochNs;
     /** Passive GPU clock estimator: samples (host time − pTimer at KernelCh start), the lowest two. */
     long clockSamples;
     long clockMinNs;

@@ -16,6 +16,7 @@ public final class WindowConfig
     int maxKernelChannels = 65536;
     long collectiveTimeoutNs = 1_000_000_000L;
     long gpuPollLagBoundNs = 20_000L;
+    boolean series;
 
     /** Completions per window (N, default 8). */
     public WindowConfig windowSize(final int n)
@@ -116,6 +117,16 @@ public final class WindowConfig
     public WindowConfig gpuPollLagBoundNs(final long ns)
     {
         gpuPollLagBoundNs = ns;
+        return this;
+    }
+
+    /**
+     * Keep a {@link Series} per flow (10 µs / 1 ms / 100 ms / 1 s buckets; 270 longs, ~2.2 KB a flow, allocated
+     * with the pool at construction). Off by default.
+     */
+    public WindowConfig series(final boolean on)
+    {
+        series = on;
         return this;
     }
 

@@ -94,7 +94,8 @@ public final class WindowEngine implements TelemetryListener
         final int windowSize = config.windowSize;
         hosts = new Pool<>(config.maxHosts, HostState::new);
         hostById = new Long2ObjectHashMap<>(config.maxHosts * 2, 0.55f);
-        flows = new Pool<>(config.maxFlows, () -> new FlowState(windowSize));
+        final boolean series = config.series;
+        flows = new Pool<>(config.maxFlows, () -> new FlowState(windowSize, series));
         final int maxAggregates = config.maxAggregates < 0 ? 3 * config.maxFlows : config.maxAggregates;
         aggregates = new Pool<>(maxAggregates, AggState::new);
         aggregateByKey = new Long2ObjectHashMap<>(Math.max(16, maxAggregates * 2), 0.55f);
@@ -663,6 +664,10 @@ public final class WindowEngine implements TelemetryListener
         {
             lateCompletions++;
         }
+        if (flow.series != null)
+        {
+            flow.series.add(completeNs - flow.host.seriesEpochNs, s.bytes);
+        }
     }
 
     private FlowState flow(final long hostId, final long commHash, final int rank, final int peer, final int channel,
@@ -763,6 +768,7 @@ public final class WindowEngine implements TelemetryListener
         if (!h.started)
         {
             h.started = true;
+            h.seriesEpochNs = timeNs - Math.floorMod(timeNs, 1_000_000_000L);
             h.periodStartNs = Math.floorDiv(timeNs, config.periodNs) * config.periodNs;
             h.periodEndNs = h.periodStartNs + config.periodNs;
             return true;
@@ -1120,6 +1126,31 @@ public final class WindowEngine implements TelemetryListener
                 return f;
             }
         }
+    }
+
+    /**
+     * The series of a step flow (null when not live or series are off): valid until the flow is evicted; read
+     * between calls. Bucket indexes are relative to {@link #seriesEpochNs(long)}.
+     */
+    public Series series(final long hostId, final long commHash, final int rank, final int peer, final int channel,
+        final boolean isSend)
+    {
+        final FlowState f = find(hostId, commHash, rank, peer, channel, isSend);
+        return f == null ? null : f.series;
+    }
+
+    /** The series of a QP flow (null when not live or series are off). */
+    public Series seriesQp(final long hostId, final int device, final long qpNum)
+    {
+        final FlowState f = findQp(hostId, device, qpNum);
+        return f == null ? null : f.series;
+    }
+
+    /** The origin of a host's series buckets (its first event time floored to a second); 0 when unknown. */
+    public long seriesEpochNs(final long hostId)
+    {
+        final HostState h = hostById.get(hostId);
+        return h == null ? 0 : h.seriesEpochNs;
     }
 
     public int liveHosts()

@@ -86,7 +86,7 @@ class WindowEnginePropertyTest
         final Map<List<Long>, Long> rankBytes = new HashMap<>(); // (host, comm, rank, dir) -> summed RANK bytes
         final WindowEngine engine = new WindowEngine(new WindowConfig().windowSize(windowSize)
             .periodNs(1 + rnd.nextInt(200_000)).idleTimeoutNs(Long.MAX_VALUE).stepTimeoutNs(Long.MAX_VALUE)
-            .maxFlows(256).maxOps(4096).maxSteps(1 << 16), s ->
+            .maxFlows(256).maxOps(4096).maxSteps(1 << 16).series(true), s ->
             {
                 final long dir = s.isSend() ? 1 : 0;
                 if (s.kind() >= FlowSummary.KIND_RANK)
@@ -162,6 +162,34 @@ class WindowEnginePropertyTest
             final long[] t = summed.getOrDefault(snap.flowKey(), new long[2 + 2 * Phase.COUNT]);
             assertThat(t[0]).as(as + " summed completions").isEqualTo(ref.completed(f).size());
             assertThat(t[1]).as(as + " summed bytes").isEqualTo(ref.totalBytes(f));
+            // Series: every bucket a level retains holds exactly the bytes of the completions in it.
+            final Series series = f.qp() ? engine.seriesQp(f.host(), f.channel(), f.comm()) :
+                engine.series(f.host(), f.comm(), f.rank(), f.peer(), f.channel(), f.isSend());
+            final long epoch = engine.seriesEpochNs(f.host());
+            final List<ReferenceModel.Step> done = ref.completed(f);
+            for (int level = 0; level < Series.LEVELS; level++)
+            {
+                final Map<Long, Long> buckets = new HashMap<>();
+                for (final ReferenceModel.Step st : done)
+                {
+                    buckets.merge(Series.bucket(level, st.completeNs() - epoch), st.bytes(), Long::sum);
+                }
+                final long newest = buckets.keySet().stream().mapToLong(Long::longValue).max().orElse(0);
+                if (!buckets.isEmpty())
+                {
+                    assertThat(series.newest(level)).as(as + " newest bucket, level " + level).isEqualTo(newest);
+                }
+                for (final Map.Entry<Long, Long> b : buckets.entrySet())
+                {
+                    final boolean retained = b.getKey() > newest - Series.capacity(level);
+                    assertThat(series.bytes(level, b.getKey())).as(as + " level " + level + " bucket " + b.getKey())
+                        .isEqualTo(retained ? b.getValue() : -1);
+                }
+                for (long k = newest - Series.capacity(level) + 1; k <= newest && !buckets.isEmpty(); k++)
+                {
+                    assertThat(series.bytes(level, k)).as(as).isEqualTo(buckets.getOrDefault(k, 0L));
+                }
+            }
             final long[][] phases = ref.phases(f);
             for (int p = 0; p < Phase.COUNT; p++)
             {
