@@ -119,9 +119,10 @@ final class ProxyStream
     }
 
     /**
-     * Generates about {@code durationNs} of event time (ops start until then; each finishes completely).
+     * Generates about {@code durationNs} of event time (ops start until then; each finishes completely), with
+     * or without the QP work requests.
      */
-    static ProxyStream generate(final long seed, final long durationNs)
+    static ProxyStream generate(final long seed, final long durationNs, final boolean withQp)
     {
         final SplittableRandom random = new SplittableRandom(seed);
         final Builder b = new Builder();
@@ -134,7 +135,7 @@ final class ProxyStream
                 {
                     for (int dir = 0; dir < 2; dir++)
                     {
-                        flow(b, random, rank, peer, channel, dir == 0, durationNs);
+                        flow(b, random, rank, peer, channel, dir == 0, durationNs, withQp);
                     }
                 }
             }
@@ -143,7 +144,7 @@ final class ProxyStream
     }
 
     private static void flow(final Builder b, final SplittableRandom r, final int rank, final int peer,
-        final int channel, final boolean isSend, final long durationNs)
+        final int channel, final boolean isSend, final long durationNs, final boolean withQp)
     {
         long t = 1_000 + r.nextLong(20_000);
         final int flowBits = rank | peer << 8 | channel << 16 | (isSend ? 1 << 24 : 0);
@@ -178,7 +179,10 @@ final class ProxyStream
                     ts += 200 + r.nextLong(800);
                     b.add(STEP_STATE, stepKey, ts, transSize, 9);
                     final long stop = ts + 2 * interval + r.nextLong(5_000);
-                    wr(b, r, qpBits, OPCODE_WRITE_WITH_IMM, transSize, ts, stop);
+                    if (withQp)
+                    {
+                        wr(b, r, qpBits, OPCODE_WRITE_WITH_IMM, transSize, ts, stop);
+                    }
                     ts = stop;
                     b.add(STEP_STOP, stepKey, ts, 0, 0);
                 }
@@ -187,7 +191,10 @@ final class ProxyStream
                     ts += 200 + r.nextLong(400);
                     b.add(STEP_STATE, stepKey, ts, 0, 10);
                     final long t11 = ts + interval * 3 / 2 + r.nextLong(5_000);
-                    wr(b, r, qpBits, OPCODE_RECV, transSize, ts, t11);
+                    if (withQp)
+                    {
+                        wr(b, r, qpBits, OPCODE_RECV, transSize, ts, t11);
+                    }
                     ts = t11;
                     b.add(STEP_STATE, stepKey, ts, transSize, 11);
                     ts += 1_000 + r.nextLong(2_000);

@@ -68,9 +68,9 @@ public class WindowEngineBenchmark
         long keyBase;
         long timeBase;
 
-        void generate()
+        void generate(final boolean withQp)
         {
-            stream = ProxyStream.generate(42, STREAM_NS);
+            stream = ProxyStream.generate(42, STREAM_NS, withQp);
             timeBase = 1_000_000_000L;
         }
 
@@ -155,13 +155,17 @@ public class WindowEngineBenchmark
         @Param({"65536"})
         public int maxSteps;
 
+        /** With the NetPlugin QP work requests (true: the ProxyStep + QP mix) or ProxySteps alone. */
+        @Param({"true"})
+        public boolean qp;
+
         CountingSink sink;
         WindowEngine engine;
 
         @Setup(Level.Trial)
         public void setUp()
         {
-            generate();
+            generate(qp);
             sink = new CountingSink();
             engine = new WindowEngine(new WindowConfig()
                 .periodNs(1_000_000L)
@@ -196,7 +200,7 @@ public class WindowEngineBenchmark
                 engine.duplicateRecords() != 0 || engine.unknownOpRecords() != 0 ||
                 engine.unknownStepRecords() != 0 || engine.droppedFlowTableFull() != 0 ||
                 engine.droppedOpTableFull() != 0 || engine.droppedStepTableFull() != 0 ||
-                engine.stepsTimedOut() != 0 || engine.liveFlows() != 2 * stream.flows)
+                engine.stepsTimedOut() != 0 || engine.liveFlows() != (qp ? 2 : 1) * stream.flows)
             {
                 throw new IllegalStateException("wrong engine result: " + state);
             }
@@ -258,6 +262,10 @@ public class WindowEngineBenchmark
     @State(Scope.Thread)
     public static class BaselineState extends Replay
     {
+        /** As {@link EngineState#qp}. */
+        @Param({"true"})
+        public boolean qp;
+
         SumListener listener;
         long streamSum;
         long expectedSum;
@@ -265,7 +273,7 @@ public class WindowEngineBenchmark
         @Setup(Level.Trial)
         public void setUp()
         {
-            generate();
+            generate(qp);
             listener = new SumListener();
             for (int i = 0; i < stream.events; i++)
             {
