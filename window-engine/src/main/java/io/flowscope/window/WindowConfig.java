@@ -76,7 +76,11 @@ public final class WindowConfig
         return this;
     }
 
-    /** Aggregates (rank, link, communicator) one host's period can hold (default 3 × maxFlows). */
+    /**
+     * Aggregates (rank, link, communicator) one host's period can hold (default maxFlows: links are usually
+     * fewer than flows, one per channel group, and ranks and communicators far fewer); beyond it they are
+     * counted in {@code droppedAggregateTableFull}.
+     */
     public WindowConfig maxAggregates(final int n)
     {
         maxAggregates = n;

@@ -96,7 +96,7 @@ public final class WindowEngine implements TelemetryListener
         hostById = new Long2ObjectHashMap<>(config.maxHosts * 2, 0.55f);
         final boolean series = config.series;
         flows = new Pool<>(config.maxFlows, () -> new FlowState(windowSize, series));
-        final int maxAggregates = config.maxAggregates < 0 ? 3 * config.maxFlows : config.maxAggregates;
+        final int maxAggregates = config.maxAggregates < 0 ? config.maxFlows : config.maxAggregates;
         aggregates = new Pool<>(maxAggregates, AggState::new);
         aggregateByKey = new Long2ObjectHashMap<>(Math.max(16, maxAggregates * 2), 0.55f);
         ops = new Pool<>(config.maxOps, OpState::new);
