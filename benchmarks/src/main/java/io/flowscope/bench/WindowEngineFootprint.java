@@ -89,7 +89,7 @@ public final class WindowEngineFootprint
 
         final long maxHeap = memory.getHeapMemoryUsage().getMax();
         System.out.printf("config: %s, maxAggregates=%s%n", config,
-            maxAggregates < 0 ? "default (3 x maxFlows)" : Integer.toString(maxAggregates));
+            maxAggregates < 0 ? "default" : Integer.toString(maxAggregates));
         System.out.printf("driven: %d flows x (1 op, %d completed + %d outstanding steps), %d events, %.1f ms event time, " +
             "%d summaries%n", flows, completed, outstanding, t - 1_000_000_000L, (t - 1_000_000_000L) / 1e6, summaries[0]);
         System.out.printf("live: flows=%d ops=%d steps=%d (%s)%n", engine.liveFlows(), engine.liveOps(),
