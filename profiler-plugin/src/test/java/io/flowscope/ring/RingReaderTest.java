@@ -669,7 +669,9 @@ class RingReaderTest
                 (r.func() == null ? 0 : 1);
         };
         final com.sun.management.ThreadMXBean threads = (com.sun.management.ThreadMXBean)ManagementFactory.getThreadMXBean();
-        long allocated = 0;
+        // The quietest of the last rounds: a poll that allocates per record allocates in every round
+        // (4000 records a round), while a JIT compilation landing in one round must not fail the test.
+        long quietest = Long.MAX_VALUE;
         for (int round = 0; round < 60; round++)
         {
             for (int i = 0; i < 4000; i++)
@@ -684,15 +686,15 @@ class RingReaderTest
                 // drain
             }
             final long after = threads.getCurrentThreadAllocatedBytes();
-            if (round >= 50)
+            if (round >= 40)
             {
-                allocated += after - before;
+                quietest = Math.min(quietest, after - before);
             }
         }
 
         assertThat(sum[0]).isNotZero();
         assertThat(reader.delivered()).isEqualTo(60 * 4000);
-        assertThat(allocated).as("bytes allocated while draining 40000 records").isLessThan(1024);
+        assertThat(quietest).as("bytes allocated while draining 4000 records (quietest of 20 rounds)").isLessThan(256);
     }
 
     // Lanes.
@@ -1003,7 +1005,9 @@ class RingReaderTest
         final long[] sum = {0};
         final RecordHandler handler = r -> sum[0] += r.timeNs() + r.id() + r.commHash() + r.lane() + r.position();
         final com.sun.management.ThreadMXBean threads = (com.sun.management.ThreadMXBean)ManagementFactory.getThreadMXBean();
-        long allocated = 0;
+        // The quietest of the last rounds: a poll that allocates per record allocates in every round
+        // (4000 records a round), while a JIT compilation landing in one round must not fail the test.
+        long quietest = Long.MAX_VALUE;
         for (int round = 0; round < 60; round++)
         {
             for (int i = 0; i < 4000; i++)
@@ -1020,14 +1024,15 @@ class RingReaderTest
                 reader.poll(handler, 256);
             }
             final long after = threads.getCurrentThreadAllocatedBytes();
-            if (round >= 50)
+            if (round >= 40)
             {
-                allocated += after - before;
+                quietest = Math.min(quietest, after - before);
             }
         }
 
         assertThat(sum[0]).isNotZero();
         assertThat(reader.delivered()).isEqualTo(60 * 4000);
-        assertThat(allocated).as("bytes allocated while draining 40000 records over 8 lanes").isLessThan(1024);
+        assertThat(quietest).as("bytes allocated while draining 4000 records and 100 empty polls over 8 lanes "
+            + "(quietest of 20 rounds)").isLessThan(256);
     }
 }
