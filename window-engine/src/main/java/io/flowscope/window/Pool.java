@@ -10,6 +10,8 @@ final class Pool<T extends Pooled>
 {
     private final Object[] free;
     private final Object[] active;
+    /** A time per active object, dense and parallel to {@code active} (a sweep scans it without touching objects). */
+    private final long[] stamp;
     private int freeCount;
     private int activeCount;
 
@@ -17,6 +19,7 @@ final class Pool<T extends Pooled>
     {
         free = new Object[capacity];
         active = new Object[capacity];
+        stamp = new long[capacity];
         for (int i = 0; i < capacity; i++)
         {
             free[i] = factory.get();
@@ -44,10 +47,22 @@ final class Pool<T extends Pooled>
         final int i = t.activeIndex;
         final Object last = active[--activeCount];
         active[i] = last;
+        stamp[i] = stamp[activeCount];
         ((Pooled)last).activeIndex = i;
         active[activeCount] = null;
         t.activeIndex = -1;
         free[freeCount++] = t;
+    }
+
+    /** The stamp of the i-th active object. */
+    long stamp(final int i)
+    {
+        return stamp[i];
+    }
+
+    void stamp(final T t, final long value)
+    {
+        stamp[t.activeIndex] = value;
     }
 
     int activeCount()

@@ -218,6 +218,7 @@ public final class WindowEngine implements TelemetryListener
         op.lastNs = latest(op.lastNs, timeNs);
         s.reset(stepKey, op.flow, op.flow.isSend, step, timeNs);
         s.host = op.host;
+        steps.stamp(s, timeNs);
         stepByKey.put(stepKey, s);
         op.flow.lastActivityNs = latest(op.flow.lastActivityNs, timeNs);
     }
@@ -244,7 +245,7 @@ public final class WindowEngine implements TelemetryListener
             return;
         }
         s.seen |= bit;
-        s.lastNs = latest(s.lastNs, timeNs);
+        touch(s, timeNs);
         final FlowState flow = s.flow;
         flow.lastActivityNs = latest(flow.lastActivityNs, timeNs);
         switch (bit)
@@ -291,7 +292,7 @@ public final class WindowEngine implements TelemetryListener
         }
         s.stopped = true;
         s.stopNs = timeNs;
-        s.lastNs = latest(s.lastNs, timeNs);
+        touch(s, timeNs);
         final FlowState flow = s.flow;
         flow.lastActivityNs = latest(flow.lastActivityNs, timeNs);
         if (!s.completed)
@@ -344,6 +345,7 @@ public final class WindowEngine implements TelemetryListener
         // A work request is a send-like step posted at its start (state 9) with its length known.
         s.reset(wrKey, flow, true, 0, timeNs);
         s.host = host;
+        steps.stamp(s, timeNs);
         s.seen = StepState.SEEN_9;
         s.t9 = timeNs;
         s.bytes = length;
@@ -366,7 +368,7 @@ public final class WindowEngine implements TelemetryListener
         }
         s.stopped = true;
         s.stopNs = timeNs;
-        s.lastNs = latest(s.lastNs, timeNs);
+        touch(s, timeNs);
         final FlowState flow = s.flow;
         flow.lastActivityNs = latest(flow.lastActivityNs, timeNs);
         complete(s, flow, timeNs);
@@ -751,6 +753,14 @@ public final class WindowEngine implements TelemetryListener
         return f == null ? -1 : f.totalBytes;
     }
 
+    /** A record of the step at {@code timeNs}: its last record time, kept in the step pool's stamps too. */
+    private void touch(final StepState s, final long timeNs)
+    {
+        final long last = latest(s.lastNs, timeNs);
+        s.lastNs = last;
+        steps.stamp(s, last);
+    }
+
     private static long latest(final long a, final long b)
     {
         return b - a > 0 ? b : a;
@@ -987,10 +997,16 @@ public final class WindowEngine implements TelemetryListener
 
     private void sweep(final HostState h, final long nowNs)
     {
+        final long stepTimeoutNs = config.stepTimeoutNs;
         for (int i = steps.activeCount() - 1; i >= 0; i--)
         {
+            // The pool's dense stamps (= lastNs) first: only expired steps are touched.
+            if (nowNs - steps.stamp(i) < stepTimeoutNs)
+            {
+                continue;
+            }
             final StepState s = steps.active(i);
-            if (s.host == h && nowNs - s.lastNs >= config.stepTimeoutNs)
+            if (s.host == h)
             {
                 if (!s.completed)
                 {
