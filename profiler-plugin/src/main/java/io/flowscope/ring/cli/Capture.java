@@ -146,8 +146,21 @@ public final class Capture implements Callable<Integer>
         finally
         {
             finished.countDown();
+            removeHook(hook);
         }
         return 0;
+    }
+
+    private static void removeHook(final Thread hook)
+    {
+        try
+        {
+            Runtime.getRuntime().removeShutdownHook(hook);
+        }
+        catch (final IllegalStateException shuttingDown)
+        {
+            // The JVM is exiting (SIGTERM): the hook is running and waits for us.
+        }
     }
 
     private void write(final Stats stats) throws IOException
@@ -460,18 +473,8 @@ public final class Capture implements Callable<Integer>
                 }
             }
             json.writeEndObject();
-            json.writeObjectFieldStart("states");
-            for (final Map.Entry<String, Long> e : states.entrySet())
-            {
-                json.writeNumberField(e.getKey(), e.getValue());
-            }
-            json.writeEndObject();
-            json.writeObjectFieldStart("netPluginEvents");
-            for (final Map.Entry<String, Long> e : netTypes.entrySet())
-            {
-                json.writeNumberField(e.getKey(), e.getValue());
-            }
-            json.writeEndObject();
+            writeCounts(json, "states", states);
+            writeCounts(json, "netPluginEvents", netTypes);
             json.writeNumberField("droppedFull", droppedFull);
             json.writeNumberField("droppedAbandoned", droppedAbandoned);
             json.writeNumberField("droppedContended", droppedContended);
@@ -479,6 +482,17 @@ public final class Capture implements Callable<Integer>
             json.writeNumberField("corrupt", corrupt);
             json.writeNumberField("skippedStale", skippedStale);
             json.writeStringField("detached", detach);
+            json.writeEndObject();
+        }
+
+        private static void writeCounts(final JsonGenerator json, final String name, final Map<String, Long> counts)
+            throws IOException
+        {
+            json.writeObjectFieldStart(name);
+            for (final Map.Entry<String, Long> e : counts.entrySet())
+            {
+                json.writeNumberField(e.getKey(), e.getValue());
+            }
             json.writeEndObject();
         }
 
