@@ -11,8 +11,9 @@ package io.flowscope.window;
  * {@link #DUPLICATE} and changes nothing. Times are compared by signed difference, so a clock that wraps
  * past 2^63 (or 2^64) keeps working while the window spans less than 2^63 ns.
  * <p>
- * Fixed footprint: three {@code long[N]}. Entries are kept sorted, oldest first; an insertion moves at most
- * N entries (N = 8 by default). No allocation after construction.
+ * Fixed footprint: four {@code long[N]}. Entries are kept sorted, oldest first, as a ring: a completion later than
+ * all (the usual case) replaces the oldest without moving any; an out-of-order one moves at most N entries (N = 8
+ * by default). No allocation after construction.
  */
 public final class CompletionWindow
 {
@@ -31,6 +32,8 @@ public final class CompletionWindow
     private final long[] completeNs;
     private final long[] bytes;
     private int count;
+    /** The array index of the oldest entry. */
+    private int head;
     private long bytesInWindow;
 
     public CompletionWindow(final int size)
@@ -58,6 +61,7 @@ public final class CompletionWindow
     public void clear()
     {
         count = 0;
+        head = 0;
         bytesInWindow = 0;
     }
 
@@ -70,45 +74,68 @@ public final class CompletionWindow
      */
     public int record(final long id, final long postNs, final long completeNs, final long bytes)
     {
-        for (int i = 0; i < count; i++)
+        final int cap = ids.length;
+        final int n = count;
+        for (int i = 0; i < n; i++)
         {
-            if (ids[i] == id)
+            if (ids[i < cap - head ? head + i : head + i - cap] == id)
             {
                 return DUPLICATE;
             }
         }
         int at;
-        if (count == ids.length)
+        if (n == cap)
         {
-            if (!after(completeNs, id, this.completeNs[0], ids[0]))
+            final int oldest = head;
+            if (!after(completeNs, id, this.completeNs[oldest], ids[oldest]))
             {
                 return LATE;
             }
-            bytesInWindow -= this.bytes[0];
+            bytesInWindow -= this.bytes[oldest];
+            final int last = oldest == 0 ? cap - 1 : oldest - 1;
+            if (after(completeNs, id, this.completeNs[last], ids[last]))
+            {
+                // In order (the usual case): the new one replaces the oldest and becomes the last, no shifting.
+                head = oldest + 1 == cap ? 0 : oldest + 1;
+                set(oldest, id, postNs, completeNs, bytes);
+                return ACCEPTED;
+            }
             // Drop the oldest and shift left while the new one belongs further on.
             at = 0;
-            while (at + 1 < count && after(completeNs, id, this.completeNs[at + 1], ids[at + 1]))
+            while (at + 1 < n && after(completeNs, id, this.completeNs[phys(at + 1)], ids[phys(at + 1)]))
             {
-                move(at + 1, at);
+                move(phys(at + 1), phys(at));
                 at++;
             }
         }
         else
         {
-            at = count;
-            while (at > 0 && after(this.completeNs[at - 1], ids[at - 1], completeNs, id))
+            at = n;
+            while (at > 0 && after(this.completeNs[phys(at - 1)], ids[phys(at - 1)], completeNs, id))
             {
-                move(at - 1, at);
+                move(phys(at - 1), phys(at));
                 at--;
             }
             count++;
         }
-        ids[at] = id;
-        this.postNs[at] = postNs;
-        this.completeNs[at] = completeNs;
-        this.bytes[at] = bytes;
-        bytesInWindow += bytes;
+        set(phys(at), id, postNs, completeNs, bytes);
         return ACCEPTED;
+    }
+
+    private void set(final int p, final long id, final long postNs, final long completeNs, final long bytes)
+    {
+        ids[p] = id;
+        this.postNs[p] = postNs;
+        this.completeNs[p] = completeNs;
+        this.bytes[p] = bytes;
+        bytesInWindow += bytes;
+    }
+
+    /** The array index of the i-th entry (oldest first): the entries are a ring starting at {@link #head}. */
+    private int phys(final int i)
+    {
+        final int j = head + i;
+        return j >= ids.length ? j - ids.length : j;
     }
 
     private void move(final int from, final int to)
@@ -134,18 +161,19 @@ public final class CompletionWindow
     /** The latest completion time in the window; meaningless when empty. */
     public long lastCompletionNs()
     {
-        return completeNs[count - 1];
+        return completeNs[phys(count - 1)];
     }
 
     /** The earliest post time of the entries in the window (signed-difference minimum); meaningless when empty. */
     public long firstPostNs()
     {
-        long first = postNs[0];
+        long first = postNs[head];
         for (int i = 1; i < count; i++)
         {
-            if (postNs[i] - first < 0)
+            final long p = postNs[phys(i)];
+            if (p - first < 0)
             {
-                first = postNs[i];
+                first = p;
             }
         }
         return first;
@@ -167,21 +195,21 @@ public final class CompletionWindow
     /** The i-th entry's id, oldest completion first. */
     public long id(final int i)
     {
-        return ids[i];
+        return ids[phys(i)];
     }
 
     public long postNs(final int i)
     {
-        return postNs[i];
+        return postNs[phys(i)];
     }
 
     public long completeNs(final int i)
     {
-        return completeNs[i];
+        return completeNs[phys(i)];
     }
 
     public long bytes(final int i)
     {
-        return bytes[i];
+        return bytes[phys(i)];
     }
 }

@@ -53,6 +53,10 @@ public final class WindowEngine implements TelemetryListener
     private final Histogram[] sendPhase = new Histogram[Phase.COUNT];
     private final Histogram[] recvPhase = new Histogram[Phase.COUNT];
     private final long[] durations = new long[Phase.COUNT];
+    /** QP flows by a hash of (host, device, qpNum), direct-mapped; an entry counts while its generation matches. */
+    private final FlowState[] qpCache = new FlowState[QP_CACHE_SIZE];
+    private final int[] qpCacheGeneration = new int[QP_CACHE_SIZE];
+    private static final int QP_CACHE_SIZE = 1024;
 
     /** The host of the current calls ({@link #onHost}); null when the host table is full. */
     private HostState host;
@@ -330,7 +334,18 @@ public final class WindowEngine implements TelemetryListener
             duplicateRecords++;
             return;
         }
-        final FlowState flow = qpFlow(host.hostId, device, qpNum, timeNs);
+        final long hostId = host.hostId;
+        final int slot = (int)FlowState.mix(hostId ^ qpNum * 0x9E3779B97F4A7C15L ^ device) & (QP_CACHE_SIZE - 1);
+        FlowState flow = qpCache[slot];
+        if (flow == null || flow.generation != qpCacheGeneration[slot] || !flow.isQp(hostId, device, qpNum))
+        {
+            flow = qpFlow(hostId, device, qpNum, timeNs);
+            if (flow != null)
+            {
+                qpCache[slot] = flow;
+                qpCacheGeneration[slot] = flow.generation;
+            }
+        }
         if (flow == null)
         {
             droppedFlowTableFull++;
