@@ -7,6 +7,9 @@ public final class WindowConfig
     long periodNs = 1_000_000L;
     long idleTimeoutNs = 10_000_000_000L;
     long stepTimeoutNs = 10_000_000_000L;
+    /** Default tombstone lifetime (5 ms), see {@link #tombstoneTimeoutNs(long)}. */
+    public static final long DEFAULT_TOMBSTONE_TIMEOUT_NS = 5_000_000L;
+    long tombstoneTimeoutNs = -1;
     int maxFlows = 4096;
     int maxOps = 16384;
     int maxSteps = 65536;
@@ -48,13 +51,34 @@ public final class WindowConfig
     }
 
     /**
-     * An op or step with no record for this long is dropped (a missing stop); a completed step's tombstone,
-     * which recognises duplicate records, lives this long too (default 10 s).
+     * An op or live step with no record for this long is dropped (a missing stop; default 10 s). Stopped steps
+     * live {@link #tombstoneTimeoutNs(long)}.
      */
     public WindowConfig stepTimeoutNs(final long ns)
     {
         stepTimeoutNs = ns;
         return this;
+    }
+
+    /**
+     * How long a stopped step or work request stays as a tombstone that recognises duplicate and late records
+     * (default: {@link #DEFAULT_TOMBSTONE_TIMEOUT_NS} = 5 ms, or the step timeout when shorter). Rationale: such
+     * records come from the same rings, drained within µs to a few ms of each other, whereas tombstones are most
+     * of the step table: at a busy node's ~4.6 M steps + work requests/s, a 5 ms tombstone keeps ~23 k entries,
+     * a third of the default {@code maxSteps} (65,536), where the 10 s step timeout kept them all (the table
+     * filled in ~14 ms and further steps were dropped). Live steps, bounded by NCCL's steps in flight, keep the
+     * step timeout. A step that finds the table full is dropped and counted ({@code droppedStepTableFull}).
+     */
+    public WindowConfig tombstoneTimeoutNs(final long ns)
+    {
+        tombstoneTimeoutNs = ns;
+        return this;
+    }
+
+    /** The tombstone lifetime in effect. */
+    public long effectiveTombstoneTimeoutNs()
+    {
+        return tombstoneTimeoutNs >= 0 ? tombstoneTimeoutNs : Math.min(stepTimeoutNs, DEFAULT_TOMBSTONE_TIMEOUT_NS);
     }
 
     public WindowConfig maxFlows(final int n)
@@ -144,7 +168,7 @@ public final class WindowConfig
     public String toString()
     {
         return "WindowConfig{windowSize=" + windowSize + ", periodNs=" + periodNs + ", idleTimeoutNs=" + idleTimeoutNs +
-            ", stepTimeoutNs=" + stepTimeoutNs + ", maxFlows=" + maxFlows + ", maxOps=" + maxOps + ", maxSteps=" +
-            maxSteps + '}';
+            ", stepTimeoutNs=" + stepTimeoutNs + ", tombstoneTimeoutNs=" + effectiveTombstoneTimeoutNs() + ", maxFlows=" +
+            maxFlows + ", maxOps=" + maxOps + ", maxSteps=" + maxSteps + '}';
     }
 }

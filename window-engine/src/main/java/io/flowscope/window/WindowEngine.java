@@ -1013,15 +1013,18 @@ public final class WindowEngine implements TelemetryListener
     private void sweep(final HostState h, final long nowNs)
     {
         final long stepTimeoutNs = config.stepTimeoutNs;
+        final long tombstoneTimeoutNs = config.effectiveTombstoneTimeoutNs();
+        final long minTimeoutNs = Math.min(stepTimeoutNs, tombstoneTimeoutNs);
         for (int i = steps.activeCount() - 1; i >= 0; i--)
         {
-            // The pool's dense stamps (= lastNs) first: only expired steps are touched.
-            if (nowNs - steps.stamp(i) < stepTimeoutNs)
+            // The pool's dense stamps (= lastNs) first: only steps that may have expired are touched.
+            final long idleNs = nowNs - steps.stamp(i);
+            if (idleNs < minTimeoutNs)
             {
                 continue;
             }
             final StepState s = steps.active(i);
-            if (s.host == h)
+            if (s.host == h && idleNs >= (s.stopped ? tombstoneTimeoutNs : stepTimeoutNs))
             {
                 if (!s.completed)
                 {

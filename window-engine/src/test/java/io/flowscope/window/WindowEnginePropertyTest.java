@@ -86,6 +86,7 @@ class WindowEnginePropertyTest
         final Map<List<Long>, Long> rankBytes = new HashMap<>(); // (host, comm, rank, dir) -> summed RANK bytes
         final WindowEngine engine = new WindowEngine(new WindowConfig().windowSize(windowSize)
             .periodNs(1 + rnd.nextInt(200_000)).idleTimeoutNs(Long.MAX_VALUE).stepTimeoutNs(Long.MAX_VALUE)
+            .tombstoneTimeoutNs(Long.MAX_VALUE)
             .maxFlows(256).maxOps(4096).maxSteps(1 << 16).series(true), s ->
             {
                 final long dir = s.isSend() ? 1 : 0;

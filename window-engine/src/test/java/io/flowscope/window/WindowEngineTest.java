@@ -129,6 +129,30 @@ class WindowEngineTest
     }
 
     @Test
+    void shouldExpireAStoppedStepsTombstoneAfterTheTombstoneTimeoutButKeepALiveStep()
+    {
+        assertThat(new WindowConfig().effectiveTombstoneTimeoutNs()).isEqualTo(WindowConfig.DEFAULT_TOMBSTONE_TIMEOUT_NS);
+        assertThat(new WindowConfig().stepTimeoutNs(1_000).effectiveTombstoneTimeoutNs()).isEqualTo(1_000);
+        final WindowEngine e = engine(new WindowConfig().periodNs(1_000).stepTimeoutNs(100_000).tombstoneTimeoutNs(5_000));
+        e.onProxyOpStart(1, 9, 0, 1, 0, true, 0);
+        e.onProxyStepStart(2, 1, 0, 10); // stopped: a tombstone
+        e.onProxyStepState(2, 9, 1000, 20);
+        e.onProxyStepStop(2, 30);
+        e.onProxyStepStart(3, 1, 1, 10); // live, posted
+        e.onProxyStepState(3, 9, 1000, 20);
+        e.onProxyStepStop(2, 3_000); // within the tombstone timeout: a duplicate
+        assertThat(e.duplicateRecords()).isEqualTo(1);
+
+        e.onProxyOpStart(4, 9, 0, 2, 0, true, 20_000);
+        assertThat(e.liveSteps()).isEqualTo(1);
+        assertThat(e.stepsTimedOut()).isZero();
+        e.onProxyStepStop(2, 20_100); // the tombstone is gone: unknown
+        assertThat(e.unknownStepRecords()).isEqualTo(1);
+        e.onProxyStepStop(3, 20_200); // the live step still completes
+        assertThat(e.totalBytes(9, 0, 1, 0, true)).isEqualTo(2000);
+    }
+
+    @Test
     void shouldIgnoreRecordsOfUnknownStepsAndStepsOfUnknownOps()
     {
         final WindowEngine e = engine(new WindowConfig());
