@@ -282,23 +282,37 @@ public final class WindowEngine implements TelemetryListener
         }
     }
 
-    @Override
-    public void onProxyStepStop(final long stepKey, final long timeNs)
+    /**
+     * Marks the live step or work request {@code key} stopped at {@code timeNs} and returns it, or
+     * {@code null} when the record is too old for the current period or the key is not live.
+     */
+    private StepState stopLive(final long key, final long timeNs)
     {
         if (!advance(timeNs))
         {
-            return;
+            return null;
         }
-        final StepState s = live(stepKey);
+        final StepState s = live(key);
         if (s == null)
         {
-            return;
+            return null;
         }
         s.stopped = true;
         s.stopNs = timeNs;
         touch(s, timeNs);
+        s.flow.lastActivityNs = latest(s.flow.lastActivityNs, timeNs);
+        return s;
+    }
+
+    @Override
+    public void onProxyStepStop(final long stepKey, final long timeNs)
+    {
+        final StepState s = stopLive(stepKey, timeNs);
+        if (s == null)
+        {
+            return;
+        }
         final FlowState flow = s.flow;
-        flow.lastActivityNs = latest(flow.lastActivityNs, timeNs);
         if (!s.completed)
         {
             complete(s, flow, timeNs);
@@ -372,20 +386,12 @@ public final class WindowEngine implements TelemetryListener
     @Override
     public void onQpStop(final long wrKey, final long timeNs)
     {
-        if (!advance(timeNs))
-        {
-            return;
-        }
-        final StepState s = live(wrKey);
+        final StepState s = stopLive(wrKey, timeNs);
         if (s == null)
         {
             return;
         }
-        s.stopped = true;
-        s.stopNs = timeNs;
-        touch(s, timeNs);
         final FlowState flow = s.flow;
-        flow.lastActivityNs = latest(flow.lastActivityNs, timeNs);
         complete(s, flow, timeNs);
         final long d = timeNs - s.t9;
         if (d >= 0)
