@@ -594,14 +594,13 @@ class RingReaderTest
         }
     }
 
-    @Test
-    void concurrentProducersLoseNothingThatWasNotCountedAsDroppedAndKeepEachThreadsOrder() throws Exception
+    /**
+     * Starts {@code threads} producers, each appending ProxyStep records with serials 1..perThread (step =
+     * serial) as thread index {@code t}, once {@code start} opens.
+     */
+    private List<Thread> startProducers(
+        final TestRingWriter writer, final int threads, final int perThread, final CountDownLatch start)
     {
-        final TestRingWriter writer = writer(256);
-        final int threads = 4;
-        final int perThread = 50_000;
-        final RingReader reader = reader();
-        final CountDownLatch start = new CountDownLatch(1);
         final List<Thread> producers = new ArrayList<>();
         for (int t = 0; t < threads; t++)
         {
@@ -624,6 +623,31 @@ class RingReaderTest
             }));
         }
         producers.forEach(Thread::start);
+        return producers;
+    }
+
+    /** Polls while any producer runs, then drains what is left. */
+    private static void drainWhileProducing(final RingReader reader, final List<Thread> producers, final RecordHandler handler)
+    {
+        while (producers.stream().anyMatch(Thread::isAlive))
+        {
+            reader.poll(handler, 1000);
+        }
+        while (reader.poll(handler, 1000) > 0)
+        {
+            // drain
+        }
+    }
+
+    @Test
+    void concurrentProducersLoseNothingThatWasNotCountedAsDroppedAndKeepEachThreadsOrder() throws Exception
+    {
+        final TestRingWriter writer = writer(256);
+        final int threads = 4;
+        final int perThread = 50_000;
+        final RingReader reader = reader();
+        final CountDownLatch start = new CountDownLatch(1);
+        final List<Thread> producers = startProducers(writer, threads, perThread, start);
         final long[] lastSerial = new long[threads];
         final long[] received = {0};
         final AtomicBoolean outOfOrder = new AtomicBoolean();
@@ -638,14 +662,7 @@ class RingReaderTest
             received[0]++;
         };
         start.countDown();
-        while (producers.stream().anyMatch(Thread::isAlive))
-        {
-            reader.poll(handler, 1000);
-        }
-        while (reader.poll(handler, 1000) > 0)
-        {
-            // drain
-        }
+        drainWhileProducing(reader, producers, handler);
 
         final RingHeader header = reader.header();
         assertThat(outOfOrder).isFalse();
@@ -936,28 +953,7 @@ class RingReaderTest
         final int perThread = 30_000;
         final RingReader reader = reader();
         final CountDownLatch start = new CountDownLatch(1);
-        final List<Thread> producers = new ArrayList<>();
-        for (int t = 0; t < threads; t++)
-        {
-            final int thread = t;
-            producers.add(new Thread(() ->
-            {
-                final TestRingWriter.Draft d = new TestRingWriter.Draft();
-                try
-                {
-                    start.await();
-                }
-                catch (final InterruptedException ex)
-                {
-                    return;
-                }
-                for (int serial = 1; serial <= perThread; serial++)
-                {
-                    writer.append(d.start(PROXY_STEP, thread, serial, id(PROXY_STEP, 0, serial), 0).proxyStep(serial));
-                }
-            }));
-        }
-        producers.forEach(Thread::start);
+        final List<Thread> producers = startProducers(writer, threads, perThread, start);
         final long[] lastSerial = new long[threads];
         final long[] nextPosition = new long[8];
         final long[] received = {0};
@@ -974,14 +970,7 @@ class RingReaderTest
             received[0]++;
         };
         start.countDown();
-        while (producers.stream().anyMatch(Thread::isAlive))
-        {
-            reader.poll(handler, 1000);
-        }
-        while (reader.poll(handler, 1000) > 0)
-        {
-            // drain
-        }
+        drainWhileProducing(reader, producers, handler);
 
         final RingHeader header = reader.header();
         assertThat(wrong).isFalse();
