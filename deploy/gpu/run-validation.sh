@@ -81,7 +81,7 @@ tar xzf .carry/jre.tgz -C "$WORK"
 JAVA=$(ls -d "$WORK"/*/bin/java | head -1)
 CP="$ROOT/.carry/lib/*"
 JFLAGS="--add-exports=java.base/jdk.internal.misc=ALL-UNNAMED"
-"$JAVA" -version 2>&1 | head -1
+"$JAVA" -version
 
 transport_env() {
   case "$1" in
