@@ -1,0 +1,23 @@
+package io.flowscope.anomaly;
+
+import io.flowscope.window.CollectiveSink;
+import io.flowscope.window.FlowSummarySink;
+
+import java.util.List;
+
+/**
+ * The anomaly stage: consumes the window engine's summary streams (flow summaries schema v2 and collective
+ * summaries) and publishes anomalies to its {@link AnomalySink}. Deterministic: driven by event time only.
+ * The implementation is {@code AnomalyEngine(AnomalyConfig, AnomalySink)}.
+ */
+public interface AnomalyStage extends FlowSummarySink, CollectiveSink
+{
+    /**
+     * Event time on {@code hostId} has reached {@code timeNs} with nothing else to report (lets a hang be
+     * named when no summaries arrive; the service calls it from its drain loop with the last event time).
+     */
+    void advanceTo(long hostId, long timeNs);
+
+    /** The anomalies open now, in a stable order (by start, then id). */
+    List<Anomaly> openAnomalies();
+}

@@ -1,0 +1,8 @@
+package io.flowscope.anomaly;
+
+/** How bad an anomaly is now; it may rise while the anomaly stays open. */
+public enum Severity
+{
+    WARNING,
+    CRITICAL
+}
