@@ -22,6 +22,7 @@ public final class CollectorService implements AutoCloseable
     private final Vertx vertx;
     private final HttpVerticle http;
     private final DrainLoop drain;
+    private final String sourceDescription;
 
     private CollectorService(final CollectorConfig config, final Vertx vertx, final HttpVerticle http,
         final DrainLoop drain)
@@ -30,6 +31,12 @@ public final class CollectorService implements AutoCloseable
         this.vertx = vertx;
         this.http = http;
         this.drain = drain;
+        this.sourceDescription = drain.sourceDescription();
+    }
+
+    public String sourceDescription()
+    {
+        return sourceDescription;
     }
 
     /** The source the configuration asks for: the simulator when {@code simulate.scenario} is set, else rings. */

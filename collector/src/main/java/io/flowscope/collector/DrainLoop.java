@@ -85,6 +85,11 @@ public final class DrainLoop
         return lastIterationMs;
     }
 
+    public String sourceDescription()
+    {
+        return source.describe();
+    }
+
     public long recoveredEntries()
     {
         return recoveredEntries;

@@ -60,6 +60,7 @@ public final class HttpVerticle extends VerticleBase
         router.get("/api/anomalies").handler(this::anomalies);
         router.get("/api/heatmap").handler(this::heatmap);
         router.get("/api/stream").handler(this::stream);
+        router.get("/api/live").handler(ctx -> json(ctx, 200, live(snapshots.get())));
         router.get("/metrics").handler(this::metrics);
         router.get("/api/*").handler(ctx -> error(ctx, 404, "no such route: " + ctx.request().path()));
         router.route("/api/*").handler(ctx -> error(ctx, 405, "method " + ctx.request().method() +

@@ -165,7 +165,7 @@ public final class Main implements Callable<Integer>
             Runtime.getRuntime().addShutdownHook(hook);
             out.println("flowscope: serving " + service.url() + "  (live page; API under " + service.url() +
                 "api/, metrics at " + service.url() + "metrics)");
-            out.println("flowscope: source: " + service.drain().snapshot().stats().source() +
+            out.println("flowscope: source: " + service.sourceDescription() +
                 (config.journalEnabled() ? "; journal: " + config.journalDir() : "; no journal"));
             out.flush();
             if (onStarted != null)

@@ -276,24 +276,24 @@ public final class JournalReader implements AutoCloseable
                 {
                     final long host = b.readLong();
                     final int pid = b.readInt();
-                    final String hostname = b.read8bit();
-                    final String path = b.read8bit();
+                    final String hostname = b.readUtf8();
+                    final String path = b.readUtf8();
                     meta.onRingAttached(host, pid, hostname, path);
                 }
                 case JournalFormat.RING_DETACH ->
                 {
                     final int pid = b.readInt();
-                    final String path = b.read8bit();
-                    final String reason = b.read8bit();
+                    final String path = b.readUtf8();
+                    final String reason = b.readUtf8();
                     meta.onRingDetached(pid, path, reason);
                 }
                 case JournalFormat.ANOMALY ->
                 {
                     final long id = b.readLong();
                     final boolean opened = b.readByte() != 0;
-                    meta.onAnomaly(id, opened, b.read8bit());
+                    meta.onAnomaly(id, opened, b.readUtf8());
                 }
-                case JournalFormat.SOURCE -> meta.onSource(b.read8bit());
+                case JournalFormat.SOURCE -> meta.onSource(b.readUtf8());
                 default -> throw new IllegalStateException("unreachable");
             }
         }

@@ -222,8 +222,8 @@ public final class JournalWriter implements TelemetryListener, AutoCloseable
         if (open())
         {
             batch.writeByte(JournalFormat.RING_ATTACH).writeLong(hostId).writeInt(pid);
-            batch.write8bit(hostname);
-            batch.write8bit(path);
+            batch.writeUtf8(hostname);
+            batch.writeUtf8(path);
         }
     }
 
@@ -232,8 +232,8 @@ public final class JournalWriter implements TelemetryListener, AutoCloseable
         if (open())
         {
             batch.writeByte(JournalFormat.RING_DETACH).writeInt(pid);
-            batch.write8bit(path);
-            batch.write8bit(reason);
+            batch.writeUtf8(path);
+            batch.writeUtf8(reason);
         }
     }
 
@@ -242,7 +242,7 @@ public final class JournalWriter implements TelemetryListener, AutoCloseable
         if (open())
         {
             batch.writeByte(JournalFormat.ANOMALY).writeLong(id).writeByte((byte)(opened ? 1 : 0));
-            batch.write8bit(summary);
+            batch.writeUtf8(summary);
         }
     }
 
@@ -251,7 +251,7 @@ public final class JournalWriter implements TelemetryListener, AutoCloseable
         if (open())
         {
             batch.writeByte(JournalFormat.SOURCE);
-            batch.write8bit(spec);
+            batch.writeUtf8(spec);
         }
     }
 
