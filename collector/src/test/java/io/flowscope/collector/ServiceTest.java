@@ -90,6 +90,9 @@ class ServiceTest
                 final JsonNode heat = Http.json(s.url() + "api/heatmap").get("heatmaps").get(0);
                 assertThat(heat.get("ranks").toString()).isEqualTo("[0,1,2]");
                 assertThat(Http.get(s.url()).body()).contains("id=\"heatmap\"");
+                // the live page in a real headless chromium draws the 3-rank heatmap and a series
+                final String dom = LivePageTest.checkPage(s, dir, "live-page-rings.png", false);
+                assertThat(dom).contains("data-ranks=\"3\"");
             }
         }
         assertThat(JournalWriter.cycleFiles(dir.resolve("journal"))).isNotEmpty();
