@@ -1,45 +1,19 @@
 package io.flowscope.collector;
 
-import java.util.List;
-
-import io.flowscope.anomaly.Anomaly;
+import io.flowscope.anomaly.AnomalyConfig;
+import io.flowscope.anomaly.AnomalyEngine;
 import io.flowscope.anomaly.AnomalySink;
 import io.flowscope.anomaly.AnomalyStage;
-import io.flowscope.window.CollectiveSummary;
-import io.flowscope.window.FlowSummary;
 
-/** Builds the anomaly stage the service runs. */
+/** Builds the anomaly stage the service and replay run: the anomaly module's detectors, default thresholds. */
 public final class AnomalyStages
 {
     private AnomalyStages()
     {
     }
 
-    /** The detectors of the anomaly module. */
     public static AnomalyStage create(final AnomalySink sink)
     {
-        return new AnomalyStage()
-        {
-            @Override
-            public void advanceTo(final long hostId, final long timeNs)
-            {
-            }
-
-            @Override
-            public List<Anomaly> openAnomalies()
-            {
-                return List.of();
-            }
-
-            @Override
-            public void onSummary(final FlowSummary summary)
-            {
-            }
-
-            @Override
-            public void onCollective(final CollectiveSummary summary)
-            {
-            }
-        };
+        return new AnomalyEngine(new AnomalyConfig(), sink);
     }
 }

@@ -56,7 +56,7 @@ public record CollectorConfig(
         d.put("journal.rollCycle", "FAST_HOURLY");
         d.put("journal.retentionHours", "24");
         d.put("journal.maxBytes", "1073741824");
-        d.put("window.periodMs", "10");
+        d.put("window.periodMs", "1");
         d.put("window.windowSize", "8");
         d.put("publish.intervalMs", "200");
         d.put("simulate.scenario", "");

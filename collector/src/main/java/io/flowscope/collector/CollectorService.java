@@ -44,8 +44,16 @@ public final class CollectorService implements AutoCloseable
     {
         if (!config.simulateScenario().isEmpty())
         {
-            return new SimulatorSource(config.simulateScenario(), config.simulateSpeed(),
-                config.simulateDurationSeconds());
+            try
+            {
+                return new SimulatorSource(config.simulateScenario(), config.simulateSpeed(),
+                    config.simulateDurationSeconds());
+            }
+            catch (final IllegalArgumentException e)
+            {
+                throw new CollectorConfig.ConfigException("config: simulate.scenario = '" +
+                    config.simulateScenario() + "': " + e.getMessage());
+            }
         }
         return new RingSource(config.ringDir(), config.ringScanMs(), config.ringDeleteDrained());
     }

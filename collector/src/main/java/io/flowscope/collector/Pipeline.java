@@ -62,7 +62,8 @@ public final class Pipeline implements TelemetryListener, AnomalySink
     /** The window configuration the service and replay use. */
     public static WindowConfig windowConfig(final CollectorConfig c)
     {
-        return new WindowConfig().periodNs(c.windowPeriodMs() * 1_000_000L).windowSize(c.windowSize());
+        return new WindowConfig().periodNs(c.windowPeriodMs() * 1_000_000L).windowSize(c.windowSize())
+            .maxFlows(8192).maxOps(16_384).maxSteps(131_072).maxHosts(256);
     }
 
     /** Also hands every flow and collective summary to these (trace export); null for none. */

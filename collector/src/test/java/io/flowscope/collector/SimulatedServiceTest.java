@@ -1,0 +1,163 @@
+package io.flowscope.collector;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CopyOnWriteArrayList;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.flowscope.anomaly.AnomalyKind;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The service fed by the cluster simulator with a fault, end to end: the anomaly on the console, the API, the
+ * live stream and the live page (real chromium); a replay of its journal finds the same anomalies; a restart on
+ * the same journal does not announce them again.
+ */
+class SimulatedServiceTest
+{
+    @TempDir
+    Path dir;
+
+    private CollectorConfig config(final String scenario, final Map<String, String> extra)
+    {
+        final Map<String, String> o = new LinkedHashMap<>();
+        o.put("http.port", "0");
+        o.put("ring.dir", dir.resolve("rings").toString());
+        o.put("journal.dir", dir.resolve("journal").toString());
+        o.put("publish.intervalMs", "50");
+        o.put("simulate.scenario", scenario);
+        o.putAll(extra);
+        return CollectorConfig.load(null, Map.of(), o);
+    }
+
+    private static String key(final AnomalyEvent e)
+    {
+        final var a = e.anomaly();
+        return e.type() + " " + Long.toHexString(a.id()) + " " + a.kind() + " " + a.culprit() + " " + a.startNs() +
+            " " + a.detectedNs() + " " + a.resolvedNs() + " " + a.severity();
+    }
+
+    @Test
+    void shouldDetectTheInjectedSlowLinkLiveAndReplayItsJournalToTheSameAnomalies() throws Exception
+    {
+        final List<AnomalyEvent> console = new CopyOnWriteArrayList<>();
+        final long seconds = 2;
+        try (CollectorService s = CollectorService.start(config("default",
+            Map.of("simulate.durationSeconds", Long.toString(seconds), "simulate.speed", "1.0")), console::add))
+        {
+            await().atMost(Duration.ofSeconds(60)).until(() -> !console.isEmpty());
+            final AnomalyEvent first = console.get(0);
+            assertThat(first.type()).isEqualTo("opened");
+            assertThat(first.anomaly().kind()).isEqualTo(AnomalyKind.SLOW_LINK);
+            assertThat(first.anomaly().culprit().rank()).isEqualTo(3);
+            assertThat(first.anomaly().culprit().peer()).isEqualTo(4);
+
+            await().atMost(Duration.ofSeconds(30)).until(() ->
+                Http.json(s.url() + "api/anomalies?state=open&rank=3").get("count").asInt() == 1);
+            final JsonNode a = Http.json(s.url() + "api/anomalies?rank=3").get("items").get(0);
+            assertThat(a.get("kind").asText()).isEqualTo("SLOW_LINK");
+            assertThat(a.get("culprit").get("peer").asInt()).isEqualTo(4);
+            assertThat(a.get("evidence").size()).isPositive();
+            assertThat(Http.get(s.url() + "metrics").body()).contains("flowscope_anomaly_open{kind=\"SLOW_LINK\"");
+
+            // the live page draws the heatmap and lists the anomaly with its culprit (real chromium)
+            final String dom = LivePageTest.checkPage(s, dir, "live-page-simulated-slow-link.png", true);
+            assertThat(dom).contains("data-kind=\"SLOW_LINK\"", "culprit: rank 3 \u2192 4");
+
+            // run to the end of the simulation
+            await().atMost(Duration.ofSeconds(60)).until(() -> s.drain().finished());
+        }
+        final List<String> live = console.stream().filter(e -> !"updated".equals(e.type()))
+            .map(SimulatedServiceTest::key).toList();
+        assertThat(live).isNotEmpty();
+
+        final Replay.Result r = Replay.run(dir.resolve("journal"), config("", Map.of()), Long.MIN_VALUE, Long.MAX_VALUE,
+            null, null, d -> { });
+        final List<String> replayed = r.events().stream().filter(e -> !"updated".equals(e.type()))
+            .map(SimulatedServiceTest::key).toList();
+        assertThat(replayed).isEqualTo(live);
+        assertThat(r.corruptDocuments()).isZero();
+
+        // and through the command, with a trace export
+        final ByteArrayOutputStream out = new ByteArrayOutputStream();
+        final ByteArrayOutputStream err = new ByteArrayOutputStream();
+        final Path trace = dir.resolve("trace.json");
+        assertThat(Main.run(new PrintStream(out, true, StandardCharsets.UTF_8),
+            new PrintStream(err, true, StandardCharsets.UTF_8), "replay", dir.resolve("journal").toString(),
+            "--trace", trace.toString(), "--json", "--no-progress")).isZero();
+        final String[] lines = out.toString(StandardCharsets.UTF_8).strip().split("\n");
+        assertThat(lines).hasSize(live.size());
+        assertThat(Json.MAPPER.readTree(lines[0]).get("anomaly").get("kind").asText()).isEqualTo("SLOW_LINK");
+        final JsonNode t = Json.MAPPER.readTree(Files.readString(trace));
+        assertThat(t.get("traceEvents").size()).isGreaterThan(10);
+        boolean anomalySpan = false;
+        for (final JsonNode e : t.get("traceEvents"))
+        {
+            anomalySpan |= "X".equals(e.path("ph").asText()) && e.path("name").asText().startsWith("SLOW_LINK");
+        }
+        assertThat(anomalySpan).isTrue();
+    }
+
+    @Test
+    void shouldNotAnnounceAnAnomalyAgainAfterARestartOnTheSameJournal() throws Exception
+    {
+        final List<AnomalyEvent> first = new CopyOnWriteArrayList<>();
+        try (CollectorService s = CollectorService.start(config("default",
+            Map.of("simulate.durationSeconds", "1")), first::add))
+        {
+            await().atMost(Duration.ofSeconds(60)).until(() -> s.drain().finished());
+        }
+        assertThat(first).filteredOn(e -> e.type().equals("opened")).hasSize(1);
+
+        // restarted on the same journal, fed by (empty) rings: the state comes back, the anomaly is not announced
+        final List<AnomalyEvent> second = new CopyOnWriteArrayList<>();
+        Files.createDirectories(dir.resolve("rings"));
+        try (CollectorService s = CollectorService.start(config("", Map.of()), second::add))
+        {
+            final JsonNode list = Http.json(s.url() + "api/anomalies");
+            assertThat(list.get("count").asInt()).isEqualTo(1);
+            assertThat(list.get("items").get(0).get("id").asText())
+                .isEqualTo(FlowRow.hex(first.get(0).anomaly().id()));
+            assertThat(Http.json(s.url() + "api/health").get("journal").get("recoveredEntries").asLong()).isPositive();
+        }
+        assertThat(second).isEmpty();
+        // the journal holds one announcement
+        final long[] announced = {0};
+        try (var r = new io.flowscope.collector.journal.JournalReader(dir.resolve("journal")))
+        {
+            while (r.read(new NoopListener(), new io.flowscope.collector.journal.JournalReader.Meta()
+            {
+                @Override
+                public void onAnomaly(final long id, final boolean opened, final String summary)
+                {
+                    announced[0] += opened ? 1 : 0;
+                }
+            }, 1000) > 0)
+            {
+                // read
+            }
+        }
+        assertThat(announced[0]).isEqualTo(1);
+    }
+
+    @Test
+    void shouldRefuseAnUnknownScenarioClearly()
+    {
+        final ByteArrayOutputStream err = new ByteArrayOutputStream();
+        final int rc = Main.run(new PrintStream(new ByteArrayOutputStream()), new PrintStream(err, true),
+            "simulate", "--scenario", "nodes=two", "--port", "0", "--no-journal");
+        assertThat(rc).isEqualTo(Main.EXIT_CONFIG);
+        assertThat(err.toString()).contains("simulate.scenario = 'nodes=two'");
+    }
+}
