@@ -8,7 +8,9 @@ import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.lang.management.ManagementFactory;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -149,6 +151,78 @@ class SimulatedServiceTest
             }
         }
         assertThat(announced[0]).isEqualTo(1);
+    }
+
+    @Test
+    void shouldResumeAfterTheServiceProcessIsKilledWithoutAnnouncingItsAnomalyAgain() throws Exception
+    {
+        // a separate JVM runs `flowscope simulate`; SIGKILL once it printed the anomaly
+        final List<String> cmd = new ArrayList<>();
+        cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+        for (final String a : ManagementFactory.getRuntimeMXBean().getInputArguments())
+        {
+            if (a.startsWith("--add-") || a.startsWith("-Dchronicle."))
+            {
+                cmd.add(a);
+            }
+        }
+        cmd.addAll(List.of("-cp", System.getProperty("java.class.path"), Main.class.getName(), "simulate",
+            "--scenario", "default", "--port", "0", "--journal-dir", dir.resolve("journal").toString()));
+        final Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
+        final List<String> printed = new CopyOnWriteArrayList<>();
+        final Thread reader = new Thread(() ->
+        {
+            try (var r = new java.io.BufferedReader(new java.io.InputStreamReader(p.getInputStream(),
+                StandardCharsets.UTF_8)))
+            {
+                String line;
+                while ((line = r.readLine()) != null)
+                {
+                    printed.add(line);
+                }
+            }
+            catch (final java.io.IOException ignored)
+            {
+                // killed
+            }
+        });
+        reader.start();
+        try
+        {
+            await().atMost(Duration.ofSeconds(120)).until(() -> printed.stream().anyMatch(l -> l.startsWith("OPENED")));
+            Thread.sleep(300); // let the drain loop journal a few batches past the announcement
+        }
+        finally
+        {
+            p.destroyForcibly();
+            p.waitFor();
+            reader.join(10_000);
+        }
+        assertThat(printed).filteredOn(l -> l.startsWith("OPENED")).hasSize(1);
+
+        final List<AnomalyEvent> second = new CopyOnWriteArrayList<>();
+        Files.createDirectories(dir.resolve("rings"));
+        try (CollectorService s = CollectorService.start(config("", Map.of()), second::add))
+        {
+            final JsonNode list = Http.json(s.url() + "api/anomalies?state=open");
+            assertThat(list.get("count").asInt()).isEqualTo(1);
+            assertThat(list.get("items").get(0).get("kind").asText()).isEqualTo("SLOW_LINK");
+            assertThat(Http.json(s.url() + "api/health").get("journal").get("recoveredEntries").asLong()).isPositive();
+        }
+        assertThat(second).isEmpty();
+    }
+
+    @Test
+    void shouldRunTheSimulateCommandWithAFaultFromItsFlagsAndPrintTheDetection()
+    {
+        final ByteArrayOutputStream out = new ByteArrayOutputStream();
+        final int rc = Main.run(new PrintStream(out, true, StandardCharsets.UTF_8), new PrintStream(
+            new ByteArrayOutputStream()), "simulate", "--scenario", "clean-ring-2x4", "--fault",
+            "hang,rank=5,at=50ms", "--set", "simulate.durationSeconds=1", "--port", "0", "--no-journal");
+        assertThat(rc).isZero();
+        final String text = out.toString(StandardCharsets.UTF_8);
+        assertThat(text).contains("flowscope: serving http://127.0.0.1:", "simulator clean-ring-2x4");
+        assertThat(text).containsPattern("OPENED +HANG +CRITICAL .*rank 5");
     }
 
     @Test
