@@ -105,7 +105,7 @@ public final class CollectorService implements AutoCloseable
         final Map<String, Object> h = new LinkedHashMap<>();
         final Snapshot s = drain.snapshot();
         final String jf = s.stats().journalFailure();
-        final String status = drain.crashed() != null || drain.finished() && drain.crashed() != null ? "DOWN" :
+        final String status = drain.crashed() != null ? "DOWN" :
             jf != null ? "DEGRADED" : "UP";
         h.put("status", status);
         h.put("ready", drain.isReady());

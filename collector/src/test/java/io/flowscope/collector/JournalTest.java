@@ -182,6 +182,26 @@ class JournalTest
     }
 
     @Test
+    void shouldDeleteCycleFilesOlderThanTheRetentionButNeverTheCurrentOne() throws Exception
+    {
+        try (JournalWriter w = new JournalWriter(dir, RollCycles.FAST_HOURLY, 0, 3_600_000L))
+        {
+            w.onHost(1);
+            final long now = System.currentTimeMillis() * 1_000_000L;
+            w.flush(now);
+            final Path current = JournalWriter.cycleFiles(dir).get(0);
+            final Path old = dir.resolve("20000101-00.cq4");
+            Files.write(old, new byte[4096]);
+            Files.setLastModifiedTime(old, java.nio.file.attribute.FileTime.fromMillis(946_684_800_000L));
+            Files.setLastModifiedTime(current, java.nio.file.attribute.FileTime.fromMillis(946_684_800_000L));
+            w.onHost(2);
+            w.flush(now + 2_000_000_000L); // housekeeping runs once a second of wall time
+            assertThat(old).doesNotExist();
+            assertThat(current).exists();
+        }
+    }
+
+    @Test
     void shouldRefuseADirectoryThatIsNotAJournalClearly()
     {
         final ByteArrayOutputStream err = new ByteArrayOutputStream();

@@ -163,6 +163,28 @@ class ServiceTest
     }
 
     @Test
+    void shouldSkipACorruptRingRecordCountItAndDrainTheRest() throws Exception
+    {
+        java.nio.file.Files.createDirectories(dir.resolve("rings"));
+        try (RingTraffic ring = new RingTraffic(dir.resolve("rings/flowscope-" + DEAD_PID + "-0.ring"), DEAD_PID,
+            io.flowscope.ring.RingDirectory.localHostname(), COMM, 5, 8))
+        {
+            final long t = ring.sendOp(6, 0, 200, 65536, 5_000_000_000L, 100_000);
+            ring.sendOp(7, 0, 200, 65536, t, 100_000);
+            // flip payload bits of a published record (the 10th): its checksum no longer matches
+            final int slot = ring.writer.slotOffset(0, 10);
+            ring.writer.buffer().putByte(slot + 40, (byte)(ring.writer.buffer().getByte(slot + 40) ^ 0x5A));
+        }
+        try (CollectorService s = CollectorService.start(config(Map.of()), e -> { }))
+        {
+            await().atMost(Duration.ofSeconds(30)).until(() -> link(s, 5, 7) != null);
+            await().atMost(Duration.ofSeconds(30)).until(() ->
+                Http.get(s.url() + "metrics").body().contains("flowscope_ring_corrupt_records_total 1\n"));
+            assertThat(link(s, 5, 6)).isNotNull();
+        }
+    }
+
+    @Test
     void shouldResumeFromItsJournalAfterARestartWithoutReadingTheRingAgain() throws Exception
     {
         java.nio.file.Files.createDirectories(dir.resolve("rings"));

@@ -226,6 +226,53 @@ class SimulatedServiceTest
     }
 
     @Test
+    void shouldPushTheAnomalyOnTheLiveStream() throws Exception
+    {
+        // a quarter of real time: the fault (100 ms simulated) shows ~0.4 s after the start
+        try (CollectorService s = CollectorService.start(config("default",
+            Map.of("simulate.speed", "0.25", "simulate.durationSeconds", "2", "journal.enabled", "false")), e -> { }))
+        {
+            final var client = java.net.http.HttpClient.newHttpClient();
+            final var response = client.send(java.net.http.HttpRequest.newBuilder(
+                java.net.URI.create(s.url() + "api/stream")).build(),
+                java.net.http.HttpResponse.BodyHandlers.ofLines());
+            assertThat(response.headers().firstValue("Content-Type")).hasValue("text/event-stream");
+            final java.util.Iterator<String> lines = response.body().iterator();
+            String event = null;
+            JsonNode anomaly = null;
+            boolean snapshot = false;
+            final long giveUp = System.nanoTime() + 120_000_000_000L; // snapshots keep coming: never blocks long
+            while (anomaly == null && System.nanoTime() < giveUp && lines.hasNext())
+            {
+                final String line = lines.next();
+                if (line.startsWith("event: "))
+                {
+                    event = line.substring(7);
+                }
+                else if (line.startsWith("data: "))
+                {
+                    final JsonNode data = Json.MAPPER.readTree(line.substring(6));
+                    if ("snapshot".equals(event))
+                    {
+                        snapshot = true;
+                        assertThat(data.has("heatmaps")).isTrue();
+                    }
+                    else if ("anomaly".equals(event))
+                    {
+                        anomaly = data;
+                    }
+                }
+            }
+            assertThat(snapshot).isTrue();
+            assertThat(anomaly).isNotNull();
+            assertThat(anomaly.get("type").asText()).isEqualTo("opened");
+            assertThat(anomaly.get("anomaly").get("kind").asText()).isEqualTo("SLOW_LINK");
+            assertThat(anomaly.get("anomaly").get("culprit").get("rank").asInt()).isEqualTo(3);
+            response.body().close();
+        }
+    }
+
+    @Test
     void shouldRefuseAnUnknownScenarioClearly()
     {
         final ByteArrayOutputStream err = new ByteArrayOutputStream();
