@@ -129,6 +129,14 @@ public record CollectorConfig(
             values.put(e.getKey(), e.getValue());
             origin.put(e.getKey(), "the command line");
         }
+        // a simulated run journals into a fresh directory unless one is configured: a new simulation starts its
+        // clock at 0 again, so it must not resume the journal of another run
+        if (!values.get("simulate.scenario").trim().isEmpty() && "default".equals(origin.get("journal.dir")))
+        {
+            values.put("journal.dir", Path.of(System.getProperty("java.io.tmpdir"), "flowscope-sim-journal",
+                java.time.LocalDateTime.now().format(java.time.format.DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss")) +
+                "-" + ProcessHandle.current().pid()).toString());
+        }
         final Parser p = new Parser(values, origin);
         final CollectorConfig c = new CollectorConfig(
             p.path("ring.dir"), p.longIn("ring.scanMs", 1, 60_000), p.bool("ring.deleteDrained"),

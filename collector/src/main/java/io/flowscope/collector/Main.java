@@ -194,16 +194,18 @@ public final class Main implements Callable<Integer>
             {
                 // shutting down already
             }
-            out.println("flowscope: stopping");
+            out.println("flowscope: stopping" + (config.journalEnabled() ? "; replay this run with: ./flowscope replay " +
+                config.journalDir() : ""));
             out.flush();
         }
         return 0;
     }
 
     @Command(name = "run", mixinStandardHelpOptions = true,
-        description = {"Run the collector service: discover and drain the rings of the ring directory on a",
-            "dedicated thread, journal the events (Chronicle Queue), run the window engine and the anomaly",
-            "detectors, serve the REST API, the live stream, Prometheus /metrics and the live page.",
+        description = {"Run the collector service (rings, or the simulator with --simulate).",
+            "Discovers and drains the rings of the ring directory on a",
+            "dedicated thread, journals the events (Chronicle Queue), runs the window engine and the anomaly",
+            "detectors, serves the REST API, the live stream, Prometheus /metrics and the live page.",
             "With --simulate: a simulated cluster with a fault injected feeds it instead of rings."})
     static final class Run implements Callable<Integer>
     {
@@ -232,9 +234,10 @@ public final class Main implements Callable<Integer>
     }
 
     @Command(name = "simulate", mixinStandardHelpOptions = true,
-        description = {"Run the service fed by the cluster simulator (no GPUs needed): a scenario of nodes,",
-            "GPUs, channels and message size, with faults injected at given times. Open the printed URL to",
-            "watch the detection live."})
+        description = {"Run the service fed by the cluster simulator, with faults injected.",
+            "No GPUs needed: a scenario of nodes, GPUs, channels and message size, with faults injected at",
+            "given times (built-in scenarios: " + "clean-ring-2x4, slow-link-ring-2x4-50, hang-ring-2x4; " +
+            "default: slow-link-ring-2x4-50). Open the printed URL to watch the detection live."})
     static final class Simulate implements Callable<Integer>
     {
         @CommandLine.Mixin
@@ -275,9 +278,9 @@ public final class Main implements Callable<Integer>
     }
 
     @Command(name = "replay", mixinStandardHelpOptions = true,
-        description = {"Run the service's engines over a recorded journal as fast as they go, and print the",
-            "anomalies they find (the same the live run found), optionally exporting a time range as a",
-            "Chrome / Perfetto trace."})
+        description = {"Replay a journal through the engines, faster than real time; print the anomalies.",
+            "The same window engine and anomaly stage as the live service, so the same anomalies as the",
+            "live run; a progress bar on stderr; --trace exports the range as Chrome / Perfetto trace JSON."})
     static final class Replay implements Callable<Integer>
     {
         @Parameters(index = "0", paramLabel = "JOURNAL", description = "The journal directory.")
