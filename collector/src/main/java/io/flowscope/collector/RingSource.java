@@ -25,6 +25,12 @@ public final class RingSource implements Source
 
     public RingSource(final Path dir, final long scanMs, final boolean deleteDrained)
     {
+        if (!java.nio.file.Files.isDirectory(dir))
+        {
+            org.slf4j.LoggerFactory.getLogger(RingSource.class).warn(
+                "ring directory {} does not exist (yet): waiting for producers (the plugin creates it; its " +
+                "FLOWSCOPE_RING_DIR must match ring.dir); ./flowscope demo runs a simulated cluster instead", dir);
+        }
         this.directory = RingDirectory.builder(dir)
             .scanInterval(scanMs, TimeUnit.MILLISECONDS)
             .deleteDrained(deleteDrained)
