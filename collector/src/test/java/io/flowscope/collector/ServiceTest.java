@@ -77,6 +77,16 @@ class ServiceTest
                 ring.sendOp(2, 1, 300, 65536, t, 100_000);
                 await().atMost(Duration.ofSeconds(30)).until(() -> link(s, 0, 2) != null);
 
+                // a second process comes (its ring is discovered and drained) and goes (its pid is gone: detached)
+                try (RingTraffic other = new RingTraffic(dir.resolve("rings/flowscope-" + DEAD_PID + "-0.ring"),
+                    DEAD_PID, io.flowscope.ring.RingDirectory.localHostname(), COMM, 3, 4))
+                {
+                    other.sendOp(0, 0, 300, 65536, t, 100_000);
+                }
+                await().atMost(Duration.ofSeconds(30)).until(() -> link(s, 3, 0) != null);
+                await().atMost(Duration.ofSeconds(30)).until(() ->
+                    Http.json(s.url() + "api/health").get("ringsAttached").asInt() == 1);
+
                 final JsonNode health = Http.json(s.url() + "api/health");
                 assertThat(health.get("status").asText()).isEqualTo("UP");
                 assertThat(health.get("ringsAttached").asInt()).isEqualTo(1);
@@ -88,11 +98,11 @@ class ServiceTest
                     "flowscope_journal_bytes ", "flowscope_ring_corrupt_records_total 0",
                     "flowscope_link_bandwidth_bytes_per_second{comm=\"0xc0ffee\",rank=\"0\",peer=\"2\",direction=\"send\"}");
                 final JsonNode heat = Http.json(s.url() + "api/heatmap").get("heatmaps").get(0);
-                assertThat(heat.get("ranks").toString()).isEqualTo("[0,1,2]");
+                assertThat(heat.get("ranks").toString()).isEqualTo("[0,1,2,3]");
                 assertThat(Http.get(s.url()).body()).contains("id=\"heatmap\"");
-                // the live page in a real headless chromium draws the 3-rank heatmap and a series
+                // the live page in a real headless chromium draws the 4-rank heatmap and a series
                 final String dom = LivePageTest.checkPage(s, dir, "live-page-rings.png", false);
-                assertThat(dom).contains("data-ranks=\"3\"");
+                assertThat(dom).contains("data-ranks=\"4\"");
             }
         }
         assertThat(JournalWriter.cycleFiles(dir.resolve("journal"))).isNotEmpty();

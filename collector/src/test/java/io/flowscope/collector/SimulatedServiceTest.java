@@ -91,6 +91,15 @@ class SimulatedServiceTest
         assertThat(replayed).isEqualTo(live);
         assertThat(r.corruptDocuments()).isZero();
 
+        // a time range before the fault (injected at 100 ms) finds nothing; one over it finds the same opening
+        final Replay.Result before = Replay.run(dir.resolve("journal"), config("", Map.of()), Long.MIN_VALUE,
+            90_000_000L, null, null, d -> { });
+        assertThat(before.events()).isEmpty();
+        final Replay.Result over = Replay.run(dir.resolve("journal"), config("", Map.of()), Long.MIN_VALUE,
+            200_000_000L, null, null, d -> { });
+        assertThat(over.events()).isNotEmpty();
+        assertThat(key(over.events().get(0))).isEqualTo(live.get(0));
+
         // and through the command, with a trace export
         final ByteArrayOutputStream out = new ByteArrayOutputStream();
         final ByteArrayOutputStream err = new ByteArrayOutputStream();
