@@ -1,0 +1,141 @@
+package io.flowscope.anomaly;
+
+/** The anomaly engine's thresholds, fixed at construction. Times are event-time ns. Defaults in the README. */
+public final class AnomalyConfig
+{
+    int windowPeriods = 5;
+    int minLinks = 4;
+    int minWindowSteps = 4;
+    double slowLinkFraction = 0.2;
+    double madK = 4.0;
+    int openAfter = 3;
+    int resolveAfter = 10;
+    double slowNodeMinNs = 50_000;
+    double slowNodeRatio = 3.0;
+    long hangThresholdNs = 20_000_000L;
+    long nicStallNs = 2_000_000L;
+    double congestionOutstandingRatio = 2.0;
+    long staleNs = 100_000_000L;
+
+    /** Periods in each link's and rank's sliding window (default 5: 5 ms at 1 ms periods). */
+    public AnomalyConfig windowPeriods(final int n)
+    {
+        if (n < 1 || n > 64)
+        {
+            throw new IllegalArgumentException("windowPeriods must be 1..64, was " + n);
+        }
+        windowPeriods = n;
+        return this;
+    }
+
+    /** Links (or ranks) with data a communicator needs before its median means anything (default 4). */
+    public AnomalyConfig minLinks(final int n)
+    {
+        minLinks = Math.max(3, n);
+        return this;
+    }
+
+    /** Completed steps a link's window needs before it is judged (default 4). */
+    public AnomalyConfig minWindowSteps(final int n)
+    {
+        minWindowSteps = Math.max(1, n);
+        return this;
+    }
+
+    /**
+     * A link is slow when its transfer rate is below the communicator median by more than this fraction and by
+     * more than {@link #madK} robust deviations (default 0.2).
+     */
+    public AnomalyConfig slowLinkFraction(final double f)
+    {
+        if (f <= 0 || f >= 1)
+        {
+            throw new IllegalArgumentException("slowLinkFraction must be in (0, 1), was " + f);
+        }
+        slowLinkFraction = f;
+        return this;
+    }
+
+    /** Robust deviations (1.4826 × MAD) an outlier must be away from the median (default 4). */
+    public AnomalyConfig madK(final double k)
+    {
+        madK = k;
+        return this;
+    }
+
+    /** Consecutive bad evaluations (host periods) before an anomaly opens (default 3). */
+    public AnomalyConfig openAfter(final int n)
+    {
+        openAfter = Math.max(1, n);
+        return this;
+    }
+
+    /** Consecutive good evaluations before an open anomaly resolves (default 10). */
+    public AnomalyConfig resolveAfter(final int n)
+    {
+        resolveAfter = Math.max(1, n);
+        return this;
+    }
+
+    /** A rank is slow when the wait it causes per step exceeds the median by this much (default 50 µs)... */
+    public AnomalyConfig slowNodeMinNs(final double ns)
+    {
+        slowNodeMinNs = ns;
+        return this;
+    }
+
+    /** ... and by this factor of the median (default 3). */
+    public AnomalyConfig slowNodeRatio(final double r)
+    {
+        slowNodeRatio = r;
+        return this;
+    }
+
+    /** A receive with work outstanding and no completion this long is stalled; a stalled comm is a hang (20 ms). */
+    public AnomalyConfig hangThresholdNs(final long ns)
+    {
+        if (ns <= 0)
+        {
+            throw new IllegalArgumentException("hangThresholdNs must be > 0, was " + ns);
+        }
+        hangThresholdNs = ns;
+        return this;
+    }
+
+    /** A NIC device whose QPs have work outstanding and no completion this long is stalled (default 2 ms). */
+    public AnomalyConfig nicStallNs(final long ns)
+    {
+        nicStallNs = ns;
+        return this;
+    }
+
+    /** Congestion needs outstanding bytes this many times the pre-onset level (default 2). */
+    public AnomalyConfig congestionOutstandingRatio(final double r)
+    {
+        congestionOutstandingRatio = r;
+        return this;
+    }
+
+    /** A link or rank with no data for this long is left out of its communicator's statistics (100 ms). */
+    public AnomalyConfig staleNs(final long ns)
+    {
+        staleNs = ns;
+        return this;
+    }
+
+    public long hangThresholdNs()
+    {
+        return hangThresholdNs;
+    }
+
+    @Override
+    public String toString()
+    {
+        return "AnomalyConfig{windowPeriods=" + windowPeriods + ", minLinks=" + minLinks + ", minWindowSteps="
+            + minWindowSteps + ", slowLinkFraction=" + slowLinkFraction + ", madK=" + madK + ", openAfter="
+            + openAfter + ", resolveAfter=" + resolveAfter + ", slowNodeMinNs=" + slowNodeMinNs
+            + ", slowNodeRatio=" + slowNodeRatio + ", hangThresholdNs=" + hangThresholdNs + ", nicStallNs="
+            + nicStallNs + ", congestionOutstandingRatio=" + congestionOutstandingRatio + ", staleNs=" + staleNs
+            + '}';
+    }
+}

@@ -1,0 +1,249 @@
+package io.flowscope.sim;
+
+import io.flowscope.window.TelemetryListener;
+
+import java.util.Arrays;
+
+/**
+ * The simulator's pending events in parallel primitive arrays (no object per event), sorted once per
+ * collective by (simulated time, insertion order) and replayed into a {@link TelemetryListener}.
+ */
+final class EventBuffer
+{
+    static final byte OP_START = 1;
+    static final byte OP_STOP = 2;
+    static final byte STEP_START = 3;
+    static final byte STEP_STATE = 4;
+    static final byte STEP_STOP = 5;
+    static final byte QP_START = 6;
+    static final byte QP_STOP = 7;
+    static final byte COLL_START = 8;
+    static final byte COLL_STOP = 9;
+    static final byte KCH_START = 10;
+    static final byte KCH_STOP = 11;
+
+    /** Insertion index bits of the sort key: 2^23 events per batch; times below 2^40 ns. */
+    private static final int SEQ_BITS = 23;
+    static final int MAX_EVENTS = 1 << SEQ_BITS;
+    static final long MAX_TIME = 1L << 40;
+
+    private int size;
+    private int next;
+    private long[] order = new long[0];
+    private long[] t = new long[1024];
+    private byte[] type = new byte[1024];
+    private int[] node = new int[1024];
+    private long[] k1 = new long[1024];
+    private long[] k2 = new long[1024];
+    private long[] k3 = new long[1024];
+    private long[] k4 = new long[1024];
+    private int[] i1 = new int[1024];
+    private int[] i2 = new int[1024];
+    private int[] i3 = new int[1024];
+    private int[] i4 = new int[1024];
+    private int[] i5 = new int[1024];
+    private int[] i6 = new int[1024];
+
+    boolean hasNext()
+    {
+        return next < size;
+    }
+
+    long nextTime()
+    {
+        return t[(int)(order[next] & (MAX_EVENTS - 1))];
+    }
+
+    int nextNode()
+    {
+        return node[(int)(order[next] & (MAX_EVENTS - 1))];
+    }
+
+    void clear()
+    {
+        size = 0;
+        next = 0;
+    }
+
+    int size()
+    {
+        return size;
+    }
+
+    /** Sorts the batch by time (ties in insertion order); call once after adding a batch to an empty buffer. */
+    void sort()
+    {
+        if (order.length < size)
+        {
+            order = new long[t.length];
+        }
+        for (int i = 0; i < size; i++)
+        {
+            order[i] = (t[i] << SEQ_BITS) | i;
+        }
+        Arrays.sort(order, 0, size);
+        next = 0;
+    }
+
+    private int add(final long time, final byte ty, final int n)
+    {
+        if (time < 0 || time >= MAX_TIME)
+        {
+            throw new IllegalStateException("simulated time out of range: " + time);
+        }
+        if (size == t.length)
+        {
+            if (size == MAX_EVENTS)
+            {
+                throw new IllegalStateException("more than " + MAX_EVENTS + " events in one collective: shrink it");
+            }
+            grow(Math.min(MAX_EVENTS, size * 2));
+        }
+        final int i = size++;
+        t[i] = time;
+        type[i] = ty;
+        node[i] = n;
+        return i;
+    }
+
+    private void grow(final int n)
+    {
+        t = Arrays.copyOf(t, n);
+        type = Arrays.copyOf(type, n);
+        node = Arrays.copyOf(node, n);
+        k1 = Arrays.copyOf(k1, n);
+        k2 = Arrays.copyOf(k2, n);
+        k3 = Arrays.copyOf(k3, n);
+        k4 = Arrays.copyOf(k4, n);
+        i1 = Arrays.copyOf(i1, n);
+        i2 = Arrays.copyOf(i2, n);
+        i3 = Arrays.copyOf(i3, n);
+        i4 = Arrays.copyOf(i4, n);
+        i5 = Arrays.copyOf(i5, n);
+        i6 = Arrays.copyOf(i6, n);
+    }
+
+    void opStart(final long time, final int n, final long opKey, final long comm, final int rank, final int peer,
+        final int channel, final boolean isSend)
+    {
+        final int i = add(time, OP_START, n);
+        k1[i] = opKey;
+        k2[i] = comm;
+        i1[i] = rank;
+        i2[i] = peer;
+        i3[i] = channel;
+        i4[i] = isSend ? 1 : 0;
+    }
+
+    void key(final long time, final byte ty, final int n, final long key)
+    {
+        final int i = add(time, ty, n);
+        k1[i] = key;
+    }
+
+    void stepStart(final long time, final int n, final long stepKey, final long opKey, final int step)
+    {
+        final int i = add(time, STEP_START, n);
+        k1[i] = stepKey;
+        k2[i] = opKey;
+        i1[i] = step;
+    }
+
+    void stepState(final long time, final int n, final long stepKey, final int state, final long transSize)
+    {
+        final int i = add(time, STEP_STATE, n);
+        k1[i] = stepKey;
+        i1[i] = state;
+        k3[i] = transSize;
+    }
+
+    void qpStart(final long time, final int n, final long wrKey, final int device, final long qpNum,
+        final int opcode, final long length)
+    {
+        final int i = add(time, QP_START, n);
+        k1[i] = wrKey;
+        i1[i] = device;
+        k2[i] = qpNum;
+        i2[i] = opcode;
+        k3[i] = length;
+    }
+
+    void collStart(final long time, final int n, final long collKey, final long comm, final int rank,
+        final int nranks, final int func, final int algo, final int proto, final long count, final int nChannels,
+        final long seq)
+    {
+        final int i = add(time, COLL_START, n);
+        k1[i] = collKey;
+        k2[i] = comm;
+        i1[i] = rank;
+        i2[i] = nranks;
+        i3[i] = func;
+        i4[i] = algo;
+        i5[i] = proto;
+        k3[i] = count;
+        i6[i] = nChannels;
+        k4[i] = seq;
+    }
+
+    void kernelChStart(final long time, final int n, final long chKey, final long collKey, final int channel,
+        final long pTimer)
+    {
+        final int i = add(time, KCH_START, n);
+        k1[i] = chKey;
+        k2[i] = collKey;
+        i1[i] = channel;
+        k3[i] = pTimer;
+    }
+
+    void kernelChStop(final long time, final int n, final long chKey, final long pTimer)
+    {
+        final int i = add(time, KCH_STOP, n);
+        k1[i] = chKey;
+        k3[i] = pTimer;
+    }
+
+    /** Emits the next event; host times are simulated time + {@code hostOffset[node]}. */
+    void emitNext(final TelemetryListener out, final long[] hostOffset)
+    {
+        final int i = (int)(order[next++] & (MAX_EVENTS - 1));
+        final long time = t[i] + hostOffset[node[i]];
+        switch (type[i])
+        {
+            case OP_START:
+                out.onProxyOpStart(k1[i], k2[i], i1[i], i2[i], i3[i], i4[i] == 1, time);
+                break;
+            case OP_STOP:
+                out.onProxyOpStop(k1[i], time);
+                break;
+            case STEP_START:
+                out.onProxyStepStart(k1[i], k2[i], i1[i], time);
+                break;
+            case STEP_STATE:
+                out.onProxyStepState(k1[i], i1[i], k3[i], time);
+                break;
+            case STEP_STOP:
+                out.onProxyStepStop(k1[i], time);
+                break;
+            case QP_START:
+                out.onQpStart(k1[i], i1[i], k2[i], i2[i], k3[i], time);
+                break;
+            case QP_STOP:
+                out.onQpStop(k1[i], time);
+                break;
+            case COLL_START:
+                out.onCollStart(k1[i], k2[i], i1[i], i2[i], i3[i], i4[i], i5[i], k3[i], 4, i6[i], k4[i], time);
+                break;
+            case COLL_STOP:
+                out.onCollStop(k1[i], time);
+                break;
+            case KCH_START:
+                out.onKernelChStart(k1[i], k2[i], i1[i], k3[i], time);
+                break;
+            case KCH_STOP:
+                out.onKernelChStop(k1[i], k3[i], time);
+                break;
+            default:
+                throw new IllegalStateException("event type " + type[i]);
+        }
+    }
+}

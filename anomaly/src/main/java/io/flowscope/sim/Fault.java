@@ -1,0 +1,35 @@
+package io.flowscope.sim;
+
+import io.flowscope.anomaly.AnomalyKind;
+
+/**
+ * One injected fault of a {@link Scenario} (simulated time, ns from the start of the run).
+ *
+ * @param kind       {@link AnomalyKind#SLOW_LINK} (rank → peer at {@code fraction} of its bandwidth),
+ *                   {@link AnomalyKind#SLOW_NODE} (rank's GPU work × {@code 1 / fraction}),
+ *                   {@link AnomalyKind#CONGESTION} (links into {@code node}'s NIC {@code device} drop to
+ *                   {@code fraction} of their bandwidth, ramping in and out, queues building),
+ *                   {@link AnomalyKind#NIC_STALL} (NIC {@code device} of {@code node} stops completing; its QPs
+ *                   move to the next device after {@code failoverNs}),
+ *                   {@link AnomalyKind#HANG} (rank stops progressing)
+ * @param rank       the culprit rank (SLOW_LINK, SLOW_NODE, HANG); -1 otherwise
+ * @param peer       the receiving rank of a slow link; -1 otherwise
+ * @param node       the culprit node (CONGESTION, NIC_STALL); -1 otherwise
+ * @param device     the NIC device (CONGESTION, NIC_STALL); -1 otherwise
+ * @param fraction   the remaining fraction of bandwidth or GPU speed, in (0, 1]
+ * @param atNs       onset, simulated ns
+ * @param durationNs how long it lasts; -1 = until the end of the run
+ */
+public record Fault(AnomalyKind kind, int rank, int peer, int node, int device, double fraction, long atNs,
+    long durationNs)
+{
+    public long endNs()
+    {
+        return durationNs < 0 ? Long.MAX_VALUE : atNs + durationNs;
+    }
+
+    public boolean activeAt(final long simNs)
+    {
+        return simNs >= atNs && simNs < endNs();
+    }
+}

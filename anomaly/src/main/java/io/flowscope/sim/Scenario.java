@@ -1,0 +1,597 @@
+package io.flowscope.sim;
+
+import io.flowscope.anomaly.AnomalyKind;
+
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+
+/**
+ * What the {@link ClusterSimulator} runs: cluster shape, workload, link and GPU speeds, noise and faults.
+ * Immutable; build with {@link #builder()}, {@link #parse(String)} (compact CLI spec) or
+ * {@link #builtIn(String)} (the labelled suite).
+ * <p>
+ * Spec syntax: comma-separated {@code key=value}; {@code fault=KIND} starts a fault and the fault keys after it
+ * belong to it (several faults allowed). Sizes take K/M/G (binary) suffixes, times ns/us/ms/s.
+ * <pre>
+ *   nodes=4,gpus=8,channels=4,size=8M,seed=1,algo=ring,duration=400ms,fault=slow-link,rank=3,peer=4,fraction=0.5,at=200ms
+ * </pre>
+ * Scenario keys: name, nodes, gpus, channels, size, seed, duration, algo (ring | tree | sendrecv | mixed),
+ * bw (bytes/s per link direction, default 25e9), latency, step (max step bytes, default 512K), nics (NIC
+ * devices per node, default = gpus), gap (mean idle gap between collectives), jitter (relative timing noise),
+ * bursty (true: message sizes vary ×¼..×2), offsets (true: hosts get unrelated clock offsets), failover (NIC
+ * failover delay). Fault kinds: slow-link (rank, peer, fraction), slow-gpu (rank, fraction = remaining speed),
+ * congestion (node, device, fraction, for), nic-down (node, device, for), hang (rank); each with at and
+ * optional for (duration).
+ */
+public final class Scenario
+{
+    public static final String ALGO_RING = "ring";
+    public static final String ALGO_TREE = "tree";
+    public static final String ALGO_SENDRECV = "sendrecv";
+    public static final String ALGO_MIXED = "mixed";
+
+    private final String name;
+    private final int nodes;
+    private final int gpus;
+    private final int channels;
+    private final long sizeBytes;
+    private final long seed;
+    private final long durationNs;
+    private final String algo;
+    private final double linkBytesPerSecond;
+    private final long latencyNs;
+    private final long stepBytes;
+    private final int nicsPerNode;
+    private final long gapNs;
+    private final double jitter;
+    private final boolean bursty;
+    private final boolean clockOffsets;
+    private final long failoverNs;
+    private final double gpuBytesPerSecond;
+    private final List<Fault> faults;
+
+    private Scenario(final Builder b)
+    {
+        name = b.name;
+        nodes = b.nodes;
+        gpus = b.gpus;
+        channels = b.channels;
+        sizeBytes = b.sizeBytes;
+        seed = b.seed;
+        durationNs = b.durationNs;
+        algo = b.algo;
+        linkBytesPerSecond = b.linkBytesPerSecond;
+        latencyNs = b.latencyNs;
+        stepBytes = b.stepBytes;
+        nicsPerNode = b.nicsPerNode <= 0 ? b.gpus : b.nicsPerNode;
+        gapNs = b.gapNs;
+        jitter = b.jitter;
+        bursty = b.bursty;
+        clockOffsets = b.clockOffsets;
+        failoverNs = b.failoverNs;
+        gpuBytesPerSecond = b.gpuBytesPerSecond;
+        faults = Collections.unmodifiableList(new ArrayList<>(b.faults));
+        validate();
+    }
+
+    private void validate()
+    {
+        if (nodes < 1 || gpus < 1 || nodes * gpus < 2)
+        {
+            throw new IllegalArgumentException("need at least 2 ranks: nodes=" + nodes + ", gpus=" + gpus);
+        }
+        if (channels < 1 || channels > 64)
+        {
+            throw new IllegalArgumentException("channels must be 1..64, was " + channels);
+        }
+        if (sizeBytes < 1024)
+        {
+            throw new IllegalArgumentException("size must be >= 1K, was " + sizeBytes);
+        }
+        if (!List.of(ALGO_RING, ALGO_TREE, ALGO_SENDRECV, ALGO_MIXED).contains(algo))
+        {
+            throw new IllegalArgumentException("algo must be ring, tree, sendrecv or mixed, was " + algo);
+        }
+        if (nicsPerNode > gpus)
+        {
+            throw new IllegalArgumentException("nics must be <= gpus, was " + nicsPerNode);
+        }
+        final int ranks = nodes * gpus;
+        for (final Fault f : faults)
+        {
+            if (f.fraction() <= 0 || f.fraction() > 1)
+            {
+                throw new IllegalArgumentException("fault fraction must be in (0, 1]: " + f);
+            }
+            switch (f.kind())
+            {
+                case SLOW_LINK:
+                    if (f.peer() < 0 || f.peer() >= ranks || f.peer() == f.rank())
+                    {
+                        throw new IllegalArgumentException("slow-link needs a peer rank other than rank: " + f);
+                    }
+                    // fall through
+                case SLOW_NODE:
+                case HANG:
+                    if (f.rank() < 0 || f.rank() >= ranks)
+                    {
+                        throw new IllegalArgumentException("fault rank must be 0.." + (ranks - 1) + ": " + f);
+                    }
+                    break;
+                default:
+                    if (f.node() < 0 || f.node() >= nodes || f.device() < 0 || f.device() >= nicsPerNode)
+                    {
+                        throw new IllegalArgumentException("fault needs node 0.." + (nodes - 1) + " and device 0.."
+                            + (nicsPerNode - 1) + ": " + f);
+                    }
+            }
+        }
+    }
+
+    public static Builder builder()
+    {
+        return new Builder();
+    }
+
+    public Builder toBuilder()
+    {
+        final Builder b = new Builder();
+        b.name = name;
+        b.nodes = nodes;
+        b.gpus = gpus;
+        b.channels = channels;
+        b.sizeBytes = sizeBytes;
+        b.seed = seed;
+        b.durationNs = durationNs;
+        b.algo = algo;
+        b.linkBytesPerSecond = linkBytesPerSecond;
+        b.latencyNs = latencyNs;
+        b.stepBytes = stepBytes;
+        b.nicsPerNode = nicsPerNode;
+        b.gapNs = gapNs;
+        b.jitter = jitter;
+        b.bursty = bursty;
+        b.clockOffsets = clockOffsets;
+        b.failoverNs = failoverNs;
+        b.gpuBytesPerSecond = gpuBytesPerSecond;
+        b.faults.addAll(faults);
+        return b;
+    }
+
+    public String name()
+    {
+        return name;
+    }
+
+    public int nodes()
+    {
+        return nodes;
+    }
+
+    public int gpusPerNode()
+    {
+        return gpus;
+    }
+
+    public int ranks()
+    {
+        return nodes * gpus;
+    }
+
+    public int channels()
+    {
+        return channels;
+    }
+
+    public long sizeBytes()
+    {
+        return sizeBytes;
+    }
+
+    public long seed()
+    {
+        return seed;
+    }
+
+    public long durationNs()
+    {
+        return durationNs;
+    }
+
+    public String algo()
+    {
+        return algo;
+    }
+
+    public double linkBytesPerSecond()
+    {
+        return linkBytesPerSecond;
+    }
+
+    public long latencyNs()
+    {
+        return latencyNs;
+    }
+
+    public long stepBytes()
+    {
+        return stepBytes;
+    }
+
+    public int nicsPerNode()
+    {
+        return nicsPerNode;
+    }
+
+    public long gapNs()
+    {
+        return gapNs;
+    }
+
+    public double jitter()
+    {
+        return jitter;
+    }
+
+    public boolean bursty()
+    {
+        return bursty;
+    }
+
+    public boolean clockOffsets()
+    {
+        return clockOffsets;
+    }
+
+    public long failoverNs()
+    {
+        return failoverNs;
+    }
+
+    public double gpuBytesPerSecond()
+    {
+        return gpuBytesPerSecond;
+    }
+
+    public List<Fault> faults()
+    {
+        return faults;
+    }
+
+    /** The node of a rank (ranks are node-major: rank = node × gpus + local GPU). */
+    public int nodeOf(final int rank)
+    {
+        return rank / gpus;
+    }
+
+    /** The spec that {@link #parse} reads back to an equal scenario. */
+    public String toSpec()
+    {
+        final StringBuilder sb = new StringBuilder();
+        sb.append("name=").append(name).append(",nodes=").append(nodes).append(",gpus=").append(gpus)
+            .append(",channels=").append(channels).append(",size=").append(sizeBytes).append(",seed=").append(seed)
+            .append(",duration=").append(durationNs).append(",algo=").append(algo)
+            .append(",bw=").append((long)linkBytesPerSecond).append(",latency=").append(latencyNs)
+            .append(",step=").append(stepBytes).append(",nics=").append(nicsPerNode).append(",gap=").append(gapNs)
+            .append(",jitter=").append(jitter).append(",bursty=").append(bursty).append(",offsets=")
+            .append(clockOffsets).append(",failover=").append(failoverNs).append(",gpubw=")
+            .append((long)gpuBytesPerSecond);
+        for (final Fault f : faults)
+        {
+            sb.append(",fault=").append(faultName(f.kind()));
+            if (f.rank() >= 0)
+            {
+                sb.append(",rank=").append(f.rank());
+            }
+            if (f.peer() >= 0)
+            {
+                sb.append(",peer=").append(f.peer());
+            }
+            if (f.node() >= 0)
+            {
+                sb.append(",node=").append(f.node()).append(",device=").append(f.device());
+            }
+            sb.append(",fraction=").append(f.fraction()).append(",at=").append(f.atNs());
+            if (f.durationNs() >= 0)
+            {
+                sb.append(",for=").append(f.durationNs());
+            }
+        }
+        return sb.toString();
+    }
+
+    @Override
+    public String toString()
+    {
+        return toSpec();
+    }
+
+    static String faultName(final AnomalyKind kind)
+    {
+        switch (kind)
+        {
+            case SLOW_LINK: return "slow-link";
+            case SLOW_NODE: return "slow-gpu";
+            case CONGESTION: return "congestion";
+            case NIC_STALL: return "nic-down";
+            default: return "hang";
+        }
+    }
+
+    static AnomalyKind faultKind(final String name)
+    {
+        switch (name.toLowerCase(Locale.ROOT))
+        {
+            case "slow-link": return AnomalyKind.SLOW_LINK;
+            case "slow-gpu":
+            case "slow-node": return AnomalyKind.SLOW_NODE;
+            case "congestion": return AnomalyKind.CONGESTION;
+            case "nic-down":
+            case "nic-stall": return AnomalyKind.NIC_STALL;
+            case "hang": return AnomalyKind.HANG;
+            default:
+                throw new IllegalArgumentException(
+                    "unknown fault '" + name + "' (slow-link, slow-gpu, congestion, nic-down, hang)");
+        }
+    }
+
+    /** Reads the compact spec (see the class comment); unknown keys are errors. */
+    public static Scenario parse(final String spec)
+    {
+        final Builder b = builder();
+        FaultBuilder fault = null;
+        for (final String part : spec.split(","))
+        {
+            final String item = part.trim();
+            if (item.isEmpty())
+            {
+                continue;
+            }
+            final int eq = item.indexOf('=');
+            if (eq <= 0)
+            {
+                throw new IllegalArgumentException("expected key=value, got '" + item + "' in: " + spec);
+            }
+            final String key = item.substring(0, eq).trim().toLowerCase(Locale.ROOT);
+            final String value = item.substring(eq + 1).trim();
+            try
+            {
+                if ("fault".equals(key))
+                {
+                    if (fault != null)
+                    {
+                        b.fault(fault.build());
+                    }
+                    fault = new FaultBuilder(faultKind(value));
+                    continue;
+                }
+                if (fault != null && fault.set(key, value))
+                {
+                    continue;
+                }
+                b.set(key, value);
+            }
+            catch (final NumberFormatException e)
+            {
+                throw new IllegalArgumentException("bad value for " + key + ": '" + value + "' in: " + spec, e);
+            }
+        }
+        if (fault != null)
+        {
+            b.fault(fault.build());
+        }
+        return b.build();
+    }
+
+    /** Bytes with an optional binary K/M/G suffix. */
+    static long parseSize(final String v)
+    {
+        final String s = v.toUpperCase(Locale.ROOT).replace("IB", "").replace("B", "");
+        final char last = s.charAt(s.length() - 1);
+        final long mul = last == 'K' ? 1L << 10 : last == 'M' ? 1L << 20 : last == 'G' ? 1L << 30 : 1;
+        final String num = mul == 1 ? s : s.substring(0, s.length() - 1);
+        return (long)(Double.parseDouble(num) * mul);
+    }
+
+    /** Nanoseconds with an optional ns / us / ms / s suffix (plain numbers are ns). */
+    static long parseTime(final String v)
+    {
+        final String s = v.toLowerCase(Locale.ROOT);
+        final long mul;
+        final String num;
+        if (s.endsWith("ns"))
+        {
+            mul = 1;
+            num = s.substring(0, s.length() - 2);
+        }
+        else if (s.endsWith("us"))
+        {
+            mul = 1_000;
+            num = s.substring(0, s.length() - 2);
+        }
+        else if (s.endsWith("ms"))
+        {
+            mul = 1_000_000;
+            num = s.substring(0, s.length() - 2);
+        }
+        else if (s.endsWith("s"))
+        {
+            mul = 1_000_000_000;
+            num = s.substring(0, s.length() - 1);
+        }
+        else
+        {
+            mul = 1;
+            num = s;
+        }
+        return Math.round(Double.parseDouble(num) * mul);
+    }
+
+    private static final class FaultBuilder
+    {
+        final AnomalyKind kind;
+        int rank = -1;
+        int peer = -1;
+        int node = -1;
+        int device = -1;
+        double fraction = 1.0;
+        long atNs;
+        long durationNs = -1;
+
+        FaultBuilder(final AnomalyKind kind)
+        {
+            this.kind = kind;
+            if (kind == AnomalyKind.SLOW_LINK || kind == AnomalyKind.CONGESTION)
+            {
+                fraction = 0.5;
+            }
+            else if (kind == AnomalyKind.SLOW_NODE)
+            {
+                fraction = 0.5;
+            }
+        }
+
+        boolean set(final String key, final String value)
+        {
+            switch (key)
+            {
+                case "rank": rank = Integer.parseInt(value); return true;
+                case "peer": peer = Integer.parseInt(value); return true;
+                case "node": node = Integer.parseInt(value); return true;
+                case "device": device = Integer.parseInt(value); return true;
+                case "fraction": fraction = Double.parseDouble(value); return true;
+                case "at": atNs = parseTime(value); return true;
+                case "for": durationNs = parseTime(value); return true;
+                default: return false;
+            }
+        }
+
+        Fault build()
+        {
+            int p = peer;
+            int d = device;
+            if (kind == AnomalyKind.SLOW_LINK && p < 0)
+            {
+                p = rank + 1;
+            }
+            if ((kind == AnomalyKind.CONGESTION || kind == AnomalyKind.NIC_STALL) && d < 0)
+            {
+                d = 0;
+            }
+            return new Fault(kind, rank, p, node, d, fraction, atNs, durationNs);
+        }
+    }
+
+    /** Builds a {@link Scenario}; defaults: 2 nodes × 4 GPUs, 2 channels, 8 MiB ring AllReduce, 300 ms. */
+    public static final class Builder
+    {
+        String name = "custom";
+        int nodes = 2;
+        int gpus = 4;
+        int channels = 2;
+        long sizeBytes = 8L << 20;
+        long seed = 1;
+        long durationNs = 300_000_000L;
+        String algo = ALGO_RING;
+        double linkBytesPerSecond = 25e9;
+        long latencyNs = 2_000;
+        long stepBytes = 512L << 10;
+        int nicsPerNode = -1;
+        long gapNs = 200_000;
+        double jitter = 0.05;
+        boolean bursty;
+        boolean clockOffsets;
+        long failoverNs = 10_000_000L;
+        double gpuBytesPerSecond = 200e9;
+        final List<Fault> faults = new ArrayList<>();
+
+        private Builder()
+        {
+        }
+
+        void set(final String key, final String value)
+        {
+            switch (key)
+            {
+                case "name": name = value; break;
+                case "nodes": nodes = Integer.parseInt(value); break;
+                case "gpus": gpus = Integer.parseInt(value); break;
+                case "channels": channels = Integer.parseInt(value); break;
+                case "size": sizeBytes = parseSize(value); break;
+                case "seed": seed = Long.parseLong(value); break;
+                case "duration": durationNs = parseTime(value); break;
+                case "algo": algo = value.toLowerCase(Locale.ROOT); break;
+                case "bw": linkBytesPerSecond = Double.parseDouble(value); break;
+                case "gpubw": gpuBytesPerSecond = Double.parseDouble(value); break;
+                case "latency": latencyNs = parseTime(value); break;
+                case "step": stepBytes = parseSize(value); break;
+                case "nics": nicsPerNode = Integer.parseInt(value); break;
+                case "gap": gapNs = parseTime(value); break;
+                case "jitter": jitter = Double.parseDouble(value); break;
+                case "bursty": bursty = Boolean.parseBoolean(value); break;
+                case "offsets": clockOffsets = Boolean.parseBoolean(value); break;
+                case "failover": failoverNs = parseTime(value); break;
+                default:
+                    throw new IllegalArgumentException("unknown scenario key '" + key + "'");
+            }
+        }
+
+        public Builder name(final String v) { name = v; return this; }
+        public Builder nodes(final int v) { nodes = v; return this; }
+        public Builder gpusPerNode(final int v) { gpus = v; return this; }
+        public Builder channels(final int v) { channels = v; return this; }
+        public Builder sizeBytes(final long v) { sizeBytes = v; return this; }
+        public Builder seed(final long v) { seed = v; return this; }
+        public Builder durationNs(final long v) { durationNs = v; return this; }
+        public Builder algo(final String v) { algo = v; return this; }
+        public Builder linkBytesPerSecond(final double v) { linkBytesPerSecond = v; return this; }
+        public Builder gpuBytesPerSecond(final double v) { gpuBytesPerSecond = v; return this; }
+        public Builder latencyNs(final long v) { latencyNs = v; return this; }
+        public Builder stepBytes(final long v) { stepBytes = v; return this; }
+        public Builder nicsPerNode(final int v) { nicsPerNode = v; return this; }
+        public Builder gapNs(final long v) { gapNs = v; return this; }
+        public Builder jitter(final double v) { jitter = v; return this; }
+        public Builder bursty(final boolean v) { bursty = v; return this; }
+        public Builder clockOffsets(final boolean v) { clockOffsets = v; return this; }
+        public Builder failoverNs(final long v) { failoverNs = v; return this; }
+        public Builder fault(final Fault f) { faults.add(f); return this; }
+
+        public Scenario build()
+        {
+            return new Scenario(this);
+        }
+    }
+
+    // The labelled suite.
+
+    private static final Map<String, String> BUILT_IN = new LinkedHashMap<>();
+
+    static
+    {
+        BUILT_IN.put("clean-ring-2x4", "nodes=2,gpus=4,channels=2,size=8M,seed=11");
+        BUILT_IN.put("slow-link-ring-2x4-50", "nodes=2,gpus=4,channels=2,size=8M,seed=12,"
+            + "fault=slow-link,rank=3,peer=4,fraction=0.5,at=100ms");
+        BUILT_IN.put("hang-ring-2x4", "nodes=2,gpus=4,channels=2,size=8M,seed=13,fault=hang,rank=5,at=120ms");
+    }
+
+    /** The names of the labelled suite, in a stable order. */
+    public static List<String> builtInNames()
+    {
+        return List.copyOf(BUILT_IN.keySet());
+    }
+
+    /** One scenario of the labelled suite by name. */
+    public static Scenario builtIn(final String name)
+    {
+        final String spec = BUILT_IN.get(name);
+        if (spec == null)
+        {
+            throw new IllegalArgumentException("no built-in scenario '" + name + "'; known: " + BUILT_IN.keySet());
+        }
+        return parse("name=" + name + "," + spec);
+    }
+}

@@ -1,0 +1,75 @@
+package io.flowscope.anomaly;
+
+import io.flowscope.sim.GroundTruth;
+import io.flowscope.sim.Scenario;
+import io.flowscope.sim.SimulatedRun;
+import org.junit.jupiter.api.Test;
+
+import java.util.List;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** Simulator → window engine → anomaly engine on single scenarios. */
+class EndToEndTest
+{
+    @Test
+    void aFaultFreeRingRunRaisesNoAnomaly()
+    {
+        final SimulatedRun run = new SimulatedRun(Scenario.parse("nodes=2,gpus=4,channels=2,size=8M,seed=21,"
+            + "duration=200ms"), new AnomalyConfig()).run();
+
+        assertThat(run.simulator().eventsEmitted()).isGreaterThan(100_000);
+        assertThat(run.events()).isEmpty();
+    }
+
+    @Test
+    void aSlowLinkIsNamedBySenderAndReceiverWithinFiftyMillisecondsOfOnset()
+    {
+        final SimulatedRun run = new SimulatedRun(Scenario.parse("nodes=2,gpus=4,channels=2,size=8M,seed=22,"
+            + "duration=200ms,fault=slow-link,rank=3,peer=4,fraction=0.6,at=100ms"), new AnomalyConfig()).run();
+
+        final GroundTruth truth = run.simulator().groundTruth().get(0);
+        final List<Anomaly> opened = run.opened();
+        assertThat(opened).hasSize(1);
+        final Anomaly a = opened.get(0);
+        assertThat(a.kind()).isEqualTo(AnomalyKind.SLOW_LINK);
+        assertThat(a.culprit().hostId()).isEqualTo(truth.hostId());
+        assertThat(a.culprit().rank()).isEqualTo(3);
+        assertThat(a.culprit().peer()).isEqualTo(4);
+        assertThat(a.detectedNs() - truth.onsetNs()).isBetween(0L, 50_000_000L);
+        assertThat(a.evidence().get("fractionOfMedian")).isLessThan(0.8);
+    }
+
+    @Test
+    void aHangNamesTheHungRankWithinTwiceTheThresholdEvenWithoutEvents()
+    {
+        final AnomalyConfig config = new AnomalyConfig();
+        final SimulatedRun run = new SimulatedRun(Scenario.parse("nodes=2,gpus=4,channels=2,size=8M,seed=23,"
+            + "duration=200ms,fault=hang,rank=5,at=100ms"), config).run();
+
+        final GroundTruth truth = run.simulator().groundTruth().get(0);
+        final List<Anomaly> opened = run.opened();
+        assertThat(opened).hasSize(1);
+        final Anomaly a = opened.get(0);
+        assertThat(a.kind()).isEqualTo(AnomalyKind.HANG);
+        assertThat(a.culprit().rank()).isEqualTo(5);
+        assertThat(a.culprit().hostId()).isEqualTo(truth.hostId());
+        assertThat(a.culprit().peer()).isEqualTo(6);
+        assertThat(a.detectedNs() - truth.onsetNs()).isBetween(0L, 2 * config.hangThresholdNs());
+        assertThat(run.engine().openAnomalies()).extracting(Anomaly::kind).containsExactly(AnomalyKind.HANG);
+    }
+
+    @Test
+    void theSameScenarioTwiceGivesEqualAnomalies()
+    {
+        final Scenario s = Scenario.parse("nodes=2,gpus=4,channels=2,size=4M,seed=24,duration=150ms,"
+            + "fault=slow-link,rank=1,peer=2,fraction=0.5,at=60ms");
+
+        final SimulatedRun first = new SimulatedRun(s, new AnomalyConfig()).run();
+        final SimulatedRun second = new SimulatedRun(s, new AnomalyConfig()).run();
+
+        assertThat(first.events()).isNotEmpty();
+        assertThat(second.events()).isEqualTo(first.events());
+        assertThat(second.simulator().eventsEmitted()).isEqualTo(first.simulator().eventsEmitted());
+    }
+}

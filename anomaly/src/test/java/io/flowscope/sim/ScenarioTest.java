@@ -1,0 +1,50 @@
+package io.flowscope.sim;
+
+import io.flowscope.anomaly.AnomalyKind;
+import org.junit.jupiter.api.Test;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+class ScenarioTest
+{
+    @Test
+    void theCompactSpecSetsShapeSizesAndFaults()
+    {
+        final Scenario s = Scenario.parse(
+            "nodes=4,gpus=8,channels=4,size=8M,seed=1,fault=slow-link,rank=3,peer=4,fraction=0.5,at=200ms");
+
+        assertThat(s.ranks()).isEqualTo(32);
+        assertThat(s.channels()).isEqualTo(4);
+        assertThat(s.sizeBytes()).isEqualTo(8L << 20);
+        assertThat(s.faults()).containsExactly(new Fault(AnomalyKind.SLOW_LINK, 3, 4, -1, -1, 0.5, 200_000_000L, -1));
+    }
+
+    @Test
+    void aSpecReadsBackFromItsOwnPrintout()
+    {
+        final Scenario s = Scenario.parse("name=x,nodes=3,gpus=2,algo=tree,size=1M,duration=50ms,bursty=true,"
+            + "fault=congestion,node=1,device=0,fraction=0.4,at=10ms,for=20ms,fault=hang,rank=2,at=30ms");
+
+        assertThat(Scenario.parse(s.toSpec()).toSpec()).isEqualTo(s.toSpec());
+        assertThat(s.faults()).hasSize(2);
+    }
+
+    @Test
+    void unknownKeysAndBadFaultsAreRejectedWithTheOffendingText()
+    {
+        assertThatThrownBy(() -> Scenario.parse("nodes=2,colour=blue")).hasMessageContaining("colour");
+        assertThatThrownBy(() -> Scenario.parse("nodes=2,gpus=2,fault=hang,rank=9")).hasMessageContaining("rank");
+        assertThatThrownBy(() -> Scenario.parse("fault=melt")).hasMessageContaining("melt");
+    }
+
+    @Test
+    void everyBuiltInScenarioParses()
+    {
+        assertThat(Scenario.builtInNames()).isNotEmpty();
+        for (final String name : Scenario.builtInNames())
+        {
+            assertThat(Scenario.builtIn(name).name()).isEqualTo(name);
+        }
+    }
+}

@@ -1,0 +1,171 @@
+package io.flowscope.collector;
+
+import java.util.Locale;
+import java.util.Set;
+
+import io.flowscope.anomaly.Anomaly;
+import io.vertx.core.MultiMap;
+
+/**
+ * The filters of the REST API, parsed and validated: {@code from}, {@code to} (event time, ns), {@code comm}
+ * (0x-hex or decimal communicator hash), {@code rank}, {@code peer}, {@code direction} (send|recv),
+ * {@code state} (open|resolved|all, anomalies), {@code limit}. A bad or unknown parameter is a
+ * {@link BadRequest} whose message is the reason given with the 400.
+ */
+public record ApiQuery(long from, long to, Long comm, Integer rank, Integer peer, String direction, String state,
+    int limit)
+{
+    public static final class BadRequest extends RuntimeException
+    {
+        private static final long serialVersionUID = 1L;
+
+        public BadRequest(final String message)
+        {
+            super(message);
+        }
+    }
+
+    static final Set<String> KNOWN = Set.of("from", "to", "comm", "rank", "peer", "direction", "state", "limit");
+
+    public static ApiQuery parse(final MultiMap params)
+    {
+        for (final String name : params.names())
+        {
+            if (!KNOWN.contains(name))
+            {
+                throw new BadRequest("unknown query parameter '" + name + "' (known: comm, direction, from, limit, " +
+                    "peer, rank, state, to)");
+            }
+            if (params.getAll(name).size() > 1)
+            {
+                throw new BadRequest("query parameter '" + name + "' given more than once");
+            }
+        }
+        final long from = longParam(params, "from", Long.MIN_VALUE);
+        final long to = longParam(params, "to", Long.MAX_VALUE);
+        if (from > to)
+        {
+            throw new BadRequest("from (" + from + ") is after to (" + to + ")");
+        }
+        final String commText = params.get("comm");
+        Long comm = null;
+        if (commText != null)
+        {
+            try
+            {
+                comm = commText.startsWith("0x") || commText.startsWith("0X") ?
+                    Long.parseUnsignedLong(commText.substring(2), 16) : Long.parseUnsignedLong(commText);
+            }
+            catch (final NumberFormatException e)
+            {
+                throw new BadRequest("comm must be a communicator hash, 0x-hex or decimal (got '" + commText + "')");
+            }
+        }
+        final Integer rank = intParam(params, "rank");
+        final Integer peer = intParam(params, "peer");
+        final String direction = params.get("direction");
+        if (direction != null && !direction.equals("send") && !direction.equals("recv"))
+        {
+            throw new BadRequest("direction must be send or recv (got '" + direction + "')");
+        }
+        final String state = params.get("state") == null ? "all" : params.get("state").toLowerCase(Locale.ROOT);
+        if (!state.equals("all") && !state.equals("open") && !state.equals("resolved"))
+        {
+            throw new BadRequest("state must be open, resolved or all (got '" + params.get("state") + "')");
+        }
+        final Integer limit = intParam(params, "limit");
+        if (limit != null && (limit < 1 || limit > 100_000))
+        {
+            throw new BadRequest("limit must be in 1..100000 (got " + limit + ")");
+        }
+        return new ApiQuery(from, to, comm, rank, peer, direction, state, limit == null ? 10_000 : limit);
+    }
+
+    private static long longParam(final MultiMap params, final String name, final long dflt)
+    {
+        final String v = params.get(name);
+        if (v == null)
+        {
+            return dflt;
+        }
+        try
+        {
+            return Long.parseLong(v);
+        }
+        catch (final NumberFormatException e)
+        {
+            throw new BadRequest(name + " must be an event time in ns, an integer (got '" + v + "')");
+        }
+    }
+
+    private static Integer intParam(final MultiMap params, final String name)
+    {
+        final String v = params.get(name);
+        if (v == null)
+        {
+            return null;
+        }
+        final int x;
+        try
+        {
+            x = Integer.parseInt(v);
+        }
+        catch (final NumberFormatException e)
+        {
+            throw new BadRequest(name + " must be an integer (got '" + v + "')");
+        }
+        if (x < 0)
+        {
+            throw new BadRequest(name + " must be >= 0 (got " + x + ")");
+        }
+        return x;
+    }
+
+    public boolean matches(final FlowRow r)
+    {
+        if (r.periodEndNs() < from || r.periodStartNs() > to)
+        {
+            return false;
+        }
+        if (comm != null && !r.comm().equals(FlowRow.hex(comm)))
+        {
+            return false;
+        }
+        if (rank != null && r.rank() != rank)
+        {
+            return false;
+        }
+        if (peer != null && r.peer() != peer)
+        {
+            return false;
+        }
+        return direction == null || direction.equals(r.direction());
+    }
+
+    public boolean matches(final Anomaly a)
+    {
+        final long end = a.isOpen() ? Long.MAX_VALUE : a.resolvedNs();
+        if (end < from || a.startNs() > to)
+        {
+            return false;
+        }
+        if (comm != null && a.culprit().commHash() != comm)
+        {
+            return false;
+        }
+        if (rank != null && a.culprit().rank() != rank && a.culprit().peer() != rank)
+        {
+            return false;
+        }
+        if (peer != null && a.culprit().peer() != peer)
+        {
+            return false;
+        }
+        return switch (state)
+        {
+            case "open" -> a.isOpen();
+            case "resolved" -> !a.isOpen();
+            default -> true;
+        };
+    }
+}

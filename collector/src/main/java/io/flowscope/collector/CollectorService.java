@@ -1,0 +1,158 @@
+package io.flowscope.collector;
+
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
+
+import io.vertx.core.Vertx;
+import io.vertx.core.VertxOptions;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The running service: a Vert.x instance with the {@link HttpVerticle}, and the {@link DrainLoop} on its own
+ * thread. Started from an immutable {@link CollectorConfig}; {@link #close()} stops both and waits.
+ */
+public final class CollectorService implements AutoCloseable
+{
+    private static final Logger LOG = LoggerFactory.getLogger(CollectorService.class);
+
+    private final CollectorConfig config;
+    private final Vertx vertx;
+    private final HttpVerticle http;
+    private final DrainLoop drain;
+    private final String sourceDescription;
+
+    private CollectorService(final CollectorConfig config, final Vertx vertx, final HttpVerticle http,
+        final DrainLoop drain)
+    {
+        this.config = config;
+        this.vertx = vertx;
+        this.http = http;
+        this.drain = drain;
+        this.sourceDescription = drain.sourceDescription();
+    }
+
+    public String sourceDescription()
+    {
+        return sourceDescription;
+    }
+
+    /** The source the configuration asks for: the simulator when {@code simulate.scenario} is set, else rings. */
+    public static Source sourceOf(final CollectorConfig config)
+    {
+        if (!config.simulateScenario().isEmpty())
+        {
+            try
+            {
+                return new SimulatorSource(config.simulateScenario(), config.simulateSpeed(),
+                    config.simulateDurationSeconds());
+            }
+            catch (final IllegalArgumentException e)
+            {
+                throw new CollectorConfig.ConfigException("config: simulate.scenario = '" +
+                    config.simulateScenario() + "': " + e.getMessage());
+            }
+        }
+        return new RingSource(config.ringDir(), config.ringScanMs(), config.ringDeleteDrained());
+    }
+
+    public static CollectorService start(final CollectorConfig config, final Consumer<AnomalyEvent> console)
+        throws Exception
+    {
+        return start(config, sourceOf(config), console);
+    }
+
+    public static CollectorService start(final CollectorConfig config, final Source source,
+        final Consumer<AnomalyEvent> console) throws Exception
+    {
+        LOG.info("configuration: {}", config);
+        final Vertx vertx = Vertx.vertx(new VertxOptions().setEventLoopPoolSize(1).setWorkerPoolSize(2));
+        final DrainLoop[] drainRef = new DrainLoop[1];
+        final HttpVerticle http = new HttpVerticle(config.httpHost(), config.httpPort(), config.publishIntervalMs(),
+            () -> drainRef[0].snapshot(), () -> health(config, drainRef[0]));
+        final DrainLoop drain = new DrainLoop(config, source, AnomalyStages::create, e ->
+        {
+            http.publish(e);
+            console.accept(e);
+        });
+        drainRef[0] = drain;
+        try
+        {
+            vertx.deployVerticle(http).await(30, TimeUnit.SECONDS);
+        }
+        catch (final Exception e)
+        {
+            source.close();
+            vertx.close().await(30, TimeUnit.SECONDS);
+            throw new IllegalStateException("cannot serve HTTP on " + config.httpHost() + ":" + config.httpPort() +
+                ": " + e.getMessage(), e);
+        }
+        drain.start();
+        if (!drain.awaitReady(5, TimeUnit.MINUTES))
+        {
+            final CollectorService s = new CollectorService(config, vertx, http, drain);
+            final Throwable t = drain.crashed();
+            s.close();
+            throw new IllegalStateException("the drain loop did not start: " + t, t);
+        }
+        return new CollectorService(config, vertx, http, drain);
+    }
+
+    static Map<String, Object> health(final CollectorConfig config, final DrainLoop drain)
+    {
+        final Map<String, Object> h = new LinkedHashMap<>();
+        final Snapshot s = drain.snapshot();
+        final String jf = s.stats().journalFailure();
+        final String status = drain.crashed() != null ? "DOWN" :
+            jf != null ? "DEGRADED" : "UP";
+        h.put("status", status);
+        h.put("ready", drain.isReady());
+        h.put("source", s.stats().source());
+        h.put("drainLoopLagMs", System.currentTimeMillis() - drain.lastIterationMs());
+        h.put("eventsTotal", s.stats().eventsTotal());
+        h.put("ringsAttached", s.stats().ringsAttached());
+        final Map<String, Object> j = new LinkedHashMap<>();
+        j.put("enabled", config.journalEnabled());
+        j.put("dir", config.journalDir().toString());
+        j.put("bytes", s.stats().journalBytes());
+        j.put("maxBytes", config.journalMaxBytes());
+        j.put("failure", jf);
+        j.put("recoveredEntries", drain.recoveredEntries());
+        h.put("journal", j);
+        if (drain.crashed() != null)
+        {
+            h.put("error", drain.crashed().toString());
+        }
+        return h;
+    }
+
+    public int port()
+    {
+        return http.actualPort();
+    }
+
+    public String url()
+    {
+        return "http://" + config.httpHost() + ":" + port() + "/";
+    }
+
+    public DrainLoop drain()
+    {
+        return drain;
+    }
+
+    @Override
+    public void close() throws Exception
+    {
+        try
+        {
+            drain.stop();
+        }
+        finally
+        {
+            vertx.close().await(30, TimeUnit.SECONDS);
+        }
+    }
+}

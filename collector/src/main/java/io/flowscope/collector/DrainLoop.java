@@ -1,0 +1,263 @@
+package io.flowscope.collector;
+
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.locks.LockSupport;
+import java.util.function.Consumer;
+import java.util.function.Function;
+
+import io.flowscope.anomaly.AnomalySink;
+import io.flowscope.anomaly.AnomalyStage;
+import io.flowscope.collector.journal.JournalReader;
+import io.flowscope.collector.journal.JournalWriter;
+import io.flowscope.window.WindowEngine;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The service's dedicated drain thread (not a Vert.x event loop): opens the journal, catches up on what an earlier
+ * run journaled (the engines' state is rebuilt; anomalies it had announced are not announced again), then loops:
+ * poll the source into the {@link Pipeline}, end the batch (journal write, anomaly stage clock), publish a
+ * {@link Snapshot} every {@code publish.intervalMs}. Everything the engines own stays on this thread; the HTTP side
+ * reads the latest snapshot and receives anomaly events through {@code anomalyListener} (which must hand them over,
+ * e.g. {@code Context.runOnContext}).
+ */
+public final class DrainLoop
+{
+    private static final Logger LOG = LoggerFactory.getLogger(DrainLoop.class);
+
+    private final CollectorConfig config;
+    private final Source source;
+    private final Function<AnomalySink, AnomalyStage> stageFactory;
+    private final Consumer<AnomalyEvent> anomalyListener;
+    private final AtomicReference<Snapshot> snapshot = new AtomicReference<>(Snapshot.empty());
+    private final CountDownLatch ready = new CountDownLatch(1);
+    private final CountDownLatch stopped = new CountDownLatch(1);
+    private volatile boolean running = true;
+    private volatile boolean isReady;
+    private volatile String journalFailure;
+    private volatile long lastIterationMs = System.currentTimeMillis();
+    private volatile Throwable crashed;
+    private volatile long recoveredEntries;
+    private Thread thread;
+
+    public DrainLoop(final CollectorConfig config, final Source source,
+        final Function<AnomalySink, AnomalyStage> stageFactory, final Consumer<AnomalyEvent> anomalyListener)
+    {
+        this.config = config;
+        this.source = source;
+        this.stageFactory = stageFactory;
+        this.anomalyListener = anomalyListener;
+    }
+
+    public void start()
+    {
+        thread = new Thread(this::run, "flowscope-drain");
+        thread.setDaemon(true);
+        thread.start();
+    }
+
+    /** Waits until the journal is caught up and draining started (or the loop died). */
+    public boolean awaitReady(final long timeout, final TimeUnit unit) throws InterruptedException
+    {
+        return ready.await(timeout, unit) && isReady;
+    }
+
+    public Snapshot snapshot()
+    {
+        return snapshot.get();
+    }
+
+    public boolean isReady()
+    {
+        return isReady;
+    }
+
+    /** Null while alive; the error that ended the loop otherwise. */
+    public Throwable crashed()
+    {
+        return crashed;
+    }
+
+    public long lastIterationMs()
+    {
+        return lastIterationMs;
+    }
+
+    public String sourceDescription()
+    {
+        return source.describe();
+    }
+
+    public long recoveredEntries()
+    {
+        return recoveredEntries;
+    }
+
+    public boolean finished()
+    {
+        return stopped.getCount() == 0;
+    }
+
+    public void stop() throws InterruptedException
+    {
+        running = false;
+        if (thread != null)
+        {
+            thread.join(TimeUnit.SECONDS.toMillis(30));
+        }
+    }
+
+    private void run()
+    {
+        JournalWriter journal = null;
+        try
+        {
+            final Pipeline pipeline = new Pipeline(Pipeline.windowConfig(config), stageFactory, anomalyListener);
+            if (config.journalEnabled())
+            {
+                if (!JournalWriter.cycleFiles(config.journalDir()).isEmpty())
+                {
+                    catchUp(pipeline);
+                }
+                try
+                {
+                    journal = new JournalWriter(config.journalDir(), config.journalRollCycle(),
+                        config.journalMaxBytes(), TimeUnit.HOURS.toMillis(config.journalRetentionHours()));
+                    pipeline.journal(journal);
+                    if (source instanceof RingSource rings)
+                    {
+                        rings.journal(journal);
+                    }
+                    if (source instanceof SimulatorSource sim)
+                    {
+                        journal.source(sim.describe());
+                    }
+                }
+                catch (final RuntimeException e)
+                {
+                    journalFailure = "journal could not be opened in " + config.journalDir() + ": " + e.getMessage();
+                    LOG.error("{}; serving live data without a journal", journalFailure);
+                }
+            }
+            isReady = true;
+            ready.countDown();
+            loop(pipeline, journal);
+        }
+        catch (final Throwable t)
+        {
+            crashed = t;
+            LOG.error("drain loop failed", t);
+        }
+        finally
+        {
+            ready.countDown();
+            try
+            {
+                source.close();
+            }
+            finally
+            {
+                if (journal != null)
+                {
+                    try
+                    {
+                        journal.close();
+                    }
+                    catch (final RuntimeException e)
+                    {
+                        LOG.warn("journal close: {}", e.toString());
+                    }
+                }
+                stopped.countDown();
+            }
+        }
+    }
+
+    private void catchUp(final Pipeline pipeline)
+    {
+        pipeline.beginCatchUp();
+        try (JournalReader reader = new JournalReader(config.journalDir()))
+        {
+            final JournalReader.Meta meta = new JournalReader.Meta()
+            {
+                @Override
+                public void onAnomaly(final long id, final boolean opened, final String summary)
+                {
+                    if (opened)
+                    {
+                        pipeline.announcedBefore(id);
+                    }
+                }
+            };
+            while (running && reader.read(pipeline, meta, 256) > 0)
+            {
+                pipeline.endBatch(System.currentTimeMillis() * 1_000_000L);
+            }
+            recoveredEntries = reader.entries();
+            LOG.info("journal {}: caught up on {} entries of an earlier run ({} corrupt documents skipped)",
+                config.journalDir(), reader.entries(), reader.corruptDocuments());
+        }
+        catch (final RuntimeException e)
+        {
+            LOG.warn("journal {}: could not be read back ({}); starting from the rings' current state",
+                config.journalDir(), e.toString());
+        }
+        pipeline.endCatchUp();
+    }
+
+    private void loop(final Pipeline pipeline, final JournalWriter journal)
+    {
+        final long intervalNs = TimeUnit.MILLISECONDS.toNanos(config.publishIntervalMs());
+        long nextPublish = System.nanoTime();
+        long lastEvents = 0;
+        long lastPublishNs = System.nanoTime();
+        int idle = 0;
+        while (running && !source.finished())
+        {
+            final int n = source.poll(pipeline);
+            final long nowMono = System.nanoTime();
+            pipeline.endBatch(System.currentTimeMillis() * 1_000_000L);
+            lastIterationMs = System.currentTimeMillis();
+            if (nowMono - nextPublish >= 0)
+            {
+                final double rate = (pipeline.events() - lastEvents) * 1e9 / Math.max(1, nowMono - lastPublishNs);
+                lastEvents = pipeline.events();
+                lastPublishNs = nowMono;
+                nextPublish = nowMono + intervalNs;
+                if (pipeline.lastEventNs() != Long.MIN_VALUE)
+                {
+                    pipeline.expireBefore(pipeline.lastEventNs() - TimeUnit.SECONDS.toNanos(30));
+                }
+                snapshot.set(pipeline.snapshot(System.currentTimeMillis(), stats(pipeline, journal, rate)));
+            }
+            if (n == 0)
+            {
+                idle++;
+                LockSupport.parkNanos(idle < 100 ? 20_000L : 200_000L);
+            }
+            else
+            {
+                idle = 0;
+            }
+        }
+        pipeline.finish();
+        pipeline.endBatch(System.currentTimeMillis() * 1_000_000L);
+        snapshot.set(pipeline.snapshot(System.currentTimeMillis(), stats(pipeline, journal, 0)));
+    }
+
+    private Stats stats(final Pipeline p, final JournalWriter journal, final double rate)
+    {
+        final Source.RingFigures rf = source.ringFigures();
+        final WindowEngine e = p.engine();
+        final long engineDrops = e.droppedStepTableFull() + e.droppedOpTableFull() + e.droppedFlowTableFull() +
+            e.droppedAggregateTableFull() + e.droppedCollectiveTableFull() + e.droppedHostTableFull();
+        final String jf = journal != null ? journal.failure() : journalFailure;
+        final long open = p.snapshotOpenCount();
+        return new Stats(p.events(), rate, rf.records(), rf.attached(), rf.corrupt(), rf.producerDrops(), rf.lag(),
+            engineDrops, journal != null ? journal.bytesOnDisk() : 0, journal != null ? journal.entriesWritten() : 0,
+            journal != null ? journal.entriesDropped() : 0, jf, System.currentTimeMillis() - lastIterationMs,
+            p.summaries(), open, source.describe());
+    }
+}

@@ -1,0 +1,166 @@
+package io.flowscope.collector;
+
+import java.io.IOException;
+import java.io.PrintStream;
+import java.io.UncheckedIOException;
+import java.util.LinkedHashMap;
+import java.util.Map;
+
+import io.flowscope.collector.journal.JournalReader;
+import io.flowscope.window.TelemetryListener;
+
+/** Prints a journal's entries as JSON lines ({@code flowscope inspect <journal>}): field names as in the format. */
+final class JournalJson implements TelemetryListener, JournalReader.Meta
+{
+    private final PrintStream out;
+    private long wallNs;
+    private long lines;
+    private final long limit;
+
+    JournalJson(final PrintStream out, final long limit)
+    {
+        this.out = out;
+        this.limit = limit;
+    }
+
+    long lines()
+    {
+        return lines;
+    }
+
+    private void emit(final String type, final Object... kv)
+    {
+        if (lines >= limit)
+        {
+            return;
+        }
+        final Map<String, Object> m = new LinkedHashMap<>();
+        m.put("type", type);
+        m.put("batchWallNs", wallNs);
+        for (int i = 0; i < kv.length; i += 2)
+        {
+            m.put((String)kv[i], kv[i + 1]);
+        }
+        try
+        {
+            out.println(Json.MAPPER.writeValueAsString(m));
+        }
+        catch (final IOException e)
+        {
+            throw new UncheckedIOException(e);
+        }
+        lines++;
+    }
+
+    @Override
+    public void onBatch(final long wallNs)
+    {
+        this.wallNs = wallNs;
+    }
+
+    @Override
+    public void onRingAttached(final long hostId, final int pid, final String hostname, final String path)
+    {
+        emit("ringAttached", "hostId", FlowRow.hex(hostId), "pid", pid, "hostname", hostname, "path", path);
+    }
+
+    @Override
+    public void onRingDetached(final int pid, final String path, final String reason)
+    {
+        emit("ringDetached", "pid", pid, "path", path, "reason", reason);
+    }
+
+    @Override
+    public void onAnomaly(final long id, final boolean opened, final String summary)
+    {
+        emit("anomaly", "id", FlowRow.hex(id), "state", opened ? "opened" : "resolved", "summary", summary);
+    }
+
+    @Override
+    public void onSource(final String spec)
+    {
+        emit("source", "spec", spec);
+    }
+
+    @Override
+    public void onHost(final long hostId)
+    {
+        emit("host", "hostId", FlowRow.hex(hostId));
+    }
+
+    @Override
+    public void onProxyOpStart(final long opKey, final long commHash, final int rank, final int peer,
+        final int channel, final boolean isSend, final long timeNs)
+    {
+        emit("proxyOpStart", "opKey", opKey, "commHash", FlowRow.hex(commHash), "rank", rank, "peer", peer,
+            "channel", channel, "isSend", isSend, "timeNs", timeNs);
+    }
+
+    @Override
+    public void onProxyOpStop(final long opKey, final long timeNs)
+    {
+        emit("proxyOpStop", "opKey", opKey, "timeNs", timeNs);
+    }
+
+    @Override
+    public void onProxyStepStart(final long stepKey, final long opKey, final int step, final long timeNs)
+    {
+        emit("proxyStepStart", "stepKey", stepKey, "opKey", opKey, "step", step, "timeNs", timeNs);
+    }
+
+    @Override
+    public void onProxyStepState(final long stepKey, final int state, final long transSize, final long timeNs)
+    {
+        emit("proxyStepState", "stepKey", stepKey, "state", state, "transSize", transSize, "timeNs", timeNs);
+    }
+
+    @Override
+    public void onProxyStepStop(final long stepKey, final long timeNs)
+    {
+        emit("proxyStepStop", "stepKey", stepKey, "timeNs", timeNs);
+    }
+
+    @Override
+    public void onQpStart(final long wrKey, final int device, final long qpNum, final int opcode, final long length,
+        final long timeNs)
+    {
+        emit("qpStart", "wrKey", wrKey, "device", device, "qpNum", qpNum, "opcode", opcode, "length", length,
+            "timeNs", timeNs);
+    }
+
+    @Override
+    public void onQpStop(final long wrKey, final long timeNs)
+    {
+        emit("qpStop", "wrKey", wrKey, "timeNs", timeNs);
+    }
+
+    @Override
+    public void onCollStart(final long collKey, final long commHash, final int rank, final int nranks, final int func,
+        final int algo, final int proto, final long count, final int datatypeSize, final int nChannels,
+        final long seqNumber, final long timeNs)
+    {
+        emit("collStart", "collKey", collKey, "commHash", FlowRow.hex(commHash), "rank", rank, "nranks", nranks,
+            "func", func, "algo", algo, "proto", proto, "count", count, "datatypeSize", datatypeSize,
+            "nChannels", nChannels, "seqNumber", seqNumber, "timeNs", timeNs);
+    }
+
+    @Override
+    public void onCollStop(final long collKey, final long timeNs)
+    {
+        emit("collStop", "collKey", collKey, "timeNs", timeNs);
+    }
+
+    @Override
+    public void onKernelChStart(final long chKey, final long collKey, final int channel, final long pTimerNs,
+        final long timeNs)
+    {
+        emit("kernelChStart", "chKey", chKey, "collKey", collKey, "channel", channel, "pTimerNs", pTimerNs,
+            "timeNs", timeNs);
+    }
+
+    @Override
+    public void onKernelChStop(final long chKey, final long pTimerNs, final long timeNs)
+    {
+        emit("kernelChStop", "chKey", chKey, "pTimerNs", pTimerNs, "timeNs", timeNs);
+    }
+}

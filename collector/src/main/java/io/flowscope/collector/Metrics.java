@@ -1,0 +1,88 @@
+package io.flowscope.collector;
+
+import io.flowscope.anomaly.Anomaly;
+
+/** Prometheus text exposition (version 0.0.4) of a {@link Snapshot}. */
+public final class Metrics
+{
+    private Metrics()
+    {
+    }
+
+    public static String render(final Snapshot s)
+    {
+        final Stats st = s.stats();
+        final StringBuilder b = new StringBuilder(4096);
+        counter(b, "flowscope_events_total", "Engine input events since start", st.eventsTotal());
+        gauge(b, "flowscope_ingest_events_per_second", "Engine input events per second over the last interval",
+            st.eventsPerSecond());
+        counter(b, "flowscope_ring_records_total", "Ring records handed to the engines", st.ringRecordsTotal());
+        gauge(b, "flowscope_rings_attached", "Rings attached now", st.ringsAttached());
+        counter(b, "flowscope_ring_corrupt_records_total", "Ring records skipped as corrupt (checksum, sequence)",
+            st.ringCorrupt());
+        counter(b, "flowscope_ring_producer_dropped_total", "Records the producers dropped (full, abandoned, contended)",
+            st.ringProducerDrops());
+        gauge(b, "flowscope_ring_lag_records", "Records published and not yet drained", st.ringLagRecords());
+        counter(b, "flowscope_engine_dropped_total", "Window-engine table-full drops", st.engineDrops());
+        gauge(b, "flowscope_drain_loop_lag_ms", "Age of the drain loop's last iteration at the snapshot",
+            st.drainLoopLagMs());
+        gauge(b, "flowscope_snapshot_age_ms", "Age of the snapshot served",
+            Math.max(0, System.currentTimeMillis() - s.wallMs()));
+        gauge(b, "flowscope_journal_bytes", "Journal size on disk", st.journalBytes());
+        counter(b, "flowscope_journal_entries_total", "Entries journaled", st.journalEntries());
+        counter(b, "flowscope_journal_dropped_total", "Entries not journaled (journal stopped)", st.journalDropped());
+        gauge(b, "flowscope_journal_up", "1 while the journal is written", st.journalFailure() == null ? 1 : 0);
+        counter(b, "flowscope_summaries_total", "Flow summaries emitted by the window engine", st.summariesTotal());
+        gauge(b, "flowscope_anomalies_open", "Anomalies open now", st.anomaliesOpen());
+        b.append("# HELP flowscope_anomaly_open An open anomaly (1) by kind and culprit\n");
+        b.append("# TYPE flowscope_anomaly_open gauge\n");
+        for (final Anomaly a : s.anomalies())
+        {
+            if (a.isOpen())
+            {
+                b.append("flowscope_anomaly_open{kind=\"").append(a.kind()).append("\",comm=\"")
+                    .append(FlowRow.hex(a.culprit().commHash())).append("\",rank=\"").append(a.culprit().rank())
+                    .append("\",peer=\"").append(a.culprit().peer()).append("\",severity=\"").append(a.severity())
+                    .append("\"} 1\n");
+            }
+        }
+        b.append("# HELP flowscope_link_bandwidth_bytes_per_second Link bandwidth over its latest period\n");
+        b.append("# TYPE flowscope_link_bandwidth_bytes_per_second gauge\n");
+        for (final FlowRow r : s.links())
+        {
+            b.append("flowscope_link_bandwidth_bytes_per_second{comm=\"").append(r.comm()).append("\",rank=\"")
+                .append(r.rank()).append("\",peer=\"").append(r.peer()).append("\",direction=\"").append(r.direction())
+                .append("\"} ").append(r.periodBandwidthBytesPerSecond()).append('\n');
+        }
+        b.append("# HELP flowscope_flow_bandwidth_bytes_per_second Flow bandwidth over its latest period\n");
+        b.append("# TYPE flowscope_flow_bandwidth_bytes_per_second gauge\n");
+        for (final FlowRow r : s.flows())
+        {
+            b.append("flowscope_flow_bandwidth_bytes_per_second{host=\"").append(r.host()).append("\",comm=\"")
+                .append(r.comm()).append("\",rank=\"").append(r.rank()).append("\",peer=\"").append(r.peer())
+                .append("\",channel=\"").append(r.channel()).append("\",direction=\"").append(r.direction())
+                .append("\"} ").append(r.periodBandwidthBytesPerSecond()).append('\n');
+        }
+        for (final FlowRow r : s.qps())
+        {
+            b.append("flowscope_qp_bandwidth_bytes_per_second{host=\"").append(r.host()).append("\",device=\"")
+                .append(r.device()).append("\",qp=\"").append(r.qpNum()).append("\"} ")
+                .append(r.periodBandwidthBytesPerSecond()).append('\n');
+        }
+        return b.toString();
+    }
+
+    private static void counter(final StringBuilder b, final String name, final String help, final long v)
+    {
+        b.append("# HELP ").append(name).append(' ').append(help).append('\n');
+        b.append("# TYPE ").append(name).append(" counter\n");
+        b.append(name).append(' ').append(v).append('\n');
+    }
+
+    private static void gauge(final StringBuilder b, final String name, final String help, final double v)
+    {
+        b.append("# HELP ").append(name).append(' ').append(help).append('\n');
+        b.append("# TYPE ").append(name).append(" gauge\n");
+        b.append(name).append(' ').append(v).append('\n');
+    }
+}

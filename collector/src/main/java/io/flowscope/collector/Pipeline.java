@@ -1,0 +1,452 @@
+package io.flowscope.collector;
+
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.function.Consumer;
+import java.util.function.Function;
+
+import io.flowscope.anomaly.Anomaly;
+import io.flowscope.anomaly.AnomalySink;
+import io.flowscope.anomaly.AnomalyStage;
+import io.flowscope.collector.journal.JournalWriter;
+import io.flowscope.window.CollectiveSink;
+import io.flowscope.window.CollectiveSummary;
+import io.flowscope.window.FlowSummarySink;
+import io.flowscope.window.FlowSummary;
+import io.flowscope.window.TelemetryListener;
+import io.flowscope.window.WindowConfig;
+import io.flowscope.window.WindowEngine;
+import org.agrona.collections.Long2LongHashMap;
+import org.agrona.collections.Long2ObjectHashMap;
+
+/**
+ * The engines, on one thread: input calls go to the journal (when one is attached), then the window engine;
+ * its flow and collective summaries go to the anomaly stage and to the latest-value tables; anomalies go to the
+ * listener (the live stream) and the journal. {@link #snapshot} copies what the HTTP side serves into an immutable
+ * {@link Snapshot}. Nothing here is shared: the drain thread owns it (or the replay command).
+ */
+public final class Pipeline implements TelemetryListener, AnomalySink
+{
+    private final WindowEngine engine;
+    private final AnomalyStage stage;
+    private JournalWriter journal;
+    private final Consumer<AnomalyEvent> anomalyListener;
+    private final Set<Long> announcedBefore = new HashSet<>();
+    private final Map<Long, Anomaly> anomalies = new LinkedHashMap<>();
+    private final List<AnomalyEvent> history = new ArrayList<>();
+    private final Long2ObjectHashMap<FlowSummary> latest = new Long2ObjectHashMap<>();
+    private final Long2LongHashMap hostTimes = new Long2LongHashMap(Long.MIN_VALUE);
+    private long currentHost;
+    private long currentTimeNs = Long.MIN_VALUE;
+    private long events;
+    private long summaries;
+    private long collectives;
+    private boolean anomaliesChanged = true;
+    private boolean catchingUp;
+    private FlowSummarySink summaryTap;
+    private CollectiveSink collectiveTap;
+    private List<Anomaly> anomalyList = List.of();
+
+    public Pipeline(final WindowConfig windowConfig, final Function<AnomalySink, AnomalyStage> stageFactory,
+        final Consumer<AnomalyEvent> anomalyListener)
+    {
+        this.stage = stageFactory.apply(this);
+        this.anomalyListener = anomalyListener;
+        this.engine = new WindowEngine(windowConfig, this::onFlowSummary, this::onCollectiveSummary);
+    }
+
+    /** The window configuration the service and replay use. */
+    public static WindowConfig windowConfig(final CollectorConfig c)
+    {
+        return new WindowConfig().periodNs(c.windowPeriodMs() * 1_000_000L).windowSize(c.windowSize())
+            .maxFlows(8192).maxOps(16_384).maxSteps(131_072).maxHosts(256);
+    }
+
+    /** Also hands every flow and collective summary to these (trace export); null for none. */
+    public void tap(final FlowSummarySink summaries, final CollectiveSink collectives)
+    {
+        this.summaryTap = summaries;
+        this.collectiveTap = collectives;
+    }
+
+    public void journal(final JournalWriter journal)
+    {
+        this.journal = journal;
+    }
+
+    /** Anomaly ids announced by an earlier run (from the journal): not announced again. */
+    public void announcedBefore(final long id)
+    {
+        announcedBefore.add(id);
+    }
+
+    public WindowEngine engine()
+    {
+        return engine;
+    }
+
+    public long events()
+    {
+        return events;
+    }
+
+    public long summaries()
+    {
+        return summaries;
+    }
+
+    public long collectives()
+    {
+        return collectives;
+    }
+
+    public long lastEventNs()
+    {
+        return currentTimeNs;
+    }
+
+    /** Anomalies open now. */
+    public long snapshotOpenCount()
+    {
+        long n = 0;
+        for (final Anomaly a : anomalies.values())
+        {
+            if (a.isOpen())
+            {
+                n++;
+            }
+        }
+        return n;
+    }
+
+    /** Every anomaly event so far, in order (replay prints these). */
+    public List<AnomalyEvent> history()
+    {
+        return history;
+    }
+
+    /** End of a drain batch: the journal writes it; the anomaly stage learns how far each host's time went. */
+    public void endBatch(final long wallNowNs)
+    {
+        if (journal != null)
+        {
+            journal.flush(wallNowNs);
+        }
+        hostTimes.forEach(stage::advanceTo);
+    }
+
+    /** End of input (replay): every host's period ends now. */
+    public void finish()
+    {
+        engine.flush();
+        hostTimes.forEach(stage::advanceTo);
+    }
+
+    private void time(final long t)
+    {
+        events++;
+        currentTimeNs = t;
+        hostTimes.put(currentHost, t);
+    }
+
+    // ---- input ----------------------------------------------------------------------------------------------
+
+    @Override
+    public void onHost(final long hostId)
+    {
+        currentHost = hostId;
+        if (journal != null)
+        {
+            journal.onHost(hostId);
+        }
+        engine.onHost(hostId);
+    }
+
+    @Override
+    public void onProxyOpStart(final long opKey, final long commHash, final int rank, final int peer,
+        final int channel, final boolean isSend, final long timeNs)
+    {
+        time(timeNs);
+        if (journal != null)
+        {
+            journal.onProxyOpStart(opKey, commHash, rank, peer, channel, isSend, timeNs);
+        }
+        engine.onProxyOpStart(opKey, commHash, rank, peer, channel, isSend, timeNs);
+    }
+
+    @Override
+    public void onProxyOpStop(final long opKey, final long timeNs)
+    {
+        time(timeNs);
+        if (journal != null)
+        {
+            journal.onProxyOpStop(opKey, timeNs);
+        }
+        engine.onProxyOpStop(opKey, timeNs);
+    }
+
+    @Override
+    public void onProxyStepStart(final long stepKey, final long opKey, final int step, final long timeNs)
+    {
+        time(timeNs);
+        if (journal != null)
+        {
+            journal.onProxyStepStart(stepKey, opKey, step, timeNs);
+        }
+        engine.onProxyStepStart(stepKey, opKey, step, timeNs);
+    }
+
+    @Override
+    public void onProxyStepState(final long stepKey, final int state, final long transSize, final long timeNs)
+    {
+        time(timeNs);
+        if (journal != null)
+        {
+            journal.onProxyStepState(stepKey, state, transSize, timeNs);
+        }
+        engine.onProxyStepState(stepKey, state, transSize, timeNs);
+    }
+
+    @Override
+    public void onProxyStepStop(final long stepKey, final long timeNs)
+    {
+        time(timeNs);
+        if (journal != null)
+        {
+            journal.onProxyStepStop(stepKey, timeNs);
+        }
+        engine.onProxyStepStop(stepKey, timeNs);
+    }
+
+    @Override
+    public void onQpStart(final long wrKey, final int device, final long qpNum, final int opcode, final long length,
+        final long timeNs)
+    {
+        time(timeNs);
+        if (journal != null)
+        {
+            journal.onQpStart(wrKey, device, qpNum, opcode, length, timeNs);
+        }
+        engine.onQpStart(wrKey, device, qpNum, opcode, length, timeNs);
+    }
+
+    @Override
+    public void onQpStop(final long wrKey, final long timeNs)
+    {
+        time(timeNs);
+        if (journal != null)
+        {
+            journal.onQpStop(wrKey, timeNs);
+        }
+        engine.onQpStop(wrKey, timeNs);
+    }
+
+    @Override
+    public void onCollStart(final long collKey, final long commHash, final int rank, final int nranks, final int func,
+        final int algo, final int proto, final long count, final int datatypeSize, final int nChannels,
+        final long seqNumber, final long timeNs)
+    {
+        time(timeNs);
+        if (journal != null)
+        {
+            journal.onCollStart(collKey, commHash, rank, nranks, func, algo, proto, count, datatypeSize, nChannels,
+                seqNumber, timeNs);
+        }
+        engine.onCollStart(collKey, commHash, rank, nranks, func, algo, proto, count, datatypeSize, nChannels,
+            seqNumber, timeNs);
+    }
+
+    @Override
+    public void onCollStop(final long collKey, final long timeNs)
+    {
+        time(timeNs);
+        if (journal != null)
+        {
+            journal.onCollStop(collKey, timeNs);
+        }
+        engine.onCollStop(collKey, timeNs);
+    }
+
+    @Override
+    public void onKernelChStart(final long chKey, final long collKey, final int channel, final long pTimerNs,
+        final long timeNs)
+    {
+        time(timeNs);
+        if (journal != null)
+        {
+            journal.onKernelChStart(chKey, collKey, channel, pTimerNs, timeNs);
+        }
+        engine.onKernelChStart(chKey, collKey, channel, pTimerNs, timeNs);
+    }
+
+    @Override
+    public void onKernelChStop(final long chKey, final long pTimerNs, final long timeNs)
+    {
+        time(timeNs);
+        if (journal != null)
+        {
+            journal.onKernelChStop(chKey, pTimerNs, timeNs);
+        }
+        engine.onKernelChStop(chKey, pTimerNs, timeNs);
+    }
+
+    // ---- window engine output -------------------------------------------------------------------------------
+
+    private void onFlowSummary(final FlowSummary s)
+    {
+        summaries++;
+        stage.onSummary(s);
+        if (summaryTap != null)
+        {
+            summaryTap.onSummary(s);
+        }
+        final long key = key(s);
+        FlowSummary copy = latest.get(key);
+        if (copy == null)
+        {
+            copy = new FlowSummary();
+            latest.put(key, copy);
+        }
+        copy.copyFrom(s);
+    }
+
+    private void onCollectiveSummary(final CollectiveSummary s)
+    {
+        collectives++;
+        stage.onCollective(s);
+        if (collectiveTap != null)
+        {
+            collectiveTap.onCollective(s);
+        }
+    }
+
+    static long key(final FlowSummary s)
+    {
+        long h = s.kind();
+        h = mix(h, s.hostId());
+        if (s.kind() == FlowSummary.KIND_QP)
+        {
+            h = mix(h, s.device());
+            return mix(h, s.qpNum());
+        }
+        h = mix(h, s.commHash());
+        h = mix(h, s.rank());
+        h = mix(h, s.peer());
+        h = mix(h, s.channel());
+        return mix(h, s.isSend() ? 1 : 0);
+    }
+
+    private static long mix(final long h, final long v)
+    {
+        long x = (h ^ v) * 0x9E3779B97F4A7C15L;
+        x ^= x >>> 29;
+        return x * 0xBF58476D1CE4E5B9L;
+    }
+
+    // ---- anomaly stage output -------------------------------------------------------------------------------
+
+    @Override
+    public void onOpened(final Anomaly a)
+    {
+        publish("opened", a);
+    }
+
+    @Override
+    public void onUpdated(final Anomaly a)
+    {
+        publish("updated", a);
+    }
+
+    @Override
+    public void onResolved(final Anomaly a)
+    {
+        publish("resolved", a);
+    }
+
+    private void publish(final String type, final Anomaly a)
+    {
+        final long mono = System.nanoTime();
+        anomalies.put(a.id(), a);
+        anomaliesChanged = true;
+        final boolean recovered = catchingUp || announcedBefore.contains(a.id()) && !"resolved".equals(type);
+        final AnomalyEvent e = new AnomalyEvent(type, a, System.currentTimeMillis(), mono, recovered);
+        history.add(e);
+        if (history.size() > 10_000)
+        {
+            history.remove(0);
+        }
+        if (recovered)
+        {
+            return;
+        }
+        if (journal != null && !"updated".equals(type))
+        {
+            journal.anomaly(a.id(), "opened".equals(type), a.summary());
+        }
+        if ("opened".equals(type))
+        {
+            announcedBefore.add(a.id());
+        }
+        anomalyListener.accept(e);
+    }
+
+    /**
+     * While catching up on the journal of an earlier run: anomalies are derived (state, list) but neither
+     * announced nor journaled; {@link #endCatchUp} then announces those still open that the earlier run had not.
+     */
+    public void beginCatchUp()
+    {
+        catchingUp = true;
+    }
+
+    public void endCatchUp()
+    {
+        catchingUp = false;
+        for (final Anomaly a : List.copyOf(anomalies.values()))
+        {
+            if (a.isOpen() && !announcedBefore.contains(a.id()))
+            {
+                publish("opened", a);
+            }
+        }
+    }
+
+    /** Copies the latest summaries and anomalies into an immutable snapshot. */
+    public Snapshot snapshot(final long wallNowMs, final Stats stats)
+    {
+        final List<FlowRow> flows = new ArrayList<>();
+        final List<FlowRow> ranks = new ArrayList<>();
+        final List<FlowRow> links = new ArrayList<>();
+        final List<FlowRow> qps = new ArrayList<>();
+        final List<FlowRow> comms = new ArrayList<>();
+        latest.forEach((k, s) ->
+        {
+            final FlowRow row = FlowRow.of(s);
+            switch (s.kind())
+            {
+                case FlowSummary.KIND_STEP -> flows.add(row);
+                case FlowSummary.KIND_QP -> qps.add(row);
+                case FlowSummary.KIND_RANK -> ranks.add(row);
+                case FlowSummary.KIND_LINK -> links.add(row);
+                default -> comms.add(row);
+            }
+        });
+        if (anomaliesChanged)
+        {
+            anomalyList = List.copyOf(anomalies.values());
+            anomaliesChanged = false;
+        }
+        return new Snapshot(wallNowMs, currentTimeNs, List.copyOf(flows), List.copyOf(ranks), List.copyOf(links),
+            List.copyOf(qps), List.copyOf(comms), anomalyList, stats);
+    }
+
+    /** Drops the latest-value entries whose period ended before {@code cutoffNs} (flows gone quiet). */
+    public void expireBefore(final long cutoffNs)
+    {
+        latest.values().removeIf(s -> s.periodEndNs() - cutoffNs < 0);
+    }
+}

@@ -1,0 +1,29 @@
+package io.flowscope.collector;
+
+/**
+ * The service's own figures at one snapshot (immutable): what {@code /metrics} and {@code /api/health} show.
+ *
+ * @param eventsTotal         engine input calls since start
+ * @param eventsPerSecond     over the last publish interval
+ * @param ringRecordsTotal    ring records drained
+ * @param ringsAttached       rings attached now
+ * @param ringCorrupt         records dropped by the reader as corrupt (checksum, sequence)
+ * @param ringProducerDrops   records the producers dropped (full ring, abandoned, contended), summed over rings
+ * @param ringLagRecords      records published and not yet drained, summed over rings
+ * @param engineDrops         window-engine table-full drops (steps, ops, flows, aggregates, collectives, hosts)
+ * @param journalBytes        journal size on disk
+ * @param journalEntries      entries journaled
+ * @param journalDropped      entries not journaled (journal stopped)
+ * @param journalFailure      why journaling stopped, or null
+ * @param drainLoopLagMs      age of the drain loop's last iteration when this was taken
+ * @param summariesTotal      flow summaries emitted by the window engine
+ * @param anomaliesOpen       anomalies open now
+ * @param source              what feeds the service
+ */
+public record Stats(long eventsTotal, double eventsPerSecond, long ringRecordsTotal, int ringsAttached,
+    long ringCorrupt, long ringProducerDrops, long ringLagRecords, long engineDrops, long journalBytes,
+    long journalEntries, long journalDropped, String journalFailure, long drainLoopLagMs, long summariesTotal,
+    long anomaliesOpen, String source)
+{
+    public static final Stats ZERO = new Stats(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, null, 0, 0, 0, "starting");
+}

@@ -1,0 +1,230 @@
+package io.flowscope.collector;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+
+import io.flowscope.collector.journal.JournalReader;
+import io.flowscope.collector.journal.JournalWriter;
+import net.openhft.chronicle.queue.RollCycles;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The journal on real Chronicle files: what goes in comes out, and corrupt bytes are skipped, not fatal. */
+class JournalTest
+{
+    private static final long MARKER = 0x1122334455667788L;
+
+    @TempDir
+    Path dir;
+
+    /** Records every call as a line. */
+    static final class Recorder extends NoopListener implements JournalReader.Meta
+    {
+        final List<String> calls = new ArrayList<>();
+
+        @Override
+        public void onHost(final long hostId)
+        {
+            calls.add("host " + hostId);
+        }
+
+        @Override
+        public void onProxyOpStart(final long opKey, final long commHash, final int rank, final int peer,
+            final int channel, final boolean isSend, final long timeNs)
+        {
+            calls.add("opStart " + opKey + " " + commHash + " " + rank + " " + peer + " " + channel + " " + isSend +
+                " " + timeNs);
+        }
+
+        @Override
+        public void onProxyStepState(final long stepKey, final int state, final long transSize, final long timeNs)
+        {
+            calls.add("state " + stepKey + " " + state + " " + transSize + " " + timeNs);
+        }
+
+        @Override
+        public void onQpStart(final long wrKey, final int device, final long qpNum, final int opcode,
+            final long length, final long timeNs)
+        {
+            calls.add("qp " + wrKey + " " + device + " " + qpNum + " " + opcode + " " + length + " " + timeNs);
+        }
+
+        @Override
+        public void onCollStart(final long collKey, final long commHash, final int rank, final int nranks,
+            final int func, final int algo, final int proto, final long count, final int datatypeSize,
+            final int nChannels, final long seqNumber, final long timeNs)
+        {
+            calls.add("coll " + collKey + " " + commHash + " " + rank + " " + nranks + " " + func + " " + algo + " " +
+                proto + " " + count + " " + datatypeSize + " " + nChannels + " " + seqNumber + " " + timeNs);
+        }
+
+        @Override
+        public void onKernelChStop(final long chKey, final long pTimerNs, final long timeNs)
+        {
+            calls.add("kchStop " + chKey + " " + pTimerNs + " " + timeNs);
+        }
+
+        @Override
+        public void onRingAttached(final long hostId, final int pid, final String hostname, final String path)
+        {
+            calls.add("attach " + hostId + " " + pid + " " + hostname + " " + path);
+        }
+
+        @Override
+        public void onAnomaly(final long id, final boolean opened, final String summary)
+        {
+            calls.add("anomaly " + id + " " + opened + " " + summary);
+        }
+    }
+
+    private void writeBatches(final int batches)
+    {
+        try (JournalWriter w = new JournalWriter(dir, RollCycles.FAST_HOURLY, 0, 0))
+        {
+            for (int b = 0; b < batches; b++)
+            {
+                w.ringAttached(7, 42, "node-\u00e9", "/dev/shm/flowscope/r.ring");
+                w.onHost(b == 1 ? MARKER : 7);
+                w.onProxyOpStart(-5, 0xABCDEFL, 3, 4, 1, true, 1000 + b);
+                w.onProxyStepState(9, 20, 65536, 1100 + b);
+                w.onQpStart(11, 1, 0x77, 2, 4096, 1200 + b);
+                w.onCollStart(13, 0xABCDEFL, 3, 8, 0, 1, 2, 1024, 4, 4, 99, 1300 + b);
+                w.onKernelChStop(15, 123456789L, 1400 + b);
+                w.anomaly(-1L, true, "rank 3 \u2192 4 slow");
+                w.flush(System.currentTimeMillis() * 1_000_000L);
+            }
+        }
+    }
+
+    private Recorder readAll(final JournalReader r)
+    {
+        final Recorder rec = new Recorder();
+        while (r.read(rec, rec, 10) > 0)
+        {
+            // all
+        }
+        return rec;
+    }
+
+    @Test
+    void shouldGiveBackEveryEntryWrittenWithItsFieldsAndOrder()
+    {
+        writeBatches(3);
+        try (JournalReader r = new JournalReader(dir))
+        {
+            final Recorder rec = readAll(r);
+            assertThat(r.documents()).isEqualTo(3);
+            assertThat(r.corruptDocuments()).isZero();
+            assertThat(rec.calls).hasSize(24);
+            assertThat(rec.calls.subList(0, 8)).containsExactly(
+                "attach 7 42 node-\u00e9 /dev/shm/flowscope/r.ring",
+                "host 7",
+                "opStart -5 11259375 3 4 1 true 1000",
+                "state 9 20 65536 1100",
+                "qp 11 1 119 2 4096 1200",
+                "coll 13 11259375 3 8 0 1 2 1024 4 4 99 1300",
+                "kchStop 15 123456789 1400",
+                "anomaly -1 true rank 3 \u2192 4 slow");
+        }
+    }
+
+    @Test
+    void shouldFilterTelemetryByEventTimeRange()
+    {
+        writeBatches(3);
+        try (JournalReader r = new JournalReader(dir).timeRange(1001, 1001))
+        {
+            final Recorder rec = readAll(r);
+            assertThat(rec.calls).filteredOn(c -> c.startsWith("opStart")).containsExactly(
+                "opStart -5 11259375 3 4 1 true 1001");
+            assertThat(rec.calls).filteredOn(c -> c.startsWith("state")).isEmpty();
+        }
+    }
+
+    @Test
+    void shouldSkipACorruptBatchAndReadTheOthers() throws Exception
+    {
+        writeBatches(3);
+        final Path cycle = JournalWriter.cycleFiles(dir).get(0);
+        final byte[] bytes = Files.readAllBytes(cycle);
+        final byte[] marker = ByteBuffer.allocate(8).order(ByteOrder.LITTLE_ENDIAN).putLong(MARKER).array();
+        final int at = indexOf(bytes, marker);
+        assertThat(at).isPositive();
+        bytes[at - 1] = 0x7F; // the HOST entry's type byte of batch 2 becomes an unknown type
+        Files.write(cycle, bytes);
+
+        try (JournalReader r = new JournalReader(dir))
+        {
+            final Recorder rec = readAll(r);
+            assertThat(r.documents()).isEqualTo(3);
+            assertThat(r.corruptDocuments()).isEqualTo(1);
+            assertThat(r.lastCorruption()).contains("unknown entry type 127");
+            // batch 1 and 3 whole, batch 2 up to the corrupt entry
+            assertThat(rec.calls).hasSize(8 + 1 + 8);
+        }
+
+        final ByteArrayOutputStream out = new ByteArrayOutputStream();
+        final ByteArrayOutputStream err = new ByteArrayOutputStream();
+        final int rc = Main.run(new PrintStream(out, true, StandardCharsets.UTF_8),
+            new PrintStream(err, true, StandardCharsets.UTF_8), "replay", dir.toString(), "--no-progress");
+        assertThat(rc).isZero();
+        assertThat(err.toString(StandardCharsets.UTF_8)).contains("3 batches", "1 corrupt batches skipped",
+            "unknown entry type 127");
+    }
+
+    @Test
+    void shouldDeleteCycleFilesOlderThanTheRetentionButNeverTheCurrentOne() throws Exception
+    {
+        try (JournalWriter w = new JournalWriter(dir, RollCycles.FAST_HOURLY, 0, 3_600_000L))
+        {
+            w.onHost(1);
+            final long now = System.currentTimeMillis() * 1_000_000L;
+            w.flush(now);
+            final Path current = JournalWriter.cycleFiles(dir).get(0);
+            final Path old = dir.resolve("20000101-00.cq4");
+            Files.write(old, new byte[4096]);
+            Files.setLastModifiedTime(old, java.nio.file.attribute.FileTime.fromMillis(946_684_800_000L));
+            Files.setLastModifiedTime(current, java.nio.file.attribute.FileTime.fromMillis(946_684_800_000L));
+            w.onHost(2);
+            w.flush(now + 2_000_000_000L); // housekeeping runs once a second of wall time
+            assertThat(old).doesNotExist();
+            assertThat(current).exists();
+        }
+    }
+
+    @Test
+    void shouldRefuseADirectoryThatIsNotAJournalClearly()
+    {
+        final ByteArrayOutputStream err = new ByteArrayOutputStream();
+        final int rc = Main.run(new PrintStream(new ByteArrayOutputStream()), new PrintStream(err, true),
+            "replay", dir.toString());
+        assertThat(rc).isEqualTo(Main.EXIT_INPUT);
+        assertThat(err.toString()).contains("not a journal (no .cq4 cycle files)");
+    }
+
+    private static int indexOf(final byte[] hay, final byte[] needle)
+    {
+        outer:
+        for (int i = 0; i + needle.length <= hay.length; i++)
+        {
+            for (int j = 0; j < needle.length; j++)
+            {
+                if (hay[i + j] != needle[j])
+                {
+                    continue outer;
+                }
+            }
+            return i;
+        }
+        return -1;
+    }
+}
