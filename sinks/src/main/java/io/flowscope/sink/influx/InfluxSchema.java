@@ -9,6 +9,7 @@ import io.flowscope.window.Phase;
 
 import java.util.Locale;
 import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.LongFunction;
 
 /**
@@ -29,9 +30,22 @@ public final class InfluxSchema
         "Recv", "SendRecv"};
     private static final String[] ALGOS = {"Tree", "Ring", "CollNetDirect", "CollNetChain", "NVLS", "NVLSTree", "PAT"};
     private static final String[] PROTOS = {"LL", "LL128", "Simple"};
+    private static final String[][] PHASE_FIELDS = new String[Phase.COUNT][];
+
+    static
+    {
+        for (int phase = 0; phase < Phase.COUNT; phase++)
+        {
+            final String name = Phase.name(phase);
+            PHASE_FIELDS[phase] = new String[] {name + "_count", name + "_sum_ns", name + "_max_ns"};
+        }
+    }
 
     private final LongFunction<String> hostNames;
     private final EventClock clock;
+    /** Tag values per host id and per communicator, built once: the hot path formats no numbers as hex. */
+    private final Map<Long, String> hostTags = new ConcurrentHashMap<>();
+    private final Map<Long, String> commTags = new ConcurrentHashMap<>();
 
     /**
      * @param hostNames the {@code host} tag for a host id (e.g. its hostname; {@link #hexHost} by default)
@@ -63,6 +77,18 @@ public final class InfluxSchema
         return code >= 0 && code < names.length ? names[code] : "unknown";
     }
 
+    private String host(final long hostId)
+    {
+        final String cached = hostTags.get(hostId);
+        return cached != null ? cached : hostTags.computeIfAbsent(hostId, hostNames::apply);
+    }
+
+    private String commTag(final long commHash)
+    {
+        final String cached = commTags.get(commHash);
+        return cached != null ? cached : commTags.computeIfAbsent(commHash, InfluxSchema::comm);
+    }
+
     private static String id(final int v)
     {
         return v < 0 ? null : Integer.toString(v);
@@ -74,10 +100,10 @@ public final class InfluxSchema
         final boolean qp = s.kind() == FlowSummary.KIND_QP;
         p.measurement(FLOW)
             .tag("channel", id(s.channel()))
-            .tag("comm", qp ? null : comm(s.commHash()))
+            .tag("comm", qp ? null : commTag(s.commHash()))
             .tag("device", qp ? id(s.device()) : null)
             .tag("direction", qp ? null : (s.isSend() ? "send" : "recv"))
-            .tag("host", hostNames.apply(s.hostId()))
+            .tag("host", host(s.hostId()))
             .tag("kind", kindName(s.kind()))
             .tag("peer", id(s.peer()))
             .tag("qp", qp && s.qpNum() >= 0 ? Long.toString(s.qpNum()) : null)
@@ -98,10 +124,10 @@ public final class InfluxSchema
         {
             if (s.phaseCount(phase) > 0)
             {
-                final String name = Phase.name(phase);
-                p.field(name + "_count", s.phaseCount(phase))
-                    .field(name + "_sum_ns", s.phaseSumNs(phase))
-                    .field(name + "_max_ns", s.phaseMaxNs(phase));
+                final String[] names = PHASE_FIELDS[phase];
+                p.field(names[0], s.phaseCount(phase))
+                    .field(names[1], s.phaseSumNs(phase))
+                    .field(names[2], s.phaseMaxNs(phase));
             }
         }
         p.end(clock.toEpochNanos(s.hostId(), s.periodEndNs()));
@@ -112,9 +138,9 @@ public final class InfluxSchema
     {
         p.measurement(COLLECTIVE)
             .tag("algo", name(ALGOS, c.algo()))
-            .tag("comm", comm(c.commHash()))
+            .tag("comm", commTag(c.commHash()))
             .tag("func", name(FUNCS, c.func()))
-            .tag("host", hostNames.apply(c.hostId()))
+            .tag("host", host(c.hostId()))
             .tag("proto", name(PROTOS, c.proto()))
             .tag("rank", id(c.rank()))
             .field("nranks", c.nranks())
@@ -141,9 +167,9 @@ public final class InfluxSchema
         final Culprit c = a.culprit();
         p.measurement(ANOMALY)
             .tag("channel", id(c.channel()))
-            .tag("comm", c.commHash() == 0 ? null : comm(c.commHash()))
+            .tag("comm", c.commHash() == 0 ? null : commTag(c.commHash()))
             .tag("device", id(c.device()))
-            .tag("host", hostNames.apply(c.hostId()))
+            .tag("host", host(c.hostId()))
             .tag("kind", a.kind().name().toLowerCase(Locale.ROOT))
             .tag("peer", id(c.peer()))
             .tag("rank", id(c.rank()))
