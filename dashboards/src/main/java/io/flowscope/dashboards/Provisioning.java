@@ -31,6 +31,7 @@ public final class Provisioning
             + "    isDefault: true\n"
             + "    editable: false\n"
             + "    jsonData:\n"
+            + "      version: InfluxQL\n"
             + "      dbName: " + DATABASE + "\n"
             + "      httpMode: GET\n"
             + "      timeInterval: 1s\n";
