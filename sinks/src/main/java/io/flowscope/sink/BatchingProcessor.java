@@ -178,6 +178,19 @@ public final class BatchingProcessor<T> implements AutoCloseable
         {
             Thread.currentThread().interrupt();
         }
+        lock.lock();
+        try
+        {
+            // items that raced in after the final flush: never exported, so counted as dropped
+            droppedQueueFull.addAndGet(queue.size());
+            finished += queue.size();
+            queue.clear();
+            progress.signalAll();
+        }
+        finally
+        {
+            lock.unlock();
+        }
         exporter.shutdown();
         return drained;
     }

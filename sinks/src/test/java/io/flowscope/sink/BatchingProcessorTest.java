@@ -216,6 +216,23 @@ class BatchingProcessorTest
     }
 
     @Test
+    void itemsStillQueuedWhenShutdownGivesUpAreCountedAsDropped() throws Exception
+    {
+        final GateExporter gate = new GateExporter();
+        final BatchingProcessor<Integer> p = new BatchingProcessor<>(fast().maxBatch(1).build(), gate);
+        p.offer(-1);
+        assertThat(gate.entered.await(60, TimeUnit.SECONDS)).isTrue();
+        IntStream.range(0, 4).forEach(p::offer);
+
+        assertThat(p.shutdown(Duration.ZERO)).isFalse();
+
+        final SinkCounters c = p.counters();
+        assertThat(c.exported() + c.droppedQueueFull() + c.droppedAfterRetries()).isEqualTo(c.offered());
+        assertThat(c.queued()).isZero();
+        assertThat(c.droppedQueueFull() + c.droppedAfterRetries()).isGreaterThanOrEqualTo(4);
+    }
+
+    @Test
     void theBackoffDoublesPerAttemptUpToTheCeilingAndJitterOnlyShortensIt()
     {
         final ProcessorConfig c = ProcessorConfig.builder().initialBackoff(Duration.ofMillis(100))
