@@ -80,7 +80,8 @@ public final class InfluxSchema
     private String host(final long hostId)
     {
         final String cached = hostTags.get(hostId);
-        return cached != null ? cached : hostTags.computeIfAbsent(hostId, hostNames::apply);
+        return cached != null ? cached
+            : hostTags.computeIfAbsent(hostId, h -> LineProtocol.escapeTagValue(hostNames.apply(h)));
     }
 
     private String commTag(final long commHash)
@@ -99,15 +100,15 @@ public final class InfluxSchema
     {
         final boolean qp = s.kind() == FlowSummary.KIND_QP;
         p.measurement(FLOW)
-            .tag("channel", id(s.channel()))
-            .tag("comm", qp ? null : commTag(s.commHash()))
-            .tag("device", qp ? id(s.device()) : null)
-            .tag("direction", qp ? null : (s.isSend() ? "send" : "recv"))
-            .tag("host", host(s.hostId()))
-            .tag("kind", kindName(s.kind()))
-            .tag("peer", id(s.peer()))
-            .tag("qp", qp && s.qpNum() >= 0 ? Long.toString(s.qpNum()) : null)
-            .tag("rank", id(s.rank()))
+            .tagEscaped("channel", id(s.channel()))
+            .tagEscaped("comm", qp ? null : commTag(s.commHash()))
+            .tagEscaped("device", qp ? id(s.device()) : null)
+            .tagEscaped("direction", qp ? null : (s.isSend() ? "send" : "recv"))
+            .tagEscaped("host", host(s.hostId()))
+            .tagEscaped("kind", kindName(s.kind()))
+            .tagEscaped("peer", id(s.peer()))
+            .tagEscaped("qp", qp && s.qpNum() >= 0 ? Long.toString(s.qpNum()) : null)
+            .tagEscaped("rank", id(s.rank()))
             .field("flows", s.flows())
             .field("posts", s.posts())
             .field("completions", s.completions())
@@ -137,12 +138,12 @@ public final class InfluxSchema
     public void collective(final CollectiveSummary c, final LineProtocol p)
     {
         p.measurement(COLLECTIVE)
-            .tag("algo", name(ALGOS, c.algo()))
-            .tag("comm", commTag(c.commHash()))
-            .tag("func", name(FUNCS, c.func()))
-            .tag("host", host(c.hostId()))
-            .tag("proto", name(PROTOS, c.proto()))
-            .tag("rank", id(c.rank()))
+            .tagEscaped("algo", name(ALGOS, c.algo()))
+            .tagEscaped("comm", commTag(c.commHash()))
+            .tagEscaped("func", name(FUNCS, c.func()))
+            .tagEscaped("host", host(c.hostId()))
+            .tagEscaped("proto", name(PROTOS, c.proto()))
+            .tagEscaped("rank", id(c.rank()))
             .field("nranks", c.nranks())
             .field("seq", c.seqNumber())
             .field("count", c.count())
@@ -166,15 +167,15 @@ public final class InfluxSchema
     {
         final Culprit c = a.culprit();
         p.measurement(ANOMALY)
-            .tag("channel", id(c.channel()))
-            .tag("comm", c.commHash() == 0 ? null : commTag(c.commHash()))
-            .tag("device", id(c.device()))
-            .tag("host", host(c.hostId()))
-            .tag("kind", a.kind().name().toLowerCase(Locale.ROOT))
-            .tag("peer", id(c.peer()))
-            .tag("rank", id(c.rank()))
-            .tag("severity", a.severity().name().toLowerCase(Locale.ROOT))
-            .tag("state", state)
+            .tagEscaped("channel", id(c.channel()))
+            .tagEscaped("comm", c.commHash() == 0 ? null : commTag(c.commHash()))
+            .tagEscaped("device", id(c.device()))
+            .tagEscaped("host", host(c.hostId()))
+            .tagEscaped("kind", a.kind().name().toLowerCase(Locale.ROOT))
+            .tagEscaped("peer", id(c.peer()))
+            .tagEscaped("rank", id(c.rank()))
+            .tagEscaped("severity", a.severity().name().toLowerCase(Locale.ROOT))
+            .tagEscaped("state", state)
             .field("id", "0x" + Long.toHexString(a.id()))
             .field("summary", a.summary())
             .field("start_ns", a.startNs())
@@ -192,7 +193,7 @@ public final class InfluxSchema
         }
         for (final Map.Entry<String, Double> e : a.evidence().entrySet())
         {
-            p.field("ev_" + e.getKey(), e.getValue());
+            p.field(LineProtocol.escapeKey("ev_" + e.getKey()), e.getValue());
         }
         final long t = "resolved".equals(state) ? a.resolvedNs() : "updated".equals(state) ? a.detectedNs() : a.startNs();
         p.end(clock.toEpochNanos(c.hostId(), t));

@@ -6,6 +6,12 @@ package io.flowscope.sink.influx;
  * 1.x rules: measurement commas and spaces; tag keys, tag values and field keys commas, equals signs and
  * spaces; string field values double quotes and backslashes. Integers get the {@code i} suffix. Call
  * {@link #measurement}, then tags (sorted by key for the server's sake), then fields, then {@link #end}.
+ * <p>
+ * Tag and field <b>keys</b> are written as given: they must be identifiers ({@code [A-Za-z0-9_]+}, checked by an
+ * assertion), which every key of {@link InfluxSchema} is; pass any other name through {@link #escapeKey} first.
+ * Tag values are escaped by {@link #tag}, or written as given by {@link #tagEscaped} (numbers, names escaped
+ * once with {@link #escapeTagValue}): scanning every key and value of every point was the largest cost of
+ * encoding on the caller's thread.
  */
 public final class LineProtocol
 {
@@ -28,17 +34,74 @@ public final class LineProtocol
         return this;
     }
 
+    /** A tag whose value is escaped here; a null or empty value leaves the tag out. */
     public LineProtocol tag(final String key, final String value)
     {
         if (value == null || value.isEmpty())
         {
             return this;
         }
-        out.append(',');
-        escape(key, true, true);
-        out.append('=');
+        assert identifier(key) : key;
+        out.append(',').append(key).append('=');
         escape(value, true, true);
         return this;
+    }
+
+    /** A tag whose value needs no escaping or was escaped by {@link #escapeTagValue}; null or empty: left out. */
+    public LineProtocol tagEscaped(final String key, final String value)
+    {
+        if (value == null || value.isEmpty())
+        {
+            return this;
+        }
+        assert identifier(key) : key;
+        out.append(',').append(key).append('=').append(value);
+        return this;
+    }
+
+    /** {@code name} escaped for use as a tag or field key. */
+    public static String escapeKey(final String name)
+    {
+        return escapeTagValue(name);
+    }
+
+    /** {@code value} with commas, spaces and equals signs escaped (newlines become spaces). */
+    public static String escapeTagValue(final String value)
+    {
+        final StringBuilder sb = new StringBuilder(value.length() + 8);
+        new LineProtocol(sb).escape(value, true, true);
+        return sb.toString();
+    }
+
+    /** Every comma, space and equals sign of {@code key} is escaped (as {@link #escapeKey} leaves it). */
+    private static boolean escaped(final String key)
+    {
+        for (int i = 0; i < key.length(); i++)
+        {
+            final char c = key.charAt(i);
+            if ((c == ',' || c == ' ' || c == '=') && (i == 0 || key.charAt(i - 1) != '\\'))
+            {
+                return false;
+            }
+        }
+        return !key.isEmpty();
+    }
+
+    private static boolean identifier(final String key)
+    {
+        if (key.isEmpty())
+        {
+            return false;
+        }
+        for (int i = 0; i < key.length(); i++)
+        {
+            final char c = key.charAt(i);
+            if (!(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_'))
+            {
+                return false;
+            }
+        }
+        return true;
     }
 
     public LineProtocol field(final String key, final long value)
@@ -113,8 +176,8 @@ public final class LineProtocol
         {
             out.append(',');
         }
-        escape(key, true, true);
-        out.append('=');
+        assert identifier(key) || escaped(key) : key;
+        out.append(key).append('=');
     }
 
     private void escape(final String s, final boolean equalsSign, final boolean commaAndSpace)

@@ -23,9 +23,9 @@ class LineProtocolTest
     @Test
     void commasSpacesAndEqualsSignsAreEscapedInNamesAndTagsAndQuotesInStrings()
     {
-        p.measurement("my meas,x").tag("k=1", "a b,c=d").field("f x", "say \"hi\" \\o/").end(1);
+        p.measurement("my meas,x").tag("k", "a b,c=d").field(LineProtocol.escapeKey("f x=1"), "say \"hi\" \\o/").end(1);
 
-        assertThat(out).hasToString("my\\ meas\\,x,k\\=1=a\\ b\\,c\\=d f\\ x=\"say \\\"hi\\\" \\\\o/\" 1");
+        assertThat(out).hasToString("my\\ meas\\,x,k=a\\ b\\,c\\=d f\\ x\\=1=\"say \\\"hi\\\" \\\\o/\" 1");
     }
 
     @Test
@@ -34,6 +34,16 @@ class LineProtocolTest
         p.measurement("m").tag("a", null).tag("b", "").field("x", Double.NaN).field("y", 2L).end(5);
 
         assertThat(out).hasToString("m y=2i 5");
+    }
+
+    @Test
+    void aPreEscapedTagValueIsWrittenAsGivenAndAKeyThatIsNotAnIdentifierIsCaught()
+    {
+        p.measurement("m").tagEscaped("host", LineProtocol.escapeTagValue("node 1")).field("v", 1L).end(2);
+
+        assertThat(out).hasToString("m,host=node\\ 1 v=1i 2");
+        assertThatThrownBy(() -> new LineProtocol(new StringBuilder()).measurement("m").tag("bad key", "v"))
+            .isInstanceOf(AssertionError.class).hasMessageContaining("bad key");
     }
 
     @Test
