@@ -7,7 +7,9 @@ import io.flowscope.sink.EventClock;
 import io.flowscope.sink.ProcessorConfig;
 import io.flowscope.sink.SinkCounters;
 import io.flowscope.sink.influx.InfluxConfig;
+import io.flowscope.sink.influx.InfluxSchema;
 import io.flowscope.sink.influx.InfluxSink;
+import io.flowscope.sink.influx.LineProtocol;
 import io.flowscope.sink.testing.Anomalies;
 import io.flowscope.sink.testing.InfluxServer;
 import io.flowscope.sink.webhook.HmacSigner;
@@ -31,7 +33,8 @@ import java.util.concurrent.atomic.AtomicLong;
  * <li>InfluxDB: step-flow summaries (22 fields each) through {@link InfluxSink} into a real influxd, the
  *     producer held back by block-with-timeout so nothing is dropped; points/s = exported / (first offer →
  *     flush done); checked: the server's count equals what was offered;</li>
- * <li>the caller's cost alone: encode + offer per summary, drop-oldest, server stopped;</li>
+ * <li>the caller's cost alone: encoding only, then encode + series cap + offer with a full queue (drop-oldest,
+ *     server stopped, worker asleep in back-off);</li>
  * <li>webhooks: distinct anomalies through {@link WebhookAlertSink} to a local JDK HTTP receiver, one alert per
  *     POST (sends/s) and 64 per POST (alerts/s); checked: every alert arrived and every signature verifies.</li>
  * </ol>
@@ -120,12 +123,40 @@ public final class SinkThroughput
             label, points, elapsed / 1e9, points * 1e9 / elapsed, c.batches(), c.retries(), c.lost());
     }
 
+    /**
+     * The caller's (engine thread's) cost, two ways: encoding alone into a reused builder; and the whole
+     * {@code onSummary} (encode, series cap, copy, offer) with the server stopped and the worker asleep in a
+     * 10 s back-off, so the queue is full and every offer evicts the oldest point (the worker takes no CPU).
+     */
     private static void callerCost(final InfluxServer server, final int points)
     {
+        final InfluxSchema schema = new InfluxSchema(InfluxSchema::hexHost, EventClock.epoch());
+        final StringBuilder out = new StringBuilder(512);
+        final LineProtocol line = new LineProtocol(out);
+        final FlowSummary[] summaries = new FlowSummary[64];
+        for (int i = 0; i < summaries.length; i++)
+        {
+            summaries[i] = summary(i, 7);
+        }
+        long checksum = 0;
+        for (int round = 0; round < 3; round++)
+        {
+            final long started = System.nanoTime();
+            for (int i = 0; i < points; i++)
+            {
+                out.setLength(0);
+                schema.flow(summaries[i & 63], line);
+                checksum += out.length();
+            }
+            final long elapsed = System.nanoTime() - started;
+            System.out.printf("caller  round%d  %,9d summaries encoded only:                   %5.0f ns each%n",
+                round, points, (double)elapsed / points);
+        }
         server.stop();
         final InfluxConfig config = InfluxConfig.builder(server.url(), "down").clock(EventClock.epoch())
             .createDatabase(false)
-            .processor(ProcessorConfig.builder().name("bench-caller").maxAttempts(1).build()).build();
+            .processor(ProcessorConfig.builder().name("bench-caller").queueCapacity(65_536).maxAttempts(1_000)
+                .initialBackoff(Duration.ofSeconds(10)).maxBackoff(Duration.ofSeconds(10)).build()).build();
         try (InfluxSink sink = new InfluxSink(config))
         {
             for (int round = 0; round < 3; round++)
@@ -133,13 +164,13 @@ public final class SinkThroughput
                 final long started = System.nanoTime();
                 for (int i = 0; i < points; i++)
                 {
-                    sink.onSummary(summary(i, 7));
+                    sink.onSummary(summaries[i & 63]);
                 }
                 final long elapsed = System.nanoTime() - started;
-                System.out.printf("caller  round%d  %,9d summaries encoded+offered, server down: %5.0f ns each%n",
+                System.out.printf("caller  round%d  %,9d onSummary (encode+cap+offer), queue full: %5.0f ns each%n",
                     round, points, (double)elapsed / points);
             }
-            System.out.println("caller  counters " + sink.counters());
+            System.out.println("caller  counters " + sink.counters() + " (checksum " + checksum + ")");
         }
     }
 
