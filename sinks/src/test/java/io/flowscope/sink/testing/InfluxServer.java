@@ -68,16 +68,21 @@ public final class InfluxServer implements AutoCloseable
 
     public static String influxdBinary()
     {
-        final String override = System.getProperty("flowscope.influxd");
+        return influxdBinary(System.getProperty("flowscope.influxd"),
+            System.getenv().getOrDefault("PATH", "/usr/bin:/bin") + ":/usr/bin:/usr/sbin");
+    }
+
+    /** The override when executable, else {@code influxd} in {@code searchPath}; else fails with the install command. */
+    static String influxdBinary(final String override, final String searchPath)
+    {
         if (override != null && new File(override).canExecute())
         {
             return override;
         }
-        final String path = System.getenv().getOrDefault("PATH", "/usr/bin:/bin");
-        for (final String d : (path + ":/usr/bin:/usr/sbin").split(File.pathSeparator))
+        for (final String d : searchPath.split(File.pathSeparator))
         {
             final File f = new File(d, "influxd");
-            if (f.canExecute())
+            if (!d.isEmpty() && f.canExecute())
             {
                 return f.getAbsolutePath();
             }
