@@ -1,0 +1,108 @@
+package io.flowscope.sink.influx;
+
+import io.flowscope.sink.EventClock;
+import io.flowscope.sink.ProcessorConfig;
+
+import java.net.URI;
+import java.time.Duration;
+import java.util.Objects;
+import java.util.function.LongFunction;
+
+/**
+ * Where and how the InfluxDB sink writes. Immutable; {@link #builder(URI, String)}.
+ *
+ * @param url             the server, e.g. {@code http://127.0.0.1:8086}
+ * @param database        the InfluxDB 1.x database
+ * @param createDatabase  send {@code CREATE DATABASE} at start and whenever a write answers "database not found"
+ * @param requestTimeout  per HTTP request
+ * @param maxSeries       distinct series (measurement + tags) admitted; points of further series are refused
+ * @param hostNames       the {@code host} tag of a host id
+ * @param clock           event time → epoch ns
+ * @param processor       batching, back-pressure, retries
+ */
+public record InfluxConfig(URI url, String database, boolean createDatabase, Duration requestTimeout, int maxSeries,
+    LongFunction<String> hostNames, EventClock clock, ProcessorConfig processor)
+{
+    public InfluxConfig
+    {
+        Objects.requireNonNull(url, "url");
+        Objects.requireNonNull(database, "database");
+        if (database.isEmpty() || database.contains("\""))
+        {
+            throw new IllegalArgumentException("database name must be non-empty without quotes: " + database);
+        }
+    }
+
+    public static Builder builder(final URI url, final String database)
+    {
+        return new Builder(url, database);
+    }
+
+    @Override
+    public String toString()
+    {
+        return "InfluxConfig{url=" + url + ", database=" + database + ", createDatabase=" + createDatabase
+            + ", requestTimeout=" + requestTimeout + ", maxSeries=" + maxSeries + ", " + processor + '}';
+    }
+
+    /** Defaults: create the database, 5 s requests, 100,000 series, hex host ids, clock anchored at first sight. */
+    public static final class Builder
+    {
+        private final URI url;
+        private final String database;
+        private boolean createDatabase = true;
+        private Duration requestTimeout = Duration.ofSeconds(5);
+        private int maxSeries = 100_000;
+        private LongFunction<String> hostNames = InfluxSchema::hexHost;
+        private EventClock clock = EventClock.anchoredAtFirstSight();
+        private ProcessorConfig processor = ProcessorConfig.builder().name("flowscope-influx").build();
+
+        Builder(final URI url, final String database)
+        {
+            this.url = url;
+            this.database = database;
+        }
+
+        public Builder createDatabase(final boolean v)
+        {
+            createDatabase = v;
+            return this;
+        }
+
+        public Builder requestTimeout(final Duration v)
+        {
+            requestTimeout = v;
+            return this;
+        }
+
+        public Builder maxSeries(final int v)
+        {
+            maxSeries = v;
+            return this;
+        }
+
+        public Builder hostNames(final LongFunction<String> v)
+        {
+            hostNames = v;
+            return this;
+        }
+
+        public Builder clock(final EventClock v)
+        {
+            clock = v;
+            return this;
+        }
+
+        public Builder processor(final ProcessorConfig v)
+        {
+            processor = v;
+            return this;
+        }
+
+        public InfluxConfig build()
+        {
+            return new InfluxConfig(url, database, createDatabase, requestTimeout, maxSeries, hostNames, clock,
+                processor);
+        }
+    }
+}

@@ -1,0 +1,29 @@
+package io.flowscope.sink.webhook;
+
+import io.flowscope.anomaly.Anomaly;
+
+/** One anomaly state change to deliver: {@code event} is opened, updated or resolved. */
+public record Notification(Anomaly anomaly, Event event)
+{
+    public enum Event
+    {
+        OPENED,
+        UPDATED,
+        RESOLVED;
+
+        public String label()
+        {
+            return name().toLowerCase(java.util.Locale.ROOT);
+        }
+    }
+
+    /**
+     * The de-duplication key: the same anomaly, the same firing/resolved state and severity is sent once
+     * (an update that raises the severity is a new notification; one that only refreshes evidence is not).
+     */
+    public String dedupKey()
+    {
+        final boolean resolved = event == Event.RESOLVED;
+        return Long.toHexString(anomaly.id()) + (resolved ? ":resolved" : ":firing:" + anomaly.severity());
+    }
+}
