@@ -12,6 +12,8 @@ import java.util.TreeMap;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
+import io.flowscope.collector.security.SecurityConfig;
+import io.flowscope.sink.webhook.WebhookFormat;
 import net.openhft.chronicle.queue.RollCycles;
 
 /**
@@ -27,7 +29,8 @@ public record CollectorConfig(
     long journalMaxBytes,
     long windowPeriodMs, int windowSize,
     long publishIntervalMs,
-    String simulateScenario, double simulateSpeed, long simulateDurationSeconds)
+    String simulateScenario, double simulateSpeed, long simulateDurationSeconds,
+    SinksConfig sinks, SecurityConfig security)
 {
     /** A configuration error, with a message for a human. */
     public static final class ConfigException extends RuntimeException
@@ -40,7 +43,27 @@ public record CollectorConfig(
         }
     }
 
-    /** Every key with its default, in the order of the README table. */
+    /** Webhooks configurable ({@code sinks.webhooks[0]} .. {@code [MAX_WEBHOOKS-1]}). */
+    public static final int MAX_WEBHOOKS = 8;
+
+    /** The fields of one webhook ({@code sinks.webhooks.<i>.<field>}) with their defaults (url empty: unused). */
+    public static final Map<String, String> WEBHOOK_FIELDS = java.util.Collections.unmodifiableMap(
+        new LinkedHashMap<>(Map.of("url", "", "format", "alertmanager", "secret", "", "secretFile", "",
+            "maxAttempts", "8")));
+
+    /** Keys whose values are never printed. */
+    public static boolean isSecret(final String key)
+    {
+        return key.equals("security.token") || key.equals("security.tls.keystorePassword") ||
+            key.startsWith("sinks.webhooks.") && key.endsWith(".secret");
+    }
+
+    public static String webhookKey(final int index, final String field)
+    {
+        return "sinks.webhooks." + index + "." + field;
+    }
+
+    /** Every key with its default, in the order of the README table (webhook keys last, indexed). */
     public static final Map<String, String> DEFAULTS;
 
     static
@@ -62,6 +85,30 @@ public record CollectorConfig(
         d.put("simulate.scenario", "");
         d.put("simulate.speed", "1.0");
         d.put("simulate.durationSeconds", "0");
+        d.put("sinks.influxdb.enabled", "false");
+        d.put("sinks.influxdb.url", "http://127.0.0.1:8086");
+        d.put("sinks.influxdb.database", "flowscope");
+        d.put("sinks.influxdb.batchSize", "5000");
+        d.put("sinks.influxdb.queueCapacity", "65536");
+        d.put("sinks.influxdb.maxAttempts", "5");
+        d.put("sinks.influxdb.maxSeries", "100000");
+        d.put("security.token", "");
+        d.put("security.tokenFile", "");
+        d.put("security.tls.certFile", "");
+        d.put("security.tls.keyFile", "");
+        d.put("security.tls.keystoreFile", "");
+        d.put("security.tls.keystorePassword", "");
+        d.put("security.tls.keystorePasswordFile", "");
+        d.put("security.maxBodyBytes", "65536");
+        d.put("security.maxHeaderBytes", "8192");
+        d.put("security.maxUriBytes", "4096");
+        for (int i = 0; i < MAX_WEBHOOKS; i++)
+        {
+            for (final Map.Entry<String, String> f : WEBHOOK_FIELDS.entrySet())
+            {
+                d.put(webhookKey(i, f.getKey()), f.getValue());
+            }
+        }
         DEFAULTS = java.util.Collections.unmodifiableMap(d);
     }
 
@@ -146,8 +193,36 @@ public record CollectorConfig(
             p.longIn("window.periodMs", 1, 60_000), (int)p.longIn("window.windowSize", 1, 4096),
             p.longIn("publish.intervalMs", 10, 60_000),
             p.scenario("simulate.scenario"), p.doubleIn("simulate.speed", 0.001, 1000),
-            p.longIn("simulate.durationSeconds", 0, 365L * 86400));
+            p.longIn("simulate.durationSeconds", 0, 365L * 86400),
+            p.sinks(), p.security());
+        if (!c.security().authenticate() && !isLoopback(c.httpHost()))
+        {
+            throw new ConfigException("config: http.host = '" + c.httpHost() + "' (from " + origin.get("http.host") +
+                ") is not a loopback address and no API token is set: serving other hosts needs security.token " +
+                "(env FLOWSCOPE_SECURITY_TOKEN) or security.tokenFile (FLOWSCOPE_SECURITY_TOKEN_FILE)");
+        }
         return c;
+    }
+
+    /** True for a loopback address or a name that resolves only to loopback addresses. */
+    static boolean isLoopback(final String host)
+    {
+        try
+        {
+            final java.net.InetAddress[] all = java.net.InetAddress.getAllByName(host);
+            for (final java.net.InetAddress a : all)
+            {
+                if (!a.isLoopbackAddress())
+                {
+                    return false;
+                }
+            }
+            return all.length > 0;
+        }
+        catch (final java.net.UnknownHostException e)
+        {
+            return false;
+        }
     }
 
     private static void requireKnown(final String key, final String where)
@@ -199,6 +274,18 @@ public record CollectorConfig(
             if (e.getValue().isObject())
             {
                 flatten(key, e.getValue(), out, file);
+            }
+            else if (e.getValue().isArray() && key.equals("sinks.webhooks"))
+            {
+                for (int i = 0; i < e.getValue().size(); i++)
+                {
+                    if (!e.getValue().get(i).isObject())
+                    {
+                        throw new ConfigException("config: 'sinks.webhooks' item " + i + " in file " + file +
+                            " must be an object (url, format, secret, secretFile, maxAttempts)");
+                    }
+                    flatten(key + "." + i, e.getValue().get(i), out, file);
+                }
             }
             else if (e.getValue().isArray())
             {
@@ -305,6 +392,151 @@ public record CollectorConfig(
         {
             return values.get(key).trim();
         }
+
+        int intIn(final String key, final int min, final int max)
+        {
+            return (int)longIn(key, min, max);
+        }
+
+        java.net.URI httpUrl(final String key)
+        {
+            final String v = values.get(key).trim();
+            try
+            {
+                final java.net.URI u = new java.net.URI(v);
+                if (("http".equals(u.getScheme()) || "https".equals(u.getScheme())) && u.getHost() != null)
+                {
+                    return u;
+                }
+            }
+            catch (final java.net.URISyntaxException e)
+            {
+                // reported below
+            }
+            throw bad(key, "an http:// or https:// URL with a host");
+        }
+
+        /** An optional readable file ("" = none). */
+        Path file(final String key)
+        {
+            final String v = values.get(key).trim();
+            if (v.isEmpty())
+            {
+                return null;
+            }
+            final Path f = Path.of(v);
+            if (!Files.isReadable(f))
+            {
+                throw bad(key, "a readable file");
+            }
+            return f;
+        }
+
+        /** A secret given inline or as a file (its content, trailing newline removed); never in a message. */
+        String secret(final String key, final String fileKey)
+        {
+            final String inline = values.get(key);
+            final Path f = file(fileKey);
+            if (!inline.isEmpty() && f != null)
+            {
+                throw new ConfigException("config: " + key + " (from " + origin.get(key) + ") and " + fileKey +
+                    " (from " + origin.get(fileKey) + ") are both set: give one");
+            }
+            if (f == null)
+            {
+                return inline.strip();
+            }
+            try
+            {
+                final String s = Files.readString(f).strip();
+                if (s.isEmpty())
+                {
+                    throw bad(fileKey, "a file holding the secret (it is empty)");
+                }
+                return s;
+            }
+            catch (final IOException e)
+            {
+                throw bad(fileKey, "a readable file (" + e.getClass().getSimpleName() + ")");
+            }
+        }
+
+        SinksConfig sinks()
+        {
+            SinksConfig.Influx influx = null;
+            if (bool("sinks.influxdb.enabled"))
+            {
+                final String db = values.get("sinks.influxdb.database").trim();
+                if (db.isEmpty() || db.contains("\""))
+                {
+                    throw bad("sinks.influxdb.database", "a database name without quotes");
+                }
+                influx = new SinksConfig.Influx(httpUrl("sinks.influxdb.url"), db,
+                    intIn("sinks.influxdb.batchSize", 1, 100_000), intIn("sinks.influxdb.queueCapacity", 1, 16_777_216),
+                    intIn("sinks.influxdb.maxAttempts", 1, 100), intIn("sinks.influxdb.maxSeries", 1, 100_000_000));
+            }
+            final java.util.List<SinksConfig.Webhook> hooks = new java.util.ArrayList<>();
+            for (int i = 0; i < MAX_WEBHOOKS; i++)
+            {
+                final String urlKey = webhookKey(i, "url");
+                if (values.get(urlKey).trim().isEmpty())
+                {
+                    for (final String f : WEBHOOK_FIELDS.keySet())
+                    {
+                        final String k = webhookKey(i, f);
+                        if (!"default".equals(origin.get(k)) && !values.get(k).isEmpty())
+                        {
+                            throw bad(urlKey, "a URL: " + k + " is set for this webhook");
+                        }
+                    }
+                    continue;
+                }
+                final WebhookFormat format = switch (values.get(webhookKey(i, "format")).trim().toLowerCase(Locale.ROOT))
+                {
+                    case "generic" -> WebhookFormat.GENERIC;
+                    case "alertmanager" -> WebhookFormat.ALERTMANAGER;
+                    default -> throw bad(webhookKey(i, "format"), "generic or alertmanager");
+                };
+                hooks.add(new SinksConfig.Webhook(httpUrl(urlKey), format,
+                    secret(webhookKey(i, "secret"), webhookKey(i, "secretFile")),
+                    intIn(webhookKey(i, "maxAttempts"), 1, 100)));
+            }
+            return new SinksConfig(influx, hooks);
+        }
+
+        SecurityConfig security()
+        {
+            final String token = secret("security.token", "security.tokenFile");
+            if (!token.isEmpty() && token.length() < 16)
+            {
+                throw new ConfigException("config: security.token (from " + origin.get("security.token") + " / " +
+                    origin.get("security.tokenFile") + ") is too short: expected at least 16 characters");
+            }
+            final Path cert = file("security.tls.certFile");
+            final Path key = file("security.tls.keyFile");
+            final Path ks = file("security.tls.keystoreFile");
+            final String ksPassword = secret("security.tls.keystorePassword", "security.tls.keystorePasswordFile");
+            SecurityConfig.Tls tls = null;
+            if ((cert == null) != (key == null))
+            {
+                throw bad(cert == null ? "security.tls.certFile" : "security.tls.keyFile",
+                    "both security.tls.certFile and security.tls.keyFile (PEM), or neither");
+            }
+            if (cert != null && ks != null)
+            {
+                throw bad("security.tls.keystoreFile", "either a PEM pair (certFile, keyFile) or a keystore, not both");
+            }
+            if (cert != null)
+            {
+                tls = new SecurityConfig.Tls(cert, key, null, "");
+            }
+            else if (ks != null)
+            {
+                tls = new SecurityConfig.Tls(null, null, ks, ksPassword);
+            }
+            return new SecurityConfig(token, tls, intIn("security.maxBodyBytes", 0, 64 << 20),
+                intIn("security.maxHeaderBytes", 1024, 1 << 20), intIn("security.maxUriBytes", 256, 1 << 20));
+        }
     }
 
     @Override
@@ -316,6 +548,7 @@ public record CollectorConfig(
             journalRetentionHours + " journal.maxBytes=" + journalMaxBytes + " window.periodMs=" + windowPeriodMs +
             " window.windowSize=" + windowSize + " publish.intervalMs=" + publishIntervalMs +
             " simulate.scenario=" + (simulateScenario.isEmpty() ? "(off)" : simulateScenario) +
-            " simulate.speed=" + simulateSpeed + " simulate.durationSeconds=" + simulateDurationSeconds;
+            " simulate.speed=" + simulateSpeed + " simulate.durationSeconds=" + simulateDurationSeconds +
+            " sinks: " + sinks + " security: " + security;
     }
 }

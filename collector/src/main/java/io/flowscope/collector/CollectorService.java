@@ -23,10 +23,12 @@ public final class CollectorService implements AutoCloseable
     private final HttpVerticle http;
     private final DrainLoop drain;
     private final String sourceDescription;
+    private final ServiceSinks sinks;
 
     private CollectorService(final CollectorConfig config, final Vertx vertx, final HttpVerticle http,
-        final DrainLoop drain)
+        final DrainLoop drain, final ServiceSinks sinks)
     {
+        this.sinks = sinks;
         this.config = config;
         this.vertx = vertx;
         this.http = http;
@@ -70,13 +72,17 @@ public final class CollectorService implements AutoCloseable
         LOG.info("configuration: {}", config);
         final Vertx vertx = Vertx.vertx(new VertxOptions().setEventLoopPoolSize(1).setWorkerPoolSize(2));
         final DrainLoop[] drainRef = new DrainLoop[1];
+        final ServiceSinks sinks = new ServiceSinks(config.sinks());
         final HttpVerticle http = new HttpVerticle(config.httpHost(), config.httpPort(), config.publishIntervalMs(),
-            () -> drainRef[0].snapshot(), () -> health(config, drainRef[0]));
+            () -> drainRef[0].snapshot(), () -> health(config, drainRef[0], sinks), config.security(),
+            () -> Metrics.renderSinks(sinks.statuses()));
         final DrainLoop drain = new DrainLoop(config, source, AnomalyStages::create, e ->
         {
             http.publish(e);
+            sinks.onAnomaly(e);
             console.accept(e);
         });
+        drain.sinks(sinks);
         drainRef[0] = drain;
         try
         {
@@ -84,6 +90,7 @@ public final class CollectorService implements AutoCloseable
         }
         catch (final Exception e)
         {
+            sinks.close();
             source.close();
             vertx.close().await(30, TimeUnit.SECONDS);
             throw new IllegalStateException("cannot serve HTTP on " + config.httpHost() + ":" + config.httpPort() +
@@ -92,12 +99,19 @@ public final class CollectorService implements AutoCloseable
         drain.start();
         if (!drain.awaitReady(5, TimeUnit.MINUTES))
         {
-            final CollectorService s = new CollectorService(config, vertx, http, drain);
+            final CollectorService s = new CollectorService(config, vertx, http, drain, sinks);
             final Throwable t = drain.crashed();
             s.close();
             throw new IllegalStateException("the drain loop did not start: " + t, t);
         }
-        return new CollectorService(config, vertx, http, drain);
+        return new CollectorService(config, vertx, http, drain, sinks);
+    }
+
+    static Map<String, Object> health(final CollectorConfig config, final DrainLoop drain, final ServiceSinks sinks)
+    {
+        final Map<String, Object> h = health(config, drain);
+        h.put("sinks", sinks.health());
+        return h;
     }
 
     static Map<String, Object> health(final CollectorConfig config, final DrainLoop drain)
@@ -135,7 +149,12 @@ public final class CollectorService implements AutoCloseable
 
     public String url()
     {
-        return "http://" + config.httpHost() + ":" + port() + "/";
+        return (config.security().tls() != null ? "https" : "http") + "://" + config.httpHost() + ":" + port() + "/";
+    }
+
+    public ServiceSinks sinks()
+    {
+        return sinks;
     }
 
     public DrainLoop drain()
@@ -152,7 +171,14 @@ public final class CollectorService implements AutoCloseable
         }
         finally
         {
-            vertx.close().await(30, TimeUnit.SECONDS);
+            try
+            {
+                sinks.close();
+            }
+            finally
+            {
+                vertx.close().await(30, TimeUnit.SECONDS);
+            }
         }
     }
 }

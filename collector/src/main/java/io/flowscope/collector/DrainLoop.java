@@ -41,6 +41,7 @@ public final class DrainLoop
     private volatile Throwable crashed;
     private volatile long recoveredEntries;
     private Thread thread;
+    private ServiceSinks sinks;
 
     public DrainLoop(final CollectorConfig config, final Source source,
         final Function<AnomalySink, AnomalyStage> stageFactory, final Consumer<AnomalyEvent> anomalyListener)
@@ -49,6 +50,12 @@ public final class DrainLoop
         this.source = source;
         this.stageFactory = stageFactory;
         this.anomalyListener = anomalyListener;
+    }
+
+    /** Feeds the summaries made after the journal catch-up to these sinks; call before {@link #start}. */
+    public void sinks(final ServiceSinks sinks)
+    {
+        this.sinks = sinks;
     }
 
     public void start()
@@ -140,6 +147,10 @@ public final class DrainLoop
                     journalFailure = "journal could not be opened in " + config.journalDir() + ": " + e.getMessage();
                     LOG.error("{}; serving live data without a journal", journalFailure);
                 }
+            }
+            if (sinks != null && !sinks.isEmpty())
+            {
+                pipeline.tap(sinks, sinks);
             }
             isReady = true;
             ready.countDown();

@@ -17,7 +17,13 @@ import io.vertx.core.http.HttpServer;
 import io.vertx.core.http.HttpServerResponse;
 import io.vertx.ext.web.Router;
 import io.vertx.ext.web.RoutingContext;
+import io.vertx.ext.web.handler.BodyHandler;
 import io.vertx.ext.web.handler.StaticHandler;
+import io.flowscope.collector.security.SecurityConfig;
+import io.flowscope.collector.security.TokenAuth;
+import io.vertx.core.http.HttpServerOptions;
+import io.vertx.core.net.PemKeyCertOptions;
+import io.vertx.core.net.PfxOptions;
 
 /**
  * The HTTP side: REST API, live stream (server-sent events), Prometheus metrics and the live page. Reads only the
@@ -31,6 +37,8 @@ public final class HttpVerticle extends VerticleBase
     private final long streamIntervalMs;
     private final Supplier<Snapshot> snapshots;
     private final Supplier<Map<String, Object>> health;
+    private final SecurityConfig security;
+    private final Supplier<String> extraMetrics;
     private final Set<HttpServerResponse> streams = ConcurrentHashMap.newKeySet();
     private HttpServer server;
     private long timer = -1;
@@ -38,6 +46,19 @@ public final class HttpVerticle extends VerticleBase
     public HttpVerticle(final String host, final int port, final long streamIntervalMs,
         final Supplier<Snapshot> snapshots, final Supplier<Map<String, Object>> health)
     {
+        this(host, port, streamIntervalMs, snapshots, health, CollectorConfig.defaults().security(), () -> "");
+    }
+
+    /**
+     * @param security     token, TLS and request limits
+     * @param extraMetrics more Prometheus text appended to /metrics (the sinks' counters)
+     */
+    public HttpVerticle(final String host, final int port, final long streamIntervalMs,
+        final Supplier<Snapshot> snapshots, final Supplier<Map<String, Object>> health, final SecurityConfig security,
+        final Supplier<String> extraMetrics)
+    {
+        this.security = security;
+        this.extraMetrics = extraMetrics;
         this.host = host;
         this.port = port;
         this.streamIntervalMs = streamIntervalMs;
@@ -49,6 +70,18 @@ public final class HttpVerticle extends VerticleBase
     public Future<?> start()
     {
         final Router router = Router.router(vertx);
+        // request limits first (body over security.maxBodyBytes: 413), then the token
+        router.route().handler(BodyHandler.create(false).setBodyLimit(security.maxBodyBytes()));
+        if (security.authenticate())
+        {
+            final TokenAuth auth = new TokenAuth(security.token(), security.tls() != null);
+            router.route().handler(auth);
+            router.get("/login").handler(auth::login);
+        }
+        else
+        {
+            router.get("/login").handler(ctx -> ctx.response().setStatusCode(303).putHeader("Location", "/").end());
+        }
         router.get("/api/health").handler(this::health);
         router.get("/api/health/live").handler(this::live);
         router.get("/api/health/ready").handler(this::ready);
@@ -67,7 +100,31 @@ public final class HttpVerticle extends VerticleBase
             " not allowed: the API is read-only (GET)"));
         router.get("/*").handler(StaticHandler.create("webroot").setCachingEnabled(false));
         timer = vertx.setPeriodic(streamIntervalMs, id -> pushSnapshot());
-        return vertx.createHttpServer().requestHandler(router).listen(port, host).onSuccess(s -> server = s);
+        return vertx.createHttpServer(serverOptions(security)).requestHandler(router).listen(port, host)
+            .onSuccess(s -> server = s);
+    }
+
+    /** Header and request-line limits (431 / 414 beyond them) and TLS when configured. */
+    static HttpServerOptions serverOptions(final SecurityConfig security)
+    {
+        final HttpServerOptions o = new HttpServerOptions().setMaxHeaderSize(security.maxHeaderBytes())
+            .setMaxInitialLineLength(security.maxUriBytes());
+        final SecurityConfig.Tls tls = security.tls();
+        if (tls != null)
+        {
+            o.setSsl(true);
+            if (tls.pem())
+            {
+                o.setKeyCertOptions(new PemKeyCertOptions().setCertPath(tls.certFile().toString())
+                    .setKeyPath(tls.keyFile().toString()));
+            }
+            else
+            {
+                o.setKeyCertOptions(new PfxOptions().setPath(tls.keystoreFile().toString())
+                    .setPassword(tls.keystorePassword()));
+            }
+        }
+        return o;
     }
 
     @Override
@@ -285,6 +342,6 @@ public final class HttpVerticle extends VerticleBase
     private void metrics(final RoutingContext ctx)
     {
         ctx.response().putHeader("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
-            .end(Metrics.render(snapshots.get()));
+            .end(Metrics.render(snapshots.get()) + extraMetrics.get());
     }
 }

@@ -72,6 +72,44 @@ public final class Metrics
         return b.toString();
     }
 
+    /** The sinks' counters, labelled by sink name and kind. */
+    public static String renderSinks(final java.util.List<ServiceSinks.Status> sinks)
+    {
+        final StringBuilder b = new StringBuilder(1024);
+        if (sinks.isEmpty())
+        {
+            return "";
+        }
+        sinkFamily(b, sinks, "flowscope_sink_offered_total", "counter", "Items offered to the sink",
+            c -> c.offered());
+        sinkFamily(b, sinks, "flowscope_sink_exported_total", "counter", "Items delivered", c -> c.exported());
+        sinkFamily(b, sinks, "flowscope_sink_dropped_queue_full_total", "counter",
+            "Items dropped because the queue was full", c -> c.droppedQueueFull());
+        sinkFamily(b, sinks, "flowscope_sink_dropped_after_retries_total", "counter",
+            "Items dropped after the last retry", c -> c.droppedAfterRetries());
+        sinkFamily(b, sinks, "flowscope_sink_rejected_total", "counter", "Items the destination refused (4xx)",
+            c -> c.rejected());
+        sinkFamily(b, sinks, "flowscope_sink_refused_total", "counter",
+            "Items refused before the queue (series cap, duplicate alerts)", c -> c.refused());
+        sinkFamily(b, sinks, "flowscope_sink_retries_total", "counter", "Export attempts after the first",
+            c -> c.retries());
+        sinkFamily(b, sinks, "flowscope_sink_queued", "gauge", "Items waiting now", c -> c.queued());
+        return b.toString();
+    }
+
+    private static void sinkFamily(final StringBuilder b, final java.util.List<ServiceSinks.Status> sinks,
+        final String name, final String type, final String help,
+        final java.util.function.ToLongFunction<io.flowscope.sink.SinkCounters> value)
+    {
+        b.append("# HELP ").append(name).append(' ').append(help).append('\n');
+        b.append("# TYPE ").append(name).append(' ').append(type).append('\n');
+        for (final ServiceSinks.Status s : sinks)
+        {
+            b.append(name).append("{sink=\"").append(s.name()).append("\",kind=\"").append(s.kind()).append("\"} ")
+                .append(value.applyAsLong(s.counters())).append('\n');
+        }
+    }
+
     private static void counter(final StringBuilder b, final String name, final String help, final long v)
     {
         b.append("# HELP ").append(name).append(' ').append(help).append('\n');

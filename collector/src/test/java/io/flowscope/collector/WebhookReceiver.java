@@ -1,0 +1,44 @@
+package io.flowscope.collector;
+
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+
+import com.sun.net.httpserver.HttpServer;
+
+/** A real alert receiver for the tests: a JDK HTTP server on 127.0.0.1 that keeps every POST (body, signature). */
+final class WebhookReceiver implements AutoCloseable
+{
+    record Post(byte[] body, String signature)
+    {
+    }
+
+    final List<Post> posts = new CopyOnWriteArrayList<>();
+    private final HttpServer server;
+
+    WebhookReceiver(final String signatureHeader) throws IOException
+    {
+        server = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 0);
+        server.createContext("/alerts", exchange ->
+        {
+            posts.add(new Post(exchange.getRequestBody().readAllBytes(),
+                exchange.getRequestHeaders().getFirst(signatureHeader)));
+            exchange.sendResponseHeaders(200, -1);
+            exchange.close();
+        });
+        server.start();
+    }
+
+    String url()
+    {
+        return "http://127.0.0.1:" + server.getAddress().getPort() + "/alerts";
+    }
+
+    @Override
+    public void close()
+    {
+        server.stop(0);
+    }
+}
