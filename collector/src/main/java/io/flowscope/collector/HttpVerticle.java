@@ -99,6 +99,7 @@ public final class HttpVerticle extends VerticleBase
         router.route("/api/*").handler(ctx -> error(ctx, 405, "method " + ctx.request().method() +
             " not allowed: the API is read-only (GET)"));
         router.get("/*").handler(StaticHandler.create("webroot").setCachingEnabled(false));
+        router.route().failureHandler(HttpVerticle::failure);
         timer = vertx.setPeriodic(streamIntervalMs, id -> pushSnapshot());
         return vertx.createHttpServer(serverOptions(security)).requestHandler(router).listen(port, host)
             .onSuccess(s -> server = s);
@@ -198,6 +199,30 @@ public final class HttpVerticle extends VerticleBase
         r.closeHandler(v -> streams.remove(r));
         r.exceptionHandler(t -> streams.remove(r));
         r.write("retry: 1000\nevent: snapshot\ndata: " + Json.write(live(snapshots.get())) + "\n\n");
+    }
+
+    /** A handler's failure (413 from the body limit, ...) as a JSON error; an unexpected exception is a 500. */
+    private static void failure(final RoutingContext ctx)
+    {
+        final int status = ctx.statusCode() > 0 ? ctx.statusCode() : 500;
+        if (ctx.response().headWritten())
+        {
+            ctx.response().reset();
+            return;
+        }
+        final String reason = switch (status)
+        {
+            case 413 -> "request body too large";
+            case 400 -> "malformed request";
+            case 500 -> "internal error";
+            default -> io.netty.handler.codec.http.HttpResponseStatus.valueOf(status).reasonPhrase();
+        };
+        if (status == 500 && ctx.failure() != null)
+        {
+            org.slf4j.LoggerFactory.getLogger(HttpVerticle.class).error("{} {}: {}", ctx.request().method(),
+                ctx.normalizedPath(), ctx.failure().toString());
+        }
+        error(ctx, status, reason);
     }
 
     private static void json(final RoutingContext ctx, final int status, final Object body)
