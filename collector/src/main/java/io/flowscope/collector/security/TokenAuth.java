@@ -21,7 +21,8 @@ import io.vertx.ext.web.RoutingContext;
 public final class TokenAuth implements Handler<RoutingContext>
 {
     public static final String COOKIE = "flowscope_token";
-    private static final Set<String> OPEN = Set.of("/api/health/live", "/api/health/ready", "/login");
+    /** Served without the token: the liveness and readiness probes, and the login URL. */
+    public static final Set<String> OPEN_PATHS = Set.of("/api/health/live", "/api/health/ready", "/login");
 
     private final byte[] token;
     private final boolean secureCookie;
@@ -35,7 +36,7 @@ public final class TokenAuth implements Handler<RoutingContext>
     @Override
     public void handle(final RoutingContext ctx)
     {
-        if (OPEN.contains(ctx.normalizedPath()) || authorized(ctx))
+        if (OPEN_PATHS.contains(ctx.normalizedPath()) || authorized(ctx))
         {
             ctx.next();
             return;
