@@ -230,7 +230,8 @@ public record CollectorConfig(
         if (!DEFAULTS.containsKey(key))
         {
             throw new ConfigException("config: unknown key '" + key + "' in " + where + " (known keys: " +
-                String.join(", ", DEFAULTS.keySet()) + ")");
+                String.join(", ", DEFAULTS.keySet().stream().filter(k -> !k.startsWith("sinks.webhooks.") ||
+                    k.startsWith("sinks.webhooks.0.")).toList()) + "; webhooks 0.." + (MAX_WEBHOOKS - 1) + ")");
         }
     }
 
