@@ -115,6 +115,20 @@ class SecurityTest
     }
 
     @Test
+    void shouldShowTheLivePageInARealBrowserAfterLoginAndOnlyThe401Without() throws Exception
+    {
+        try (CollectorService s = start(Map.of("simulate.scenario", "default", "journal.dir",
+            dir.resolve("journal").toString())))
+        {
+            final String refused = LivePageTest.chromium(dir, s.url(), "--dump-dom");
+            assertThat(refused).contains("missing or wrong token").doesNotContain("id=\"heatmap\"");
+            // /login sets the cookie and redirects to the page, whose own API calls then carry it
+            final String dom = LivePageTest.chromium(dir, s.url() + "login?token=" + TOKEN, "--dump-dom");
+            assertThat(dom).containsPattern("id=\"heatmap\"[^>]*data-ranks=\"[1-9]");
+        }
+    }
+
+    @Test
     void shouldOpenTheLiveStreamWithTheTokenAsHeaderOrQueryAndRefuseItWithout() throws Exception
     {
         try (CollectorService s = start(Map.of()))
