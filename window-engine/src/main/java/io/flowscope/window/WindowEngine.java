@@ -324,12 +324,7 @@ public final class WindowEngine implements TelemetryListener
             final long d = durations[p];
             if (d >= 0)
             {
-                flow.phaseCount[p]++;
-                flow.phaseSumNs[p] += d;
-                if (d > flow.phaseMaxNs[p])
-                {
-                    flow.phaseMaxNs[p] = d;
-                }
+                flow.phase(p, d);
                 h[p].recordValue(Math.min(d, h[p].getHighestTrackableValue()));
             }
         }
@@ -397,12 +392,7 @@ public final class WindowEngine implements TelemetryListener
         if (d >= 0)
         {
             // The work request's latency, post to completion, is the QP flow's NETWORK phase.
-            flow.phaseCount[Phase.NETWORK]++;
-            flow.phaseSumNs[Phase.NETWORK] += d;
-            if (d > flow.phaseMaxNs[Phase.NETWORK])
-            {
-                flow.phaseMaxNs[Phase.NETWORK] = d;
-            }
+            flow.phase(Phase.NETWORK, d);
         }
     }
 
@@ -906,6 +896,10 @@ public final class WindowEngine implements TelemetryListener
         System.arraycopy(a.phaseCount, 0, s.phaseCount, 0, Phase.COUNT);
         System.arraycopy(a.phaseSumNs, 0, s.phaseSumNs, 0, Phase.COUNT);
         System.arraycopy(a.phaseMaxNs, 0, s.phaseMaxNs, 0, Phase.COUNT);
+        // Aggregates carry no percentiles (a bucket array per aggregate would double the per-flow memory).
+        java.util.Arrays.fill(s.phaseP50Ns, Phase.ABSENT);
+        java.util.Arrays.fill(s.phaseP90Ns, Phase.ABSENT);
+        java.util.Arrays.fill(s.phaseP99Ns, Phase.ABSENT);
     }
 
     public long droppedAggregateTableFull()
@@ -1014,6 +1008,20 @@ public final class WindowEngine implements TelemetryListener
         System.arraycopy(f.phaseCount, 0, s.phaseCount, 0, Phase.COUNT);
         System.arraycopy(f.phaseSumNs, 0, s.phaseSumNs, 0, Phase.COUNT);
         System.arraycopy(f.phaseMaxNs, 0, s.phaseMaxNs, 0, Phase.COUNT);
+        for (int p = 0; p < Phase.COUNT; p++)
+        {
+            final int slot = PhaseBuckets.slot(p, f.isSend);
+            if (f.phaseCount[p] == 0 || slot < 0 || slot >= PhaseBuckets.SLOTS)
+            {
+                s.phaseP50Ns[p] = Phase.ABSENT;
+                s.phaseP90Ns[p] = Phase.ABSENT;
+                s.phaseP99Ns[p] = Phase.ABSENT;
+            }
+            else
+            {
+                f.phaseBuckets.percentiles(slot, f.phaseMaxNs[p], s.phaseP50Ns, s.phaseP90Ns, s.phaseP99Ns, p);
+            }
+        }
     }
 
     private void sweep(final HostState h, final long nowNs)
