@@ -10,7 +10,8 @@ import io.flowscope.window.WindowEngine;
  * events of the {@link WindowEngineBenchmark} stream (ProxyStep + QP mix, same engine configuration) through a
  * {@link WindowEngine}. Run it twice under {@code valgrind --tool=callgrind} with two event counts: the
  * difference of the two instruction totals over the difference of events is the engine's steady-state cost per
- * event (start-up and JIT compilation cancel out).
+ * event (start-up and JIT compilation cancel out). A second argument {@code baseline} replays into the
+ * benchmark's summing listener instead (the replay's own cost).
  *
  * <pre>
  * valgrind --tool=callgrind --callgrind-out-file=/dev/null java -XX:+UseSerialGC -Xmx1g \
@@ -27,6 +28,7 @@ public final class WindowEngineInstructions
     public static void main(final String[] args)
     {
         final long events = args.length > 0 ? Long.parseLong(args[0]) : 1_000_000L;
+        final boolean baseline = args.length > 1 && "baseline".equals(args[1]);
         final ProxyStream stream = ProxyStream.generate(42, WindowEngineBenchmark.STREAM_NS, true);
         final long[] sums = new long[2];
         final FlowSummarySink sink = s ->
@@ -37,19 +39,21 @@ public final class WindowEngineInstructions
         final WindowEngine engine = new WindowEngine(new WindowConfig().periodNs(1_000_000L)
             .tombstoneTimeoutNs(2_000_000L).maxFlows(1024).maxOps(4096).maxSteps(65536), sink);
         engine.onHost(WindowEngineBenchmark.HOST_ID);
+        final WindowEngineBenchmark.SumListener sum = new WindowEngineBenchmark.SumListener();
+        final io.flowscope.window.TelemetryListener target = baseline ? sum : engine;
         long keyBase = 0;
         long timeBase = 1_000_000_000L;
         long left = events;
         while (left > 0)
         {
             final int to = (int)Math.min(stream.events, left);
-            ProxyStream.replay(stream, 0, to, keyBase, timeBase, engine);
+            ProxyStream.replay(stream, 0, to, keyBase, timeBase, target);
             left -= to;
             keyBase += stream.keySpan;
             timeBase += stream.timeSpanNs;
         }
         engine.flush();
         System.out.println("events=" + events + " completions=" + sums[0] + " bytes=" + sums[1] + " dropped=" +
-            engine.droppedStepTableFull() + " unknown=" + engine.unknownStepRecords());
+            engine.droppedStepTableFull() + " unknown=" + engine.unknownStepRecords() + " sum=" + sum.sum);
     }
 }

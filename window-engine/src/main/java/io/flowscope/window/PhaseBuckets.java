@@ -38,6 +38,8 @@ final class PhaseBuckets
     private final char[] counts = new char[SLOTS * COUNT];
     private final int[] lo = new int[SLOTS];
     private final int[] hi = new int[SLOTS];
+    /** Slots halved this period: their total is no longer the phase's count. */
+    private int halved;
 
     PhaseBuckets()
     {
@@ -97,11 +99,23 @@ final class PhaseBuckets
     {
         final int i = index(valueNs);
         final int at = slot * COUNT + i;
-        if (counts[at] == Character.MAX_VALUE)
+        final char c = counts[at];
+        if (c == 0)
+        {
+            // The first record of a bucket in the period: the touched range may grow (rarely taken).
+            touch(slot, i);
+        }
+        else if (c == Character.MAX_VALUE)
         {
             halve(slot);
+            counts[at]++;
+            return;
         }
-        counts[at]++;
+        counts[at] = (char)(c + 1);
+    }
+
+    private void touch(final int slot, final int i)
+    {
         if (i < lo[slot])
         {
             lo[slot] = i;
@@ -114,6 +128,7 @@ final class PhaseBuckets
 
     private void halve(final int slot)
     {
+        halved |= 1 << slot;
         for (int i = lo[slot]; i <= hi[slot]; i++)
         {
             final int at = slot * COUNT + i;
@@ -122,17 +137,21 @@ final class PhaseBuckets
     }
 
     /**
-     * Writes the p50, p90, p99 of a slot's period into {@code p50[phase]}, {@code p90[phase]}, {@code p99[phase]},
+     * Writes the p50, p90, p99 of a slot's period ({@code count} records, the phase's count) into {@code p50[phase]}, {@code p90[phase]}, {@code p99[phase]},
      * each at most {@code maxNs}; {@link Phase#ABSENT} when the slot recorded nothing.
      */
-    void percentiles(final int slot, final long maxNs, final long[] p50, final long[] p90, final long[] p99,
-        final int phase)
+    void percentiles(final int slot, final long count, final long maxNs, final long[] p50, final long[] p90,
+        final long[] p99, final int phase)
     {
         final int base = slot * COUNT;
-        long total = 0;
-        for (int i = lo[slot]; i <= hi[slot]; i++)
+        long total = count;
+        if ((halved & 1 << slot) != 0)
         {
-            total += counts[base + i];
+            total = 0;
+            for (int i = lo[slot]; i <= hi[slot]; i++)
+            {
+                total += counts[base + i];
+            }
         }
         if (total == 0)
         {
@@ -178,5 +197,6 @@ final class PhaseBuckets
             lo[s] = COUNT;
             hi[s] = -1;
         }
+        halved = 0;
     }
 }

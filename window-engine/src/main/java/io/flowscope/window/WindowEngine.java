@@ -1241,7 +1241,8 @@ public final class WindowEngine implements TelemetryListener
             }
             else
             {
-                f.phaseBuckets.percentiles(slot, f.phaseMaxNs[p], s.phaseP50Ns, s.phaseP90Ns, s.phaseP99Ns, p);
+                f.phaseBuckets.percentiles(slot, f.phaseCount[p], f.phaseMaxNs[p], s.phaseP50Ns, s.phaseP90Ns, s.phaseP99Ns,
+                    p);
             }
         }
     }

@@ -75,7 +75,7 @@ class PhaseBucketsTest
                 max = Math.max(max, v);
                 b.record(1, v);
             }
-            b.percentiles(1, max, p50, p90, p99, Phase.NETWORK);
+            b.percentiles(1, n, max, p50, p90, p99, Phase.NETWORK);
             final long[] got = {p50[Phase.NETWORK], p90[Phase.NETWORK], p99[Phase.NETWORK]};
             for (int k = 0; k < 3; k++)
             {
@@ -84,7 +84,7 @@ class PhaseBucketsTest
                     .isLessThanOrEqualTo(exact * PhaseBuckets.RELATIVE_ERROR + 1);
             }
             b.clear();
-            b.percentiles(1, max, p50, p90, p99, Phase.NETWORK);
+            b.percentiles(1, 0, max, p50, p90, p99, Phase.NETWORK);
             assertThat(p50[Phase.NETWORK]).as("cleared").isEqualTo(Phase.ABSENT);
         }
     }
@@ -101,7 +101,7 @@ class PhaseBucketsTest
         final long[] p50 = new long[Phase.COUNT];
         final long[] p90 = new long[Phase.COUNT];
         final long[] p99 = new long[Phase.COUNT];
-        b.percentiles(0, 100_000, p50, p90, p99, 0);
+        b.percentiles(0, 100_000, 100_000, p50, p90, p99, 0);
         assertThat((double)Math.abs(p50[0] - 1_000)).isLessThanOrEqualTo(1_000 * PhaseBuckets.RELATIVE_ERROR + 1);
         assertThat((double)Math.abs(p90[0] - 100_000)).isLessThanOrEqualTo(100_000 * PhaseBuckets.RELATIVE_ERROR + 1);
         assertThat(p99[0]).isEqualTo(p90[0]);
