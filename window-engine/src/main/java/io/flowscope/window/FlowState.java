@@ -35,6 +35,8 @@ final class FlowState extends Pooled
     final long[] phaseCount = new long[Phase.COUNT];
     final long[] phaseSumNs = new long[Phase.COUNT];
     final long[] phaseMaxNs = new long[Phase.COUNT];
+    /** The period's phase durations, bucketed, for per-flow percentiles. */
+    final PhaseBuckets phaseBuckets = new PhaseBuckets();
 
     FlowState(final int windowSize, final boolean series)
     {
@@ -96,6 +98,18 @@ final class FlowState extends Pooled
         return mix(h + attempt);
     }
 
+    /** Records one phase duration of this period. */
+    void phase(final int phase, final long ns)
+    {
+        phaseCount[phase]++;
+        phaseSumNs[phase] += ns;
+        if (ns > phaseMaxNs[phase])
+        {
+            phaseMaxNs[phase] = ns;
+        }
+        phaseBuckets.record(PhaseBuckets.slot(phase, isSend), ns);
+    }
+
     boolean activeInPeriod()
     {
         return periodPosts != 0 || periodCompletions != 0 || phaseCount[Phase.NETWORK] != 0 ||
@@ -113,6 +127,7 @@ final class FlowState extends Pooled
             phaseSumNs[p] = 0;
             phaseMaxNs[p] = 0;
         }
+        phaseBuckets.clear();
     }
 
     /** The flow key: a 64-bit mix of the identity; {@code attempt} > 0 rehashes after a collision. */

@@ -1,13 +1,13 @@
 package io.flowscope.window;
 
 /**
- * One flow's summary for one period (schema v1, documented in {@code window-engine/README.md}). A mutable
+ * One flow's summary for one period (schema v3, documented in {@code window-engine/README.md}). A mutable
  * record the engine fills and hands to a {@link FlowSummarySink}; the sink copies what it keeps.
  */
 public final class FlowSummary
 {
     /** Schema version of the fields below. */
-    public static final int SCHEMA_VERSION = 2;
+    public static final int SCHEMA_VERSION = 3;
 
     /** {@link #kind()}: a step flow (commHash, rank, peer, channel, direction) from ProxyOp / ProxyStep. */
     public static final int KIND_STEP = 0;
@@ -46,6 +46,9 @@ public final class FlowSummary
     final long[] phaseCount = new long[Phase.COUNT];
     final long[] phaseSumNs = new long[Phase.COUNT];
     final long[] phaseMaxNs = new long[Phase.COUNT];
+    final long[] phaseP50Ns = new long[Phase.COUNT];
+    final long[] phaseP90Ns = new long[Phase.COUNT];
+    final long[] phaseP99Ns = new long[Phase.COUNT];
 
     public long periodStartNs()
     {
@@ -191,6 +194,28 @@ public final class FlowSummary
         return phaseMaxNs[phase];
     }
 
+    /**
+     * The period's median duration of a phase (schema v3): from the flow's fixed log-linear buckets, within
+     * 11.1 % (+1 ns) of the exact percentile, at most {@link #phaseMaxNs}; {@link Phase#ABSENT} (-1) when the
+     * phase has no record in the period, and for aggregates.
+     */
+    public long phaseP50Ns(final int phase)
+    {
+        return phaseP50Ns[phase];
+    }
+
+    /** The period's 90th percentile of a phase (schema v3); see {@link #phaseP50Ns}. */
+    public long phaseP90Ns(final int phase)
+    {
+        return phaseP90Ns[phase];
+    }
+
+    /** The period's 99th percentile of a phase (schema v3); see {@link #phaseP50Ns}. */
+    public long phaseP99Ns(final int phase)
+    {
+        return phaseP99Ns[phase];
+    }
+
     public void copyFrom(final FlowSummary o)
     {
         periodStartNs = o.periodStartNs;
@@ -219,6 +244,9 @@ public final class FlowSummary
         System.arraycopy(o.phaseCount, 0, phaseCount, 0, Phase.COUNT);
         System.arraycopy(o.phaseSumNs, 0, phaseSumNs, 0, Phase.COUNT);
         System.arraycopy(o.phaseMaxNs, 0, phaseMaxNs, 0, Phase.COUNT);
+        System.arraycopy(o.phaseP50Ns, 0, phaseP50Ns, 0, Phase.COUNT);
+        System.arraycopy(o.phaseP90Ns, 0, phaseP90Ns, 0, Phase.COUNT);
+        System.arraycopy(o.phaseP99Ns, 0, phaseP99Ns, 0, Phase.COUNT);
     }
 
     @Override

@@ -19,6 +19,12 @@ public final class WindowConfig
     int maxKernelChannels = 65536;
     long collectiveTimeoutNs = 1_000_000_000L;
     long gpuPollLagBoundNs = 20_000L;
+    long gpuClockBucketNs = 1_000_000_000L;
+    int gpuClockBuckets = 8;
+    long gpuClockStepNs = 1_000_000L;
+    int maxGpuClocks = 1024;
+    int maxPendingKernelChannels = 256;
+    long pendingKernelChNs = 5_000_000L;
     boolean series;
 
     /** Completions per window (N, default 8). */
@@ -145,6 +151,51 @@ public final class WindowConfig
     public WindowConfig gpuPollLagBoundNs(final long ns)
     {
         gpuPollLagBoundNs = ns;
+        return this;
+    }
+
+    /**
+     * Per-GPU clock estimates: the host-time bucket of the windowed minimum (default 1 s) and how many buckets
+     * are kept (default 8): the offset and drift are fitted over the last {@code buckets × bucketNs} of samples.
+     */
+    public WindowConfig gpuClockWindow(final long bucketNs, final int buckets)
+    {
+        if (bucketNs <= 0 || buckets < 1)
+        {
+            throw new IllegalArgumentException("gpuClockWindow needs bucketNs > 0 and buckets >= 1, was " + bucketNs +
+                ", " + buckets);
+        }
+        gpuClockBucketNs = bucketNs;
+        gpuClockBuckets = buckets;
+        return this;
+    }
+
+    /**
+     * A bucket minimum this far off the line fitted through the buckets before it is a clock step (default
+     * 1 ms): the older buckets are dropped. Keep it well above the drift over one bucket (1 ms = 1000 ppm at 1 s).
+     */
+    public WindowConfig gpuClockStepNs(final long ns)
+    {
+        gpuClockStepNs = ns;
+        return this;
+    }
+
+    /** GPUs ((host, commHash, rank)) with a clock estimate (default 1024); one idle for the idle timeout is evicted. */
+    public WindowConfig maxGpuClocks(final int n)
+    {
+        maxGpuClocks = n;
+        return this;
+    }
+
+    /**
+     * KernelCh starts that arrived before their Coll START (another ring lane) are held this long of their host's
+     * event time (default 5 ms, checked at period ends) in a table of {@code n} entries (default 256), then
+     * counted as unknown.
+     */
+    public WindowConfig pendingKernelChannels(final int n, final long ns)
+    {
+        maxPendingKernelChannels = n;
+        pendingKernelChNs = ns;
         return this;
     }
 

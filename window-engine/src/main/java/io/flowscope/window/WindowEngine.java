@@ -38,6 +38,22 @@ public final class WindowEngine implements TelemetryListener
     private final Pool<CollState> colls;
     private final Long2ObjectHashMap<CollState> collByKey;
     private final Pool<ChState> channels;
+    private final Pool<GpuClock> gpuClocks;
+    private final Long2ObjectHashMap<GpuClock> gpuClockByKey;
+    private final GpuClockEstimate clockScratch = new GpuClockEstimate();
+    // KernelCh records that came before their Coll START: a small fixed table, scanned (it holds few entries).
+    private final long[] pendKey;
+    private final long[] pendColl;
+    private final int[] pendChannel;
+    private final long[] pendPTimer;
+    private final long[] pendNs;
+    private final HostState[] pendHost;
+    private final boolean[] pendStopped;
+    private final long[] pendStopPTimer;
+    private final long[] pendStopNs;
+    private int pendCount;
+    private long droppedGpuClockTableFull;
+    private long pendingKernelChAttached;
     private final Long2ObjectHashMap<ChState> chByKey;
     private final FlowSummary summary = new FlowSummary();
     private final Pool<HostState> hosts;
@@ -95,6 +111,19 @@ public final class WindowEngine implements TelemetryListener
         collByKey = new Long2ObjectHashMap<>(config.maxCollectives * 2, 0.55f);
         channels = new Pool<>(config.maxKernelChannels, ChState::new);
         chByKey = new Long2ObjectHashMap<>(config.maxKernelChannels * 2, 0.55f);
+        final int clockBuckets = config.gpuClockBuckets;
+        gpuClocks = new Pool<>(config.maxGpuClocks, () -> new GpuClock(clockBuckets));
+        gpuClockByKey = new Long2ObjectHashMap<>(Math.max(16, config.maxGpuClocks * 2), 0.55f);
+        final int np = config.maxPendingKernelChannels;
+        pendKey = new long[np];
+        pendColl = new long[np];
+        pendChannel = new int[np];
+        pendPTimer = new long[np];
+        pendNs = new long[np];
+        pendHost = new HostState[np];
+        pendStopped = new boolean[np];
+        pendStopPTimer = new long[np];
+        pendStopNs = new long[np];
         final int windowSize = config.windowSize;
         hosts = new Pool<>(config.maxHosts, HostState::new);
         hostById = new Long2ObjectHashMap<>(config.maxHosts * 2, 0.55f);
@@ -324,12 +353,7 @@ public final class WindowEngine implements TelemetryListener
             final long d = durations[p];
             if (d >= 0)
             {
-                flow.phaseCount[p]++;
-                flow.phaseSumNs[p] += d;
-                if (d > flow.phaseMaxNs[p])
-                {
-                    flow.phaseMaxNs[p] = d;
-                }
+                flow.phase(p, d);
                 h[p].recordValue(Math.min(d, h[p].getHighestTrackableValue()));
             }
         }
@@ -397,12 +421,7 @@ public final class WindowEngine implements TelemetryListener
         if (d >= 0)
         {
             // The work request's latency, post to completion, is the QP flow's NETWORK phase.
-            flow.phaseCount[Phase.NETWORK]++;
-            flow.phaseSumNs[Phase.NETWORK] += d;
-            if (d > flow.phaseMaxNs[Phase.NETWORK])
-            {
-                flow.phaseMaxNs[Phase.NETWORK] = d;
-            }
+            flow.phase(Phase.NETWORK, d);
         }
     }
 
@@ -447,6 +466,60 @@ public final class WindowEngine implements TelemetryListener
         c.gpuEndNs = 0;
         c.lastNs = timeNs;
         collByKey.put(collKey, c);
+        if (pendCount != 0)
+        {
+            attachPending(c);
+        }
+    }
+
+    /** Attaches the pending KernelCh records of {@code c} (same host, its key), in table order. */
+    private void attachPending(final CollState c)
+    {
+        for (int i = 0; i < pendCount; )
+        {
+            if (pendColl[i] == c.key && pendHost[i] == c.host)
+            {
+                pendingKernelChAttached++;
+                final ChState ch = startChannel(pendKey[i], c, pendPTimer[i], pendNs[i]);
+                if (ch != null && pendStopped[i])
+                {
+                    stopChannel(ch, pendStopPTimer[i], pendStopNs[i]);
+                }
+                removePending(i);
+            }
+            else
+            {
+                i++;
+            }
+        }
+    }
+
+    private int findPending(final long chKey)
+    {
+        for (int i = 0; i < pendCount; i++)
+        {
+            if (pendKey[i] == chKey && pendHost[i] == host)
+            {
+                return i;
+            }
+        }
+        return -1;
+    }
+
+    /** Removes entry i, keeping the table dense (the last entry moves into i; order is not needed). */
+    private void removePending(final int i)
+    {
+        final int last = --pendCount;
+        pendKey[i] = pendKey[last];
+        pendColl[i] = pendColl[last];
+        pendChannel[i] = pendChannel[last];
+        pendPTimer[i] = pendPTimer[last];
+        pendNs[i] = pendNs[last];
+        pendHost[i] = pendHost[last];
+        pendStopped[i] = pendStopped[last];
+        pendStopPTimer[i] = pendStopPTimer[last];
+        pendStopNs[i] = pendStopNs[last];
+        pendHost[last] = null;
     }
 
     @Override
@@ -484,27 +557,50 @@ public final class WindowEngine implements TelemetryListener
         {
             return;
         }
-        if (chByKey.get(chKey) != null)
+        if (chByKey.get(chKey) != null || (pendCount != 0 && findPending(chKey) >= 0))
         {
             duplicateRecords++;
             return;
         }
-        // A clock sample whatever the parent: the GPU start and its host time are all it needs.
+        // A host-level clock sample whatever the parent: the GPU start and its host time are all it needs.
         gpuClockSample(host, timeNs - pTimerNs);
         final CollState c = collByKey.get(collKey);
         if (c == null)
         {
-            unknownCollRecords++;
+            // Maybe its Coll START is still on its way (another ring lane): held for pendingKernelChNs.
+            if (pendCount == pendKey.length)
+            {
+                unknownCollRecords++;
+                return;
+            }
+            final int n = pendCount++;
+            pendKey[n] = chKey;
+            pendColl[n] = collKey;
+            pendChannel[n] = channel;
+            pendPTimer[n] = pTimerNs;
+            pendNs[n] = timeNs;
+            pendHost[n] = host;
+            pendStopped[n] = false;
             return;
+        }
+        startChannel(chKey, c, pTimerNs, timeNs);
+    }
+
+    private ChState startChannel(final long chKey, final CollState c, final long pTimerNs, final long timeNs)
+    {
+        final GpuClock clock = gpuClock(c.host, c.commHash, c.rank);
+        if (clock != null)
+        {
+            clock.sample(timeNs, timeNs - pTimerNs, config);
         }
         final ChState ch = channels.acquire();
         if (ch == null)
         {
             droppedCollectiveTableFull++;
-            return;
+            return null;
         }
         ch.key = chKey;
-        ch.host = host;
+        ch.host = c.host;
         ch.coll = c;
         ch.collGeneration = c.generation;
         ch.stopped = false;
@@ -516,6 +612,7 @@ public final class WindowEngine implements TelemetryListener
         }
         c.chStarted++;
         c.lastNs = latest(c.lastNs, timeNs);
+        return ch;
     }
 
     @Override
@@ -526,6 +623,24 @@ public final class WindowEngine implements TelemetryListener
             return;
         }
         final ChState ch = chByKey.get(chKey);
+        if (ch == null && pendCount != 0)
+        {
+            final int i = findPending(chKey);
+            if (i >= 0)
+            {
+                if (pendStopped[i])
+                {
+                    duplicateRecords++;
+                }
+                else
+                {
+                    pendStopped[i] = true;
+                    pendStopPTimer[i] = pTimerNs;
+                    pendStopNs[i] = timeNs;
+                }
+                return;
+            }
+        }
         if (ch == null || ch.coll.generation != ch.collGeneration)
         {
             unknownCollRecords++;
@@ -536,6 +651,11 @@ public final class WindowEngine implements TelemetryListener
             duplicateRecords++;
             return;
         }
+        stopChannel(ch, pTimerNs, timeNs);
+    }
+
+    private void stopChannel(final ChState ch, final long pTimerNs, final long timeNs)
+    {
         ch.stopped = true;
         ch.lastNs = latest(ch.lastNs, timeNs);
         final CollState c = ch.coll;
@@ -548,6 +668,44 @@ public final class WindowEngine implements TelemetryListener
         if (c.stopped && c.chStopped >= c.nChannels && c.chStopped == c.chStarted)
         {
             emitCollective(c, true);
+        }
+    }
+
+    /** The clock of GPU (host, commHash, rank), created on first use; null when the table is full. */
+    private GpuClock gpuClock(final HostState h, final long commHash, final int rank)
+    {
+        for (int attempt = 0; ; attempt++)
+        {
+            final long key = GpuClock.key(h.hostId, commHash, rank, attempt);
+            final GpuClock g = gpuClockByKey.get(key);
+            if (g == null)
+            {
+                final GpuClock fresh = gpuClocks.acquire();
+                if (fresh == null)
+                {
+                    droppedGpuClockTableFull++;
+                    return null;
+                }
+                fresh.reset(key, h, commHash, rank);
+                gpuClockByKey.put(key, fresh);
+                return fresh;
+            }
+            if (g.is(h.hostId, commHash, rank))
+            {
+                return g;
+            }
+        }
+    }
+
+    private GpuClock findGpuClock(final long hostId, final long commHash, final int rank)
+    {
+        for (int attempt = 0; ; attempt++)
+        {
+            final GpuClock g = gpuClockByKey.get(GpuClock.key(hostId, commHash, rank, attempt));
+            if (g == null || g.is(hostId, commHash, rank))
+            {
+                return g;
+            }
         }
     }
 
@@ -574,8 +732,10 @@ public final class WindowEngine implements TelemetryListener
         s.hostStopNs = c.hostStopNs;
         s.gpuStartNs = c.gpuStartNs;
         s.gpuEndNs = c.gpuEndNs;
-        s.gpuStartHostKnown = s.gpuTimed && c.host.clockSamples > 0;
-        s.gpuStartHostNs = s.gpuStartHostKnown ? c.gpuStartNs + c.host.clockMinNs : 0;
+        // The GPU start on the host clock by the estimate of this GPU (host, commHash, rank) at the host start.
+        final GpuClock clock = s.gpuTimed ? findGpuClock(c.host.hostId, c.commHash, c.rank) : null;
+        s.gpuStartHostKnown = clock != null && clock.estimate(c.hostStartNs, config, clockScratch);
+        s.gpuStartHostNs = s.gpuStartHostKnown ? clockScratch.toHostNs(c.gpuStartNs) : 0;
         s.durationNs = s.gpuTimed ? c.gpuEndNs - c.gpuStartNs : c.hostStopNs - c.hostStartNs;
         s.algBandwidthBytesPerSecond = s.durationNs > 0 ? s.bytes * 1e9 / s.durationNs : 0;
         s.busBandwidthBytesPerSecond = s.algBandwidthBytesPerSecond * Collectives.busFactor(c.func, c.nranks);
@@ -787,6 +947,12 @@ public final class WindowEngine implements TelemetryListener
         return b - a > 0 ? b : a;
     }
 
+    /** The later of two event times (signed difference: a wrapping clock works). */
+    static long latestOf(final long a, final long b)
+    {
+        return latest(a, b);
+    }
+
     /** Moves the current host's period on to {@code timeNs}; false when the event has no host (table full). */
     private boolean advance(final long timeNs)
     {
@@ -906,6 +1072,10 @@ public final class WindowEngine implements TelemetryListener
         System.arraycopy(a.phaseCount, 0, s.phaseCount, 0, Phase.COUNT);
         System.arraycopy(a.phaseSumNs, 0, s.phaseSumNs, 0, Phase.COUNT);
         System.arraycopy(a.phaseMaxNs, 0, s.phaseMaxNs, 0, Phase.COUNT);
+        // Aggregates carry no percentiles (a bucket array per aggregate would double the per-flow memory).
+        java.util.Arrays.fill(s.phaseP50Ns, Phase.ABSENT);
+        java.util.Arrays.fill(s.phaseP90Ns, Phase.ABSENT);
+        java.util.Arrays.fill(s.phaseP99Ns, Phase.ABSENT);
     }
 
     public long droppedAggregateTableFull()
@@ -960,11 +1130,57 @@ public final class WindowEngine implements TelemetryListener
             return false;
         }
         target.hostId = hostId;
+        target.commHash = 0;
+        target.rank = -1;
+        target.buckets = 0;
+        target.steps = 0;
+        target.atHostNs = 0;
+        target.driftKnown = false;
+        target.driftPpm = 0;
         target.samples = h.clockSamples;
         target.offsetNs = h.clockMinNs;
         target.errorBoundNs = config.gpuPollLagBoundNs;
         target.spreadNs = h.clockSamples < 2 ? -1 : h.clockNextNs - h.clockMinNs;
         return true;
+    }
+
+    /**
+     * The clock estimate of one GPU, (host, commHash, rank) of its collectives, at its latest sample's host time
+     * ({@link GpuClock}: windowed minimum, drift, steps). @return false when that GPU has no KernelCh start yet.
+     */
+    public boolean gpuClock(final long hostId, final long commHash, final int rank, final GpuClockEstimate target)
+    {
+        final GpuClock g = findGpuClock(hostId, commHash, rank);
+        return g != null && g.estimate(g.lastHostNs, config, target);
+    }
+
+    /** {@link #gpuClock(long, long, int, GpuClockEstimate)} with the offset given at host time {@code atHostNs}. */
+    public boolean gpuClock(final long hostId, final long commHash, final int rank, final long atHostNs,
+        final GpuClockEstimate target)
+    {
+        final GpuClock g = findGpuClock(hostId, commHash, rank);
+        return g != null && g.estimate(atHostNs, config, target);
+    }
+
+    public int liveGpuClocks()
+    {
+        return gpuClocks.activeCount();
+    }
+
+    public long droppedGpuClockTableFull()
+    {
+        return droppedGpuClockTableFull;
+    }
+
+    /** KernelCh starts held until their Coll START came, then attached. */
+    public long pendingKernelChAttached()
+    {
+        return pendingKernelChAttached;
+    }
+
+    public int pendingKernelChannels()
+    {
+        return pendCount;
     }
 
     private static void gpuClockSample(final HostState h, final long sampleNs)
@@ -1014,6 +1230,21 @@ public final class WindowEngine implements TelemetryListener
         System.arraycopy(f.phaseCount, 0, s.phaseCount, 0, Phase.COUNT);
         System.arraycopy(f.phaseSumNs, 0, s.phaseSumNs, 0, Phase.COUNT);
         System.arraycopy(f.phaseMaxNs, 0, s.phaseMaxNs, 0, Phase.COUNT);
+        for (int p = 0; p < Phase.COUNT; p++)
+        {
+            final int slot = PhaseBuckets.slot(p, f.isSend);
+            if (f.phaseCount[p] == 0 || slot < 0 || slot >= PhaseBuckets.SLOTS)
+            {
+                s.phaseP50Ns[p] = Phase.ABSENT;
+                s.phaseP90Ns[p] = Phase.ABSENT;
+                s.phaseP99Ns[p] = Phase.ABSENT;
+            }
+            else
+            {
+                f.phaseBuckets.percentiles(slot, f.phaseCount[p], f.phaseMaxNs[p], s.phaseP50Ns, s.phaseP90Ns, s.phaseP99Ns,
+                    p);
+            }
+        }
     }
 
     private void sweep(final HostState h, final long nowNs)
@@ -1085,6 +1316,24 @@ public final class WindowEngine implements TelemetryListener
                 chByKey.remove(ch.key);
                 ch.coll = null;
                 channels.release(ch);
+            }
+        }
+        for (int i = pendCount - 1; i >= 0; i--)
+        {
+            if (pendHost[i] == h && nowNs - pendNs[i] >= config.pendingKernelChNs)
+            {
+                unknownCollRecords++;
+                removePending(i);
+            }
+        }
+        for (int i = gpuClocks.activeCount() - 1; i >= 0; i--)
+        {
+            final GpuClock g = gpuClocks.active(i);
+            if (g.host == h && nowNs - g.lastHostNs >= config.idleTimeoutNs)
+            {
+                gpuClockByKey.remove(g.key);
+                g.host = null;
+                gpuClocks.release(g);
             }
         }
         for (int i = flows.activeCount() - 1; i >= 0; i--)

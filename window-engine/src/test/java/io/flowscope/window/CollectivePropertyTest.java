@@ -56,6 +56,7 @@ class CollectivePropertyTest
         final int nHosts = 1 + rnd.nextInt(3);
         final long[] offset = new long[nHosts];
         final long[] minLag = new long[nHosts];
+        final Map<List<Long>, Long> gpuMinLag = new HashMap<>(); // (host, comm, rank) -> least lag of its starts
         long nextKey = 1;
         for (int h = 0; h < nHosts; h++)
         {
@@ -74,6 +75,8 @@ class CollectivePropertyTest
                 final int dtSize = 1 << rnd.nextInt(4);
                 final long hostStart = gpuBase + offset[h] - 50_000 + rnd.nextLong(10_000_000);
                 final List<List<Consumer<WindowEngine>>> lives = new ArrayList<>();
+                final long comm = 0xC0FFEEL + rnd.nextInt(3);
+                final int rank = rnd.nextInt(nranks);
                 long gpuStart = Long.MAX_VALUE;
                 long gpuEnd = Long.MIN_VALUE;
                 boolean complete = true;
@@ -93,6 +96,7 @@ class CollectivePropertyTest
                     {
                         life.add(e -> e.onKernelChStart(chKey, key, channel, gs, startHost));
                         minLag[h] = Math.min(minLag[h], lag);
+                        gpuMinLag.merge(List.of(host, comm, (long)rank), lag, Math::min);
                     }
                     if (!dropStop)
                     {
@@ -105,20 +109,26 @@ class CollectivePropertyTest
                 }
                 final boolean dropCollStop = rnd.nextDouble() < drop;
                 complete &= !dropCollStop;
-                final long comm = 0xC0FFEEL + rnd.nextInt(3);
-                final int rank = rnd.nextInt(nranks);
                 final long seq = rnd.nextLong(1L << 40);
+                final Consumer<WindowEngine> collStop;
                 if (!dropCollStop)
                 {
                     final long stop = hostStart + rnd.nextInt(2_000_000);
-                    lives.add(List.of(e -> e.onCollStop(key, stop)));
+                    collStop = e -> e.onCollStop(key, stop);
+                    lives.add(List.of(collStop));
                 }
-                // The Coll START first (a child of an unknown parent is lost); the rest in any order, each
-                // KernelCh's start before its stop.
-                final List<Consumer<WindowEngine>> stream = new ArrayList<>();
-                stream.add(e -> e.onCollStart(key, comm, rank, nranks, func, Collectives.ALGO_RING,
-                    Collectives.PROTO_SIMPLE, count, dtSize, nChannels, seq, hostStart));
-                stream.addAll(interleave(rnd, lives));
+                else
+                {
+                    collStop = null;
+                }
+                // Each KernelCh's start before its stop, in any order; the Coll START first half of the time,
+                // else anywhere before the Coll STOP (its KernelCh records came on another ring lane first: held
+                // as pending until it comes).
+                final List<Consumer<WindowEngine>> stream = new ArrayList<>(interleave(rnd, lives));
+                final int stopAt = collStop == null ? stream.size() : stream.indexOf(collStop);
+                stream.add(rnd.nextBoolean() ? 0 : rnd.nextInt(stopAt + 1), e -> e.onCollStart(key, comm, rank,
+                    nranks, func, Collectives.ALGO_RING, Collectives.PROTO_SIMPLE, count, dtSize, nChannels, seq,
+                    hostStart));
                 final int n = stream.size();
                 for (int i = 1; i < n; i++)
                 {
@@ -145,7 +155,8 @@ class CollectivePropertyTest
         final Map<Long, CollectiveSummary> emitted = new HashMap<>();
         final String as = "seed " + seed + " drop " + drop + " duplicate " + duplicate;
         final WindowEngine engine = new WindowEngine(new WindowConfig().periodNs(1 + rnd.nextInt(1_000_000))
-            .collectiveTimeoutNs(Long.MAX_VALUE).stepTimeoutNs(Long.MAX_VALUE).idleTimeoutNs(Long.MAX_VALUE), s ->
+            .collectiveTimeoutNs(Long.MAX_VALUE).stepTimeoutNs(Long.MAX_VALUE).idleTimeoutNs(Long.MAX_VALUE)
+            .pendingKernelChannels(1024, Long.MAX_VALUE), s ->
             {
             }, s ->
             {
@@ -202,6 +213,15 @@ class CollectivePropertyTest
                 assertThat(g.offsetNs()).as(as + " host " + h).isEqualTo(offset[h] + minLag[h]);
             }
         }
+        // Per GPU (host, comm, rank): its own least lag (all samples here fall in one clock bucket).
+        for (final Map.Entry<List<Long>, Long> gpu : gpuMinLag.entrySet())
+        {
+            final GpuClockEstimate g = new GpuClockEstimate();
+            final List<Long> id = gpu.getKey();
+            assertThat(engine.gpuClock(id.get(0), id.get(1), id.get(2).intValue(), g)).as(as + " " + id).isTrue();
+            assertThat(g.offsetNs()).as(as + " gpu " + id).isEqualTo(offset[(int)(id.get(0) / 11)] + gpu.getValue());
+        }
+        assertThat(engine.liveGpuClocks()).as(as).isEqualTo(gpuMinLag.size());
     }
 
     /** Interleaves the lists at random, keeping each list's order. */

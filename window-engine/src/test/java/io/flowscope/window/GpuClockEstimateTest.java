@@ -1,6 +1,7 @@
 package io.flowscope.window;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.within;
 
 import java.util.Arrays;
 import java.util.SplittableRandom;
@@ -84,5 +85,139 @@ class GpuClockEstimateTest
         assertThat(last[0].gpuStartHostKnown()).isTrue();
         assertThat(last[0].gpuStartHostNs()).isEqualTo(20_000_000 + offset + 700);
         assertThat(last[0].durationNs()).isEqualTo(1_000);
+    }
+
+    /** host = GPU + offset(host time) + lag; the clock of one GPU, fed through a collective of (comm 9, rank r). */
+    private static void feedGpu(final WindowEngine e, final long host, final int rank, final long[] keys,
+        final long hostNs, final long offsetNs)
+    {
+        final long coll = keys[0]++;
+        final long ch = keys[0]++;
+        e.onHost(host);
+        e.onCollStart(coll, 9, rank, 2, Collectives.ALL_REDUCE, Collectives.ALGO_RING, Collectives.PROTO_SIMPLE, 100, 4,
+            1, 0, hostNs - 1);
+        e.onKernelChStart(ch, coll, 0, hostNs - offsetNs, hostNs);
+        e.onKernelChStop(ch, hostNs - offsetNs + 1, hostNs);
+        e.onCollStop(coll, hostNs);
+    }
+
+    /** Lags: mostly a busy poller (up to 3 ms), one sample in 20 within the bound. */
+    private static long lag(final SplittableRandom rnd, final long bound)
+    {
+        return rnd.nextInt(20) == 0 ? rnd.nextLong(bound + 1) : rnd.nextLong(3_000_000);
+    }
+
+    @Test
+    void shouldTrackAGpuClockThatDriftsWithinTheBoundAndMeasureTheDrift()
+    {
+        for (int seed = 1; seed <= 40; seed++)
+        {
+            final SplittableRandom rnd = new SplittableRandom(seed);
+            final long bound = 20_000;
+            final WindowEngine e = new WindowEngine(new WindowConfig().gpuPollLagBoundNs(bound)
+                .gpuClockWindow(1_000_000_000L, 8), s ->
+            {
+            });
+            final long offset0 = -1_700_000_000_000_000_000L + rnd.nextLong(1L << 45);
+            final double ppm = rnd.nextDouble() * 200 - 100;
+            final long[] keys = {1};
+            long t = 1_000_000_000_000L;
+            // 20 s of samples, one every ~2 ms: the lifetime minimum would be 20 s x drift stale.
+            for (int i = 0; i < 10_000; i++)
+            {
+                t += 1_000_000 + rnd.nextInt(2_000_000);
+                final long trueOffset = offset0 + Math.round(ppm * 1e-6 * (t - 1_000_000_000_000L));
+                feedGpu(e, 3, 1, keys, t, trueOffset + lag(rnd, bound));
+            }
+            final GpuClockEstimate g = new GpuClockEstimate();
+            assertThat(e.gpuClock(3, 9, 1, g)).isTrue();
+            final String as = "seed " + seed + " drift " + ppm + " " + g;
+            final long trueNow = offset0 + Math.round(ppm * 1e-6 * (g.atHostNs() - 1_000_000_000_000L));
+            assertThat(g.driftKnown()).as(as).isTrue();
+            assertThat(g.buckets()).as(as).isEqualTo(7);
+            assertThat(g.steps()).as(as).isZero();
+            assertThat(g.samples()).as(as).isEqualTo(10_000);
+            assertThat(Math.abs(g.offsetNs() - trueNow)).as(as).isLessThanOrEqualTo(g.errorBoundNs());
+            // Bucket minima carry lags of up to 20 us over a 7 s span: the slope is good to a few ppm.
+            assertThat(g.driftPpm()).as(as).isCloseTo(ppm, within(8.0));
+            // Bound + residual + the extrapolation past the last complete bucket: well under the stale minimum's error.
+            assertThat(g.errorBoundNs()).as(as).isLessThan(3 * bound);
+            if (ppm > 5)
+            {
+                // An offset that grows: the per-host lifetime minimum stays at the first seconds' value.
+                final GpuClockEstimate perHost = new GpuClockEstimate();
+                assertThat(e.gpuClock(3, perHost)).isTrue();
+                assertThat(Math.abs(perHost.offsetNs() - trueNow)).as(as).isGreaterThan(bound);
+            }
+        }
+    }
+
+    @Test
+    void shouldForgetTheOldMinimumAfterAClockStepInEitherDirection()
+    {
+        for (final long stepNs : new long[] {5_000_000L, -5_000_000L, 300_000_000L})
+        {
+            final SplittableRandom rnd = new SplittableRandom(stepNs);
+            final long bound = 20_000;
+            final WindowEngine e = new WindowEngine(new WindowConfig().gpuPollLagBoundNs(bound)
+                .gpuClockWindow(1_000_000_000L, 8).gpuClockStepNs(1_000_000L), s ->
+            {
+            });
+            final long offset = 123_456_789L;
+            final long[] keys = {1};
+            long t = 50_000_000_000L;
+            final long stepAt = t + 4_500_000_000L;
+            final GpuClockEstimate g = new GpuClockEstimate();
+            boolean checkedInsideTheBucket = false;
+            for (int i = 0; i < 6_000; i++)
+            {
+                t += 1_000_000 + rnd.nextInt(1_000_000);
+                final long trueOffset = offset + (t >= stepAt ? stepNs : 0);
+                feedGpu(e, 4, 0, keys, t, trueOffset + lag(rnd, bound));
+                // A downward step shows at once (a sample below the floor); an upward one when its bucket completes.
+                if (!checkedInsideTheBucket && t >= stepAt + (stepNs < 0 ? 400_000_000L : 1_600_000_000L))
+                {
+                    checkedInsideTheBucket = true;
+                    assertThat(e.gpuClock(4, 9, 0, g)).isTrue();
+                    assertThat(Math.abs(g.offsetNs() - trueOffset)).as("step " + stepNs + " " + g)
+                        .isLessThanOrEqualTo(g.errorBoundNs());
+                    assertThat(g.steps()).as(g.toString()).isEqualTo(1);
+                }
+            }
+            assertThat(e.gpuClock(4, 9, 0, g)).isTrue();
+            final String as = "step " + stepNs + " " + g;
+            assertThat(Math.abs(g.offsetNs() - (offset + stepNs))).as(as).isLessThanOrEqualTo(g.errorBoundNs());
+            // Three buckets since the step, extrapolated up to a bucket past them: the bound grows, stays tight.
+            assertThat(g.errorBoundNs()).as(as).isLessThan(4 * bound);
+            assertThat(g.steps()).as(as).isEqualTo(1);
+            assertThat(g.driftPpm()).as(as).isCloseTo(0.0, within(8.0));
+        }
+    }
+
+    @Test
+    void shouldKeepOneEstimatePerGpuOfAHost()
+    {
+        final WindowEngine e = new WindowEngine(new WindowConfig(), s ->
+        {
+        });
+        final long[] keys = {1};
+        // Two GPUs of one host (ranks 0 and 1 of communicator 9), offsets 1 ms apart, and one of another host.
+        feedGpu(e, 1, 0, keys, 10_000_000, 1_000_000 + 300);
+        feedGpu(e, 1, 1, keys, 10_100_000, 2_000_000 + 500);
+        feedGpu(e, 2, 0, keys, 10_200_000, 7_000_000 + 100);
+        final GpuClockEstimate g = new GpuClockEstimate();
+        assertThat(e.gpuClock(1, 9, 0, g)).isTrue();
+        assertThat(g.offsetNs()).isEqualTo(1_000_300);
+        assertThat(g.driftKnown()).isFalse();
+        assertThat(g.errorBoundNs()).isEqualTo(20_000);
+        assertThat(e.gpuClock(1, 9, 1, g)).isTrue();
+        assertThat(g.offsetNs()).isEqualTo(2_000_500);
+        assertThat(e.gpuClock(2, 9, 0, g)).isTrue();
+        assertThat(g.offsetNs()).isEqualTo(7_000_100);
+        assertThat(e.gpuClock(2, 9, 1, g)).isFalse();
+        assertThat(e.liveGpuClocks()).isEqualTo(3);
+        // The per-host estimate mixes the host's GPUs: the lower offset.
+        assertThat(e.gpuClock(1, g)).isTrue();
+        assertThat(g.offsetNs()).isEqualTo(1_000_300);
     }
 }

@@ -77,6 +77,22 @@ final class ReferenceModel
         }
     }
 
+    /** Per flow, per period start of its host, per phase: the durations recorded at the steps' stops. */
+    private final Map<FlowId, Map<Long, List<List<Long>>>> periodPhases = new HashMap<>();
+    /** Per host: {period start, period end}, moved on by every event as the documentation says. */
+    private final Map<Long, long[]> hostPeriods = new HashMap<>();
+    private final long periodNs;
+
+    ReferenceModel()
+    {
+        this(1);
+    }
+
+    ReferenceModel(final long periodNs)
+    {
+        this.periodNs = periodNs;
+    }
+
     private final Map<Long, FlowId> liveOps = new HashMap<>();
     private final Map<Long, Step> steps = new HashMap<>();
     private final Set<FlowId> flows = new HashSet<>();
@@ -85,6 +101,18 @@ final class ReferenceModel
     void apply(final Ev e)
     {
         order++;
+        final long[] period = hostPeriods.get(e.host());
+        if (period == null)
+        {
+            final long start = Math.floorDiv(e.timeNs(), periodNs) * periodNs;
+            hostPeriods.put(e.host(), new long[] {start, start + periodNs});
+        }
+        else if (e.timeNs() - period[1] >= 0)
+        {
+            final long gap = e.timeNs() - period[1];
+            period[0] = period[1] + gap - Math.floorMod(gap, periodNs);
+            period[1] = period[0] + periodNs;
+        }
         switch (e.type())
         {
             case Ev.OP_START ->
@@ -136,6 +164,34 @@ final class ReferenceModel
                 {
                     s.stopped = true;
                     s.stopNs = e.timeNs();
+                    final long[][] d = new long[Phase.COUNT][2];
+                    phasesOf(s, d);
+                    boolean any = false;
+                    for (int p = 0; p < Phase.COUNT; p++)
+                    {
+                        any |= d[p][0] > 0;
+                    }
+                    if (!any)
+                    {
+                        break;
+                    }
+                    final List<List<Long>> lists = periodPhases.computeIfAbsent(s.flow, k -> new HashMap<>())
+                        .computeIfAbsent(hostPeriods.get(e.host())[0], k ->
+                        {
+                            final List<List<Long>> l = new ArrayList<>();
+                            for (int p = 0; p < Phase.COUNT; p++)
+                            {
+                                l.add(new ArrayList<>());
+                            }
+                            return l;
+                        });
+                    for (int p = 0; p < Phase.COUNT; p++)
+                    {
+                        if (d[p][0] > 0)
+                        {
+                            lists.get(p).add(d[p][1]);
+                        }
+                    }
                 }
             }
         }
@@ -181,25 +237,48 @@ final class ReferenceModel
         final long[][] out = new long[Phase.COUNT][2];
         for (final Step s : steps.values())
         {
-            if (!s.flow.equals(f) || !s.stopped)
+            if (s.flow.equals(f) && s.stopped)
             {
-                continue;
-            }
-            final Map<Integer, long[]> st = s.firstState;
-            if (f.isSend)
-            {
-                add(out, Phase.GPU_WAIT, st.get(8), st.containsKey(20) ? st.get(20) : st.get(9));
-                add(out, Phase.PEER_WAIT, st.get(20), st.get(9));
-                add(out, Phase.NETWORK, st.get(9), new long[] {s.stopNs});
-            }
-            else
-            {
-                add(out, Phase.NETWORK, st.get(10), st.get(11));
-                add(out, Phase.FLUSH, st.get(11), st.get(12));
-                add(out, Phase.GPU_CONSUME, st.get(12), new long[] {s.stopNs});
+                phasesOf(s, out);
             }
         }
         return out;
+    }
+
+    /**
+     * Per period start of the flow's host: per phase, the exact durations recorded in that period (by the host's
+     * period at each step's stop record).
+     */
+    Map<Long, List<List<Long>>> periodPhases(final FlowId f)
+    {
+        return periodPhases.getOrDefault(f, Map.of());
+    }
+
+    /** The brute-force percentile: the ceil(n · permille / 1000)-th smallest (at least the first). */
+    static long percentile(final List<Long> durations, final int permille)
+    {
+        final List<Long> sorted = new ArrayList<>(durations);
+        sorted.sort(null);
+        final long rank = Math.max(1, ((long)sorted.size() * permille + 999) / 1000);
+        return sorted.get((int)rank - 1);
+    }
+
+    /** Adds a stopped step's phases to {count, sum} per phase. */
+    private static void phasesOf(final Step s, final long[][] out)
+    {
+        final Map<Integer, long[]> st = s.firstState;
+        if (s.flow.isSend)
+        {
+            add(out, Phase.GPU_WAIT, st.get(8), st.containsKey(20) ? st.get(20) : st.get(9));
+            add(out, Phase.PEER_WAIT, st.get(20), st.get(9));
+            add(out, Phase.NETWORK, st.get(9), new long[] {s.stopNs});
+        }
+        else
+        {
+            add(out, Phase.NETWORK, st.get(10), st.get(11));
+            add(out, Phase.FLUSH, st.get(11), st.get(12));
+            add(out, Phase.GPU_CONSUME, st.get(12), new long[] {s.stopNs});
+        }
     }
 
     private static void add(final long[][] out, final int phase, final long[] from, final long[] to)

@@ -84,8 +84,10 @@ class WindowEnginePropertyTest
         final Map<List<Long>, long[]> expectedAggregates = new HashMap<>();
         final Map<List<Long>, long[]> emittedAggregates = new HashMap<>();
         final Map<List<Long>, Long> rankBytes = new HashMap<>(); // (host, comm, rank, dir) -> summed RANK bytes
+        final Map<List<Long>, FlowSummary> byPeriod = new HashMap<>(); // (flowKey, period start) -> summary
+        final long periodNs = 1 + rnd.nextInt(200_000);
         final WindowEngine engine = new WindowEngine(new WindowConfig().windowSize(windowSize)
-            .periodNs(1 + rnd.nextInt(200_000)).idleTimeoutNs(Long.MAX_VALUE).stepTimeoutNs(Long.MAX_VALUE)
+            .periodNs(periodNs).idleTimeoutNs(Long.MAX_VALUE).stepTimeoutNs(Long.MAX_VALUE)
             .tombstoneTimeoutNs(Long.MAX_VALUE)
             .maxFlows(256).maxOps(4096).maxSteps(1 << 16).series(true), s ->
             {
@@ -128,8 +130,10 @@ class WindowEnginePropertyTest
                 final FlowSummary copy = new FlowSummary();
                 copy.copyFrom(s);
                 lastSummary.put(s.flowKey(), copy);
+                assertThat(byPeriod.put(List.of(s.flowKey(), s.periodStartNs()), copy)).as("one summary a period")
+                    .isNull();
             });
-        final ReferenceModel ref = new ReferenceModel();
+        final ReferenceModel ref = new ReferenceModel(periodNs);
         for (final Ev e : events)
         {
             e.feed(engine);
@@ -196,6 +200,30 @@ class WindowEnginePropertyTest
             {
                 assertThat(t[2 + 2 * p]).as(as + " count of " + Phase.name(p)).isEqualTo(phases[p][0]);
                 assertThat(t[3 + 2 * p]).as(as + " sum of " + Phase.name(p)).isEqualTo(phases[p][1]);
+            }
+            // Per period and phase: the count, and p50 / p90 / p99 within the documented bucket error.
+            for (final Map.Entry<Long, List<List<Long>>> period : ref.periodPhases(f).entrySet())
+            {
+                final FlowSummary ps = byPeriod.get(List.of(snap.flowKey(), period.getKey()));
+                assertThat(ps).as(as + " summary of period " + period.getKey()).isNotNull();
+                for (int p = 0; p < Phase.COUNT; p++)
+                {
+                    final List<Long> d = period.getValue().get(p);
+                    assertThat(ps.phaseCount(p)).as(as + " period count of " + Phase.name(p)).isEqualTo(d.size());
+                    final long[] got = {ps.phaseP50Ns(p), ps.phaseP90Ns(p), ps.phaseP99Ns(p)};
+                    for (int k = 0; k < 3; k++)
+                    {
+                        if (d.isEmpty())
+                        {
+                            assertThat(got[k]).as(as + " no percentile of " + Phase.name(p)).isEqualTo(Phase.ABSENT);
+                            continue;
+                        }
+                        final long exact = ReferenceModel.percentile(d, PhaseBuckets.PERMILLE[k]);
+                        assertThat((double)Math.abs(got[k] - exact))
+                            .as(as + " p" + PhaseBuckets.PERMILLE[k] / 10 + " of " + Phase.name(p) + " " + d)
+                            .isLessThanOrEqualTo(exact * PhaseBuckets.RELATIVE_ERROR + 1);
+                    }
+                }
             }
         }
         assertThat(engine.liveFlows()).as(as).isEqualTo(ref.flows().size());

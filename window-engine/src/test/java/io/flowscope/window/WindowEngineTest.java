@@ -312,4 +312,70 @@ class WindowEngineTest
         assertThat(e.collectivesIncomplete()).isEqualTo(1);
         assertThat(e.liveCollectives()).isEqualTo(1);
     }
+
+    @Test
+    void shouldAttachKernelChannelsThatCameBeforeTheirCollStartWhenItComes()
+    {
+        final List<CollectiveSummary> colls = new ArrayList<>();
+        final WindowEngine e = new WindowEngine(new WindowConfig().periodNs(1_000).pendingKernelChannels(4, 50_000),
+            s ->
+            {
+            }, s ->
+            {
+                final CollectiveSummary c = new CollectiveSummary();
+                c.copyFrom(s);
+                colls.add(c);
+            });
+        // Channel 0 starts and stops, channel 1 only starts, before the Coll START (another ring lane).
+        e.onKernelChStart(11, 1, 0, 5_000_000, 10_000);
+        e.onKernelChStop(11, 5_004_000, 14_000);
+        e.onKernelChStart(12, 1, 1, 5_001_000, 11_000);
+        e.onKernelChStart(12, 1, 1, 5_001_000, 11_000); // a duplicate while pending
+        assertThat(e.pendingKernelChannels()).isEqualTo(2);
+        assertThat(e.unknownCollRecords()).isZero();
+        e.onCollStart(1, 9, 2, 4, Collectives.ALL_REDUCE, Collectives.ALGO_RING, Collectives.PROTO_SIMPLE, 1_000, 4, 2,
+            7, 12_000);
+        assertThat(e.pendingKernelChannels()).isZero();
+        assertThat(e.pendingKernelChAttached()).isEqualTo(2);
+        e.onKernelChStop(12, 5_006_000, 16_000);
+        e.onCollStop(1, 17_000);
+        assertThat(colls).singleElement().satisfies(c ->
+        {
+            assertThat(c.complete()).isTrue();
+            assertThat(c.kernelChannels()).isEqualTo(2);
+            assertThat(c.gpuStartNs()).isEqualTo(5_000_000);
+            assertThat(c.gpuEndNs()).isEqualTo(5_006_000);
+            // The GPU (host 0, comm 9, rank 2) sampled at attach: offset min(10,000 − 5,000,000, 11,000 − 5,001,000).
+            assertThat(c.gpuStartHostKnown()).isTrue();
+            assertThat(c.gpuStartHostNs()).isEqualTo(5_000_000 - 4_990_000);
+        });
+        assertThat(e.duplicateRecords()).isEqualTo(1);
+        final GpuClockEstimate g = new GpuClockEstimate();
+        assertThat(e.gpuClock(0, 9, 2, g)).isTrue();
+        assertThat(g.samples()).isEqualTo(2);
+        assertThat(g.offsetNs()).isEqualTo(-4_990_000);
+    }
+
+    @Test
+    void shouldCountAPendingKernelChannelAsUnknownWhenItsCollStartNeverComes()
+    {
+        final WindowEngine e = new WindowEngine(new WindowConfig().periodNs(1_000).pendingKernelChannels(2, 50_000),
+            s ->
+            {
+            });
+        e.onKernelChStart(11, 1, 0, 5_000_000, 10_000);
+        e.onKernelChStart(12, 1, 1, 5_000_000, 10_000);
+        e.onKernelChStart(13, 1, 2, 5_000_000, 10_000); // the table (2) is full: unknown at once
+        assertThat(e.pendingKernelChannels()).isEqualTo(2);
+        assertThat(e.unknownCollRecords()).isEqualTo(1);
+        e.onKernelChStop(12, 5_001_000, 20_000);
+        e.onCollStop(5, 59_999); // the window (50 us) has not passed at this period's start (59,000)
+        assertThat(e.pendingKernelChannels()).isEqualTo(2);
+        e.onCollStop(5, 60_000);
+        assertThat(e.pendingKernelChannels()).isZero();
+        assertThat(e.unknownCollRecords()).isEqualTo(1 + 2 + 2); // the full table, two expired, two unknown stops
+        e.onCollStart(1, 9, 2, 4, Collectives.ALL_REDUCE, Collectives.ALGO_RING, Collectives.PROTO_SIMPLE, 1_000, 4, 3,
+            7, 61_000);
+        assertThat(e.pendingKernelChAttached()).isZero();
+    }
 }
