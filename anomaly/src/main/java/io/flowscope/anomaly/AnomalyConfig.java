@@ -16,6 +16,22 @@ public final class AnomalyConfig
     long nicStallNs = 2_000_000L;
     double congestionOutstandingRatio = 2.0;
     long staleNs = 100_000_000L;
+    int warmupPeriods = 20;
+    int baselinePeriods = 32;
+
+    /** Active periods a link or NIC averages into its baseline before it is judged (default 20). */
+    public AnomalyConfig warmupPeriods(final int n)
+    {
+        warmupPeriods = Math.max(1, n);
+        return this;
+    }
+
+    /** Time constant, in active periods, of a healthy link's or NIC's baseline (default 32). */
+    public AnomalyConfig baselinePeriods(final int n)
+    {
+        baselinePeriods = Math.max(1, n);
+        return this;
+    }
 
     /** Periods in each link's and rank's sliding window (default 5: 5 ms at 1 ms periods). */
     public AnomalyConfig windowPeriods(final int n)
@@ -136,6 +152,6 @@ public final class AnomalyConfig
             + openAfter + ", resolveAfter=" + resolveAfter + ", slowNodeMinNs=" + slowNodeMinNs
             + ", slowNodeRatio=" + slowNodeRatio + ", hangThresholdNs=" + hangThresholdNs + ", nicStallNs="
             + nicStallNs + ", congestionOutstandingRatio=" + congestionOutstandingRatio + ", staleNs=" + staleNs
-            + '}';
+            + ", warmupPeriods=" + warmupPeriods + ", baselinePeriods=" + baselinePeriods + '}';
     }
 }
