@@ -3,12 +3,12 @@ package io.flowscope.anomaly;
 /** The anomaly engine's thresholds, fixed at construction. Times are event-time ns. Defaults in the README. */
 public final class AnomalyConfig
 {
-    int windowPeriods = 5;
+    int windowPeriods = 8;
     int minLinks = 4;
     int minWindowSteps = 4;
     double slowLinkFraction = 0.2;
     double madK = 4.0;
-    int openAfter = 3;
+    int openAfter = 4;
     int resolveAfter = 10;
     double slowNodeMinNs = 50_000;
     double slowNodeRatio = 3.0;
@@ -33,7 +33,7 @@ public final class AnomalyConfig
         return this;
     }
 
-    /** Periods in each link's and rank's sliding window (default 5: 5 ms at 1 ms periods). */
+    /** Periods in each link's and rank's sliding window (default 8: 8 ms at 1 ms periods). */
     public AnomalyConfig windowPeriods(final int n)
     {
         if (n < 1 || n > 64)
@@ -79,7 +79,7 @@ public final class AnomalyConfig
         return this;
     }
 
-    /** Consecutive bad evaluations (host periods) before an anomaly opens (default 3). */
+    /** Consecutive bad evaluations (host periods) before an anomaly opens (default 4). */
     public AnomalyConfig openAfter(final int n)
     {
         openAfter = Math.max(1, n);

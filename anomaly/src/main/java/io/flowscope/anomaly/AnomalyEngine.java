@@ -39,6 +39,8 @@ public final class AnomalyEngine implements AnomalyStage
     private final Map<Long, Anomaly> open = new LinkedHashMap<>();
     private final List<Device> nicCandidates = new ArrayList<>();
     private final List<Device> nicDevicesOpen = new ArrayList<>();
+    private final List<Device> nicEpisode = new ArrayList<>();
+    private long nicEpisodeEndNs = Long.MIN_VALUE;
     private final Robust robust = new Robust();
     private final Evidence evidence = new Evidence();
     private long summaries;
@@ -339,6 +341,12 @@ public final class AnomalyEngine implements AnomalyStage
             d.curStalledRecv = 0;
         }
         d.curQps++;
+        if (d.qps.add(s.qpNum()) && d.warm >= config.warmupPeriods)
+        {
+            // A queue pair the device never carried: traffic moved onto it (failover).
+            h.newQpDevice = d.device;
+            h.newQpAtNs = s.periodEndNs();
+        }
         if (s.completions() == 0 && s.outstandingSteps() > 0)
         {
             // Send work requests carry their length; NCCL leaves a receive's stale (the simulator: 0).
@@ -354,8 +362,13 @@ public final class AnomalyEngine implements AnomalyStage
         d.curOutstanding += s.outstandingSteps();
         d.curOutstandingBytes += s.outstandingBytes();
         d.curCompletions += s.completions();
-        d.curNetNs += s.phaseSumNs(Phase.NETWORK);
-        d.curNetCount += s.phaseCount(Phase.NETWORK);
+        if (s.bytes() > 0)
+        {
+            // Send work requests only (receives carry NCCL's stale length, 0 here): a receive's latency is
+            // mostly waiting for its sender, not the NIC.
+            d.curNetNs += s.phaseSumNs(Phase.NETWORK);
+            d.curNetCount += s.phaseCount(Phase.NETWORK);
+        }
     }
 
     // Period end of one host: windows advance, that host's links, ranks and receives are judged.
@@ -420,7 +433,10 @@ public final class AnomalyEngine implements AnomalyStage
                 }
             }
         }
-        final boolean congestion = degradedRanks + softRanks >= 2 || (h.congestion.open != null && degradedRanks >= 1);
+        final Device dev = worstDevice(h);
+        final boolean nicSlowed = dev != null && dev.latencyRatio >= 1.25;
+        final boolean congestion = degradedRanks >= 2 || (degradedRanks == 1 && softRanks >= 1 && nicSlowed)
+            || (h.congestion.open != null && degradedRanks >= 1);
         for (int i = 0; i < h.touchedLinks.size(); i++)
         {
             final Link l = h.touchedLinks.get(i);
@@ -555,6 +571,8 @@ public final class AnomalyEngine implements AnomalyStage
         if (l.warm < config.warmupPeriods)
         {
             l.baseline = l.warm == 0 ? rate : l.baseline + (rate - l.baseline) / (l.warm + 1);
+            l.baselineOutstanding = l.warm == 0 ? l.outstandingMean()
+                : l.baselineOutstanding + (l.outstandingMean() - l.baselineOutstanding) / (l.warm + 1);
             l.warm++;
             return false;
         }
@@ -571,6 +589,7 @@ public final class AnomalyEngine implements AnomalyStage
         if (!bad && !suppressed && l.slow.bad == 0 && l.slow.open == null && l.host.congestion.open == null)
         {
             l.baseline += (rate - l.baseline) / config.baselinePeriods;
+            l.baselineOutstanding += (l.outstandingMean() - l.baselineOutstanding) / config.baselinePeriods;
         }
         return bad;
     }
@@ -622,8 +641,17 @@ public final class AnomalyEngine implements AnomalyStage
         final long now)
     {
         final Device dev = worstDevice(h);
-        final boolean queued = worst != null && worst.outstandingBytes.ago(0) > 0;
-        final boolean bad = congestion && queued && dev != null;
+        // Work queued on the slowed links grows (mean outstanding bytes over the window above
+        // congestionOutstandingRatio × their baseline); slower with nothing queued would be starvation.
+        final boolean queued = worst != null
+            && worst.outstandingMean() > config.congestionOutstandingRatio * Math.max(worst.baselineOutstanding, 1);
+        // ... and the NIC's work requests take longer than usual (its queue builds), more so than the other NICs'
+        // (a workload change, e.g. bigger messages, lengthens them everywhere).
+        // A link already kept full by its credits cannot queue more steps: there the NIC's latency, at least
+        // twice the other NICs', is the queue.
+        final double medianLatency = dev == null ? 0 : medianDeviceLatencyRatio();
+        final boolean bad = congestion && dev != null && dev.latencyRatio >= 1.25
+            && ((queued && dev.latencyRatio >= 1.5 * medianLatency) || dev.latencyRatio >= 2 * medianLatency);
         boolean good = true;
         for (int i = 0; i < h.links.size(); i++)
         {
@@ -644,7 +672,8 @@ public final class AnomalyEngine implements AnomalyStage
         {
             evidence.put("worstLinkFractionOfBaseline", worst.ratio);
             evidence.put("medianFractionOfBaseline", worst.comm.rateMedian);
-            evidence.put("outstandingBytes", worst.outstandingBytes.ago(0));
+            evidence.put("outstandingBytes", worst.outstandingMean());
+            evidence.put("baselineOutstandingBytes", worst.baselineOutstanding);
         }
         if (dev != null)
         {
@@ -657,6 +686,25 @@ public final class AnomalyEngine implements AnomalyStage
             : Severity.WARNING;
         track(h.congestion, bad, good, AnomalyKind.CONGESTION, Culprit.nic(h.hostId, device), sev, periodStart, now,
             now - (long)config.windowPeriods * (now - periodStart), summary);
+    }
+
+    /** The median latency ratio (to baseline) of every NIC with a current one, all hosts. */
+    private double medianDeviceLatencyRatio()
+    {
+        robust.clear();
+        for (final Host h : hosts.values())
+        {
+            for (int i = 0; i < h.deviceList.size(); i++)
+            {
+                final Device d = h.deviceList.get(i);
+                if (d.latencyRatio > 0)
+                {
+                    robust.add(d.latencyRatio);
+                }
+            }
+        }
+        robust.compute();
+        return robust.median;
     }
 
     private static Device worstDevice(final Host h)
@@ -770,13 +818,46 @@ public final class AnomalyEngine implements AnomalyStage
                 best = d;
             }
         }
+        for (int i = 0; i < nicCandidates.size(); i++)
+        {
+            final Device d = nicCandidates.get(i);
+            if (!nicDevicesOpen.isEmpty() && !nicEpisode.contains(d))
+            {
+                d.episodeStartNs = d.lastProgressNs;
+                nicEpisode.add(d);
+            }
+        }
         for (int i = 0; i < nicDevicesOpen.size(); i++)
         {
             final Device d = nicDevicesOpen.get(i);
-            if (!d.candidate)
+            if (d.candidate)
             {
+                nicEpisodeEndNs = Long.MIN_VALUE;
+                continue;
+            }
+            if (nicEpisodeEndNs == Long.MIN_VALUE)
+            {
+                nicEpisodeEndNs = d.host.nowNs;
+            }
+            if (d.host.nowNs - nicEpisodeEndNs >= config.nicStallNs)
+            {
+                // Settled: the stalled device whose traffic moved to a new QP of another device of its host,
+                // and which stayed silent since, is the one that went down (the far ends resumed in place).
+                final Device dead = failedOver();
+                if (dead != null && dead != d)
+                {
+                    evidence.clear();
+                    evidence.putAll(d.stall.open.evidence());
+                    evidence.put("failoverToDevice", dead.host.newQpDevice);
+                    update(d.stall, Culprit.nic(dead.host.hostId, dead.device), Severity.CRITICAL, d.host.nowNs,
+                        d.stall.open.windowStartNs(), String.format("NIC %d of host 0x%x went down: its QPs "
+                        + "stalled, then its traffic failed over to NIC %d", dead.device, dead.host.hostId,
+                        dead.host.newQpDevice));
+                }
                 resolve(d.stall, d.host.nowNs);
                 nicDevicesOpen.remove(i--);
+                nicEpisode.clear();
+                nicEpisodeEndNs = Long.MIN_VALUE;
             }
         }
         if (best == null || !sendStuck || best.stall.open != null || best.stalledNs < config.nicStallNs
@@ -799,6 +880,29 @@ public final class AnomalyEngine implements AnomalyStage
         openAnomaly(best.stall, AnomalyKind.NIC_STALL, Culprit.nic(best.host.hostId, best.device), Severity.CRITICAL,
             start, best.host.nowNs, start, best.host.nowNs, summary);
         nicDevicesOpen.add(best);
+        nicEpisode.clear();
+        for (int i = 0; i < nicCandidates.size(); i++)
+        {
+            final Device d = nicCandidates.get(i);
+            d.episodeStartNs = d.lastProgressNs;
+            nicEpisode.add(d);
+        }
+    }
+
+    private Device failedOver()
+    {
+        Device found = null;
+        for (int i = 0; i < nicEpisode.size(); i++)
+        {
+            final Device d = nicEpisode.get(i);
+            final Host h = d.host;
+            if (h.newQpDevice >= 0 && h.newQpDevice != d.device && h.newQpAtNs - d.episodeStartNs >= 0
+                && d.reportedEndNs - h.newQpAtNs <= 0 && !d.candidate)
+            {
+                found = d;
+            }
+        }
+        return found;
     }
 
     private static long nicScore(final Device d)
@@ -1201,8 +1305,8 @@ public final class AnomalyEngine implements AnomalyStage
     /** Named evidence figures, collected without allocation; turned into a map only when published. */
     static final class Evidence
     {
-        private final String[] names = new String[16];
-        private final double[] values = new double[16];
+        private final String[] names = new String[32];
+        private final double[] values = new double[32];
         private int n;
 
         void clear()
@@ -1214,6 +1318,14 @@ public final class AnomalyEngine implements AnomalyStage
         {
             names[n] = name;
             values[n++] = value;
+        }
+
+        void putAll(final Map<String, Double> m)
+        {
+            for (final Map.Entry<String, Double> e : m.entrySet())
+            {
+                put(e.getKey(), e.getValue());
+            }
         }
 
         SortedMap<String, Double> toMap()
@@ -1245,6 +1357,8 @@ public final class AnomalyEngine implements AnomalyStage
         final Tracker congestion = new Tracker();
         boolean nicQuiet;
         long nicQuietUntilNs = Long.MIN_VALUE / 2;
+        int newQpDevice = -1;
+        long newQpAtNs = Long.MIN_VALUE;
 
         Host(final long hostId)
         {
@@ -1296,6 +1410,7 @@ public final class AnomalyEngine implements AnomalyStage
         long periodStartNs = Long.MIN_VALUE;
         long lastActiveNs;
         double baseline;
+        double baselineOutstanding;
         int warm;
         double ratio = 1;
         boolean degraded;
@@ -1388,6 +1503,12 @@ public final class AnomalyEngine implements AnomalyStage
                 m = Math.max(m, w);
             }
             return m;
+        }
+
+        /** Mean outstanding bytes at the ends of the window's periods. */
+        double outstandingMean()
+        {
+            return outstandingBytes.filled() == 0 ? 0 : (double)outstandingBytes.sum() / outstandingBytes.filled();
         }
 
         double peerWaitPerStep()
@@ -1545,6 +1666,8 @@ public final class AnomalyEngine implements AnomalyStage
         int curQps;
         int curStalledSend;
         int curStalledRecv;
+        final org.agrona.collections.LongHashSet qps = new org.agrona.collections.LongHashSet();
+        long episodeStartNs;
         int stalledSend;
         int stalledRecv;
         long stalledNs;

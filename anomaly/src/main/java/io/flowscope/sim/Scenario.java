@@ -617,7 +617,7 @@ public final class Scenario
             + "fault=congestion,node=1,device=2,fraction=0.5,at=100ms,for=60ms");
         put("congestion-sendrecv-4x4-30", "nodes=4,gpus=4,nics=2,channels=2,size=4M,seed=134,algo=sendrecv,"
             + "fault=congestion,node=2,device=1,fraction=0.3,at=100ms,for=60ms");
-        put("congestion-ring-4x8-50-1M", "nodes=4,gpus=8,nics=4,channels=2,size=1M,seed=135,"
+        put("congestion-ring-4x8-50", "nodes=4,gpus=8,nics=4,channels=2,size=8M,seed=135,"
             + "fault=congestion,node=3,device=1,fraction=0.5,at=100ms,for=60ms");
         // NIC port down: its QPs stall for the failover delay, then move to the next device.
         put("nic-down-ring-2x4", "nodes=2,gpus=4,channels=2,size=8M,seed=141,"

@@ -14,7 +14,7 @@ import java.util.Map;
  * Scores the anomaly engine on labelled scenarios. A detection matches a fault when it has the fault's kind and
  * was decided between the onset and the end + {@link #GRACE_NS}; the fault's first matching detection is its
  * true positive (time to detect = detected − onset, event time of the culprit host); every other opened anomaly
- * is a false positive (all of them in fault-free runs). The culprit is right when host and rank (and peer for a
+ * is a false positive (all of them in fault-free runs). The culprit (of the anomaly's last publication) is right when host and rank (and peer for a
  * slow link) match, or host and device for congestion and NIC faults.
  */
 public final class SuiteScore
@@ -103,7 +103,7 @@ public final class SuiteScore
                 }
             }
             matched.add(hit);
-            right.add(hit != null && culpritRight(g, hit.culprit()));
+            right.add(hit != null && culpritRight(g, finalCulprit(run, hit)));
             if (hit != null)
             {
                 used.add(hit);
@@ -125,6 +125,20 @@ public final class SuiteScore
         }
         return new Outcome(scenario.name(), truth, opened, matched, right, fps, run.simulator().eventsEmitted(),
             run.engine().summaries(), wall);
+    }
+
+    /** The culprit of an anomaly's last publication (a NIC stall's is revised once the failover is seen). */
+    static Culprit finalCulprit(final SimulatedRun run, final Anomaly a)
+    {
+        Culprit c = a.culprit();
+        for (final SimulatedRun.Event e : run.events())
+        {
+            if (e.anomaly().id() == a.id())
+            {
+                c = e.anomaly().culprit();
+            }
+        }
+        return c;
     }
 
     static boolean matches(final GroundTruth g, final Anomaly a)
