@@ -62,32 +62,6 @@ public final class AnomalyEngine implements AnomalyStage
         return summaries;
     }
 
-    /** One line per link: rate and waits (a debugging aid). */
-    public String debugLinks()
-    {
-        final StringBuilder sb = new StringBuilder();
-        for (final Comm c : comms.values())
-        {
-            sb.append(String.format("comm %x median %.3g sigma %.3g%n", c.commHash, c.rateMedian, c.rateSigma));
-            for (final Link l : c.linkList)
-            {
-                sb.append(String.format("  %d->%d rate %.3g base %.3g ratio %.3f peerWaitMax %d steps %d%n", l.rank,
-                    l.peer, l.netNs.sum() > 0 ? l.rate() : 0, l.baseline, l.ratio, l.peerWaitMaxNs(),
-                    l.netCount.sum()));
-            }
-        }
-        for (final Host h : hosts.values())
-        {
-            sb.append(String.format("host %x now %d reported %d%n", h.hostId, h.nowNs, h.reportedPeriodStartNs));
-            for (final RecvFlow f : h.recvFlows)
-            {
-                sb.append(String.format("  recv %d<-%d ch%d out %d lp %d seen %d stalled %b%n", f.rank, f.peer,
-                    f.channel, f.outstanding, f.lastProgressNs, f.seenPeriodStartNs, f.stalled));
-            }
-        }
-        return sb.toString();
-    }
-
     // Input.
 
     @Override
