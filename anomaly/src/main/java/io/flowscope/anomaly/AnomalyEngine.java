@@ -623,7 +623,7 @@ public final class AnomalyEngine implements AnomalyStage
         // (a workload change, e.g. bigger messages, lengthens them everywhere).
         // A link already kept full by its credits cannot queue more steps: there the NIC's latency, at least
         // twice the other NICs', is the queue.
-        final double medianLatency = dev == null ? 0 : medianDeviceLatencyRatio();
+        final double medianLatency = dev == null || !congestion ? 0 : medianDeviceLatencyRatio();
         final boolean bad = congestion && dev != null && dev.latencyRatio >= 1.25
             && ((queued && dev.latencyRatio >= 1.5 * medianLatency) || dev.latencyRatio >= 2 * medianLatency);
         boolean good = true;
