@@ -44,6 +44,8 @@ public final class AnomalyEngine implements AnomalyStage
     private final Robust robust = new Robust();
     private final Evidence evidence = new Evidence();
     private long summaries;
+    private Host lastHost;
+    private Comm lastComm;
 
     public AnomalyEngine(final AnomalyConfig config, final AnomalySink sink)
     {
@@ -182,23 +184,35 @@ public final class AnomalyEngine implements AnomalyStage
 
     private Host host(final long hostId)
     {
+        final Host last = lastHost;
+        if (last != null && last.hostId == hostId)
+        {
+            return last;
+        }
         Host h = hosts.get(hostId);
         if (h == null)
         {
             h = new Host(hostId);
             hosts.put(hostId, h);
         }
+        lastHost = h;
         return h;
     }
 
     private Comm comm(final long commHash)
     {
+        final Comm last = lastComm;
+        if (last != null && last.commHash == commHash)
+        {
+            return last;
+        }
         Comm c = comms.get(commHash);
         if (c == null)
         {
             c = new Comm(commHash);
             comms.put(commHash, c);
         }
+        lastComm = c;
         return c;
     }
 
@@ -217,7 +231,8 @@ public final class AnomalyEngine implements AnomalyStage
     private void onSend(final Host h, final FlowSummary s)
     {
         final Comm c = comm(s.commHash());
-        final long key = ((long)s.rank() << 32) | (s.peer() & 0xffffffffL);
+        // Mixed (a bijection): packed consecutive ranks collide in an open-addressing map's probe sequence.
+        final long key = mix(((long)s.rank() << 32) | (s.peer() & 0xffffffffL));
         Link l = c.links.get(key);
         if (l == null)
         {
@@ -282,15 +297,8 @@ public final class AnomalyEngine implements AnomalyStage
         }
         own.curConsumeNs += s.phaseSumNs(Phase.GPU_CONSUME);
         own.curConsumeCount += s.phaseCount(Phase.GPU_CONSUME);
-        // A receive waiting for data (10 → 11) points at its sender, unless the link between is the slow part.
-        final long dataWait = s.phaseMaxNs(Phase.NETWORK);
-        own.curInDataWaitMaxNs = Math.max(own.curInDataWaitMaxNs, dataWait);
-        final Link link = c.links.get(((long)s.peer() << 32) | (s.rank() & 0xffffffffL));
-        if (link == null || (!link.degraded && link.slow.open == null && link.host.congestion.open == null))
-        {
-            final Rank sender = rank(c, s.peer());
-            sender.curOutDataWaitMaxNs = Math.max(sender.curOutDataWaitMaxNs, dataWait);
-        }
+        // A receive waiting for data (10 → 11): kept as evidence of how long this rank waited for its senders.
+        own.curInDataWaitMaxNs = Math.max(own.curInDataWaitMaxNs, s.phaseMaxNs(Phase.NETWORK));
     }
 
     private void onQp(final Host h, final FlowSummary s)
@@ -599,9 +607,10 @@ public final class AnomalyEngine implements AnomalyStage
         evidence.put("links", c.linkCount);
         final double rel = c.rateMedian > 0 ? l.ratio / c.rateMedian : 0;
         final Severity sev = rel < 0.5 ? Severity.CRITICAL : Severity.WARNING;
-        final String summary = String.format("rank %d → %d of comm 0x%x moves data at %.0f%% of its baseline while "
-            + "its communicator's links keep %.0f%%: slow link (the sender's steps wait on the network, not on "
-            + "credit)", l.rank, l.peer, c.commHash, 100 * l.ratio, 100 * c.rateMedian);
+        final String summary = !willPublish(l.slow, bad, sev) ? null : String.format("rank %d → %d of comm 0x%x moves "
+            + "data at %.0f%% of its baseline while its communicator's links keep %.0f%%: slow link (the sender's "
+            + "steps wait on the network, not on credit)", l.rank, l.peer, c.commHash, 100 * l.ratio,
+            100 * c.rateMedian);
         track(l.slow, bad, good, AnomalyKind.SLOW_LINK, Culprit.link(l.host.hostId, c.commHash, l.rank, l.peer),
             sev, periodStart, now, now - (long)config.windowPeriods * (now - periodStart), summary);
     }
@@ -654,10 +663,10 @@ public final class AnomalyEngine implements AnomalyStage
             evidence.put("deviceLatencyRatio", dev.latencyRatio);
             evidence.put("deviceOutstandingWorkRequests", dev.outstanding);
         }
-        final String summary = String.format("NIC %d of host 0x%x congested: several of its ranks' links slowed "
-            + "together while work queued on them", device, h.hostId);
         final Severity sev = worst != null && worst.ratio < 0.5 * worst.comm.rateMedian ? Severity.CRITICAL
             : Severity.WARNING;
+        final String summary = !willPublish(h.congestion, bad, sev) ? null : String.format("NIC %d of host 0x%x "
+            + "congested: several of its ranks' links slowed together while work queued on them", device, h.hostId);
         track(h.congestion, bad, good, AnomalyKind.CONGESTION, Culprit.nic(h.hostId, device), sev, periodStart, now,
             now - (long)config.windowPeriods * (now - periodStart), summary);
     }
@@ -930,7 +939,7 @@ public final class AnomalyEngine implements AnomalyStage
         evidence.clear();
         evidence.put("creditWaitIntoRankMaxNs", creditRaw);
         evidence.put("collectiveLatenessNs", late);
-        evidence.put("lateDataMaxNs", r.lateDataNs());
+        evidence.put("dataWaitMaxNs", r.dataWaitMaxNs());
         evidence.put("baselineNs", r.baseline);
         evidence.put("excessNs", r.excess);
         evidence.put("medianExcessNs", median);
@@ -939,9 +948,10 @@ public final class AnomalyEngine implements AnomalyStage
         evidence.put("ranks", c.excessCount);
         final Severity sev = r.excess > 10 * Math.max(median, config.slowNodeMinNs) ? Severity.CRITICAL
             : Severity.WARNING;
-        final String summary = String.format("rank %d of comm 0x%x is late: its peers wait up to %.0f µs more than "
-            + "usual for its credit (%.0f µs) or arrives late at its collectives (%.0f µs); the others are merely blocked", r.rank, c.commHash,
-            r.excess / 1e3, credit / 1e3, late / 1e3);
+        final String summary = !willPublish(r.slow, bad, sev) ? null : String.format("rank %d of comm 0x%x is late: "
+            + "its peers wait up to %.0f µs more than usual for its credit (%.0f µs) or it arrives late at its "
+            + "collectives (%.0f µs); the others are merely blocked", r.rank, c.commHash, r.excess / 1e3,
+            credit / 1e3, late / 1e3);
         track(r.slow, bad, good, AnomalyKind.SLOW_NODE, Culprit.rank(r.host.hostId, c.commHash, r.rank), sev,
             periodStart, now, now - (long)config.windowPeriods * (now - periodStart), summary);
     }
@@ -1169,6 +1179,13 @@ public final class AnomalyEngine implements AnomalyStage
     }
 
     // Hysteresis and publication.
+
+    /** Whether {@link #track} will publish (so that the sentence is only formatted then). */
+    private boolean willPublish(final Tracker t, final boolean bad, final Severity severity)
+    {
+        return bad && ((t.open == null && t.bad + 1 >= config.openAfter)
+            || (t.open != null && t.open.severity() != severity && severity == Severity.CRITICAL));
+    }
 
     private void track(final Tracker t, final boolean bad, final boolean good, final AnomalyKind kind,
         final Culprit culprit, final Severity severity, final long periodStart, final long now,
@@ -1506,11 +1523,9 @@ public final class AnomalyEngine implements AnomalyStage
         long curConsumeNs;
         long curConsumeCount;
         long curInDataWaitMaxNs;
-        long curOutDataWaitMaxNs;
         final long[] lateness = new long[4];
         int latenessCount;
         final long[] inDataWaitMax;
-        final long[] outDataWaitMax;
         int windowIndex;
         double baseline;
         int warm;
@@ -1525,7 +1540,6 @@ public final class AnomalyEngine implements AnomalyStage
             consumeNs = new Rolling(window);
             consumeCount = new Rolling(window);
             inDataWaitMax = new long[window];
-            outDataWaitMax = new long[window];
         }
 
         void push()
@@ -1533,12 +1547,10 @@ public final class AnomalyEngine implements AnomalyStage
             consumeNs.push(curConsumeNs);
             consumeCount.push(curConsumeCount);
             inDataWaitMax[windowIndex] = curInDataWaitMaxNs;
-            outDataWaitMax[windowIndex] = curOutDataWaitMaxNs;
             windowIndex = windowIndex + 1 == inDataWaitMax.length ? 0 : windowIndex + 1;
             curConsumeNs = 0;
             curConsumeCount = 0;
             curInDataWaitMaxNs = 0;
-            curOutDataWaitMaxNs = 0;
         }
 
         void pushLateness(final long ns)
@@ -1561,17 +1573,15 @@ public final class AnomalyEngine implements AnomalyStage
             return Math.max(0, m);
         }
 
-        /** The longest wait of a receiver for this rank's data beyond this rank's own wait for data (window). */
-        long lateDataNs()
+        /** The longest this rank waited for data from its senders (10 → 11) over the window. */
+        long dataWaitMaxNs()
         {
-            long out = 0;
             long in = 0;
-            for (int i = 0; i < inDataWaitMax.length; i++)
+            for (final long w : inDataWaitMax)
             {
-                out = Math.max(out, outDataWaitMax[i]);
-                in = Math.max(in, inDataWaitMax[i]);
+                in = Math.max(in, w);
             }
-            return Math.max(0, out - in);
+            return in;
         }
 
         double consumePerStep()
