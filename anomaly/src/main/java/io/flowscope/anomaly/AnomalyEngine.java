@@ -237,12 +237,13 @@ public final class AnomalyEngine implements AnomalyStage
         if (l == null)
         {
             l = new Link(c, h, s.rank(), s.peer(), config.windowPeriods);
+            l.owner = rank(c, s.rank());
             c.links.put(key, l);
             c.linkList.add(l);
             h.links.add(l);
             rank(c, s.peer()).incoming.add(l);
         }
-        final Rank own = rank(c, s.rank());
+        final Rank own = l.owner;
         own.host = h;
         if (l.periodStartNs != s.periodStartNs())
         {
@@ -266,13 +267,14 @@ public final class AnomalyEngine implements AnomalyStage
     private void onRecv(final Host h, final FlowSummary s)
     {
         final Comm c = comm(s.commHash());
-        final Rank own = rank(c, s.rank());
-        own.host = h;
         final long key = s.flowKey() ^ (s.hostId() * 0x9E3779B97F4A7C15L);
         RecvFlow f = recvFlows.get(key);
+        final Rank own = f != null ? f.owner : rank(c, s.rank());
+        own.host = h;
         if (f == null)
         {
             f = new RecvFlow(c, h, s.rank(), s.peer(), s.channel());
+            f.owner = own;
             recvFlows.put(key, f);
             h.recvFlows.add(f);
             own.recvFlows.add(f);
@@ -1398,6 +1400,7 @@ public final class AnomalyEngine implements AnomalyStage
         final int rank;
         final int peer;
         final Tracker slow = new Tracker();
+        Rank owner;
         long periodStartNs = Long.MIN_VALUE;
         long lastActiveNs;
         double baseline;
@@ -1678,6 +1681,7 @@ public final class AnomalyEngine implements AnomalyStage
         final int rank;
         final int peer;
         final int channel;
+        Rank owner;
         long outstanding;
         long lastProgressNs;
         long seenPeriodStartNs;
