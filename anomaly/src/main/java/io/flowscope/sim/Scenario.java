@@ -585,6 +585,8 @@ public final class Scenario
         // Slow link: one direction at 70 %, 50 %, 30 % of its bandwidth.
         put("slow-link-ring-2x4-70", "nodes=2,gpus=4,channels=2,size=8M,seed=111,"
             + "fault=slow-link,rank=3,peer=4,fraction=0.7,at=100ms");
+        put("slow-link-ring-2x4-50", "nodes=2,gpus=4,channels=2,size=8M,seed=12,"
+            + "fault=slow-link,rank=3,peer=4,fraction=0.5,at=100ms");
         put("slow-link-ring-2x4-50-1M", "nodes=2,gpus=4,channels=2,size=1M,seed=112,"
             + "fault=slow-link,rank=6,peer=7,fraction=0.5,at=90ms");
         put("slow-link-ring-4x8-30", "nodes=4,gpus=8,channels=2,size=4M,seed=113,"
