@@ -14,7 +14,7 @@ public final class AnomalyConfig
     double slowNodeRatio = 3.0;
     long hangThresholdNs = 20_000_000L;
     long nicStallNs = 2_000_000L;
-    double congestionOutstandingRatio = 2.0;
+    double congestionOutstandingRatio = 1.5;
     long staleNs = 100_000_000L;
     int warmupPeriods = 20;
     int baselinePeriods = 32;
@@ -125,7 +125,7 @@ public final class AnomalyConfig
         return this;
     }
 
-    /** Congestion needs outstanding bytes this many times the pre-onset level (default 2). */
+    /** Congestion needs outstanding bytes this many times the pre-onset level (default 1.5). */
     public AnomalyConfig congestionOutstandingRatio(final double r)
     {
         congestionOutstandingRatio = r;

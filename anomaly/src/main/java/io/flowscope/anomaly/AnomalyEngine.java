@@ -308,7 +308,7 @@ public final class AnomalyEngine implements AnomalyStage
         Device d = h.devices.get(s.device());
         if (d == null)
         {
-            d = new Device(h, s.device());
+            d = new Device(h, s.device(), config.windowPeriods);
             h.devices.put(s.device(), d);
             h.deviceList.add(d);
         }
@@ -380,6 +380,7 @@ public final class AnomalyEngine implements AnomalyStage
         // Links: degraded ones of this host, then slow link (one sender rank) or congestion (several).
         int degradedRanks = 0;
         int softRanks = 0;
+        int judged = 0;
         Link worst = null;
         for (int i = 0; i < h.touchedLinks.size(); i++)
         {
@@ -387,6 +388,10 @@ public final class AnomalyEngine implements AnomalyStage
             refreshStats(l.comm);
             final boolean was = l.degraded;
             l.degraded = degraded(l);
+            if (l.warm >= config.warmupPeriods && l.hasRate(config))
+            {
+                judged++;
+            }
             if (was != l.degraded)
             {
                 l.comm.troubledLinks += was ? -1 : 1;
@@ -426,7 +431,11 @@ public final class AnomalyEngine implements AnomalyStage
             final Link l = h.touchedLinks.get(i);
             judgeLink(l, periodStart, now, congestion);
         }
-        judgeCongestion(h, congestion, worst, periodStart, now);
+        if (judged > 0)
+        {
+            // A period in which none of the host's links completed a window's worth says nothing either way.
+            judgeCongestion(h, congestion, worst, periodStart, now);
+        }
         for (int i = 0; i < h.touchedRanks.size(); i++)
         {
             final Rank r = h.touchedRanks.get(i);
@@ -736,7 +745,10 @@ public final class AnomalyEngine implements AnomalyStage
             }
             if (reported && d.curNetCount > 0)
             {
-                final double lat = (double)d.curNetNs / d.curNetCount;
+                // Over the window, like the links: one period's few work requests are too noisy.
+                d.netNs.push(d.curNetNs);
+                d.netCount.push(d.curNetCount);
+                final double lat = (double)d.netNs.sum() / d.netCount.sum();
                 if (d.warm < config.warmupPeriods)
                 {
                     d.baselineLatency = d.warm == 0 ? lat : d.baselineLatency + (lat - d.baselineLatency) / (d.warm + 1);
@@ -1666,10 +1678,15 @@ public final class AnomalyEngine implements AnomalyStage
         int warm;
         double latencyRatio;
 
-        Device(final Host host, final int device)
+        final Rolling netNs;
+        final Rolling netCount;
+
+        Device(final Host host, final int device, final int window)
         {
             this.host = host;
             this.device = device;
+            netNs = new Rolling(window);
+            netCount = new Rolling(window);
         }
     }
 
