@@ -3,21 +3,37 @@ package io.flowscope.anomaly;
 /** The anomaly engine's thresholds, fixed at construction. Times are event-time ns. Defaults in the README. */
 public final class AnomalyConfig
 {
-    int windowPeriods = 5;
+    int windowPeriods = 8;
     int minLinks = 4;
     int minWindowSteps = 4;
     double slowLinkFraction = 0.2;
     double madK = 4.0;
-    int openAfter = 3;
+    int openAfter = 4;
     int resolveAfter = 10;
     double slowNodeMinNs = 50_000;
     double slowNodeRatio = 3.0;
     long hangThresholdNs = 20_000_000L;
     long nicStallNs = 2_000_000L;
-    double congestionOutstandingRatio = 2.0;
+    double congestionOutstandingRatio = 1.5;
     long staleNs = 100_000_000L;
+    int warmupPeriods = 20;
+    int baselinePeriods = 32;
 
-    /** Periods in each link's and rank's sliding window (default 5: 5 ms at 1 ms periods). */
+    /** Active periods a link or NIC averages into its baseline before it is judged (default 20). */
+    public AnomalyConfig warmupPeriods(final int n)
+    {
+        warmupPeriods = Math.max(1, n);
+        return this;
+    }
+
+    /** Time constant, in active periods, of a healthy link's or NIC's baseline (default 32). */
+    public AnomalyConfig baselinePeriods(final int n)
+    {
+        baselinePeriods = Math.max(1, n);
+        return this;
+    }
+
+    /** Periods in each link's and rank's sliding window (default 8: 8 ms at 1 ms periods). */
     public AnomalyConfig windowPeriods(final int n)
     {
         if (n < 1 || n > 64)
@@ -63,7 +79,7 @@ public final class AnomalyConfig
         return this;
     }
 
-    /** Consecutive bad evaluations (host periods) before an anomaly opens (default 3). */
+    /** Consecutive bad evaluations (host periods) before an anomaly opens (default 4). */
     public AnomalyConfig openAfter(final int n)
     {
         openAfter = Math.max(1, n);
@@ -109,7 +125,7 @@ public final class AnomalyConfig
         return this;
     }
 
-    /** Congestion needs outstanding bytes this many times the pre-onset level (default 2). */
+    /** Congestion needs outstanding bytes this many times the pre-onset level (default 1.5). */
     public AnomalyConfig congestionOutstandingRatio(final double r)
     {
         congestionOutstandingRatio = r;
@@ -136,6 +152,6 @@ public final class AnomalyConfig
             + openAfter + ", resolveAfter=" + resolveAfter + ", slowNodeMinNs=" + slowNodeMinNs
             + ", slowNodeRatio=" + slowNodeRatio + ", hangThresholdNs=" + hangThresholdNs + ", nicStallNs="
             + nicStallNs + ", congestionOutstandingRatio=" + congestionOutstandingRatio + ", staleNs=" + staleNs
-            + '}';
+            + ", warmupPeriods=" + warmupPeriods + ", baselinePeriods=" + baselinePeriods + '}';
     }
 }

@@ -37,9 +37,15 @@ public final class AnomalyEngine implements AnomalyStage
     private final Long2ObjectHashMap<Comm> comms = new Long2ObjectHashMap<>();
     private final Long2ObjectHashMap<RecvFlow> recvFlows = new Long2ObjectHashMap<>();
     private final Map<Long, Anomaly> open = new LinkedHashMap<>();
+    private final List<Device> nicCandidates = new ArrayList<>();
+    private final List<Device> nicDevicesOpen = new ArrayList<>();
+    private final List<Device> nicEpisode = new ArrayList<>();
+    private long nicEpisodeEndNs = Long.MIN_VALUE;
     private final Robust robust = new Robust();
     private final Evidence evidence = new Evidence();
     private long summaries;
+    private Host lastHost;
+    private Comm lastComm;
 
     public AnomalyEngine(final AnomalyConfig config, final AnomalySink sink)
     {
@@ -56,22 +62,6 @@ public final class AnomalyEngine implements AnomalyStage
     public long summaries()
     {
         return summaries;
-    }
-
-    /** One line per link: rate and waits (a debugging aid). */
-    public String debugLinks()
-    {
-        final StringBuilder sb = new StringBuilder();
-        for (final Comm c : comms.values())
-        {
-            sb.append(String.format("comm %x median %.3g sigma %.3g%n", c.commHash, c.rateMedian, c.rateSigma));
-            for (final Link l : c.linkList)
-            {
-                sb.append(String.format("  %d->%d rate %.3g peerWaitMax %d steps %d%n", l.rank, l.peer,
-                    l.netNs.sum() > 0 ? l.rate() : 0, l.peerWaitMaxNs(), l.netCount.sum()));
-            }
-        }
-        return sb.toString();
     }
 
     // Input.
@@ -113,10 +103,58 @@ public final class AnomalyEngine implements AnomalyStage
         }
     }
 
+    /**
+     * Collectives: the GPU durations of one collective (communicator, sequence number) across its ranks. A rank
+     * that arrives late finishes with the others, so its duration is the shortest: its lateness = median
+     * duration − its duration (durations, not instants, so host clocks do not matter).
+     */
     @Override
-    public void onCollective(final CollectiveSummary summary)
+    public void onCollective(final CollectiveSummary cs)
     {
-        // Collective durations are not used by the detectors yet (see the README's "what remains").
+        if (!cs.complete() || cs.nranks() < config.minLinks || cs.rank() < 0 || cs.rank() >= cs.nranks())
+        {
+            return;
+        }
+        final Comm c = comm(cs.commHash());
+        final long key = cs.seqNumber();
+        Round round = c.rounds.get(key);
+        if (round == null)
+        {
+            round = c.freeRounds.isEmpty() ? new Round() : c.freeRounds.remove(c.freeRounds.size() - 1);
+            round.reset(key, cs.nranks());
+            c.rounds.put(key, round);
+        }
+        if (!round.seen[cs.rank()])
+        {
+            round.seen[cs.rank()] = true;
+            round.durationNs[cs.rank()] = cs.durationNs();
+            round.count++;
+        }
+        if (round.count == round.nranks)
+        {
+            c.rounds.remove(key);
+            robust.clear();
+            for (int r = 0; r < round.nranks; r++)
+            {
+                robust.add(round.durationNs[r]);
+            }
+            robust.compute();
+            for (int r = 0; r < round.nranks; r++)
+            {
+                rank(c, r).pushLateness((long)robust.median - round.durationNs[r]);
+            }
+            c.freeRounds.add(round);
+        }
+        if (c.rounds.size() > 64)
+        {
+            // Rounds some rank never reported (a hang, a lost record): drop the oldest.
+            long oldest = Long.MAX_VALUE;
+            for (final Round r : c.rounds.values())
+            {
+                oldest = Math.min(oldest, r.seq);
+            }
+            c.freeRounds.add(c.rounds.remove(oldest));
+        }
     }
 
     @Override
@@ -146,23 +184,35 @@ public final class AnomalyEngine implements AnomalyStage
 
     private Host host(final long hostId)
     {
+        final Host last = lastHost;
+        if (last != null && last.hostId == hostId)
+        {
+            return last;
+        }
         Host h = hosts.get(hostId);
         if (h == null)
         {
             h = new Host(hostId);
             hosts.put(hostId, h);
         }
+        lastHost = h;
         return h;
     }
 
     private Comm comm(final long commHash)
     {
+        final Comm last = lastComm;
+        if (last != null && last.commHash == commHash)
+        {
+            return last;
+        }
         Comm c = comms.get(commHash);
         if (c == null)
         {
             c = new Comm(commHash);
             comms.put(commHash, c);
         }
+        lastComm = c;
         return c;
     }
 
@@ -181,17 +231,19 @@ public final class AnomalyEngine implements AnomalyStage
     private void onSend(final Host h, final FlowSummary s)
     {
         final Comm c = comm(s.commHash());
-        final long key = ((long)s.rank() << 32) | (s.peer() & 0xffffffffL);
+        // Mixed (a bijection): packed consecutive ranks collide in an open-addressing map's probe sequence.
+        final long key = mix(((long)s.rank() << 32) | (s.peer() & 0xffffffffL));
         Link l = c.links.get(key);
         if (l == null)
         {
             l = new Link(c, h, s.rank(), s.peer(), config.windowPeriods);
+            l.owner = rank(c, s.rank());
             c.links.put(key, l);
             c.linkList.add(l);
             h.links.add(l);
             rank(c, s.peer()).incoming.add(l);
         }
-        final Rank own = rank(c, s.rank());
+        final Rank own = l.owner;
         own.host = h;
         if (l.periodStartNs != s.periodStartNs())
         {
@@ -215,19 +267,26 @@ public final class AnomalyEngine implements AnomalyStage
     private void onRecv(final Host h, final FlowSummary s)
     {
         final Comm c = comm(s.commHash());
-        final Rank own = rank(c, s.rank());
-        own.host = h;
         final long key = s.flowKey() ^ (s.hostId() * 0x9E3779B97F4A7C15L);
         RecvFlow f = recvFlows.get(key);
+        final Rank own = f != null ? f.owner : rank(c, s.rank());
+        own.host = h;
         if (f == null)
         {
             f = new RecvFlow(c, h, s.rank(), s.peer(), s.channel());
+            f.owner = own;
             recvFlows.put(key, f);
             h.recvFlows.add(f);
             own.recvFlows.add(f);
             f.lastProgressNs = s.periodStartNs();
         }
+        if (f.seenPeriodEndNs != s.periodStartNs())
+        {
+            // Not reported in the period before: nothing was outstanding then.
+            f.lastProgressNs = Math.max(f.lastProgressNs, s.periodStartNs());
+        }
         f.seenPeriodStartNs = s.periodStartNs();
+        f.seenPeriodEndNs = s.periodEndNs();
         f.outstanding = s.outstandingSteps();
         if (s.completions() > 0 || s.outstandingSteps() == 0)
         {
@@ -240,11 +299,60 @@ public final class AnomalyEngine implements AnomalyStage
         }
         own.curConsumeNs += s.phaseSumNs(Phase.GPU_CONSUME);
         own.curConsumeCount += s.phaseCount(Phase.GPU_CONSUME);
+        // A receive waiting for data (10 → 11): kept as evidence of how long this rank waited for its senders.
+        own.curInDataWaitMaxNs = Math.max(own.curInDataWaitMaxNs, s.phaseMaxNs(Phase.NETWORK));
     }
 
     private void onQp(final Host h, final FlowSummary s)
     {
-        // NIC stall and congestion from QP flows: see the README (later change).
+        Device d = h.devices.get(s.device());
+        if (d == null)
+        {
+            d = new Device(h, s.device(), config.windowPeriods);
+            h.devices.put(s.device(), d);
+            h.deviceList.add(d);
+        }
+        if (d.periodStartNs != s.periodStartNs())
+        {
+            d.periodStartNs = s.periodStartNs();
+            d.curOutstanding = 0;
+            d.curOutstandingBytes = 0;
+            d.curCompletions = 0;
+            d.curNetNs = 0;
+            d.curNetCount = 0;
+            d.curQps = 0;
+            d.curStalledSend = 0;
+            d.curStalledRecv = 0;
+        }
+        d.curQps++;
+        if (d.qps.add(s.qpNum()) && d.warm >= config.warmupPeriods)
+        {
+            // A queue pair the device never carried: traffic moved onto it (failover).
+            h.newQpDevice = d.device;
+            h.newQpAtNs = s.periodEndNs();
+        }
+        if (s.completions() == 0 && s.outstandingSteps() > 0)
+        {
+            // Send work requests carry their length; NCCL leaves a receive's stale (the simulator: 0).
+            if (s.outstandingBytes() > 0)
+            {
+                d.curStalledSend++;
+            }
+            else
+            {
+                d.curStalledRecv++;
+            }
+        }
+        d.curOutstanding += s.outstandingSteps();
+        d.curOutstandingBytes += s.outstandingBytes();
+        d.curCompletions += s.completions();
+        if (s.bytes() > 0)
+        {
+            // Send work requests only (receives carry NCCL's stale length, 0 here): a receive's latency is
+            // mostly waiting for its sender, not the NIC.
+            d.curNetNs += s.phaseSumNs(Phase.NETWORK);
+            d.curNetCount += s.phaseCount(Phase.NETWORK);
+        }
     }
 
     // Period end of one host: windows advance, that host's links, ranks and receives are judged.
@@ -254,34 +362,129 @@ public final class AnomalyEngine implements AnomalyStage
         h.pending = false;
         h.nowNs = Math.max(h.nowNs, h.periodEndNs);
         final long periodStart = h.periodStartNs;
+        final long now = h.periodEndNs;
+        judgeDevices(h, periodStart, now);
         for (int i = 0; i < h.touchedLinks.size(); i++)
         {
             final Link l = h.touchedLinks.get(i);
             l.push();
-            l.lastActiveNs = h.periodEndNs;
+            l.lastActiveNs = now;
             l.comm.updates++;
         }
         for (int i = 0; i < h.touchedRanks.size(); i++)
         {
             final Rank r = h.touchedRanks.get(i);
             r.push();
-            r.lastActiveNs = h.periodEndNs;
+            r.lastActiveNs = now;
         }
+        // Links: degraded ones of this host, then slow link (one sender rank) or congestion (several).
+        int degradedRanks = 0;
+        int softRanks = 0;
+        int judged = 0;
+        Link worst = null;
         for (int i = 0; i < h.touchedLinks.size(); i++)
         {
             final Link l = h.touchedLinks.get(i);
             refreshStats(l.comm);
-            judgeLink(l, periodStart, h.periodEndNs);
+            final boolean was = l.degraded;
+            l.degraded = degraded(l);
+            if (l.warm >= config.warmupPeriods && l.hasRate(config))
+            {
+                judged++;
+            }
+            if (was != l.degraded)
+            {
+                l.comm.troubledLinks += was ? -1 : 1;
+            }
+            if (l.degraded)
+            {
+                if (!sameRankSeen(h, l, i))
+                {
+                    degradedRanks++;
+                }
+                if (worst == null || l.ratio < worst.ratio)
+                {
+                    worst = l;
+                }
+            }
+        }
+        if (degradedRanks >= 1)
+        {
+            // Other ranks of the host whose links slowed too (half the slow-link fraction): a shared NIC.
+            for (int i = 0; i < h.touchedLinks.size(); i++)
+            {
+                final Link l = h.touchedLinks.get(i);
+                if (!l.degraded && l.warm >= config.warmupPeriods && l.hasRate(config)
+                    && l.ratio < l.comm.rateMedian * (1 - config.slowLinkFraction / 2) && !degradedRank(h, l.rank)
+                    && !softSeen(h, l, i))
+                {
+                    softRanks++;
+                }
+            }
+        }
+        final Device dev = worstDevice(h);
+        final boolean nicSlowed = dev != null && dev.latencyRatio >= 1.25;
+        final boolean congestion = degradedRanks >= 2 || (degradedRanks == 1 && softRanks >= 1 && nicSlowed)
+            || (h.congestion.open != null && degradedRanks >= 1);
+        for (int i = 0; i < h.touchedLinks.size(); i++)
+        {
+            final Link l = h.touchedLinks.get(i);
+            judgeLink(l, periodStart, now, congestion);
+        }
+        if (judged > 0)
+        {
+            // A period in which none of the host's links completed a window's worth says nothing either way.
+            judgeCongestion(h, congestion, worst, periodStart, now);
         }
         for (int i = 0; i < h.touchedRanks.size(); i++)
         {
             final Rank r = h.touchedRanks.get(i);
             refreshStats(r.comm);
-            judgeRank(r, periodStart, h.periodEndNs);
+            judgeRank(r, periodStart, now);
         }
         h.touchedLinks.clear();
         h.touchedRanks.clear();
         checkStalls(h);
+    }
+
+    private static boolean degradedRank(final Host h, final int rank)
+    {
+        for (int j = 0; j < h.touchedLinks.size(); j++)
+        {
+            final Link o = h.touchedLinks.get(j);
+            if (o.degraded && o.rank == rank)
+            {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private boolean softSeen(final Host h, final Link l, final int upTo)
+    {
+        for (int j = 0; j < upTo; j++)
+        {
+            final Link o = h.touchedLinks.get(j);
+            if (o.rank == l.rank && !o.degraded && o.warm >= config.warmupPeriods && o.hasRate(config)
+                && o.ratio < o.comm.rateMedian * (1 - config.slowLinkFraction / 2))
+            {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private static boolean sameRankSeen(final Host h, final Link l, final int upTo)
+    {
+        for (int j = 0; j < upTo; j++)
+        {
+            final Link o = h.touchedLinks.get(j);
+            if (o.degraded && o.rank == l.rank)
+            {
+                return true;
+            }
+        }
+        return false;
     }
 
     /** Recomputes a communicator's link and rank statistics about once per round of all its links. */
@@ -297,9 +500,9 @@ public final class AnomalyEngine implements AnomalyStage
         for (int i = 0; i < c.linkList.size(); i++)
         {
             final Link l = c.linkList.get(i);
-            if (l.hasRate(config))
+            if (l.hasRate(config) && l.warm >= config.warmupPeriods)
             {
-                robust.add(l.rate());
+                robust.add(l.rate() / l.baseline);
             }
         }
         c.linkCount = robust.count();
@@ -307,74 +510,486 @@ public final class AnomalyEngine implements AnomalyStage
         c.rateMedian = robust.median;
         c.rateSigma = robust.sigma();
         robust.clear();
+        c.creditTop = 0;
+        c.creditSecond = 0;
         for (int i = 0; i < c.rankList.size(); i++)
         {
-            final Rank r = c.rankList.get(i);
-            final double w = r.incomingWaitPerStep(config);
+            final double w = c.rankList.get(i).incomingWaitPerStep(config);
             if (w >= 0)
             {
                 robust.add(w);
+                if (w > c.creditTop)
+                {
+                    c.creditSecond = c.creditTop;
+                    c.creditTop = w;
+                }
+                else if (w > c.creditSecond)
+                {
+                    c.creditSecond = w;
+                }
             }
         }
         c.rankCount = robust.count();
         robust.compute();
         c.waitMedian = robust.median;
-        c.waitSigma = robust.sigma();
+        robust.clear();
+        for (int i = 0; i < c.rankList.size(); i++)
+        {
+            final Rank r = c.rankList.get(i);
+            if (!Double.isNaN(r.excess))
+            {
+                robust.add(r.excess);
+            }
+        }
+        c.excessCount = robust.count();
+        robust.compute();
+        c.excessMedian = robust.median;
+        c.excessSigma = robust.sigma();
     }
 
-    private void judgeLink(final Link l, final long periodStart, final long now)
+    /**
+     * Whether a link is degraded now: its service rate relative to its own baseline (the ratio) is below the
+     * communicator's median ratio by the slow-link fraction and by {@code madK} robust deviations. A link still
+     * warming up feeds its baseline only. The baseline follows the link while it is healthy and freezes while
+     * it is degraded or part of an anomaly.
+     */
+    private boolean degraded(final Link l)
     {
         final Comm c = l.comm;
-        if (c.linkCount < config.minLinks || !l.hasRate(config))
+        if (!l.hasRate(config))
+        {
+            return false;
+        }
+        final double rate = l.rate();
+        if (l.warm < config.warmupPeriods)
+        {
+            l.baseline = l.warm == 0 ? rate : l.baseline + (rate - l.baseline) / (l.warm + 1);
+            l.baselineOutstanding = l.warm == 0 ? l.outstandingMean()
+                : l.baselineOutstanding + (l.outstandingMean() - l.baselineOutstanding) / (l.warm + 1);
+            l.warm++;
+            return false;
+        }
+        l.ratio = rate / l.baseline;
+        // A send that waited for its receiver's credit and then went out in a burst queues on the wire: when the
+        // receiver is late (slow node), it is to blame, not the link.
+        final Rank receiver = c.ranks.get(l.peer);
+        final boolean creditBound = receiver != null && (receiver.slow.bad > 0 || receiver.slow.open != null)
+            && l.peerWaitMaxNs() > config.slowNodeMinNs;
+        final boolean suppressed = l.host.nicQuiet || peerHostNicQuiet(l) || creditBound;
+        final boolean bad = !suppressed && c.linkCount >= config.minLinks
+            && l.ratio < c.rateMedian * (1 - config.slowLinkFraction)
+            && c.rateMedian - l.ratio > config.madK * c.rateSigma;
+        if (!bad && !suppressed && l.slow.bad == 0 && l.slow.open == null && l.host.congestion.open == null)
+        {
+            l.baseline += (rate - l.baseline) / config.baselinePeriods;
+            l.baselineOutstanding += (l.outstandingMean() - l.baselineOutstanding) / config.baselinePeriods;
+        }
+        return bad;
+    }
+
+    private static boolean peerHostNicQuiet(final Link l)
+    {
+        final Rank r = l.comm.ranks.get(l.peer);
+        return r != null && r.host != null && r.host.nicQuiet;
+    }
+
+    private void judgeLink(final Link l, final long periodStart, final long now, final boolean congestion)
+    {
+        final Comm c = l.comm;
+        if (l.warm < config.warmupPeriods || !l.hasRate(config))
+        {
+            return;
+        }
+        final boolean bad = l.degraded && !congestion;
+        final boolean good = !l.degraded && l.ratio >= c.rateMedian * (1 - config.slowLinkFraction / 2);
+        if (!bad && l.slow.open == null && l.slow.bad == 0)
         {
             return;
         }
         final double rate = l.rate();
-        final double median = c.rateMedian;
-        final boolean bad = rate < median * (1 - config.slowLinkFraction)
-            && median - rate > config.madK * c.rateSigma;
-        final boolean good = rate >= median * (1 - config.slowLinkFraction / 2);
         evidence.clear();
         evidence.put("bandwidthBytesPerSecond", rate);
-        evidence.put("medianBandwidthBytesPerSecond", median);
-        evidence.put("robustSigmaBytesPerSecond", c.rateSigma);
-        evidence.put("fractionOfMedian", median > 0 ? rate / median : 0);
+        evidence.put("baselineBytesPerSecond", l.baseline);
+        evidence.put("fractionOfBaseline", l.ratio);
+        evidence.put("medianFractionOfBaseline", c.rateMedian);
+        evidence.put("robustSigma", c.rateSigma);
+        evidence.put("outstandingBytes", l.outstandingBytes.ago(0));
         evidence.put("peerWaitNsPerStep", l.peerWaitPerStep());
         evidence.put("links", c.linkCount);
-        final Severity sev = rate < median * 0.5 ? Severity.CRITICAL : Severity.WARNING;
-        final String summary = String.format("rank %d → %d of comm 0x%x at %.0f%% of its communicator's median link "
-            + "bandwidth", l.rank, l.peer, c.commHash, median > 0 ? 100 * rate / median : 0);
+        final double rel = c.rateMedian > 0 ? l.ratio / c.rateMedian : 0;
+        final Severity sev = rel < 0.5 ? Severity.CRITICAL : Severity.WARNING;
+        final String summary = !willPublish(l.slow, bad, sev) ? null : String.format("rank %d → %d of comm 0x%x moves "
+            + "data at %.0f%% of its baseline while its communicator's links keep %.0f%%: slow link (the sender's "
+            + "steps wait on the network, not on credit)", l.rank, l.peer, c.commHash, 100 * l.ratio,
+            100 * c.rateMedian);
         track(l.slow, bad, good, AnomalyKind.SLOW_LINK, Culprit.link(l.host.hostId, c.commHash, l.rank, l.peer),
             sev, periodStart, now, now - (long)config.windowPeriods * (now - periodStart), summary);
     }
 
+    /**
+     * Congestion on one host's NIC: links of two or more of its sender ranks degraded together, with work
+     * queued (outstanding bytes above their baseline; nothing queued would be starvation). The device is the
+     * host's NIC whose work-request latency rose most against its baseline.
+     */
+    private void judgeCongestion(final Host h, final boolean congestion, final Link worst, final long periodStart,
+        final long now)
+    {
+        final Device dev = worstDevice(h);
+        // Work queued on the slowed links grows (mean outstanding bytes over the window above
+        // congestionOutstandingRatio × their baseline); slower with nothing queued would be starvation.
+        final boolean queued = worst != null
+            && worst.outstandingMean() > config.congestionOutstandingRatio * Math.max(worst.baselineOutstanding, 1);
+        // ... and the NIC's work requests take longer than usual (its queue builds), more so than the other NICs'
+        // (a workload change, e.g. bigger messages, lengthens them everywhere).
+        // A link already kept full by its credits cannot queue more steps: there the NIC's latency, at least
+        // twice the other NICs', is the queue.
+        final double medianLatency = dev == null || !congestion ? 0 : medianDeviceLatencyRatio();
+        final boolean bad = congestion && dev != null && dev.latencyRatio >= 1.25
+            && ((queued && dev.latencyRatio >= 1.5 * medianLatency) || dev.latencyRatio >= 2 * medianLatency);
+        boolean good = true;
+        for (int i = 0; i < h.links.size(); i++)
+        {
+            final Link l = h.links.get(i);
+            if (l.degraded && l.lastActiveNs == now)
+            {
+                good = false;
+            }
+        }
+        if (!bad && h.congestion.open == null && h.congestion.bad == 0)
+        {
+            return;
+        }
+        final int device = dev != null ? dev.device : h.congestion.open != null ? h.congestion.open.culprit().device()
+            : -1;
+        evidence.clear();
+        if (worst != null)
+        {
+            evidence.put("worstLinkFractionOfBaseline", worst.ratio);
+            evidence.put("medianFractionOfBaseline", worst.comm.rateMedian);
+            evidence.put("outstandingBytes", worst.outstandingMean());
+            evidence.put("baselineOutstandingBytes", worst.baselineOutstanding);
+        }
+        if (dev != null)
+        {
+            evidence.put("deviceLatencyRatio", dev.latencyRatio);
+            evidence.put("deviceOutstandingWorkRequests", dev.outstanding);
+        }
+        final Severity sev = worst != null && worst.ratio < 0.5 * worst.comm.rateMedian ? Severity.CRITICAL
+            : Severity.WARNING;
+        final String summary = !willPublish(h.congestion, bad, sev) ? null : String.format("NIC %d of host 0x%x "
+            + "congested: several of its ranks' links slowed together while work queued on them", device, h.hostId);
+        track(h.congestion, bad, good, AnomalyKind.CONGESTION, Culprit.nic(h.hostId, device), sev, periodStart, now,
+            now - (long)config.windowPeriods * (now - periodStart), summary);
+    }
+
+    /** The median latency ratio (to baseline) of every NIC with a current one, all hosts. */
+    private double medianDeviceLatencyRatio()
+    {
+        robust.clear();
+        for (final Host h : hosts.values())
+        {
+            for (int i = 0; i < h.deviceList.size(); i++)
+            {
+                final Device d = h.deviceList.get(i);
+                if (d.latencyRatio > 0)
+                {
+                    robust.add(d.latencyRatio);
+                }
+            }
+        }
+        robust.compute();
+        return robust.median;
+    }
+
+    private static Device worstDevice(final Host h)
+    {
+        Device best = null;
+        for (int i = 0; i < h.deviceList.size(); i++)
+        {
+            final Device d = h.deviceList.get(i);
+            if (d.latencyRatio > 0 && (best == null || d.latencyRatio > best.latencyRatio))
+            {
+                best = d;
+            }
+        }
+        return best;
+    }
+
+    /**
+     * NIC devices of one host: latency baselines (for congestion attribution) and stall candidates: work
+     * requests outstanding, some QP stuck and no completion on the device for half of {@code nicStallNs}. Both
+     * ends of a broken connection stall; the NIC to blame is chosen among all candidates (see
+     * {@link #judgeNicStall}). While a device of a host is a candidate, and for a window after, the host's links
+     * and ranks are not judged (their steps wait for the failover).
+     */
+    private void judgeDevices(final Host h, final long periodStart, final long now)
+    {
+        boolean anyStalled = false;
+        for (int i = 0; i < h.deviceList.size(); i++)
+        {
+            final Device d = h.deviceList.get(i);
+            final boolean reported = d.periodStartNs == periodStart;
+            d.outstanding = reported ? d.curOutstanding : 0;
+            if (reported && d.reportedEndNs != periodStart)
+            {
+                // Not reported in the period before: nothing was outstanding then.
+                d.lastProgressNs = Math.max(d.lastProgressNs, periodStart);
+            }
+            if (!reported || d.curCompletions > 0 || d.outstanding == 0)
+            {
+                d.lastProgressNs = now;
+            }
+            if (reported)
+            {
+                d.reportedEndNs = now;
+            }
+            if (reported && d.curNetCount > 0)
+            {
+                // Over the window, like the links: one period's few work requests are too noisy.
+                d.netNs.push(d.curNetNs);
+                d.netCount.push(d.curNetCount);
+                final double lat = (double)d.netNs.sum() / d.netCount.sum();
+                if (d.warm < config.warmupPeriods)
+                {
+                    d.baselineLatency = d.warm == 0 ? lat : d.baselineLatency + (lat - d.baselineLatency) / (d.warm + 1);
+                    d.warm++;
+                    d.latencyRatio = 0;
+                }
+                else
+                {
+                    d.latencyRatio = lat / d.baselineLatency;
+                    if (d.latencyRatio < 1.5 && h.congestion.open == null)
+                    {
+                        d.baselineLatency += (lat - d.baselineLatency) / config.baselinePeriods;
+                    }
+                }
+            }
+            else if (!reported)
+            {
+                d.latencyRatio = 0;
+            }
+            d.stalledSend = reported ? d.curStalledSend : 0;
+            d.stalledRecv = reported ? d.curStalledRecv : 0;
+            d.stalledNs = now - d.lastProgressNs;
+            final boolean candidate = d.outstanding > 0 && d.stalledSend + d.stalledRecv > 0
+                && d.stalledNs >= config.nicStallNs / 2;
+            if (candidate != d.candidate)
+            {
+                d.candidate = candidate;
+                if (candidate)
+                {
+                    nicCandidates.add(d);
+                }
+                else
+                {
+                    nicCandidates.remove(d);
+                }
+            }
+            anyStalled |= candidate || d.stall.open != null;
+        }
+        if (anyStalled)
+        {
+            h.nicQuietUntilNs = now + (long)(config.windowPeriods + config.openAfter + 2) * (now - periodStart);
+        }
+        h.nicQuiet = anyStalled || now - h.nicQuietUntilNs < 0;
+        judgeNicStall();
+    }
+
+    /**
+     * The NIC to blame among the stalled candidates of every host: the one stuck both ways (what it sends and
+     * what it receives), else one whose receives are stuck (the far end of its connections sees stuck sends),
+     * then the most stuck QPs, then the lowest host and device. Opens once the chosen one has stalled
+     * {@code nicStallNs} and some posted send is stuck (receives alone are a hang's or an idle peer's).
+     */
+    private void judgeNicStall()
+    {
+        Device best = null;
+        boolean sendStuck = false;
+        for (int i = 0; i < nicCandidates.size(); i++)
+        {
+            final Device d = nicCandidates.get(i);
+            sendStuck |= d.stalledSend > 0;
+            if (best == null || nicScore(d) > nicScore(best) || (nicScore(d) == nicScore(best)
+                && (d.host.hostId < best.host.hostId || (d.host.hostId == best.host.hostId && d.device < best.device))))
+            {
+                best = d;
+            }
+        }
+        for (int i = 0; i < nicCandidates.size(); i++)
+        {
+            final Device d = nicCandidates.get(i);
+            if (!nicDevicesOpen.isEmpty() && !nicEpisode.contains(d))
+            {
+                d.episodeStartNs = d.lastProgressNs;
+                nicEpisode.add(d);
+            }
+        }
+        for (int i = 0; i < nicDevicesOpen.size(); i++)
+        {
+            final Device d = nicDevicesOpen.get(i);
+            if (d.candidate)
+            {
+                nicEpisodeEndNs = Long.MIN_VALUE;
+                continue;
+            }
+            if (nicEpisodeEndNs == Long.MIN_VALUE)
+            {
+                nicEpisodeEndNs = d.host.nowNs;
+            }
+            if (d.host.nowNs - nicEpisodeEndNs >= config.nicStallNs)
+            {
+                // Settled: the stalled device whose traffic moved to a new QP of another device of its host,
+                // and which stayed silent since, is the one that went down (the far ends resumed in place).
+                final Device dead = failedOver();
+                if (dead != null && dead != d)
+                {
+                    evidence.clear();
+                    evidence.putAll(d.stall.open.evidence());
+                    evidence.put("failoverToDevice", dead.host.newQpDevice);
+                    update(d.stall, Culprit.nic(dead.host.hostId, dead.device), Severity.CRITICAL, d.host.nowNs,
+                        d.stall.open.windowStartNs(), String.format("NIC %d of host 0x%x went down: its QPs "
+                        + "stalled, then its traffic failed over to NIC %d", dead.device, dead.host.hostId,
+                        dead.host.newQpDevice));
+                }
+                resolve(d.stall, d.host.nowNs);
+                nicDevicesOpen.remove(i--);
+                nicEpisode.clear();
+                nicEpisodeEndNs = Long.MIN_VALUE;
+            }
+        }
+        if (best == null || !sendStuck || best.stall.open != null || best.stalledNs < config.nicStallNs
+            || !nicDevicesOpen.isEmpty())
+        {
+            return;
+        }
+        evidence.clear();
+        evidence.put("outstandingWorkRequests", best.outstanding);
+        evidence.put("stalledSendQps", best.stalledSend);
+        evidence.put("stalledRecvQps", best.stalledRecv);
+        evidence.put("noCompletionNs", best.stalledNs);
+        evidence.put("thresholdNs", config.nicStallNs);
+        evidence.put("stalledDevices", nicCandidates.size());
+        final String summary = String.format("NIC %d of host 0x%x stopped completing work (%d work requests "
+            + "outstanding, none completed for %.1f ms; %d devices stalled with it): its QPs must fail over",
+            best.device, best.host.hostId, best.outstanding, best.stalledNs / 1e6, nicCandidates.size());
+        final long start = best.lastProgressNs;
+        best.stall.firstBadStartNs = start;
+        openAnomaly(best.stall, AnomalyKind.NIC_STALL, Culprit.nic(best.host.hostId, best.device), Severity.CRITICAL,
+            start, best.host.nowNs, start, best.host.nowNs, summary);
+        nicDevicesOpen.add(best);
+        nicEpisode.clear();
+        for (int i = 0; i < nicCandidates.size(); i++)
+        {
+            final Device d = nicCandidates.get(i);
+            d.episodeStartNs = d.lastProgressNs;
+            nicEpisode.add(d);
+        }
+    }
+
+    private Device failedOver()
+    {
+        Device found = null;
+        for (int i = 0; i < nicEpisode.size(); i++)
+        {
+            final Device d = nicEpisode.get(i);
+            final Host h = d.host;
+            if (h.newQpDevice >= 0 && h.newQpDevice != d.device && h.newQpAtNs - d.episodeStartNs >= 0
+                && d.reportedEndNs - h.newQpAtNs <= 0 && !d.candidate)
+            {
+                found = d;
+            }
+        }
+        return found;
+    }
+
+    private static long nicScore(final Device d)
+    {
+        final long kind = d.stalledSend > 0 && d.stalledRecv > 0 ? 2 : d.stalledRecv > 0 ? 1 : 0;
+        return kind * 1_000_000L + d.stalledSend + d.stalledRecv;
+    }
+
+    /**
+     * Slow node: how long a rank makes others wait, beyond its own baseline: the longer of the credit its
+     * senders wait for (20 → 9 of sends into it) and the data its receivers wait for (10 → 11 of receives from
+     * it, less what it waited for data itself, so ranks merely blocked behind a late one are not named).
+     */
     private void judgeRank(final Rank r, final long periodStart, final long now)
     {
         final Comm c = r.comm;
-        if (c.rankCount < config.minLinks || r.host == null)
+        if (r.host == null)
         {
             return;
         }
-        final double w = r.incomingWaitPerStep(config);
-        if (w < 0)
+        // Credit waits into a rank count when it alone makes its senders wait (twice the runner-up): several
+        // ranks waited on alike are a pattern's back-pressure (tree parents of big operations), not a straggler.
+        final double creditRaw = Math.max(0, r.incomingWaitPerStep(config));
+        final double credit = creditRaw >= c.creditTop && creditRaw >= 2 * c.creditSecond ? creditRaw : 0;
+        // A degraded link anywhere in the communicator reshapes every rank's collective timing: then only the
+        // credit signal counts.
+        final double late = c.troubledLinks > 0 || linkExplainsLateness(r) ? 0 : r.collectiveLatenessNs();
+        final double v = Math.max(credit, late);
+        if (r.warm < config.warmupPeriods)
+        {
+            r.baseline = r.warm == 0 ? v : r.baseline + (v - r.baseline) / (r.warm + 1);
+            r.warm++;
+            return;
+        }
+        r.excess = v - r.baseline;
+        if (c.excessCount < config.minLinks)
         {
             return;
         }
-        final double median = c.waitMedian;
+        final double median = c.excessMedian;
         final double limit = Math.max(median * config.slowNodeRatio, median + config.slowNodeMinNs);
-        final boolean bad = w > limit && w - median > config.madK * c.waitSigma;
-        final boolean good = w <= Math.max(median * config.slowNodeRatio / 2, median + config.slowNodeMinNs / 2);
+        final boolean bad = r.excess > limit && r.excess - median > config.madK * c.excessSigma
+            && !r.host.nicQuiet;
+        final boolean good = r.excess <= Math.max(median * config.slowNodeRatio / 2,
+            median + config.slowNodeMinNs / 2);
+        if (!bad && r.slow.bad == 0 && r.slow.open == null)
+        {
+            r.baseline += (v - r.baseline) / config.baselinePeriods;
+            return;
+        }
         evidence.clear();
-        evidence.put("incomingPeerWaitMaxNs", w);
-        evidence.put("medianIncomingPeerWaitMaxNs", median);
-        evidence.put("robustSigmaNs", c.waitSigma);
+        evidence.put("creditWaitIntoRankMaxNs", creditRaw);
+        evidence.put("collectiveLatenessNs", late);
+        evidence.put("dataWaitMaxNs", r.dataWaitMaxNs());
+        evidence.put("baselineNs", r.baseline);
+        evidence.put("excessNs", r.excess);
+        evidence.put("medianExcessNs", median);
+        evidence.put("robustSigmaNs", c.excessSigma);
         evidence.put("gpuConsumeNsPerStep", r.consumePerStep());
-        evidence.put("ranks", c.rankCount);
-        final Severity sev = w > 10 * Math.max(median, config.slowNodeMinNs) ? Severity.CRITICAL : Severity.WARNING;
-        final String summary = String.format("rank %d of comm 0x%x makes its senders wait up to %.0f µs for "
-            + "credit (median rank %.0f µs): its GPU is late", r.rank, c.commHash, w / 1e3, median / 1e3);
+        evidence.put("ranks", c.excessCount);
+        final Severity sev = r.excess > 10 * Math.max(median, config.slowNodeMinNs) ? Severity.CRITICAL
+            : Severity.WARNING;
+        final String summary = !willPublish(r.slow, bad, sev) ? null : String.format("rank %d of comm 0x%x is late: "
+            + "its peers wait up to %.0f µs more than usual for its credit (%.0f µs) or it arrives late at its "
+            + "collectives (%.0f µs); the others are merely blocked", r.rank, c.commHash, r.excess / 1e3,
+            credit / 1e3, late / 1e3);
         track(r.slow, bad, good, AnomalyKind.SLOW_NODE, Culprit.rank(r.host.hostId, c.commHash, r.rank), sev,
             periodStart, now, now - (long)config.windowPeriods * (now - periodStart), summary);
+    }
+
+    /** Whether one of the rank's own sending links is degraded (then its receivers' wait is the link's doing). */
+    private static boolean linkExplainsLateness(final Rank r)
+    {
+        if (r.host == null)
+        {
+            return false;
+        }
+        if (r.host.congestion.bad > 0 || r.host.congestion.open != null)
+        {
+            return true;
+        }
+        for (int i = 0; i < r.host.links.size(); i++)
+        {
+            final Link l = r.host.links.get(i);
+            if (l.rank == r.rank && l.comm == r.comm && (l.degraded || l.slow.bad > 0 || l.slow.open != null))
+            {
+                return true;
+            }
+        }
+        return false;
     }
 
     // Hang: receives with work outstanding and no completion for the threshold.
@@ -482,6 +1097,9 @@ public final class AnomalyEngine implements AnomalyStage
             since = Math.min(since, stalled.get(i).lastProgressNs);
         }
         final long now = culpritHost.nowNs;
+        // Ages, not instants, cross hosts: the stall's start on the culprit's clock.
+        final long start = now - (best.host.nowNs - best.lastProgressNs);
+        since = now - (best.host.nowNs - since);
         evidence.clear();
         evidence.put("stalledReceives", stalled.size());
         evidence.put("waitingReceives", waiting.size());
@@ -493,12 +1111,10 @@ public final class AnomalyEngine implements AnomalyStage
         final Culprit culprit = new Culprit(culpritHost.hostId, c.commHash, best.peer, best.rank, best.channel, -1, -1);
         if (c.hang.open == null)
         {
-            c.hang.firstBadStartNs = best.lastProgressNs;
-            openAnomaly(c.hang, AnomalyKind.HANG, culprit, Severity.CRITICAL, best.lastProgressNs, now,
-                best.lastProgressNs, now, summary);
+            c.hang.firstBadStartNs = start;
+            openAnomaly(c.hang, AnomalyKind.HANG, culprit, Severity.CRITICAL, start, now, start, now, summary);
         }
-        else if (!c.hang.open.culprit().equals(culprit) || c.hang.open.evidence().get("stalledReceives")
-            .doubleValue() != stalled.size())
+        else if (!c.hang.open.culprit().equals(culprit))
         {
             update(c.hang, culprit, Severity.CRITICAL, now, since, summary);
         }
@@ -577,6 +1193,13 @@ public final class AnomalyEngine implements AnomalyStage
     }
 
     // Hysteresis and publication.
+
+    /** Whether {@link #track} will publish (so that the sentence is only formatted then). */
+    private boolean willPublish(final Tracker t, final boolean bad, final Severity severity)
+    {
+        return bad && ((t.open == null && t.bad + 1 >= config.openAfter)
+            || (t.open != null && t.open.severity() != severity && severity == Severity.CRITICAL));
+    }
 
     private void track(final Tracker t, final boolean bad, final boolean good, final AnomalyKind kind,
         final Culprit culprit, final Severity severity, final long periodStart, final long now,
@@ -687,8 +1310,8 @@ public final class AnomalyEngine implements AnomalyStage
     /** Named evidence figures, collected without allocation; turned into a map only when published. */
     static final class Evidence
     {
-        private final String[] names = new String[16];
-        private final double[] values = new double[16];
+        private final String[] names = new String[32];
+        private final double[] values = new double[32];
         private int n;
 
         void clear()
@@ -700,6 +1323,14 @@ public final class AnomalyEngine implements AnomalyStage
         {
             names[n] = name;
             values[n++] = value;
+        }
+
+        void putAll(final Map<String, Double> m)
+        {
+            for (final Map.Entry<String, Double> e : m.entrySet())
+            {
+                put(e.getKey(), e.getValue());
+            }
         }
 
         SortedMap<String, Double> toMap()
@@ -726,6 +1357,13 @@ public final class AnomalyEngine implements AnomalyStage
         final List<Link> touchedLinks = new ArrayList<>();
         final List<Rank> touchedRanks = new ArrayList<>();
         final List<RecvFlow> recvFlows = new ArrayList<>();
+        final Int2ObjectHashMap<Device> devices = new Int2ObjectHashMap<>();
+        final List<Device> deviceList = new ArrayList<>();
+        final Tracker congestion = new Tracker();
+        boolean nicQuiet;
+        long nicQuietUntilNs = Long.MIN_VALUE / 2;
+        int newQpDevice = -1;
+        long newQpAtNs = Long.MIN_VALUE;
 
         Host(final long hostId)
         {
@@ -742,6 +1380,8 @@ public final class AnomalyEngine implements AnomalyStage
         final List<Rank> rankList = new ArrayList<>();
         final List<RecvFlow> stalled = new ArrayList<>();
         final List<RecvFlow> waiting = new ArrayList<>();
+        final Long2ObjectHashMap<Round> rounds = new Long2ObjectHashMap<>();
+        final List<Round> freeRounds = new ArrayList<>();
         final Tracker hang = new Tracker();
         boolean stallChanged;
         int updates;
@@ -751,7 +1391,12 @@ public final class AnomalyEngine implements AnomalyStage
         double rateSigma;
         int rankCount;
         double waitMedian;
-        double waitSigma;
+        int excessCount;
+        int troubledLinks;
+        double creditTop;
+        double creditSecond;
+        double excessMedian;
+        double excessSigma;
 
         Comm(final long commHash)
         {
@@ -767,8 +1412,14 @@ public final class AnomalyEngine implements AnomalyStage
         final int rank;
         final int peer;
         final Tracker slow = new Tracker();
+        Rank owner;
         long periodStartNs = Long.MIN_VALUE;
         long lastActiveNs;
+        double baseline;
+        double baselineOutstanding;
+        int warm;
+        double ratio = 1;
+        boolean degraded;
         long curBytes;
         long curSteps;
         long curNetNs;
@@ -860,6 +1511,12 @@ public final class AnomalyEngine implements AnomalyStage
             return m;
         }
 
+        /** Mean outstanding bytes at the ends of the window's periods. */
+        double outstandingMean()
+        {
+            return outstandingBytes.filled() == 0 ? 0 : (double)outstandingBytes.sum() / outstandingBytes.filled();
+        }
+
         double peerWaitPerStep()
         {
             final long n = netCount.sum();
@@ -880,6 +1537,14 @@ public final class AnomalyEngine implements AnomalyStage
         long lastActiveNs;
         long curConsumeNs;
         long curConsumeCount;
+        long curInDataWaitMaxNs;
+        final long[] lateness = new long[4];
+        int latenessCount;
+        final long[] inDataWaitMax;
+        int windowIndex;
+        double baseline;
+        int warm;
+        double excess = Double.NaN;
         final Rolling consumeNs;
         final Rolling consumeCount;
 
@@ -889,14 +1554,49 @@ public final class AnomalyEngine implements AnomalyStage
             this.rank = rank;
             consumeNs = new Rolling(window);
             consumeCount = new Rolling(window);
+            inDataWaitMax = new long[window];
         }
 
         void push()
         {
             consumeNs.push(curConsumeNs);
             consumeCount.push(curConsumeCount);
+            inDataWaitMax[windowIndex] = curInDataWaitMaxNs;
+            windowIndex = windowIndex + 1 == inDataWaitMax.length ? 0 : windowIndex + 1;
             curConsumeNs = 0;
             curConsumeCount = 0;
+            curInDataWaitMaxNs = 0;
+        }
+
+        void pushLateness(final long ns)
+        {
+            lateness[latenessCount++ % lateness.length] = ns;
+        }
+
+        /** How late this rank arrived at each of its last collectives, at least (0 without enough of them). */
+        long collectiveLatenessNs()
+        {
+            if (latenessCount < lateness.length)
+            {
+                return 0;
+            }
+            long m = Long.MAX_VALUE;
+            for (final long l : lateness)
+            {
+                m = Math.min(m, l);
+            }
+            return Math.max(0, m);
+        }
+
+        /** The longest this rank waited for data from its senders (10 → 11) over the window. */
+        long dataWaitMaxNs()
+        {
+            long in = 0;
+            for (final long w : inDataWaitMax)
+            {
+                in = Math.max(in, w);
+            }
+            return in;
         }
 
         double consumePerStep()
@@ -927,6 +1627,69 @@ public final class AnomalyEngine implements AnomalyStage
         }
     }
 
+    /** The collective durations of one (communicator, sequence number) gathered across ranks. */
+    static final class Round
+    {
+        long seq;
+        int nranks;
+        int count;
+        boolean[] seen = new boolean[0];
+        long[] durationNs = new long[0];
+
+        void reset(final long seq, final int nranks)
+        {
+            this.seq = seq;
+            this.nranks = nranks;
+            count = 0;
+            if (seen.length < nranks)
+            {
+                seen = new boolean[nranks];
+                durationNs = new long[nranks];
+            }
+            java.util.Arrays.fill(seen, 0, nranks, false);
+        }
+    }
+
+    /** One NIC device of a host, from its QP flows. */
+    static final class Device
+    {
+        final Host host;
+        final int device;
+        final Tracker stall = new Tracker();
+        long periodStartNs = Long.MIN_VALUE;
+        long curOutstanding;
+        long curOutstandingBytes;
+        long curCompletions;
+        long curNetNs;
+        long curNetCount;
+        int curQps;
+        int curStalledSend;
+        int curStalledRecv;
+        final org.agrona.collections.LongHashSet qps = new org.agrona.collections.LongHashSet();
+        long episodeStartNs;
+        int stalledSend;
+        int stalledRecv;
+        long stalledNs;
+        boolean candidate;
+        long reportedEndNs = Long.MIN_VALUE;
+        long outstanding;
+        long lastProgressNs;
+        double baselineLatency;
+        int warm;
+        double latencyRatio;
+
+        final Rolling netNs;
+        final Rolling netCount;
+
+        Device(final Host host, final int device, final int window)
+        {
+            this.host = host;
+            this.device = device;
+            netNs = new Rolling(window);
+            netCount = new Rolling(window);
+        }
+    }
+
     /** One receive step flow (receiver rank ← sender peer, channel) on the receiver's host. */
     static final class RecvFlow
     {
@@ -935,9 +1698,11 @@ public final class AnomalyEngine implements AnomalyStage
         final int rank;
         final int peer;
         final int channel;
+        Rank owner;
         long outstanding;
         long lastProgressNs;
         long seenPeriodStartNs;
+        long seenPeriodEndNs = Long.MIN_VALUE;
         boolean stalled;
 
         RecvFlow(final Comm comm, final Host host, final int rank, final int peer, final int channel)

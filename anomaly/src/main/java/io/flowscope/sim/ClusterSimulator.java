@@ -31,9 +31,10 @@ import java.util.SplittableRandom;
  *             step from every child going up, from the parent going down) + GPU work
  * </pre>
  * Faults change the inputs: a slow link scales one direction's bandwidth, a slow GPU delays its rank's start by
- * the compute gap × (1/fraction − 1) and scales its GPU work, congestion scales the bandwidth of the links into
- * one NIC with a 5 ms ramp in and out, a NIC going down stalls its transfers for {@code failover} then moves its
- * QPs to the next device at half bandwidth, and a hang makes every GPU action of one rank after the onset never
+ * the compute gap × (1/fraction − 1) and scales its GPU work, congestion scales the bandwidth of the links out of
+ * one NIC (its uplink: every rank on that device) with a 2 ms ramp in and out, a NIC going down stalls the
+ * transfers through it for {@code failover} (its posted work requests complete with an error then) and moves
+ * its QPs to the next device, and a hang makes every GPU action of one rank after the onset never
  * happen (its steps stay in 8 / 12, its peers' in 20 / 10).
  */
 public final class ClusterSimulator
@@ -82,6 +83,7 @@ public final class ClusterSimulator
     private long[] consumed = new long[0];
     private long[] linkFree = new long[0];
     private final long[] rankStart;
+    private final boolean[] blocked;
     private final long[] gpuFree;
     private final long[] rankLast;
     private final long[] rankChannelLast;
@@ -106,6 +108,7 @@ public final class ClusterSimulator
             gpuOffset[n] = 3_000_000_000L + clocks.nextLong(1_000_000_000_000L);
         }
         rankStart = new long[ranks];
+        blocked = new boolean[ranks];
         gpuFree = new long[ranks];
         rankLast = new long[ranks];
         rankChannelLast = new long[ranks * channels];
@@ -167,7 +170,7 @@ public final class ClusterSimulator
         return eventsEmitted;
     }
 
-    /** True once a hang stopped the job (no collective after the hung one). */
+    /** True once a hang stopped every rank (no collective can start any more). */
     public boolean stalled()
     {
         return stalled;
@@ -240,7 +243,7 @@ public final class ClusterSimulator
             {
                 s += (long)(gap * (slow - 1));
             }
-            if (hungBy(r, s))
+            if (hungBy(r, s) || blocked[r])
             {
                 s = NEVER;
             }
@@ -285,14 +288,23 @@ public final class ClusterSimulator
         schedule(edges, steps, stepBytes);
         emit(algo, edges, steps, stepBytes, size);
 
-        long finish = 0;
+        // A rank that never finished stays in this collective; the others go on to the next one and block there.
+        long finish = -1;
         for (int r = 0; r < ranks; r++)
         {
-            finish = Math.max(finish, rankLast[r]);
+            if (rankLast[r] >= NEVER)
+            {
+                blocked[r] = true;
+            }
+            else
+            {
+                finish = Math.max(finish, rankLast[r]);
+            }
         }
-        if (finish >= NEVER)
+        if (finish < 0)
         {
             stalled = true;
+            return;
         }
         iteration++;
         nextIterationNs = finish + (long)gap;
@@ -815,17 +827,9 @@ public final class ClusterSimulator
                     }
                     break;
                 case CONGESTION:
-                    if (scenario.nodeOf(dst) == f.node() && ownDevice(dst) == f.device())
+                    if (scenario.nodeOf(src) == f.node() && ownDevice(src) == f.device())
                     {
                         bw *= 1 - (1 - f.fraction()) * ramp(f, t);
-                    }
-                    break;
-                case NIC_STALL:
-                    if (scenario.nicsPerNode() > 1 && t >= f.atNs() + scenario.failoverNs()
-                        && ((scenario.nodeOf(src) == f.node() && ownDevice(src) == f.device())
-                        || (scenario.nodeOf(dst) == f.node() && ownDevice(dst) == f.device())))
-                    {
-                        bw *= 0.5;
                     }
                     break;
                 default:

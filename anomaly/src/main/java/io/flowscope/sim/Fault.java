@@ -7,8 +7,9 @@ import io.flowscope.anomaly.AnomalyKind;
  *
  * @param kind       {@link AnomalyKind#SLOW_LINK} (rank → peer at {@code fraction} of its bandwidth),
  *                   {@link AnomalyKind#SLOW_NODE} (rank's GPU work × {@code 1 / fraction}),
- *                   {@link AnomalyKind#CONGESTION} (links into {@code node}'s NIC {@code device} drop to
- *                   {@code fraction} of their bandwidth, ramping in and out, queues building),
+ *                   {@link AnomalyKind#CONGESTION} (the links out of {@code node}'s NIC {@code device}, i.e.
+ *                   of every rank on it, drop to {@code fraction} of their bandwidth, ramping in and out over
+ *                   2 ms, queues building),
  *                   {@link AnomalyKind#NIC_STALL} (NIC {@code device} of {@code node} stops completing; its QPs
  *                   move to the next device after {@code failoverNs}),
  *                   {@link AnomalyKind#HANG} (rank stops progressing)

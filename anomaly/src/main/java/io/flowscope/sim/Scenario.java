@@ -572,10 +572,77 @@ public final class Scenario
 
     static
     {
-        BUILT_IN.put("clean-ring-2x4", "nodes=2,gpus=4,channels=2,size=8M,seed=11");
-        BUILT_IN.put("slow-link-ring-2x4-50", "nodes=2,gpus=4,channels=2,size=8M,seed=12,"
+        // Fault-free, with noise (jitter, idle gaps, bursty sizes, clock offsets).
+        put("clean-ring-2x4", "nodes=2,gpus=4,channels=2,size=8M,seed=101");
+        put("clean-tree-2x4", "nodes=2,gpus=4,channels=2,size=8M,seed=102,algo=tree");
+        put("clean-sendrecv-2x4", "nodes=2,gpus=4,channels=2,size=4M,seed=103,algo=sendrecv");
+        put("clean-mixed-4x4-bursty", "nodes=4,gpus=4,channels=2,size=4M,seed=104,algo=mixed,bursty=true");
+        put("clean-ring-4x8-1M", "nodes=4,gpus=8,channels=2,size=1M,seed=105");
+        put("clean-ring-2x8-offsets", "nodes=2,gpus=8,channels=4,size=16M,seed=106,offsets=true");
+        put("clean-tree-4x2-bursty", "nodes=4,gpus=2,channels=2,size=2M,seed=107,algo=tree,bursty=true");
+        put("clean-mixed-2x4-noisy", "nodes=2,gpus=4,channels=2,size=8M,seed=108,algo=mixed,jitter=0.15,"
+            + "bursty=true");
+        // Slow link: one direction at 70 %, 50 %, 30 % of its bandwidth.
+        put("slow-link-ring-2x4-70", "nodes=2,gpus=4,channels=2,size=8M,seed=111,"
+            + "fault=slow-link,rank=3,peer=4,fraction=0.7,at=100ms");
+        put("slow-link-ring-2x4-50", "nodes=2,gpus=4,channels=2,size=8M,seed=12,"
             + "fault=slow-link,rank=3,peer=4,fraction=0.5,at=100ms");
-        BUILT_IN.put("hang-ring-2x4", "nodes=2,gpus=4,channels=2,size=8M,seed=13,fault=hang,rank=5,at=120ms");
+        put("slow-link-ring-2x4-50-1M", "nodes=2,gpus=4,channels=2,size=1M,seed=112,"
+            + "fault=slow-link,rank=6,peer=7,fraction=0.5,at=90ms");
+        put("slow-link-ring-4x8-30", "nodes=4,gpus=8,channels=2,size=4M,seed=113,"
+            + "fault=slow-link,rank=13,peer=14,fraction=0.3,at=100ms");
+        put("slow-link-tree-2x4-70", "nodes=2,gpus=4,channels=2,size=8M,seed=114,algo=tree,"
+            + "fault=slow-link,rank=2,peer=0,fraction=0.7,at=100ms");
+        put("slow-link-sendrecv-2x4-60", "nodes=2,gpus=4,channels=2,size=4M,seed=115,algo=sendrecv,"
+            + "fault=slow-link,rank=1,peer=5,fraction=0.6,at=100ms");
+        put("slow-link-tree-4x4-50", "nodes=4,gpus=4,channels=2,size=8M,seed=116,algo=tree,"
+            + "fault=slow-link,rank=11,peer=5,fraction=0.5,at=100ms");
+        put("slow-link-ring-2x4-offsets-70", "nodes=2,gpus=4,channels=2,size=8M,seed=117,offsets=true,"
+            + "fault=slow-link,rank=5,peer=6,fraction=0.7,at=120ms,for=60ms");
+        // Slow GPU (compute straggler) at 1/2, 1/3, 1/4 of its speed.
+        put("slow-gpu-ring-2x4-50", "nodes=2,gpus=4,channels=2,size=8M,seed=121,"
+            + "fault=slow-gpu,rank=2,fraction=0.5,at=100ms");
+        put("slow-gpu-ring-4x4-33", "nodes=4,gpus=4,channels=2,size=4M,seed=122,"
+            + "fault=slow-gpu,rank=9,fraction=0.33,at=100ms");
+        put("slow-gpu-tree-2x4-50", "nodes=2,gpus=4,channels=2,size=8M,seed=123,algo=tree,"
+            + "fault=slow-gpu,rank=5,fraction=0.5,at=100ms");
+        put("slow-gpu-sendrecv-2x4-25", "nodes=2,gpus=4,channels=2,size=4M,seed=124,algo=sendrecv,"
+            + "fault=slow-gpu,rank=6,fraction=0.25,at=100ms");
+        put("slow-gpu-mixed-2x8-33", "nodes=2,gpus=8,channels=2,size=4M,seed=125,algo=mixed,"
+            + "fault=slow-gpu,rank=10,fraction=0.33,at=100ms");
+        // Congestion on one NIC (two GPUs per NIC), ramping in, lasting 60 ms, at 70 %, 50 %, 30 %.
+        put("congestion-ring-2x4-70", "nodes=2,gpus=4,nics=2,channels=2,size=8M,seed=131,"
+            + "fault=congestion,node=1,device=0,fraction=0.7,at=100ms,for=60ms");
+        put("congestion-ring-2x4-50", "nodes=2,gpus=4,nics=2,channels=2,size=8M,seed=132,"
+            + "fault=congestion,node=0,device=1,fraction=0.5,at=100ms,for=60ms");
+        put("congestion-tree-2x8-50", "nodes=2,gpus=8,nics=4,channels=2,size=8M,seed=133,algo=tree,"
+            + "fault=congestion,node=1,device=2,fraction=0.5,at=100ms,for=60ms");
+        put("congestion-sendrecv-4x4-30", "nodes=4,gpus=4,nics=2,channels=2,size=4M,seed=134,algo=sendrecv,"
+            + "fault=congestion,node=2,device=1,fraction=0.3,at=100ms,for=60ms");
+        put("congestion-ring-4x8-50", "nodes=4,gpus=8,nics=4,channels=2,size=8M,seed=135,"
+            + "fault=congestion,node=3,device=1,fraction=0.5,at=100ms,for=60ms");
+        // NIC port down: its QPs stall for the failover delay, then move to the next device.
+        put("nic-down-ring-2x4", "nodes=2,gpus=4,channels=2,size=8M,seed=141,"
+            + "fault=nic-down,node=0,device=1,at=100ms,for=80ms");
+        put("nic-down-tree-2x4", "nodes=2,gpus=4,channels=2,size=8M,seed=142,algo=tree,"
+            + "fault=nic-down,node=1,device=2,at=100ms,for=80ms");
+        put("nic-down-sendrecv-4x4", "nodes=4,gpus=4,channels=2,size=4M,seed=143,algo=sendrecv,"
+            + "fault=nic-down,node=3,device=0,at=100ms,for=80ms");
+        put("nic-down-ring-2x8-nics4", "nodes=2,gpus=8,nics=4,channels=2,size=8M,seed=144,"
+            + "fault=nic-down,node=1,device=3,at=100ms,for=80ms");
+        // Hang: one rank stops progressing.
+        put("hang-ring-2x4", "nodes=2,gpus=4,channels=2,size=8M,seed=151,fault=hang,rank=5,at=100ms");
+        put("hang-tree-2x4", "nodes=2,gpus=4,channels=2,size=8M,seed=152,algo=tree,fault=hang,rank=3,at=100ms");
+        put("hang-sendrecv-2x4", "nodes=2,gpus=4,channels=2,size=4M,seed=153,algo=sendrecv,"
+            + "fault=hang,rank=2,at=100ms");
+        put("hang-ring-4x8-1M", "nodes=4,gpus=8,channels=2,size=1M,seed=154,fault=hang,rank=17,at=100ms");
+        put("hang-mixed-2x4-offsets", "nodes=2,gpus=4,channels=2,size=8M,seed=155,algo=mixed,offsets=true,"
+            + "fault=hang,rank=6,at=110ms");
+    }
+
+    private static void put(final String name, final String spec)
+    {
+        BUILT_IN.put(name, "duration=200ms," + spec);
     }
 
     /** The names of the labelled suite, in a stable order. */

@@ -37,7 +37,7 @@ class EndToEndTest
         assertThat(a.culprit().rank()).isEqualTo(3);
         assertThat(a.culprit().peer()).isEqualTo(4);
         assertThat(a.detectedNs() - truth.onsetNs()).isBetween(0L, 50_000_000L);
-        assertThat(a.evidence().get("fractionOfMedian")).isLessThan(0.8);
+        assertThat(a.evidence().get("fractionOfBaseline")).isLessThan(0.8);
     }
 
     @Test

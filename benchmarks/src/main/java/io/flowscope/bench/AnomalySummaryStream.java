@@ -1,0 +1,213 @@
+package io.flowscope.bench;
+
+import io.flowscope.window.FlowSummary;
+import io.flowscope.window.Phase;
+
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+
+/**
+ * A synthetic flow-summary stream of a large cluster, generated directly (the event simulator cannot produce
+ * 4,096 ranks' events in real time): {@code ranks} ranks, 8 per host, one communicator running a ring over
+ * {@code channels} channels. Per rank and 1 ms period: one send and one receive step flow per channel and one
+ * send and one receive QP flow, with realistic figures (512 KiB steps, ~21 µs on the wire, a few µs of credit and
+ * GPU waits, receives outstanding). From period {@link #SLOW_FROM_PERIOD} on, link 7 → 8 takes three times as
+ * long on the wire (a slow link the engine must find).
+ * <p>
+ * The summaries are built once; each period only their period bounds move ({@link FlowSummary} has no setters:
+ * its fields are written here through {@link VarHandle}s, as the window engine would write them).
+ */
+final class AnomalySummaryStream
+{
+    static final int RANKS_PER_HOST = 8;
+    static final long PERIOD_NS = 1_000_000L;
+    static final int SLOW_FROM_PERIOD = 40;
+    static final int SLOW_RANK = 7;
+    static final long COMM = 0x5eed_0000_4096L;
+
+    private static final VarHandle PERIOD_START;
+    private static final VarHandle PERIOD_END;
+
+    static
+    {
+        try
+        {
+            final MethodHandles.Lookup l = MethodHandles.privateLookupIn(FlowSummary.class, MethodHandles.lookup());
+            PERIOD_START = l.findVarHandle(FlowSummary.class, "periodStartNs", long.class);
+            PERIOD_END = l.findVarHandle(FlowSummary.class, "periodEndNs", long.class);
+        }
+        catch (final ReflectiveOperationException e)
+        {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
+
+    final int ranks;
+    final int hosts;
+    final int perHost;
+    /** Per host, its summaries of one period, in the order the window engine emits them. */
+    final FlowSummary[][] byHost;
+    /** The slow link's send summaries after the onset (replacing the healthy ones). */
+    final FlowSummary[] slowSends;
+    final int[] slowIndex;
+    final long[] hostIds;
+
+    AnomalySummaryStream(final int ranks, final int channels)
+    {
+        this.ranks = ranks;
+        hosts = (ranks + RANKS_PER_HOST - 1) / RANKS_PER_HOST;
+        perHost = RANKS_PER_HOST * (2 * channels + 2);
+        byHost = new FlowSummary[hosts][perHost];
+        hostIds = new long[hosts];
+        slowSends = new FlowSummary[channels];
+        slowIndex = new int[channels];
+        for (int h = 0; h < hosts; h++)
+        {
+            hostIds[h] = 0x4057_0000_0000L + h;
+            int i = 0;
+            for (int k = 0; k < RANKS_PER_HOST; k++)
+            {
+                final int r = h * RANKS_PER_HOST + k;
+                for (int c = 0; c < channels; c++)
+                {
+                    byHost[h][i++] = step(h, r, (r + 1) % ranks, c, true, 21_000);
+                    if (r == SLOW_RANK)
+                    {
+                        slowIndex[c] = i - 1;
+                        slowSends[c] = step(h, r, (r + 1) % ranks, c, true, 63_000);
+                    }
+                    byHost[h][i++] = step(h, r, (r - 1 + ranks) % ranks, c, false, 21_000);
+                }
+                byHost[h][i++] = qp(h, k, true);
+                byHost[h][i++] = qp(h, k, false);
+            }
+        }
+    }
+
+    int summariesPerPeriod()
+    {
+        return hosts * perHost;
+    }
+
+    /** The summary {@code i} of host {@code h} for period {@code period}, its bounds set. */
+    FlowSummary summary(final int h, final int i, final long period)
+    {
+        FlowSummary s = byHost[h][i];
+        if (period >= SLOW_FROM_PERIOD && h == SLOW_RANK / RANKS_PER_HOST)
+        {
+            for (int c = 0; c < slowIndex.length; c++)
+            {
+                if (slowIndex[c] == i)
+                {
+                    s = slowSends[c];
+                }
+            }
+        }
+        final long start = period * PERIOD_NS;
+        PERIOD_START.set(s, start);
+        PERIOD_END.set(s, start + PERIOD_NS);
+        return s;
+    }
+
+    private FlowSummary step(final int h, final int rank, final int peer, final int channel, final boolean send,
+        final long wireNs)
+    {
+        final FlowSummary s = new FlowSummary();
+        final long steps = 24;
+        set(s, "hostId", long.class, hostIds[h]);
+        set(s, "kind", int.class, FlowSummary.KIND_STEP);
+        set(s, "device", int.class, -1);
+        set(s, "qpNum", long.class, -1L);
+        set(s, "flowKey", long.class, (long)rank * 1_000_003L + peer * 131L + channel * 2L + (send ? 1 : 0));
+        set(s, "commHash", long.class, COMM);
+        set(s, "rank", int.class, rank);
+        set(s, "peer", int.class, peer);
+        set(s, "channel", int.class, channel);
+        set(s, "isSend", boolean.class, send);
+        set(s, "flows", int.class, 1);
+        set(s, "posts", long.class, steps);
+        set(s, "completions", long.class, steps);
+        set(s, "bytes", long.class, steps * (512L << 10));
+        set(s, "periodBandwidthBytesPerSecond", double.class, steps * (512.0 * 1024) * 1000);
+        set(s, "windowCompletions", int.class, 8);
+        set(s, "windowBytes", long.class, 8 * (512L << 10));
+        set(s, "windowSpanNs", long.class, 8 * 40_000L);
+        set(s, "outstandingSteps", long.class, send ? 1L : 3L);
+        set(s, "outstandingBytes", long.class, send ? 512L << 10 : 0L);
+        final long[] count = (long[])get(s, "phaseCount");
+        final long[] sum = (long[])get(s, "phaseSumNs");
+        final long[] max = (long[])get(s, "phaseMaxNs");
+        if (send)
+        {
+            fill(count, sum, max, Phase.GPU_WAIT, steps, 4_000);
+            fill(count, sum, max, Phase.PEER_WAIT, steps, 2_000);
+            fill(count, sum, max, Phase.NETWORK, steps, wireNs + 4_000);
+        }
+        else
+        {
+            fill(count, sum, max, Phase.NETWORK, steps, 30_000);
+            fill(count, sum, max, Phase.FLUSH, steps, 1_500);
+            fill(count, sum, max, Phase.GPU_CONSUME, steps, 2_600);
+        }
+        return s;
+    }
+
+    private FlowSummary qp(final int h, final int local, final boolean send)
+    {
+        final FlowSummary s = new FlowSummary();
+        final long wrs = 48;
+        set(s, "hostId", long.class, hostIds[h]);
+        set(s, "kind", int.class, FlowSummary.KIND_QP);
+        set(s, "device", int.class, local);
+        set(s, "qpNum", long.class, 0x100L + local * 2L + (send ? 0 : 1));
+        set(s, "flowKey", long.class, hostIds[h] * 31 + local * 2L + (send ? 0 : 1));
+        set(s, "commHash", long.class, 0L);
+        set(s, "rank", int.class, -1);
+        set(s, "peer", int.class, -1);
+        set(s, "channel", int.class, -1);
+        set(s, "isSend", boolean.class, true);
+        set(s, "flows", int.class, 1);
+        set(s, "posts", long.class, wrs);
+        set(s, "completions", long.class, wrs);
+        set(s, "bytes", long.class, send ? wrs * (512L << 10) : 0L);
+        set(s, "outstandingSteps", long.class, 2L);
+        set(s, "outstandingBytes", long.class, send ? 512L << 10 : 0L);
+        fill((long[])get(s, "phaseCount"), (long[])get(s, "phaseSumNs"), (long[])get(s, "phaseMaxNs"),
+            Phase.NETWORK, wrs, send ? 25_000 : 30_000);
+        return s;
+    }
+
+    private static void fill(final long[] count, final long[] sum, final long[] max, final int phase, final long n,
+        final long each)
+    {
+        count[phase] = n;
+        sum[phase] = n * each;
+        max[phase] = each + each / 4;
+    }
+
+    private static void set(final FlowSummary s, final String field, final Class<?> type, final Object value)
+    {
+        try
+        {
+            MethodHandles.privateLookupIn(FlowSummary.class, MethodHandles.lookup())
+                .findVarHandle(FlowSummary.class, field, type).set(s, value);
+        }
+        catch (final ReflectiveOperationException e)
+        {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    private static Object get(final FlowSummary s, final String field)
+    {
+        try
+        {
+            return MethodHandles.privateLookupIn(FlowSummary.class, MethodHandles.lookup())
+                .findVarHandle(FlowSummary.class, field, long[].class).get(s);
+        }
+        catch (final ReflectiveOperationException e)
+        {
+            throw new IllegalStateException(e);
+        }
+    }
+}
