@@ -62,7 +62,7 @@ public final class Aggregator implements AutoCloseable
     private final CountDownLatch stopped = new CountDownLatch(1);
     private final Thread thread;
     private volatile boolean running = true;
-    private volatile boolean crash;
+    private volatile java.util.concurrent.atomic.AtomicInteger crashBudget;
     private volatile long records;
     private volatile long duplicates;
     private volatile long transactions;
@@ -253,7 +253,8 @@ public final class Aggregator implements AutoCloseable
                 {
                     producer.send(r);
                 }
-                if (crash)
+                final java.util.concurrent.atomic.AtomicInteger budget = crashBudget;
+                if (budget != null && budget.decrementAndGet() == 0)
                 {
                     // a crash in the middle of a transaction: nothing committed, nothing aborted by us
                     producer.close(Duration.ZERO);
@@ -354,10 +355,45 @@ public final class Aggregator implements AutoCloseable
         }
     }
 
-    /** Test hook: the next transaction is left open and the producer dropped, as if the process died. */
-    void crashMidTransaction()
+    /**
+     * Test hook: every transaction takes one from {@code budget}; the one that takes the last is left open (its
+     * records sent, its offsets not) and the producer and consumer dropped, as if the process died there.
+     */
+    void crashWhenBudgetSpent(final java.util.concurrent.atomic.AtomicInteger budget)
     {
-        crash = true;
+        crashBudget = budget;
+    }
+
+    /**
+     * What one aggregator owning the partition from the start writes for these records (their values, in offset
+     * order): one {@code "<event> <anomaly JSON>"} per anomaly event. The reference the tests compare with.
+     */
+    static List<String> reference(final FleetConfig fleet, final List<byte[]> values)
+    {
+        final Aggregator a = new Aggregator(fleet, "reference", e -> { });
+        final PartitionState[] ref = new PartitionState[1];
+        ref[0] = new PartitionState(a.sink(new TopicPartition("reference", 0), ref), 0);
+        final List<String> out = new ArrayList<>();
+        final FlowSummary flow = new FlowSummary();
+        final CollectiveSummary coll = new CollectiveSummary();
+        long offset = 0;
+        for (final byte[] v : values)
+        {
+            ref[0].offset = offset++;
+            a.apply(ref[0], v, flow, coll);
+            for (final Object[] e : ref[0].pending)
+            {
+                out.add(describe(FleetCodec.read(FleetCodec.anomaly("aggregator", 0, (String)e[0], (Anomaly)e[1]))));
+            }
+            ref[0].pending.clear();
+        }
+        return out;
+    }
+
+    /** {@code "<event> <anomaly JSON>"} of an anomaly record. */
+    static String describe(final JsonNode record)
+    {
+        return record.path("event").asText() + " " + record.path("anomaly");
     }
 
     public boolean awaitStopped(final long timeout, final TimeUnit unit) throws InterruptedException
