@@ -50,6 +50,7 @@ public final class AgentPublisher implements AutoCloseable
     private final String agentId;
     private final Path markFile;
     private volatile boolean running = true;
+    private volatile boolean closing;
     private volatile long publishedUpTo;
     private volatile long produced;
     private volatile long sent;
@@ -155,7 +156,10 @@ public final class AgentPublisher implements AutoCloseable
             try
             {
                 session();
-                return;
+                if (closing)
+                {
+                    return;
+                }
             }
             catch (final Exception e)
             {
@@ -242,6 +246,10 @@ public final class AgentPublisher implements AutoCloseable
                     }
                     if (n == 0)
                     {
+                        if (closing)
+                        {
+                            break; // closing and at the end of the journal: everything read is published
+                        }
                         sleep(20);
                     }
                 }
@@ -279,8 +287,11 @@ public final class AgentPublisher implements AutoCloseable
     @Override
     public void close() throws InterruptedException
     {
-        running = false;
+        // publish what the journal holds first (up to 30 s), then stop
+        closing = true;
         thread.join(TimeUnit.SECONDS.toMillis(30));
+        running = false;
+        thread.join(TimeUnit.SECONDS.toMillis(10));
         LOG.info("fleet agent {}: stopped; published up to seq {} ({} records sent, {} sessions, {} failures)",
             agentId, publishedUpTo, sent, sessions, failures);
     }
