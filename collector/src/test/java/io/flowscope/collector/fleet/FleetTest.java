@@ -58,6 +58,7 @@ class FleetTest
         o.put("simulate.scenario", "default");
         o.put("simulate.durationSeconds", Long.toString(seconds));
         o.put("simulate.speed", Double.toString(speed));
+        o.put("window.periodMs", "10"); // ten times fewer summaries than the default: a shorter test
         return CollectorConfig.load(null, Map.of(), o);
     }
 
@@ -134,12 +135,16 @@ class FleetTest
                 // the service keeps draining and journaling while Kafka is unreachable
                 await().atMost(Duration.ofSeconds(30)).until(() ->
                     service.drain().snapshot().stats().eventsTotal() > eventsAtStop + 10_000);
+                // down longer than the producer's delivery timeout: the session fails, the next one re-reads the
+                // journal (the spool) from the start and sends what is above the mark
+                await().atMost(Duration.ofSeconds(90)).until(() -> agent.failures() >= 1);
                 BROKER.start();
                 await().atMost(Duration.ofSeconds(120)).until(() -> service.drain().finished());
             }
             final long expected = outputsOf(config, 1000);
             assertThat(expected).isGreaterThan(1000);
             await().atMost(Duration.ofSeconds(120)).until(() -> agent.publishedUpTo() == expected);
+            assertThat(agent.sessions()).isGreaterThanOrEqualTo(2);
         }
 
         final Set<Long> seqs = new HashSet<>();
