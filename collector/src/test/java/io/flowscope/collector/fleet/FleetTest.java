@@ -242,6 +242,57 @@ class FleetTest
         }
     }
 
+    @Test
+    void shouldRunAnAgentAndAnAggregatorFromTheCommandLineAndServeTheSlowLinkOverHttp() throws Exception
+    {
+        final int port;
+        try (java.net.ServerSocket ss = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress()))
+        {
+            port = ss.getLocalPort();
+        }
+        final List<String> common = List.of("--set", "fleet.bootstrap=" + BROKER.bootstrap(), "--set",
+            "fleet.topicPrefix=cli", "--set", "fleet.group=cli-group", "--quiet");
+        final java.io.ByteArrayOutputStream aggOut = new java.io.ByteArrayOutputStream();
+        final int[] aggRc = {-1};
+        final List<String> aggArgs = new ArrayList<>(List.of("run", "--role", "aggregator", "--no-journal", "--port",
+            Integer.toString(port), "--duration", "30", "--set", "fleet.agentId=cli-aggregator"));
+        aggArgs.addAll(common);
+        final Thread aggregator = new Thread(() -> aggRc[0] = io.flowscope.collector.Main.run(
+            new java.io.PrintStream(aggOut, true), System.err, aggArgs.toArray(new String[0])), "cli-aggregator");
+        aggregator.start();
+
+        final java.io.ByteArrayOutputStream agentOut = new java.io.ByteArrayOutputStream();
+        final List<String> agentArgs = new ArrayList<>(List.of("simulate", "--role", "agent", "--port", "0",
+            "--journal-dir", dir.resolve("journal-cli").toString(), "--set", "simulate.durationSeconds=2", "--set",
+            "window.periodMs=10", "--set", "fleet.agentId=cli-agent", "--set", "fleet.eventSampleEvery=0"));
+        agentArgs.addAll(common);
+        final int agentRc = io.flowscope.collector.Main.run(new java.io.PrintStream(agentOut, true), System.err,
+            agentArgs.toArray(new String[0]));
+        assertThat(agentRc).isZero();
+        assertThat(agentOut.toString()).contains("fleet agent cli-agent publishing to " + BROKER.bootstrap());
+
+        final java.net.http.HttpClient http = java.net.http.HttpClient.newHttpClient();
+        final java.net.URI uri = java.net.URI.create("http://127.0.0.1:" + port + "/api/anomalies?state=open");
+        await().atMost(Duration.ofSeconds(25)).ignoreExceptions().until(() ->
+        {
+            final JsonNode r = FleetCodec.MAPPER.readTree(http.send(java.net.http.HttpRequest.newBuilder(uri).build(),
+                java.net.http.HttpResponse.BodyHandlers.ofString()).body());
+            for (final JsonNode a : r.path("items"))
+            {
+                if (a.path("kind").asText().equals("SLOW_LINK") && a.path("culprit").path("rank").asInt() == 3 &&
+                    a.path("culprit").path("peer").asInt() == 4)
+                {
+                    return true;
+                }
+            }
+            return false;
+        });
+        aggregator.join(TimeUnit.SECONDS.toMillis(60));
+        assertThat(aggregator.isAlive()).isFalse();
+        assertThat(aggRc[0]).isZero();
+        assertThat(aggOut.toString()).contains("fleet aggregator cli-aggregator (group cli-group");
+    }
+
     private static Map<Integer, List<String>> written(final FleetConfig fleet)
     {
         final Map<Integer, List<String>> out = new TreeMap<>();
