@@ -8,23 +8,25 @@
 #
 # Environment: FLOWSCOPE_KAFKA_DIR (state: libs, data, logs, pid; default /tmp/flowscope-kafka),
 # FLOWSCOPE_KAFKA_PORT (default 19092), FLOWSCOPE_KAFKA_CONTROLLER_PORT (default 19093),
-# FLOWSCOPE_KAFKA_HEAP (default 512m).
+# FLOWSCOPE_KAFKA_HEAP (default 512m), FLOWSCOPE_KAFKA_LIBS (the broker's jars; default $FLOWSCOPE_KAFKA_DIR/libs:
+# point several brokers, e.g. the tests' temporary ones, at one folder to download the jars once).
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 DIR=${FLOWSCOPE_KAFKA_DIR:-/tmp/flowscope-kafka}
 PORT=${FLOWSCOPE_KAFKA_PORT:-19092}
 CTRL=${FLOWSCOPE_KAFKA_CONTROLLER_PORT:-19093}
 HEAP=${FLOWSCOPE_KAFKA_HEAP:-512m}
+LIBS=${FLOWSCOPE_KAFKA_LIBS:-$DIR/libs}
 PIDFILE=$DIR/broker.pid
 LOG=$DIR/broker.log
 
 running() { [ -f "$PIDFILE" ] && kill -0 "$(cat "$PIDFILE")" 2>/dev/null; }
 
 libs() {
-  if [ ! -f "$DIR/libs/.complete" ]; then
-    mkdir -p "$DIR/libs"
-    mvn -B -q -f "$HERE/pom.xml" dependency:copy-dependencies -DincludeScope=runtime -DoutputDirectory="$DIR/libs"
-    touch "$DIR/libs/.complete"
+  if [ ! -f "$LIBS/.complete" ]; then
+    mkdir -p "$LIBS"
+    mvn -B -q -f "$HERE/pom.xml" dependency:copy-dependencies -DincludeScope=runtime -DoutputDirectory="$LIBS"
+    touch "$LIBS/.complete"
   fi
 }
 
@@ -64,8 +66,8 @@ logger.apache.level=WARN
 PROPS
   if [ ! -f "$DIR/data/meta.properties" ]; then
     local uuid
-    uuid=$(java -cp "$DIR/libs/*" kafka.tools.StorageTool random-uuid 2>/dev/null | tail -1)
-    java -Dlog4j2.configurationFile="$DIR/log4j2.properties" -cp "$DIR/libs/*" kafka.tools.StorageTool \
+    uuid=$(java -cp "$LIBS/*" kafka.tools.StorageTool random-uuid 2>/dev/null | tail -1)
+    java -Dlog4j2.configurationFile="$DIR/log4j2.properties" -cp "$LIBS/*" kafka.tools.StorageTool \
       format -t "$uuid" -c "$DIR/server.properties" --ignore-formatted >"$DIR/format.log" 2>&1 \
       || { cat "$DIR/format.log" >&2; exit 1; }
   fi
@@ -77,7 +79,7 @@ start() {
   configure
   : >"$LOG"  # a restart must not read an old "started" line
   nohup java -Xms128m -Xmx"$HEAP" -Dlog4j2.configurationFile="$DIR/log4j2.properties" \
-    -cp "$DIR/libs/*" kafka.Kafka "$DIR/server.properties" >"$LOG" 2>&1 &
+    -cp "$LIBS/*" kafka.Kafka "$DIR/server.properties" >"$LOG" 2>&1 &
   echo $! >"$PIDFILE"
   for _ in $(seq 1 600); do
     if grep -q "Kafka Server started" "$LOG"; then

@@ -227,7 +227,8 @@ public record CollectorConfig(
 
     private static void requireKnown(final String key, final String where)
     {
-        if (!DEFAULTS.containsKey(key))
+        // fleet.* keys: the fleet section, validated by io.flowscope.collector.fleet.FleetConfig
+        if (!DEFAULTS.containsKey(key) && !key.startsWith("fleet."))
         {
             throw new ConfigException("config: unknown key '" + key + "' in " + where + " (known keys: " +
                 String.join(", ", DEFAULTS.keySet().stream().filter(k -> !k.startsWith("sinks.webhooks.") ||

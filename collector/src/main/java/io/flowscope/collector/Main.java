@@ -117,6 +117,11 @@ public final class Main implements Callable<Integer>
         @Option(names = "--quiet", description = "Do not print anomalies to the console.")
         boolean quiet;
 
+        @Option(names = "--role", paramLabel = "ROLE",
+            description = "Fleet role (fleet.role): standalone (default), agent (also publish to Kafka) or " +
+                "aggregator (consume the agents' summaries from Kafka; no rings).")
+        String role;
+
         Map<String, String> overrides()
         {
             final Map<String, String> o = new LinkedHashMap<>(set);
@@ -140,6 +145,10 @@ public final class Main implements Callable<Integer>
             {
                 o.put("journal.enabled", "false");
             }
+            if (role != null)
+            {
+                o.put("fleet.role", role);
+            }
             return o;
         }
     }
@@ -159,7 +168,16 @@ public final class Main implements Callable<Integer>
             }
         };
         final CountDownLatch stop = stopSignal != null ? stopSignal : new CountDownLatch(1);
-        try (CollectorService service = CollectorService.start(config, console))
+        final io.flowscope.collector.fleet.FleetConfig fleet =
+            io.flowscope.collector.fleet.FleetConfig.load(opts.config, System.getenv(), opts.overrides());
+        if (fleet.isAggregator())
+        {
+            return io.flowscope.collector.fleet.Fleet.serveAggregator(config, fleet, console, out, stop,
+                opts.durationSeconds);
+        }
+        try (CollectorService service = CollectorService.start(config, console);
+            io.flowscope.collector.fleet.AgentPublisher agent =
+                io.flowscope.collector.fleet.Fleet.startAgent(config, fleet, out))
         {
             final Thread hook = new Thread(stop::countDown, "flowscope-shutdown");
             Runtime.getRuntime().addShutdownHook(hook);

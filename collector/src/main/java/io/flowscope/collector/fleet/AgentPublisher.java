@@ -1,0 +1,541 @@
+package io.flowscope.collector.fleet;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Properties;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+
+import io.flowscope.collector.AnomalyEvent;
+import io.flowscope.collector.AnomalyStages;
+import io.flowscope.collector.CollectorConfig;
+import io.flowscope.collector.Pipeline;
+import io.flowscope.collector.journal.JournalReader;
+import io.flowscope.collector.journal.JournalWriter;
+import io.flowscope.window.CollectiveSummary;
+import io.flowscope.window.FlowSummary;
+import io.flowscope.window.TelemetryListener;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.apache.kafka.common.serialization.StringSerializer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * An agent's publisher: follows the service's journal on its own thread, runs the same window engine and anomaly
+ * stage over it (deterministic: same journal, same outputs, same order) and sends every output with a sequence
+ * number above the persisted "published up to" mark to Kafka. The drain thread never waits for Kafka: it only
+ * writes the journal, which is the spool (bounded by {@code journal.maxBytes}). Every {@value #CHECKPOINT_MS} ms
+ * the producer is flushed and, when every send succeeded, the mark advances and is written (atomically) to
+ * {@code <journal.dir>.fleet-published}. Any failure (broker gone, timeouts) ends the session: the producer is
+ * dropped and a new session re-reads the journal from its start, skipping outputs up to the mark. So: at least
+ * once; a record sent before a failure but not yet marked may be sent again with the same {@code (agent, seq)},
+ * which consumers drop (the aggregators do).
+ */
+public final class AgentPublisher implements AutoCloseable
+{
+    static final long CHECKPOINT_MS = 200;
+    private static final Logger LOG = LoggerFactory.getLogger(AgentPublisher.class);
+
+    private final FleetConfig fleet;
+    private final CollectorConfig config;
+    private final String agentId;
+    private final Path markFile;
+    private volatile boolean running = true;
+    private volatile boolean closing;
+    private volatile long publishedUpTo;
+    private volatile long produced;
+    private volatile long sent;
+    private volatile long sessions;
+    private volatile long failures;
+    private volatile String lastError;
+    private volatile long documents;
+    private final Thread thread;
+
+    public AgentPublisher(final CollectorConfig config, final FleetConfig fleet)
+    {
+        if (!config.journalEnabled())
+        {
+            throw new CollectorConfig.ConfigException("config: fleet.role = agent needs journal.enabled = true " +
+                "(the journal is the agent's spool while Kafka is unreachable)");
+        }
+        this.fleet = fleet;
+        this.config = config;
+        this.agentId = fleet.agentIdFor(config.journalDir());
+        this.markFile = Path.of(config.journalDir().toString() + ".fleet-published");
+        this.publishedUpTo = readMark(markFile);
+        this.thread = new Thread(this::run, "flowscope-fleet-agent");
+        this.thread.setDaemon(true);
+    }
+
+    public AgentPublisher start()
+    {
+        LOG.info("fleet agent {}: publishing to {} (topics {}.*), published up to seq {} ({})", agentId,
+            fleet.bootstrap(), fleet.topicPrefix(), publishedUpTo, markFile);
+        thread.start();
+        return this;
+    }
+
+    public String agentId()
+    {
+        return agentId;
+    }
+
+    /** Outputs acknowledged by Kafka and marked (the highest seq). */
+    public long publishedUpTo()
+    {
+        return publishedUpTo;
+    }
+
+    /** Outputs the engines derived from the journal in the current session (the highest seq so far). */
+    public long produced()
+    {
+        return produced;
+    }
+
+    /** Records handed to the producer (resends included). */
+    public long sent()
+    {
+        return sent;
+    }
+
+    public long sessions()
+    {
+        return sessions;
+    }
+
+    public long failures()
+    {
+        return failures;
+    }
+
+    public String lastError()
+    {
+        return lastError;
+    }
+
+    /** Journal documents read in the current session. */
+    public long documents()
+    {
+        return documents;
+    }
+
+    private static long readMark(final Path f)
+    {
+        try
+        {
+            return Files.exists(f) ? Long.parseLong(Files.readString(f).trim()) : 0;
+        }
+        catch (final IOException | NumberFormatException e)
+        {
+            LOG.warn("fleet agent: unreadable mark {} ({}); publishing from the start", f, e.toString());
+            return 0;
+        }
+    }
+
+    private void writeMark(final long seq) throws IOException
+    {
+        final Path tmp = Path.of(markFile + ".tmp");
+        Files.writeString(tmp, Long.toString(seq), StandardCharsets.UTF_8);
+        Files.move(tmp, markFile, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+    }
+
+    private void run()
+    {
+        long backoffMs = 250;
+        while (running)
+        {
+            try
+            {
+                session();
+                if (closing)
+                {
+                    return;
+                }
+            }
+            catch (final Exception e)
+            {
+                failures++;
+                lastError = e.toString();
+                LOG.warn("fleet agent {}: session ended ({}); published up to seq {}; retrying in {} ms", agentId,
+                    e.toString(), publishedUpTo, backoffMs);
+                sleep(backoffMs);
+                backoffMs = Math.min(5_000, backoffMs * 2);
+            }
+        }
+    }
+
+    private static void sleep(final long ms)
+    {
+        try
+        {
+            Thread.sleep(ms);
+        }
+        catch (final InterruptedException e)
+        {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    private Properties producerProperties()
+    {
+        final Properties p = new Properties();
+        p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, fleet.bootstrap());
+        p.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
+        p.put(ProducerConfig.ACKS_CONFIG, "all");
+        p.put(ProducerConfig.BUFFER_MEMORY_CONFIG, fleet.bufferBytes());
+        p.put(ProducerConfig.LINGER_MS_CONFIG, 5);
+        p.put(ProducerConfig.BATCH_SIZE_CONFIG, 256 * 1024);
+        p.put(ProducerConfig.MAX_BLOCK_MS_CONFIG, 10_000);
+        p.put(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, 5_000);
+        p.put(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, 15_000);
+        p.put(ProducerConfig.RECONNECT_BACKOFF_MAX_MS_CONFIG, 1_000);
+        p.put(ProducerConfig.CLIENT_ID_CONFIG, "flowscope-agent-" + agentId);
+        return p;
+    }
+
+    private void session() throws Exception
+    {
+        sessions++;
+        while (running && JournalWriter.cycleFiles(config.journalDir()).isEmpty())
+        {
+            sleep(50);
+        }
+        if (!running)
+        {
+            return;
+        }
+        Topics.ensure(fleet);
+        final AtomicReference<Exception> sendFailure = new AtomicReference<>();
+        try (KafkaProducer<String, byte[]> producer = new KafkaProducer<>(producerProperties(), new StringSerializer(),
+            new ByteArraySerializer());
+            JournalReader reader = new JournalReader(config.journalDir()))
+        {
+            final int summaryPartitions = producer.partitionsFor(fleet.summariesTopic()).size();
+            final int anomalyPartitions = producer.partitionsFor(fleet.anomaliesTopic()).size();
+            final Out out = new Out(producer, sendFailure, summaryPartitions, anomalyPartitions);
+            final Pipeline pipeline = new Pipeline(Pipeline.windowConfig(config), AnomalyStages::create, out::anomaly);
+            pipeline.tap(out::flow, out::collective);
+            final TelemetryListener in = fleet.eventSampleEvery() > 0 ?
+                new EventSampler(pipeline, fleet.eventSampleEvery(), out::event) : pipeline;
+            documents = 0;
+            long nextCheckpoint = System.nanoTime();
+            try
+            {
+                while (running)
+                {
+                    final int n = reader.read(in, JOURNAL_META, 1);
+                    if (n > 0)
+                    {
+                        documents++;
+                        pipeline.endBatch(0);
+                    }
+                    final long now = System.nanoTime();
+                    if (n == 0 || now - nextCheckpoint >= 0)
+                    {
+                        checkpoint(producer, sendFailure, out);
+                        nextCheckpoint = now + TimeUnit.MILLISECONDS.toNanos(CHECKPOINT_MS);
+                    }
+                    if (n == 0)
+                    {
+                        if (closing)
+                        {
+                            break; // closing and at the end of the journal: everything read is published
+                        }
+                        sleep(20);
+                    }
+                }
+                checkpoint(producer, sendFailure, out);
+            }
+            catch (final Exception e)
+            {
+                producer.close(Duration.ZERO);
+                throw e;
+            }
+        }
+    }
+
+    private static final JournalReader.Meta JOURNAL_META = new JournalReader.Meta()
+    {
+    };
+
+    private void checkpoint(final KafkaProducer<String, byte[]> producer, final AtomicReference<Exception> failure,
+        final Out out) throws Exception
+    {
+        if (out.seq <= publishedUpTo)
+        {
+            return;
+        }
+        producer.flush();
+        final Exception e = failure.get();
+        if (e != null)
+        {
+            throw e;
+        }
+        writeMark(out.seq);
+        publishedUpTo = out.seq;
+    }
+
+    @Override
+    public void close() throws InterruptedException
+    {
+        // publish what the journal holds first (up to 30 s), then stop
+        closing = true;
+        thread.join(TimeUnit.SECONDS.toMillis(30));
+        running = false;
+        thread.join(TimeUnit.SECONDS.toMillis(10));
+        LOG.info("fleet agent {}: stopped; published up to seq {} ({} records sent, {} sessions, {} failures)",
+            agentId, publishedUpTo, sent, sessions, failures);
+    }
+
+    /** The outputs of one session, numbered; those at or below the mark are skipped (not even encoded). */
+    private final class Out
+    {
+        private final KafkaProducer<String, byte[]> producer;
+        private final AtomicReference<Exception> failure;
+        private final int summaryPartitions;
+        private final int anomalyPartitions;
+        long seq;
+
+        Out(final KafkaProducer<String, byte[]> producer, final AtomicReference<Exception> failure,
+            final int summaryPartitions, final int anomalyPartitions)
+        {
+            this.producer = producer;
+            this.failure = failure;
+            this.summaryPartitions = summaryPartitions;
+            this.anomalyPartitions = anomalyPartitions;
+        }
+
+        private boolean next()
+        {
+            seq++;
+            produced = seq;
+            return seq > publishedUpTo;
+        }
+
+        private void send(final String topic, final int partition, final String key, final byte[] value)
+        {
+            if (failure.get() != null)
+            {
+                return;
+            }
+            sent++;
+            producer.send(new ProducerRecord<>(topic, partition, key, value), (md, e) ->
+            {
+                if (e != null)
+                {
+                    failure.compareAndSet(null, e);
+                }
+            });
+        }
+
+        void flow(final FlowSummary s)
+        {
+            if (next())
+            {
+                send(fleet.summariesTopic(), FleetCodec.partition(s, summaryPartitions), FleetCodec.key(s),
+                    FleetCodec.flow(agentId, seq, s));
+            }
+        }
+
+        void collective(final CollectiveSummary s)
+        {
+            if (next())
+            {
+                send(fleet.summariesTopic(), FleetCodec.partition(s, summaryPartitions), FleetCodec.key(s),
+                    FleetCodec.collective(agentId, seq, s));
+            }
+        }
+
+        void anomaly(final AnomalyEvent e)
+        {
+            if (next())
+            {
+                send(fleet.anomaliesTopic(), FleetCodec.spread(e.anomaly().id(), anomalyPartitions),
+                    Long.toHexString(e.anomaly().id()), FleetCodec.anomaly(agentId, seq, e.type(), e.anomaly()));
+            }
+        }
+
+        void event(final long hostId, final String call, final Map<String, Object> args)
+        {
+            if (next())
+            {
+                send(fleet.eventsTopic(), FleetCodec.spread(hostId, summaryPartitions), Long.toHexString(hostId),
+                    FleetCodec.event(agentId, seq, call, args));
+            }
+        }
+    }
+
+    /** Hands every call to the pipeline and every N-th (by count) to the events topic. */
+    interface EventOut
+    {
+        void event(long hostId, String call, Map<String, Object> args);
+    }
+
+    static final class EventSampler implements TelemetryListener
+    {
+        private final TelemetryListener next;
+        private final long every;
+        private final EventOut out;
+        private long count;
+        private long host;
+
+        EventSampler(final TelemetryListener next, final long every, final EventOut out)
+        {
+            this.next = next;
+            this.every = every;
+            this.out = out;
+        }
+
+        private boolean sample()
+        {
+            return ++count % every == 0;
+        }
+
+        private void emit(final String call, final Object... kv)
+        {
+            final Map<String, Object> m = new LinkedHashMap<>();
+            m.put("host", Long.toHexString(host));
+            for (int i = 0; i < kv.length; i += 2)
+            {
+                m.put((String)kv[i], kv[i + 1]);
+            }
+            out.event(host, call, m);
+        }
+
+        @Override
+        public void onHost(final long hostId)
+        {
+            host = hostId;
+            next.onHost(hostId);
+        }
+
+        @Override
+        public void onProxyOpStart(final long opKey, final long commHash, final int rank, final int peer,
+            final int channel, final boolean isSend, final long timeNs)
+        {
+            next.onProxyOpStart(opKey, commHash, rank, peer, channel, isSend, timeNs);
+            if (sample())
+            {
+                emit("proxyOpStart", "opKey", opKey, "comm", Long.toHexString(commHash), "rank", rank, "peer", peer,
+                    "channel", channel, "isSend", isSend, "t", timeNs);
+            }
+        }
+
+        @Override
+        public void onProxyOpStop(final long opKey, final long timeNs)
+        {
+            next.onProxyOpStop(opKey, timeNs);
+            if (sample())
+            {
+                emit("proxyOpStop", "opKey", opKey, "t", timeNs);
+            }
+        }
+
+        @Override
+        public void onProxyStepStart(final long stepKey, final long opKey, final int step, final long timeNs)
+        {
+            next.onProxyStepStart(stepKey, opKey, step, timeNs);
+            if (sample())
+            {
+                emit("proxyStepStart", "stepKey", stepKey, "opKey", opKey, "step", step, "t", timeNs);
+            }
+        }
+
+        @Override
+        public void onProxyStepState(final long stepKey, final int state, final long transSize, final long timeNs)
+        {
+            next.onProxyStepState(stepKey, state, transSize, timeNs);
+            if (sample())
+            {
+                emit("proxyStepState", "stepKey", stepKey, "state", state, "transSize", transSize, "t", timeNs);
+            }
+        }
+
+        @Override
+        public void onProxyStepStop(final long stepKey, final long timeNs)
+        {
+            next.onProxyStepStop(stepKey, timeNs);
+            if (sample())
+            {
+                emit("proxyStepStop", "stepKey", stepKey, "t", timeNs);
+            }
+        }
+
+        @Override
+        public void onQpStart(final long wrKey, final int device, final long qpNum, final int opcode,
+            final long length, final long timeNs)
+        {
+            next.onQpStart(wrKey, device, qpNum, opcode, length, timeNs);
+            if (sample())
+            {
+                emit("qpStart", "wrKey", wrKey, "device", device, "qpNum", qpNum, "opcode", opcode, "length", length,
+                    "t", timeNs);
+            }
+        }
+
+        @Override
+        public void onQpStop(final long wrKey, final long timeNs)
+        {
+            next.onQpStop(wrKey, timeNs);
+            if (sample())
+            {
+                emit("qpStop", "wrKey", wrKey, "t", timeNs);
+            }
+        }
+
+        @Override
+        public void onCollStart(final long collKey, final long commHash, final int rank, final int nranks,
+            final int func, final int algo, final int proto, final long count, final int datatypeSize,
+            final int nChannels, final long seqNumber, final long timeNs)
+        {
+            next.onCollStart(collKey, commHash, rank, nranks, func, algo, proto, count, datatypeSize, nChannels,
+                seqNumber, timeNs);
+            if (sample())
+            {
+                emit("collStart", "collKey", collKey, "comm", Long.toHexString(commHash), "rank", rank, "nranks",
+                    nranks, "func", func, "count", count, "seq", seqNumber, "t", timeNs);
+            }
+        }
+
+        @Override
+        public void onCollStop(final long collKey, final long timeNs)
+        {
+            next.onCollStop(collKey, timeNs);
+            if (sample())
+            {
+                emit("collStop", "collKey", collKey, "t", timeNs);
+            }
+        }
+
+        @Override
+        public void onKernelChStart(final long chKey, final long collKey, final int channel, final long pTimerNs,
+            final long timeNs)
+        {
+            next.onKernelChStart(chKey, collKey, channel, pTimerNs, timeNs);
+            if (sample())
+            {
+                emit("kernelChStart", "chKey", chKey, "collKey", collKey, "channel", channel, "pTimer", pTimerNs,
+                    "t", timeNs);
+            }
+        }
+
+        @Override
+        public void onKernelChStop(final long chKey, final long pTimerNs, final long timeNs)
+        {
+            next.onKernelChStop(chKey, pTimerNs, timeNs);
+            if (sample())
+            {
+                emit("kernelChStop", "chKey", chKey, "pTimer", pTimerNs, "t", timeNs);
+            }
+        }
+    }
+}

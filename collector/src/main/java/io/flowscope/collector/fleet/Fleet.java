@@ -1,0 +1,156 @@
+package io.flowscope.collector.fleet;
+
+import java.io.PrintWriter;
+import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
+
+import io.flowscope.collector.AnomalyEvent;
+import io.flowscope.collector.CollectorConfig;
+import io.flowscope.collector.HttpVerticle;
+import io.flowscope.collector.Snapshot;
+import io.flowscope.collector.Stats;
+import io.vertx.core.Vertx;
+import io.vertx.core.VertxOptions;
+
+/** What {@code flowscope run --role agent|aggregator} starts besides (agent) or instead of (aggregator) the service. */
+public final class Fleet
+{
+    private Fleet()
+    {
+    }
+
+    /** An agent's publisher, started; null for another role. */
+    public static AgentPublisher startAgent(final CollectorConfig config, final FleetConfig fleet, final PrintWriter out)
+    {
+        if (!fleet.isAgent())
+        {
+            return null;
+        }
+        final AgentPublisher p = new AgentPublisher(config, fleet).start();
+        out.println("flowscope: fleet agent " + p.agentId() + " publishing to " + fleet.bootstrap() + " (topics " +
+            fleet.summariesTopic() + ", " + fleet.anomaliesTopic() + ", " + fleet.eventsTopic() + ")");
+        out.flush();
+        return p;
+    }
+
+    /** A running aggregator with its HTTP side (the same API and live page as the service; anomalies only). */
+    public static final class Served implements AutoCloseable
+    {
+        private final Aggregator aggregator;
+        private final Vertx vertx;
+        private final HttpVerticle http;
+        private final String host;
+
+        Served(final Aggregator aggregator, final Vertx vertx, final HttpVerticle http, final String host)
+        {
+            this.aggregator = aggregator;
+            this.vertx = vertx;
+            this.http = http;
+            this.host = host;
+        }
+
+        public Aggregator aggregator()
+        {
+            return aggregator;
+        }
+
+        public String url()
+        {
+            return "http://" + host + ":" + http.actualPort() + "/";
+        }
+
+        @Override
+        public void close() throws Exception
+        {
+            try
+            {
+                aggregator.close();
+            }
+            finally
+            {
+                vertx.close().await(30, TimeUnit.SECONDS);
+            }
+        }
+    }
+
+    public static Served startAggregator(final CollectorConfig config, final FleetConfig fleet,
+        final Consumer<AnomalyEvent> console) throws Exception
+    {
+        final String instance = fleet.agentId().isEmpty() ? FleetConfig.hostName() + "-" +
+            ProcessHandle.current().pid() : fleet.agentId();
+        final HttpVerticle[] ref = new HttpVerticle[1];
+        final Aggregator agg = new Aggregator(fleet, instance, e ->
+        {
+            if (ref[0] != null)
+            {
+                ref[0].publish(e);
+            }
+            console.accept(e);
+        });
+        final Vertx vertx = Vertx.vertx(new VertxOptions().setEventLoopPoolSize(1).setWorkerPoolSize(2));
+        final HttpVerticle http = new HttpVerticle(config.httpHost(), config.httpPort(), config.publishIntervalMs(),
+            () -> snapshot(agg, fleet), agg::health);
+        ref[0] = http;
+        try
+        {
+            vertx.deployVerticle(http).await(30, TimeUnit.SECONDS);
+            agg.start();
+        }
+        catch (final Exception e)
+        {
+            vertx.close().await(30, TimeUnit.SECONDS);
+            throw e;
+        }
+        return new Served(agg, vertx, http, config.httpHost());
+    }
+
+    private static Snapshot snapshot(final Aggregator agg, final FleetConfig fleet)
+    {
+        final List<io.flowscope.anomaly.Anomaly> list = agg.anomalies();
+        final long open = list.stream().filter(io.flowscope.anomaly.Anomaly::isOpen).count();
+        final Stats s = new Stats(agg.records(), 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, null, 0, agg.records(), open,
+            "fleet aggregator " + agg.instance() + " on " + fleet.summariesTopic());
+        return new Snapshot(System.currentTimeMillis(), Long.MIN_VALUE, List.of(), List.of(), List.of(), List.of(),
+            List.of(), list, s);
+    }
+
+    /** {@code run --role aggregator}: serves until {@code stop} (or the duration) ends. */
+    public static int serveAggregator(final CollectorConfig config, final FleetConfig fleet,
+        final Consumer<AnomalyEvent> console, final PrintWriter out, final CountDownLatch stop,
+        final long durationSeconds) throws Exception
+    {
+        try (Served s = startAggregator(config, fleet, console))
+        {
+            final Thread hook = new Thread(stop::countDown, "flowscope-shutdown");
+            Runtime.getRuntime().addShutdownHook(hook);
+            out.println("flowscope: fleet aggregator " + s.aggregator().instance() + " (group " + fleet.group() +
+                ", " + fleet.bootstrap() + ") serving " + s.url() + "  (anomalies at " + s.url() +
+                "api/anomalies; written to " + fleet.fleetAnomaliesTopic() + ")");
+            out.flush();
+            if (durationSeconds > 0)
+            {
+                stop.await(durationSeconds, TimeUnit.SECONDS);
+            }
+            else
+            {
+                while (!stop.await(200, TimeUnit.MILLISECONDS) && s.aggregator().failed() == null)
+                {
+                    // serving
+                }
+            }
+            try
+            {
+                Runtime.getRuntime().removeShutdownHook(hook);
+            }
+            catch (final IllegalStateException ignored)
+            {
+                // shutting down already
+            }
+            out.println("flowscope: stopping the aggregator");
+            out.flush();
+        }
+        return 0;
+    }
+}

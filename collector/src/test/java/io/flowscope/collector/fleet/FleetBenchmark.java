@@ -1,0 +1,101 @@
+package io.flowscope.collector.fleet;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicLong;
+
+import io.flowscope.collector.AnomalyStages;
+import io.flowscope.collector.CollectorConfig;
+import io.flowscope.collector.CollectorService;
+import io.flowscope.collector.Pipeline;
+import io.flowscope.collector.journal.JournalReader;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.condition.EnabledIfSystemProperty;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Opt-in ({@code -Dflowscope.bench=true}): end-to-end throughput through a real broker. A simulated run is
+ * journaled first (no Kafka), then timed: an agent publishing the whole journal (engine input events read,
+ * summaries and anomaly events sent, every 1000th event sampled) until Kafka acknowledged all; then an
+ * aggregator consuming every summary to the end (its transactions committed). The figures are in
+ * docs/benchmarks.md section 8.
+ */
+@EnabledIfSystemProperty(named = "flowscope.bench", matches = "true")
+class FleetBenchmark
+{
+    @RegisterExtension
+    static final KafkaBroker BROKER = new KafkaBroker();
+
+    @TempDir
+    Path dir;
+
+    @Test
+    void shouldMeasureEventsAndSummariesPerSecondThroughKafka() throws Exception
+    {
+        final long seconds = Long.getLong("flowscope.bench.seconds", 5);
+        final Map<String, String> o = new LinkedHashMap<>();
+        o.put("http.port", "0");
+        o.put("ring.dir", dir.resolve("rings").toString());
+        o.put("journal.dir", dir.resolve("journal").toString());
+        o.put("simulate.scenario", "default");
+        o.put("simulate.durationSeconds", Long.toString(seconds));
+        o.put("simulate.speed", "1000");
+        final CollectorConfig config = CollectorConfig.load(null, Map.of(), o);
+        try (CollectorService s = CollectorService.start(config, e -> { }))
+        {
+            await().atMost(Duration.ofMinutes(5)).until(() -> s.drain().finished());
+        }
+        final AtomicLong summaries = new AtomicLong();
+        final AtomicLong outputs = new AtomicLong();
+        final Pipeline p = new Pipeline(Pipeline.windowConfig(config), AnomalyStages::create,
+            e -> outputs.incrementAndGet());
+        p.tap(x -> summaries.incrementAndGet(), x -> summaries.incrementAndGet());
+        final AgentPublisher.EventSampler in = new AgentPublisher.EventSampler(p, 1000,
+            (h, c, a) -> outputs.incrementAndGet());
+        try (JournalReader r = new JournalReader(config.journalDir()))
+        {
+            while (r.read(in, new JournalReader.Meta()
+            {
+            }, 1) > 0)
+            {
+                p.endBatch(0);
+            }
+        }
+        final long events = p.events();
+        final long expected = summaries.get() + outputs.get();
+
+        final FleetConfig fleet = FleetConfig.load(null, Map.of(), Map.of("fleet.bootstrap", BROKER.bootstrap(),
+            "fleet.topicPrefix", "bench", "fleet.agentId", "bench-agent", "fleet.eventSampleEvery", "1000",
+            "fleet.group", "bench-group"));
+        Topics.ensure(fleet);
+        final long t0 = System.nanoTime();
+        try (AgentPublisher agent = new AgentPublisher(config, fleet).start())
+        {
+            await().atMost(Duration.ofMinutes(10)).pollInterval(Duration.ofMillis(50))
+                .until(() -> agent.publishedUpTo() == expected);
+        }
+        final double agentS = (System.nanoTime() - t0) / 1e9;
+
+        final long t1 = System.nanoTime();
+        try (Aggregator agg = new Aggregator(fleet, "bench", e -> { }).start())
+        {
+            await().atMost(Duration.ofMinutes(10)).pollInterval(Duration.ofMillis(50))
+                .until(() -> agg.records() >= summaries.get());
+            final double aggS = (System.nanoTime() - t1) / 1e9;
+            assertThat(agg.anomalies()).isNotEmpty();
+            System.out.printf("FLEET BENCH: %d engine input events, %d summaries, %d records in all%n" +
+                    "FLEET BENCH: agent journal -> Kafka (acked): %.2f s = %.0f events/s, %.0f summaries/s, " +
+                    "%.0f records/s%n" +
+                    "FLEET BENCH: aggregator Kafka -> anomaly stage (transactions committed): %.2f s = %.0f " +
+                    "summaries/s; %d transactions, %d anomalies%n",
+                events, summaries.get(), expected, agentS, events / agentS, summaries.get() / agentS,
+                expected / agentS, aggS, summaries.get() / aggS, agg.transactions(), agg.anomalies().size());
+        }
+    }
+}

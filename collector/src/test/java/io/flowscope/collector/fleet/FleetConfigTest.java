@@ -1,0 +1,104 @@
+package io.flowscope.collector.fleet;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Map;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.flowscope.collector.CollectorConfig;
+import io.flowscope.window.FlowSummary;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class FleetConfigTest
+{
+    @TempDir
+    Path dir;
+
+    @Test
+    void shouldLayerTheFleetSectionFromFileEnvironmentAndCommandLine() throws Exception
+    {
+        final Path file = dir.resolve("c.yaml");
+        Files.writeString(file, "fleet:\n  role: agent\n  bootstrap: 127.0.0.1:1\n  partitions: 8\n");
+        final FleetConfig c = FleetConfig.load(file, Map.of("FLOWSCOPE_FLEET_BOOTSTRAP", "127.0.0.1:2"),
+            Map.of("fleet.partitions", "2"));
+        assertThat(c.role()).isEqualTo("agent");
+        assertThat(c.bootstrap()).isEqualTo("127.0.0.1:2");
+        assertThat(c.partitions()).isEqualTo(2);
+        assertThat(c.summariesTopic()).isEqualTo("flowscope.summaries");
+        // the collector's own configuration accepts the same file and flags
+        assertThat(CollectorConfig.load(file, Map.of(), Map.of("fleet.partitions", "2")).httpPort()).isEqualTo(7070);
+    }
+
+    @Test
+    void shouldRefuseAnUnknownFleetKeyAndABadRoleNamingTheKeyAndItsSource()
+    {
+        assertThatThrownBy(() -> FleetConfig.load(null, Map.of(), Map.of("fleet.bogus", "1")))
+            .isInstanceOf(CollectorConfig.ConfigException.class).hasMessageContaining("fleet.bogus");
+        assertThatThrownBy(() -> FleetConfig.load(null, Map.of("FLOWSCOPE_FLEET_ROLE", "boss"), Map.of()))
+            .isInstanceOf(CollectorConfig.ConfigException.class)
+            .hasMessageContaining("fleet.role = 'boss' (from env FLOWSCOPE_FLEET_ROLE)");
+    }
+
+    @Test
+    void shouldDocumentEveryFleetKeyWithItsDefaultAndEnvironmentName() throws Exception
+    {
+        final String readme = Files.readString(Path.of("README.md"));
+        for (final Map.Entry<String, String> e : FleetConfig.DEFAULTS.entrySet())
+        {
+            final String dflt = e.getValue().isEmpty() ? "(host-hash)" : "`" + e.getValue() + "`";
+            assertThat(readme).contains("| `" + e.getKey() + "` | " + dflt + " | `" +
+                CollectorConfig.envName(e.getKey()) + "` |");
+        }
+    }
+
+    @Test
+    void shouldKeepAStableAgentIdPerJournalDirectory()
+    {
+        final FleetConfig c = FleetConfig.load(null, Map.of(), Map.of());
+        assertThat(c.agentIdFor(dir.resolve("j"))).isEqualTo(c.agentIdFor(dir.resolve("j")))
+            .isNotEqualTo(c.agentIdFor(dir.resolve("k")));
+    }
+
+    @Test
+    void shouldCarryEveryFlowSummaryFieldByNameAndIgnoreFieldsItDoesNotKnow()
+    {
+        final FlowSummary s = new FlowSummary();
+        final ObjectNode in = FleetCodec.MAPPER.createObjectNode();
+        long v = 1;
+        final JsonNode blank = FleetCodec.read(FleetCodec.flow("a", 1, s)).path("s");
+        for (final var it = blank.fieldNames(); it.hasNext(); )
+        {
+            final String name = it.next();
+            if (blank.get(name).isArray())
+            {
+                in.putArray(name).add(v++).add(v++);
+            }
+            else if (blank.get(name).isBoolean())
+            {
+                in.put(name, true);
+            }
+            else
+            {
+                in.put(name, v++);
+            }
+        }
+        in.put("fieldOfAFutureSchema", 42);
+        FleetCodec.flowInto(in, s);
+        final JsonNode out = FleetCodec.read(FleetCodec.flow("agent-1", 7, s));
+        assertThat(out.path("agent").asText()).isEqualTo("agent-1");
+        assertThat(out.path("seq").asLong()).isEqualTo(7);
+        in.remove("fieldOfAFutureSchema");
+        for (final var it = in.fieldNames(); it.hasNext(); )
+        {
+            final String name = it.next();
+            assertThat(out.path("s").get(name).asDouble()).as(name).isEqualTo(in.get(name).asDouble());
+        }
+        assertThat(s.rank()).isNotZero();
+        assertThat(FleetCodec.key(s)).isEqualTo(Long.toHexString(s.commHash()) + ":" + s.rank());
+    }
+}

@@ -1,0 +1,125 @@
+package io.flowscope.collector.fleet;
+
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.concurrent.TimeUnit;
+
+import org.junit.jupiter.api.extension.AfterAllCallback;
+import org.junit.jupiter.api.extension.BeforeAllCallback;
+import org.junit.jupiter.api.extension.ExtensionContext;
+
+/**
+ * A real Kafka broker for one test class: {@code deploy/kafka/kafka.sh} with a temporary
+ * {@code FLOWSCOPE_KAFKA_DIR}, free ports on 127.0.0.1 and the jars shared across classes
+ * ({@code FLOWSCOPE_KAFKA_LIBS} = system property {@code flowscope.kafka.libs}, default
+ * {@code target/kafka-libs}: downloaded once). Stopped after the class (by its PID, also when a test failed).
+ */
+public final class KafkaBroker implements BeforeAllCallback, AfterAllCallback
+{
+    private static final Path SCRIPT = Path.of("..", "deploy", "kafka", "kafka.sh").toAbsolutePath().normalize();
+
+    private Path dir;
+    private int port;
+    private int controllerPort;
+
+    public String bootstrap()
+    {
+        return "127.0.0.1:" + port;
+    }
+
+    @Override
+    public void beforeAll(final ExtensionContext context) throws Exception
+    {
+        dir = Files.createTempDirectory("flowscope-kafka-test-");
+        port = freePort();
+        controllerPort = freePort();
+        start();
+    }
+
+    @Override
+    public void afterAll(final ExtensionContext context) throws Exception
+    {
+        try
+        {
+            stop();
+        }
+        finally
+        {
+            killLeftover();
+            deleteTree(dir);
+        }
+    }
+
+    /** Starts the broker (again: the same state directory, so a restart keeps its topics and records). */
+    public void start() throws IOException, InterruptedException
+    {
+        script("start");
+    }
+
+    /** SIGTERM to the broker's PID (SIGKILL after 30 s), through the script. */
+    public void stop() throws IOException, InterruptedException
+    {
+        script("stop");
+    }
+
+    private void script(final String command) throws IOException, InterruptedException
+    {
+        final ProcessBuilder pb = new ProcessBuilder("bash", SCRIPT.toString(), command).redirectErrorStream(true);
+        pb.environment().put("FLOWSCOPE_KAFKA_DIR", dir.toString());
+        pb.environment().put("FLOWSCOPE_KAFKA_PORT", Integer.toString(port));
+        pb.environment().put("FLOWSCOPE_KAFKA_CONTROLLER_PORT", Integer.toString(controllerPort));
+        pb.environment().put("FLOWSCOPE_KAFKA_LIBS", System.getProperty("flowscope.kafka.libs",
+            Path.of("target", "kafka-libs").toAbsolutePath().toString()));
+        final Process p = pb.start();
+        final byte[] out = p.getInputStream().readAllBytes();
+        if (!p.waitFor(5, TimeUnit.MINUTES) || p.exitValue() != 0)
+        {
+            p.destroyForcibly();
+            throw new IllegalStateException("kafka.sh " + command + " failed: " + new String(out,
+                StandardCharsets.UTF_8) + tail(dir.resolve("broker.log")));
+        }
+    }
+
+    private static String tail(final Path log) throws IOException
+    {
+        if (!Files.exists(log))
+        {
+            return "";
+        }
+        final String s = Files.readString(log);
+        return "\nbroker.log: " + s.substring(Math.max(0, s.length() - 3000));
+    }
+
+    private void killLeftover() throws IOException
+    {
+        final Path pid = dir.resolve("broker.pid");
+        if (Files.exists(pid))
+        {
+            ProcessHandle.of(Long.parseLong(Files.readString(pid).trim())).ifPresent(ProcessHandle::destroyForcibly);
+        }
+    }
+
+    private static int freePort() throws IOException
+    {
+        try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress()))
+        {
+            return s.getLocalPort();
+        }
+    }
+
+    private static void deleteTree(final Path p) throws IOException
+    {
+        if (p == null || !Files.exists(p))
+        {
+            return;
+        }
+        try (var s = Files.walk(p))
+        {
+            s.sorted(java.util.Comparator.reverseOrder()).forEach(f -> f.toFile().delete());
+        }
+    }
+}
