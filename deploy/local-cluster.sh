@@ -36,7 +36,10 @@ start() {
   kafka_env; "$ROOT/deploy/kafka/kafka.sh" start
   local bootstrap=127.0.0.1:$FLOWSCOPE_KAFKA_PORT
   influx_env
-  if "$ROOT/deploy/influxdb/influxdb.sh" start; then influx_note="InfluxDB on http://127.0.0.1:$FLOWSCOPE_INFLUX_HTTP_PORT"
+  local sinks=()
+  if "$ROOT/deploy/influxdb/influxdb.sh" start; then
+    influx_note="InfluxDB on http://127.0.0.1:$FLOWSCOPE_INFLUX_HTTP_PORT, database flowscope (the agents write to it)"
+    sinks=(--set sinks.influxdb.enabled=true --set "sinks.influxdb.url=http://127.0.0.1:$FLOWSCOPE_INFLUX_HTTP_PORT")
   else influx_note="InfluxDB did not start (is influxd installed? apt-get install -y influxdb)"; fi
   local common=(--set "fleet.bootstrap=$bootstrap" --set fleet.topicPrefix=flowscope --quiet)
   nohup "$ROOT/flowscope" run --role aggregator --no-journal --port "$(cat "$DIR/ports/aggregator")" \
@@ -46,7 +49,7 @@ start() {
   for i in 1 2; do
     nohup "$ROOT/flowscope" simulate --role agent --scenario "${scenario[$((i - 1))]}" \
       --port "$(cat "$DIR/ports/agent-$i")" --journal-dir "$DIR/journal-agent-$i" \
-      --set "fleet.agentId=agent-$i" --set "simulate.durationSeconds=$SECONDS_SIM" "${common[@]}" \
+      --set "fleet.agentId=agent-$i" --set "simulate.durationSeconds=$SECONDS_SIM" "${common[@]}" "${sinks[@]}" \
       >"$DIR/logs/agent-$i.log" 2>&1 &
     echo $! >"$DIR/agent-$i.pid"
   done
@@ -59,7 +62,7 @@ start() {
   cat <<MSG
 local-cluster: started (state, logs and PIDs in $DIR)
   Kafka        127.0.0.1:$FLOWSCOPE_KAFKA_PORT   topics flowscope.summaries / .anomalies / .events / .fleet-anomalies
-  $influx_note (the collector's InfluxDB sink is wired on another branch; started for it)
+  $influx_note
   aggregator   $agg/   live page; anomalies: curl $agg/api/anomalies   (log $DIR/logs/aggregator.log)
   agent-1      http://127.0.0.1:$(cat "$DIR/ports/agent-1")/   simulated 2x4 cluster, slow link rank 3 -> 4
   agent-2      http://127.0.0.1:$(cat "$DIR/ports/agent-2")/   simulated 2x4 cluster, rank 5 hangs
