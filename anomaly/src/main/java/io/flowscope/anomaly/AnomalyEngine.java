@@ -78,6 +78,7 @@ public final class AnomalyEngine implements AnomalyStage
                 endPeriod(h);
             }
             h.started = true;
+            h.position = 0;
             h.periodStartNs = s.periodStartNs();
             h.periodEndNs = s.periodEndNs();
             h.reportedPeriodStartNs = s.periodStartNs();
@@ -231,6 +232,26 @@ public final class AnomalyEngine implements AnomalyStage
     private void onSend(final Host h, final FlowSummary s)
     {
         final Comm c = comm(s.commHash());
+        // The window engine emits a host's flows in a stable order: the link at this position last period is
+        // checked first (no hashing when it matches).
+        final int pos = h.position++;
+        final Object cached = h.cached(pos);
+        Link l = cached instanceof Link ? (Link)cached : null;
+        if (l == null || l.comm != c || l.rank != s.rank() || l.peer != s.peer())
+        {
+            l = link(h, c, s);
+            h.cache(pos, l);
+        }
+        final Rank own = l.owner;
+        if (own.host != h)
+        {
+            own.host = h;
+        }
+        accumulateSend(h, l, s);
+    }
+
+    private Link link(final Host h, final Comm c, final FlowSummary s)
+    {
         // Mixed (a bijection): packed consecutive ranks collide in an open-addressing map's probe sequence.
         final long key = mix(((long)s.rank() << 32) | (s.peer() & 0xffffffffL));
         Link l = c.links.get(key);
@@ -241,10 +262,14 @@ public final class AnomalyEngine implements AnomalyStage
             c.links.put(key, l);
             c.linkList.add(l);
             h.links.add(l);
-            rank(c, s.peer()).incoming.add(l);
+            l.peerRank = rank(c, s.peer());
+            l.peerRank.incoming.add(l);
         }
-        final Rank own = l.owner;
-        own.host = h;
+        return l;
+    }
+
+    private void accumulateSend(final Host h, final Link l, final FlowSummary s)
+    {
         if (l.periodStartNs != s.periodStartNs())
         {
             l.periodStartNs = s.periodStartNs();
@@ -257,25 +282,31 @@ public final class AnomalyEngine implements AnomalyStage
         l.curPeerWaitNs += s.phaseSumNs(Phase.PEER_WAIT);
         l.curGpuWaitNs += s.phaseSumNs(Phase.GPU_WAIT);
         l.curOutstandingBytes += s.outstandingBytes();
-        if (s.windowCompletions() >= 2)
-        {
-            l.curWindowBw += s.windowBandwidthBytesPerSecond();
-        }
         l.curPeerWaitMaxNs = Math.max(l.curPeerWaitMaxNs, s.phaseMaxNs(Phase.PEER_WAIT));
     }
 
     private void onRecv(final Host h, final FlowSummary s)
     {
         final Comm c = comm(s.commHash());
-        final long key = s.flowKey() ^ (s.hostId() * 0x9E3779B97F4A7C15L);
-        RecvFlow f = recvFlows.get(key);
+        final int pos = h.position++;
+        final Object cached = h.cached(pos);
+        RecvFlow f = cached instanceof RecvFlow ? (RecvFlow)cached : null;
+        if (f == null || f.flowKey != s.flowKey())
+        {
+            // A receive flow is one per (flow key, host); the cached one is of this host already.
+            f = recvFlows.get(s.flowKey() ^ (s.hostId() * 0x9E3779B97F4A7C15L));
+        }
         final Rank own = f != null ? f.owner : rank(c, s.rank());
-        own.host = h;
+        if (own.host != h)
+        {
+            own.host = h;
+        }
         if (f == null)
         {
             f = new RecvFlow(c, h, s.rank(), s.peer(), s.channel());
+            f.flowKey = s.flowKey();
             f.owner = own;
-            recvFlows.put(key, f);
+            recvFlows.put(s.flowKey() ^ (s.hostId() * 0x9E3779B97F4A7C15L), f);
             h.recvFlows.add(f);
             own.recvFlows.add(f);
             f.lastProgressNs = s.periodStartNs();
@@ -284,6 +315,10 @@ public final class AnomalyEngine implements AnomalyStage
         {
             // Not reported in the period before: nothing was outstanding then.
             f.lastProgressNs = Math.max(f.lastProgressNs, s.periodStartNs());
+        }
+        if (cached != f)
+        {
+            h.cache(pos, f);
         }
         f.seenPeriodStartNs = s.periodStartNs();
         f.seenPeriodEndNs = s.periodEndNs();
@@ -305,12 +340,17 @@ public final class AnomalyEngine implements AnomalyStage
 
     private void onQp(final Host h, final FlowSummary s)
     {
-        Device d = h.devices.get(s.device());
+        final int dev = s.device();
+        Device d = dev >= 0 && dev < h.deviceByIndex.length ? h.deviceByIndex[dev] : h.devices.get(dev);
         if (d == null)
         {
-            d = new Device(h, s.device(), config.windowPeriods);
-            h.devices.put(s.device(), d);
+            d = new Device(h, dev, config.windowPeriods);
+            h.devices.put(dev, d);
             h.deviceList.add(d);
+            if (dev >= 0 && dev < h.deviceByIndex.length)
+            {
+                h.deviceByIndex[dev] = d;
+            }
         }
         if (d.periodStartNs != s.periodStartNs())
         {
@@ -325,7 +365,7 @@ public final class AnomalyEngine implements AnomalyStage
             d.curStalledRecv = 0;
         }
         d.curQps++;
-        if (d.qps.add(s.qpNum()) && d.warm >= config.warmupPeriods)
+        if (d.newQp(s.qpNum()) && d.warm >= config.warmupPeriods)
         {
             // A queue pair the device never carried: traffic moved onto it (failover).
             h.newQpDevice = d.device;
@@ -572,7 +612,7 @@ public final class AnomalyEngine implements AnomalyStage
         l.ratio = rate / l.baseline;
         // A send that waited for its receiver's credit and then went out in a burst queues on the wire: when the
         // receiver is late (slow node), it is to blame, not the link.
-        final Rank receiver = c.ranks.get(l.peer);
+        final Rank receiver = l.peerRank;
         final boolean creditBound = receiver != null && (receiver.slow.bad > 0 || receiver.slow.open != null)
             && l.peerWaitMaxNs() > config.slowNodeMinNs;
         final boolean suppressed = l.host.nicQuiet || peerHostNicQuiet(l) || creditBound;
@@ -589,7 +629,7 @@ public final class AnomalyEngine implements AnomalyStage
 
     private static boolean peerHostNicQuiet(final Link l)
     {
-        final Rank r = l.comm.ranks.get(l.peer);
+        final Rank r = l.peerRank;
         return r != null && r.host != null && r.host.nicQuiet;
     }
 
@@ -613,7 +653,7 @@ public final class AnomalyEngine implements AnomalyStage
         evidence.put("fractionOfBaseline", l.ratio);
         evidence.put("medianFractionOfBaseline", c.rateMedian);
         evidence.put("robustSigma", c.rateSigma);
-        evidence.put("outstandingBytes", l.outstandingBytes.ago(0));
+        evidence.put("outstandingBytes", l.win.latest(Link.OUTSTANDING));
         evidence.put("peerWaitNsPerStep", l.peerWaitPerStep());
         evidence.put("links", c.linkCount);
         final double rel = c.rateMedian > 0 ? l.ratio / c.rateMedian : 0;
@@ -746,9 +786,10 @@ public final class AnomalyEngine implements AnomalyStage
             if (reported && d.curNetCount > 0)
             {
                 // Over the window, like the links: one period's few work requests are too noisy.
-                d.netNs.push(d.curNetNs);
-                d.netCount.push(d.curNetCount);
-                final double lat = (double)d.netNs.sum() / d.netCount.sum();
+                d.win.set(0, d.curNetNs);
+                d.win.set(1, d.curNetCount);
+                d.win.advance();
+                final double lat = (double)d.win.sum(0) / d.win.sum(1);
                 if (d.warm < config.warmupPeriods)
                 {
                     d.baselineLatency = d.warm == 0 ? lat : d.baselineLatency + (lat - d.baselineLatency) / (d.warm + 1);
@@ -1358,6 +1399,29 @@ public final class AnomalyEngine implements AnomalyStage
         final List<Rank> touchedRanks = new ArrayList<>();
         final List<RecvFlow> recvFlows = new ArrayList<>();
         final Int2ObjectHashMap<Device> devices = new Int2ObjectHashMap<>();
+        /** Devices 0 … 15 without hashing. */
+        final Device[] deviceByIndex = new Device[16];
+        /** What each summary position of the host's period resolved to last (the flows come in a stable order). */
+        Object[] byPosition = new Object[64];
+        int position;
+
+        Object cached(final int pos)
+        {
+            return pos < byPosition.length ? byPosition[pos] : null;
+        }
+
+        void cache(final int pos, final Object o)
+        {
+            if (pos >= byPosition.length)
+            {
+                if (pos >= 1 << 16)
+                {
+                    return;
+                }
+                byPosition = java.util.Arrays.copyOf(byPosition, Math.max(pos + 1, byPosition.length * 2));
+            }
+            byPosition[pos] = o;
+        }
         final List<Device> deviceList = new ArrayList<>();
         final Tracker congestion = new Tracker();
         boolean nicQuiet;
@@ -1413,6 +1477,11 @@ public final class AnomalyEngine implements AnomalyStage
         final int peer;
         final Tracker slow = new Tracker();
         Rank owner;
+        /** The receiving rank (resolved once, not looked up per period). */
+        Rank peerRank;
+        /** {@link #rate()} and {@link #peerWaitMaxNs()} of the current window, computed once per push. */
+        double rateNow;
+        long peerWaitMaxNow;
         long periodStartNs = Long.MIN_VALUE;
         long lastActiveNs;
         double baseline;
@@ -1427,17 +1496,20 @@ public final class AnomalyEngine implements AnomalyStage
         long curPeerWaitNs;
         long curGpuWaitNs;
         long curOutstandingBytes;
-        double curWindowBw;
         long curPeerWaitMaxNs;
-        final double[] windowBw;
         final long[] peerWaitMax;
         int windowIndex;
-        final Rolling bytes;
-        final Rolling steps;
-        final Rolling netNs;
-        final Rolling netCount;
-        final Rolling peerWaitNs;
-        final Rolling outstandingBytes;
+        static final int BYTES = 0;
+        static final int STEPS = 1;
+        static final int NET_NS = 2;
+        static final int NET_COUNT = 3;
+        static final int PEER_WAIT_NS = 4;
+        static final int OUTSTANDING = 5;
+        /** The window's sums: bytes, steps, network ns and count, credit wait ns, outstanding bytes. */
+        final Rings win;
+        /** Copies of the window's network ns and count sums (read by every judgement; no array access). */
+        long netNsSum;
+        long netCountSum;
 
         Link(final Comm comm, final Host host, final int rank, final int peer, final int window)
         {
@@ -1445,28 +1517,23 @@ public final class AnomalyEngine implements AnomalyStage
             this.host = host;
             this.rank = rank;
             this.peer = peer;
-            bytes = new Rolling(window);
-            steps = new Rolling(window);
-            netNs = new Rolling(window);
-            netCount = new Rolling(window);
-            peerWaitNs = new Rolling(window);
-            outstandingBytes = new Rolling(window);
-            windowBw = new double[window];
+            win = new Rings(6, window);
             peerWaitMax = new long[window];
         }
 
         void push()
         {
-            bytes.push(curBytes);
-            steps.push(curSteps);
-            netNs.push(curNetNs);
-            netCount.push(curNetCount);
-            peerWaitNs.push(curPeerWaitNs);
-            outstandingBytes.push(curOutstandingBytes);
-            windowBw[windowIndex] = curWindowBw;
+            win.set(BYTES, curBytes);
+            win.set(STEPS, curSteps);
+            win.set(NET_NS, curNetNs);
+            win.set(NET_COUNT, curNetCount);
+            win.set(PEER_WAIT_NS, curPeerWaitNs);
+            win.set(OUTSTANDING, curOutstandingBytes);
+            win.advance();
+            netNsSum = win.sum(NET_NS);
+            netCountSum = win.sum(NET_COUNT);
             peerWaitMax[windowIndex] = curPeerWaitMaxNs;
-            windowIndex = windowIndex + 1 == windowBw.length ? 0 : windowIndex + 1;
-            curWindowBw = 0;
+            windowIndex = windowIndex + 1 == peerWaitMax.length ? 0 : windowIndex + 1;
             curPeerWaitMaxNs = 0;
             curBytes = 0;
             curSteps = 0;
@@ -1475,52 +1542,48 @@ public final class AnomalyEngine implements AnomalyStage
             curPeerWaitNs = 0;
             curGpuWaitNs = 0;
             curOutstandingBytes = 0;
-        }
-
-        boolean hasRate(final AnomalyConfig config)
-        {
-            return netCount.sum() >= config.minWindowSteps && netNs.sum() > 0
-                && host.nowNs - lastActiveNs <= config.staleNs;
-        }
-
-        /**
-         * The link's capacity estimate: the larger of its service rate (bytes per ns of network time 9 → stop,
-         * which queueing behind its own earlier steps lowers) and its best completion-window bandwidth of the
-         * window (summed over channels; right for a link kept busy by a queue). A link with idle gaps has a
-         * high service rate, a queued healthy one a high window bandwidth; a slow link has neither.
-         */
-        double rate()
-        {
-            final double service = bytes.sum() * 1e9 / netNs.sum();
-            double window = 0;
-            for (final double w : windowBw)
-            {
-                window = Math.max(window, w);
-            }
-            return service;
-        }
-
-        /** The longest credit wait (20 → 9) of a send on this link in the window. */
-        long peerWaitMaxNs()
-        {
+            final long net = netNsSum;
+            rateNow = net == 0 ? Double.NaN : win.sum(BYTES) * 1e9 / net;
             long m = 0;
             for (final long w : peerWaitMax)
             {
                 m = Math.max(m, w);
             }
-            return m;
+            peerWaitMaxNow = m;
+        }
+
+        boolean hasRate(final AnomalyConfig config)
+        {
+            return netCountSum >= config.minWindowSteps && netNsSum > 0
+                && host.nowNs - lastActiveNs <= config.staleNs;
+        }
+
+        /**
+         * The link's service rate over the window: bytes per ns of network time (9 → stop, queueing included),
+         * all channels (computed once per push; the completion-window bandwidth, once summed here for a maximum
+         * that was never used, is no longer accumulated).
+         */
+        double rate()
+        {
+            return rateNow;
+        }
+
+        /** The longest credit wait (20 → 9) of a send on this link in the window. */
+        long peerWaitMaxNs()
+        {
+            return peerWaitMaxNow;
         }
 
         /** Mean outstanding bytes at the ends of the window's periods. */
         double outstandingMean()
         {
-            return outstandingBytes.filled() == 0 ? 0 : (double)outstandingBytes.sum() / outstandingBytes.filled();
+            return win.filled() == 0 ? 0 : (double)win.sum(OUTSTANDING) / win.filled();
         }
 
         double peerWaitPerStep()
         {
-            final long n = netCount.sum();
-            return n == 0 ? 0 : (double)peerWaitNs.sum() / n;
+            final long n = netCountSum;
+            return n == 0 ? 0 : (double)win.sum(PEER_WAIT_NS) / n;
         }
     }
 
@@ -1545,22 +1608,22 @@ public final class AnomalyEngine implements AnomalyStage
         double baseline;
         int warm;
         double excess = Double.NaN;
-        final Rolling consumeNs;
-        final Rolling consumeCount;
+        /** The window's GPU consume ns and count sums. */
+        final Rings win;
 
         Rank(final Comm comm, final int rank, final int window)
         {
             this.comm = comm;
             this.rank = rank;
-            consumeNs = new Rolling(window);
-            consumeCount = new Rolling(window);
+            win = new Rings(2, window);
             inDataWaitMax = new long[window];
         }
 
         void push()
         {
-            consumeNs.push(curConsumeNs);
-            consumeCount.push(curConsumeCount);
+            win.set(0, curConsumeNs);
+            win.set(1, curConsumeCount);
+            win.advance();
             inDataWaitMax[windowIndex] = curInDataWaitMaxNs;
             windowIndex = windowIndex + 1 == inDataWaitMax.length ? 0 : windowIndex + 1;
             curConsumeNs = 0;
@@ -1601,8 +1664,8 @@ public final class AnomalyEngine implements AnomalyStage
 
         double consumePerStep()
         {
-            final long n = consumeCount.sum();
-            return n == 0 ? 0 : (double)consumeNs.sum() / n;
+            final long n = win.sum(1);
+            return n == 0 ? 0 : (double)win.sum(0) / n;
         }
 
         /**
@@ -1621,7 +1684,7 @@ public final class AnomalyEngine implements AnomalyStage
                     continue;
                 }
                 wait = Math.max(wait, l.peerWaitMaxNs());
-                n += l.netCount.sum();
+                n += l.netCountSum;
             }
             return n < config.minWindowSteps ? -1 : (double)wait;
         }
@@ -1666,6 +1729,31 @@ public final class AnomalyEngine implements AnomalyStage
         int curStalledSend;
         int curStalledRecv;
         final org.agrona.collections.LongHashSet qps = new org.agrona.collections.LongHashSet();
+        /** The first QPs seen, checked before the set (a device carries few): no hashing per summary. */
+        long knownQp0 = Long.MIN_VALUE;
+        long knownQp1 = Long.MIN_VALUE;
+
+        /** Records a QP; true when the device never carried it before. */
+        boolean newQp(final long qp)
+        {
+            if (qp == knownQp0 || qp == knownQp1)
+            {
+                return false;
+            }
+            final boolean added = qps.add(qp);
+            if (added)
+            {
+                if (knownQp0 == Long.MIN_VALUE)
+                {
+                    knownQp0 = qp;
+                }
+                else if (knownQp1 == Long.MIN_VALUE)
+                {
+                    knownQp1 = qp;
+                }
+            }
+            return added;
+        }
         long episodeStartNs;
         int stalledSend;
         int stalledRecv;
@@ -1678,15 +1766,14 @@ public final class AnomalyEngine implements AnomalyStage
         int warm;
         double latencyRatio;
 
-        final Rolling netNs;
-        final Rolling netCount;
+        /** The window's send-WR network ns and count sums. */
+        final Rings win;
 
         Device(final Host host, final int device, final int window)
         {
             this.host = host;
             this.device = device;
-            netNs = new Rolling(window);
-            netCount = new Rolling(window);
+            win = new Rings(2, window);
         }
     }
 
@@ -1698,6 +1785,7 @@ public final class AnomalyEngine implements AnomalyStage
         final int rank;
         final int peer;
         final int channel;
+        long flowKey;
         Rank owner;
         long outstanding;
         long lastProgressNs;

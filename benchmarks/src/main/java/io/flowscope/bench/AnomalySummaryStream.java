@@ -27,6 +27,13 @@ final class AnomalySummaryStream
 
     private static final VarHandle PERIOD_START;
     private static final VarHandle PERIOD_END;
+    private static final VarHandle HOST_ID;
+    private static final VarHandle DEVICE;
+    private static final VarHandle QP_NUM;
+    private static final VarHandle FLOW_KEY;
+    private static final VarHandle RANK;
+    private static final VarHandle PEER;
+    private static final VarHandle CHANNEL;
 
     static
     {
@@ -35,6 +42,13 @@ final class AnomalySummaryStream
             final MethodHandles.Lookup l = MethodHandles.privateLookupIn(FlowSummary.class, MethodHandles.lookup());
             PERIOD_START = l.findVarHandle(FlowSummary.class, "periodStartNs", long.class);
             PERIOD_END = l.findVarHandle(FlowSummary.class, "periodEndNs", long.class);
+            HOST_ID = l.findVarHandle(FlowSummary.class, "hostId", long.class);
+            DEVICE = l.findVarHandle(FlowSummary.class, "device", int.class);
+            QP_NUM = l.findVarHandle(FlowSummary.class, "qpNum", long.class);
+            FLOW_KEY = l.findVarHandle(FlowSummary.class, "flowKey", long.class);
+            RANK = l.findVarHandle(FlowSummary.class, "rank", int.class);
+            PEER = l.findVarHandle(FlowSummary.class, "peer", int.class);
+            CHANNEL = l.findVarHandle(FlowSummary.class, "channel", int.class);
         }
         catch (final ReflectiveOperationException e)
         {
@@ -51,6 +65,19 @@ final class AnomalySummaryStream
     final FlowSummary[] slowSends;
     final int[] slowIndex;
     final long[] hostIds;
+    /**
+     * The hot variant ({@link #hot}): one reused instance per kind of summary (healthy send, slow send, receive,
+     * send QP, receive QP), as the window engine hands over one reused {@link FlowSummary}; per summary position
+     * only its identity (compact arrays) is written into it.
+     */
+    private final FlowSummary[] hotByTemplate = new FlowSummary[5];
+    private final byte[] template;
+    private final int[] hotRank;
+    private final int[] hotPeer;
+    private final int[] hotChannel;
+    private final int[] hotDevice;
+    private final long[] hotFlowKey;
+    private final long[] hotQpNum;
 
     AnomalySummaryStream(final int ranks, final int channels)
     {
@@ -82,6 +109,66 @@ final class AnomalySummaryStream
                 byHost[h][i++] = qp(h, k, false);
             }
         }
+        hotByTemplate[0] = step(0, 0, 1, 0, true, 21_000);
+        hotByTemplate[1] = step(0, 0, 1, 0, true, 63_000);
+        hotByTemplate[2] = step(0, 0, 1, 0, false, 21_000);
+        hotByTemplate[3] = qp(0, 0, true);
+        hotByTemplate[4] = qp(0, 0, false);
+        final int n = hosts * perHost;
+        template = new byte[n];
+        hotRank = new int[n];
+        hotPeer = new int[n];
+        hotChannel = new int[n];
+        hotDevice = new int[n];
+        hotFlowKey = new long[n];
+        hotQpNum = new long[n];
+        for (int h = 0; h < hosts; h++)
+        {
+            for (int i = 0; i < perHost; i++)
+            {
+                final FlowSummary s = byHost[h][i];
+                final int g = h * perHost + i;
+                template[g] = (byte)(s.kind() == FlowSummary.KIND_QP ? (s.bytes() > 0 ? 3 : 4) : s.isSend() ? 0 : 2);
+                hotRank[g] = s.rank();
+                hotPeer[g] = s.peer();
+                hotChannel[g] = s.channel();
+                hotDevice[g] = s.device();
+                hotFlowKey[g] = s.flowKey();
+                hotQpNum[g] = s.qpNum();
+            }
+        }
+    }
+
+    /**
+     * The same summary as {@link #summary} in one of five reused instances (the window engine's single reused
+     * summary stays in cache; 24,576 distinct ones with six phase arrays each, ~13 MB, do not).
+     */
+    FlowSummary hot(final int h, final int i, final long period)
+    {
+        final int g = h * perHost + i;
+        int t = template[g];
+        if (t == 0 && period >= SLOW_FROM_PERIOD && h == SLOW_RANK / RANKS_PER_HOST)
+        {
+            for (int c = 0; c < slowIndex.length; c++)
+            {
+                if (slowIndex[c] == i)
+                {
+                    t = 1;
+                }
+            }
+        }
+        final FlowSummary s = hotByTemplate[t];
+        HOST_ID.set(s, hostIds[h]);
+        DEVICE.set(s, hotDevice[g]);
+        QP_NUM.set(s, hotQpNum[g]);
+        FLOW_KEY.set(s, hotFlowKey[g]);
+        RANK.set(s, hotRank[g]);
+        PEER.set(s, hotPeer[g]);
+        CHANNEL.set(s, hotChannel[g]);
+        final long start = period * PERIOD_NS;
+        PERIOD_START.set(s, start);
+        PERIOD_END.set(s, start + PERIOD_NS);
+        return s;
     }
 
     int summariesPerPeriod()
