@@ -662,8 +662,13 @@ public final class AnomalyEngine implements AnomalyStage
             + "data at %.0f%% of its baseline while its communicator's links keep %.0f%%: slow link (the sender's "
             + "steps wait on the network, not on credit)", l.rank, l.peer, c.commHash, 100 * l.ratio,
             100 * c.rateMedian);
+        final boolean wasOpen = l.slow.open != null;
         track(l.slow, bad, good, AnomalyKind.SLOW_LINK, Culprit.link(l.host.hostId, c.commHash, l.rank, l.peer),
             sev, periodStart, now, now - (long)config.windowPeriods * (now - periodStart), summary);
+        if (wasOpen != (l.slow.open != null))
+        {
+            c.openSlowLinks += wasOpen ? -1 : 1;
+        }
     }
 
     /**
@@ -966,8 +971,10 @@ public final class AnomalyEngine implements AnomalyStage
         final double creditRaw = Math.max(0, r.incomingWaitPerStep(config));
         final double credit = creditRaw >= c.creditTop && creditRaw >= 2 * c.creditSecond ? creditRaw : 0;
         // A degraded link anywhere in the communicator reshapes every rank's collective timing: then only the
-        // credit signal counts.
-        final double late = c.troubledLinks > 0 || linkExplainsLateness(r) ? 0 : r.collectiveLatenessNs();
+        // credit signal counts. That holds while a slow link stays open too, also in periods where it does not
+        // read as degraded (a long-lived slow link's transients otherwise named the ranks before it as slow).
+        final double late = c.troubledLinks > 0 || c.openSlowLinks > 0 || linkExplainsLateness(r) ? 0
+            : r.collectiveLatenessNs();
         final double v = Math.max(credit, late);
         if (r.warm < config.warmupPeriods)
         {
@@ -1457,6 +1464,8 @@ public final class AnomalyEngine implements AnomalyStage
         double waitMedian;
         int excessCount;
         int troubledLinks;
+        /** Links of this communicator with an open SLOW_LINK anomaly. */
+        int openSlowLinks;
         double creditTop;
         double creditSecond;
         double excessMedian;

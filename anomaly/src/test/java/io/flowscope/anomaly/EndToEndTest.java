@@ -41,6 +41,18 @@ class EndToEndTest
     }
 
     @Test
+    void aSlowLinkThatStaysForTheWholeRunIsTheOnlyAnomalyOverFortySecondsOfSimulatedTime()
+    {
+        // Found in the demo (the default scenario runs until stopped): at 35.5 s a transient named the three ranks
+        // before the slow link as slow nodes, because the link no longer read as degraded in those periods.
+        final SimulatedRun run = new SimulatedRun(Scenario.builtIn("slow-link-ring-2x4-50").toBuilder()
+            .durationNs(40_000_000_000L).build(), new AnomalyConfig()).run();
+
+        assertThat(run.opened()).extracting(Anomaly::kind).containsExactly(AnomalyKind.SLOW_LINK);
+        assertThat(run.engine().openAnomalies()).extracting(Anomaly::kind).containsExactly(AnomalyKind.SLOW_LINK);
+    }
+
+    @Test
     void aHangNamesTheHungRankWithinTwiceTheThresholdEvenWithoutEvents()
     {
         final AnomalyConfig config = new AnomalyConfig();
