@@ -76,9 +76,11 @@ public final class CompletionWindow
     {
         final int cap = ids.length;
         final int n = count;
+        // The window's entries occupy physical slots [0, n): head moves only once the window is full.
+        final long[] ids = this.ids;
         for (int i = 0; i < n; i++)
         {
-            if (ids[i < cap - head ? head + i : head + i - cap] == id)
+            if (ids[i] == id)
             {
                 return DUPLICATE;
             }

@@ -19,6 +19,8 @@ final class FlowState extends Pooled
     int channel;
     boolean isSend;
     int generation;
+    /** Index of this object among the engine's flows, fixed at construction. */
+    int id;
     final CompletionWindow window;
     /** Null unless the engine keeps series. */
     final Series series;

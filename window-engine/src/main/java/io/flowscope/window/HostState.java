@@ -6,6 +6,8 @@ package io.flowscope.window;
  */
 final class HostState extends Pooled
 {
+    /** Index of this object among the engine's hosts, fixed at construction. */
+    int index;
     long hostId;
     boolean started;
     long periodStartNs;

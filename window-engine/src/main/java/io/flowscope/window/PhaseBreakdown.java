@@ -8,47 +8,48 @@ final class PhaseBreakdown
     }
 
     /** Fills {@code out[Phase.COUNT]} with each phase's ns, or {@link Phase#ABSENT}. */
-    static void of(final StepState s, final long[] out)
+    static void of(final long[] t, final int b, final long stopNs, final long[] out)
     {
         for (int p = 0; p < Phase.COUNT; p++)
         {
             out[p] = Phase.ABSENT;
         }
-        if (s.isSend)
+        final long seen = t[b + StepTable.FLAGS];
+        if ((seen & StepTable.SEND) != 0)
         {
-            if (s.has(StepState.SEEN_8))
+            if ((seen & StepTable.SEEN_8) != 0)
             {
-                if (s.has(StepState.SEEN_20))
+                if ((seen & StepTable.SEEN_20) != 0)
                 {
-                    out[Phase.GPU_WAIT] = span(s.t8, s.t20);
+                    out[Phase.GPU_WAIT] = span(t[b + StepTable.TA], t[b + StepTable.TB]);
                 }
-                else if (s.has(StepState.SEEN_9))
+                else if ((seen & StepTable.SEEN_9) != 0)
                 {
-                    out[Phase.GPU_WAIT] = span(s.t8, s.t9);
+                    out[Phase.GPU_WAIT] = span(t[b + StepTable.TA], t[b + StepTable.TC]);
                 }
             }
-            if (s.has(StepState.SEEN_20) && s.has(StepState.SEEN_9))
+            if ((seen & StepTable.SEEN_20) != 0 && (seen & StepTable.SEEN_9) != 0)
             {
-                out[Phase.PEER_WAIT] = span(s.t20, s.t9);
+                out[Phase.PEER_WAIT] = span(t[b + StepTable.TB], t[b + StepTable.TC]);
             }
-            if (s.has(StepState.SEEN_9))
+            if ((seen & StepTable.SEEN_9) != 0)
             {
-                out[Phase.NETWORK] = span(s.t9, s.stopNs);
+                out[Phase.NETWORK] = span(t[b + StepTable.TC], stopNs);
             }
         }
         else
         {
-            if (s.has(StepState.SEEN_10) && s.has(StepState.SEEN_11))
+            if ((seen & StepTable.SEEN_10) != 0 && (seen & StepTable.SEEN_11) != 0)
             {
-                out[Phase.NETWORK] = span(s.t10, s.t11);
+                out[Phase.NETWORK] = span(t[b + StepTable.TA], t[b + StepTable.TB]);
             }
-            if (s.has(StepState.SEEN_11) && s.has(StepState.SEEN_12))
+            if ((seen & StepTable.SEEN_11) != 0 && (seen & StepTable.SEEN_12) != 0)
             {
-                out[Phase.FLUSH] = span(s.t11, s.t12);
+                out[Phase.FLUSH] = span(t[b + StepTable.TB], t[b + StepTable.TC]);
             }
-            if (s.has(StepState.SEEN_12))
+            if ((seen & StepTable.SEEN_12) != 0)
             {
-                out[Phase.GPU_CONSUME] = span(s.t12, s.stopNs);
+                out[Phase.GPU_CONSUME] = span(t[b + StepTable.TC], stopNs);
             }
         }
     }

@@ -62,10 +62,15 @@ public final class WindowEngine implements TelemetryListener
     private final Long2ObjectHashMap<AggState> aggregateByKey;
     private final Pool<FlowState> flows;
     private final Pool<OpState> ops;
-    private final Pool<StepState> steps;
+    /** Live steps and work requests with their tombstones, inline (see {@link StepTable}). */
+    private final StepTable steps;
+    /** Flows and hosts by their construction-time id (step table entries refer to them by id). */
+    private final FlowState[] flowById;
+    private final HostState[] hostByIndex;
+    private int nextFlowId;
+    private int nextHostIndex;
     private final Long2ObjectHashMap<FlowState> flowByKey;
     private final Long2ObjectHashMap<OpState> opByKey;
-    private final Long2ObjectHashMap<StepState> stepByKey;
     private final Histogram[] sendPhase = new Histogram[Phase.COUNT];
     private final Histogram[] recvPhase = new Histogram[Phase.COUNT];
     private final long[] durations = new long[Phase.COUNT];
@@ -125,19 +130,32 @@ public final class WindowEngine implements TelemetryListener
         pendStopPTimer = new long[np];
         pendStopNs = new long[np];
         final int windowSize = config.windowSize;
-        hosts = new Pool<>(config.maxHosts, HostState::new);
+        hostByIndex = new HostState[config.maxHosts];
+        flowById = new FlowState[config.maxFlows];
+        hosts = new Pool<>(config.maxHosts, () ->
+        {
+            final HostState h = new HostState();
+            h.index = nextHostIndex;
+            hostByIndex[nextHostIndex++] = h;
+            return h;
+        });
         hostById = new Long2ObjectHashMap<>(config.maxHosts * 2, 0.55f);
         final boolean series = config.series;
-        flows = new Pool<>(config.maxFlows, () -> new FlowState(windowSize, series));
+        flows = new Pool<>(config.maxFlows, () ->
+        {
+            final FlowState f = new FlowState(windowSize, series);
+            f.id = nextFlowId;
+            flowById[nextFlowId++] = f;
+            return f;
+        });
         final int maxAggregates = config.maxAggregates < 0 ? config.maxFlows : config.maxAggregates;
         aggregates = new Pool<>(maxAggregates, AggState::new);
         aggregateByKey = new Long2ObjectHashMap<>(Math.max(16, maxAggregates * 2), 0.55f);
         ops = new Pool<>(config.maxOps, OpState::new);
-        steps = new Pool<>(config.maxSteps, StepState::new);
+        steps = new StepTable(config.maxSteps);
         // Sized so that the maps never grow: at most half full.
         flowByKey = new Long2ObjectHashMap<>(config.maxFlows * 2, 0.55f);
         opByKey = new Long2ObjectHashMap<>(config.maxOps * 2, 0.55f);
-        stepByKey = new Long2ObjectHashMap<>(config.maxSteps * 2, 0.55f);
         for (int p = 0; p < Phase.COUNT; p++)
         {
             sendPhase[p] = new Histogram(3_600_000_000_000L, 2);
@@ -231,7 +249,8 @@ public final class WindowEngine implements TelemetryListener
         {
             return;
         }
-        if (stepByKey.get(stepKey) != null)
+        final int b = steps.probeInsert(stepKey);
+        if (b < 0 && b != Integer.MIN_VALUE)
         {
             duplicateRecords++;
             return;
@@ -242,18 +261,15 @@ public final class WindowEngine implements TelemetryListener
             unknownOpRecords++;
             return;
         }
-        final StepState s = steps.acquire();
-        if (s == null)
+        if (b == Integer.MIN_VALUE)
         {
             droppedStepTableFull++;
             return;
         }
         op.lastNs = latest(op.lastNs, timeNs);
-        s.reset(stepKey, op.flow, op.flow.isSend, step, timeNs);
-        s.host = op.host;
-        steps.stamp(s, timeNs);
-        stepByKey.put(stepKey, s);
-        op.flow.lastActivityNs = latest(op.flow.lastActivityNs, timeNs);
+        final FlowState flow = op.flow;
+        steps.occupy(b, stepKey, flow.id, flow.generation, flow.isSend ? StepTable.SEND : 0, op.host.index, timeNs);
+        flow.lastActivityNs = latest(flow.lastActivityNs, timeNs);
     }
 
     @Override
@@ -263,13 +279,15 @@ public final class WindowEngine implements TelemetryListener
         {
             return;
         }
-        final StepState s = live(stepKey);
-        if (s == null)
+        final int b = live(stepKey);
+        if (b < 0)
         {
             return;
         }
-        final int bit = stateBit(state, s.isSend);
-        if (bit == 0 || s.has(bit))
+        final long[] t = steps.t;
+        final long flags = t[b + StepTable.FLAGS];
+        final int bit = stateBit(state, (flags & StepTable.SEND) != 0);
+        if (bit == 0 || (flags & bit) != 0)
         {
             if (bit != 0)
             {
@@ -277,34 +295,35 @@ public final class WindowEngine implements TelemetryListener
             }
             return;
         }
-        s.seen |= bit;
-        touch(s, timeNs);
-        final FlowState flow = s.flow;
+        t[b + StepTable.FLAGS] = flags | bit;
+        touch(b, timeNs);
+        final FlowState flow = flowById[StepTable.flowId(t[b + StepTable.FLOW])];
         flow.lastActivityNs = latest(flow.lastActivityNs, timeNs);
         switch (bit)
         {
-            case StepState.SEEN_8:
-                s.t8 = timeNs;
+            case StepTable.SEEN_8:
+            case StepTable.SEEN_10:
+                t[b + StepTable.TA] = timeNs;
+                if (bit == StepTable.SEEN_10)
+                {
+                    post(t, b, flow, 0);
+                }
                 break;
-            case StepState.SEEN_20:
-                s.t20 = timeNs;
+            case StepTable.SEEN_20:
+                t[b + StepTable.TB] = timeNs;
                 break;
-            case StepState.SEEN_9:
-                s.t9 = timeNs;
-                s.bytes = transSize;
-                post(s, flow, transSize);
+            case StepTable.SEEN_9:
+                t[b + StepTable.TC] = timeNs;
+                t[b + StepTable.BYTES] = transSize;
+                post(t, b, flow, transSize);
                 break;
-            case StepState.SEEN_10:
-                s.t10 = timeNs;
-                post(s, flow, 0);
+            case StepTable.SEEN_11:
+                t[b + StepTable.TB] = timeNs;
+                t[b + StepTable.BYTES] = transSize;
+                complete(t, b, flow, timeNs);
                 break;
-            case StepState.SEEN_11:
-                s.t11 = timeNs;
-                s.bytes = transSize;
-                complete(s, flow, timeNs);
-                break;
-            case StepState.SEEN_12:
-                s.t12 = timeNs;
+            case StepTable.SEEN_12:
+                t[b + StepTable.TC] = timeNs;
                 break;
             default:
                 break;
@@ -312,42 +331,42 @@ public final class WindowEngine implements TelemetryListener
     }
 
     /**
-     * Marks the live step or work request {@code key} stopped at {@code timeNs} and returns it, or
-     * {@code null} when the record is too old for the current period or the key is not live.
+     * Marks the live step or work request {@code key} stopped at {@code timeNs} and returns its slot base, or
+     * -1 when the record is too old for the current period or the key is not live.
      */
-    private StepState stopLive(final long key, final long timeNs)
+    private int stopLive(final long key, final long timeNs)
     {
         if (!advance(timeNs))
         {
-            return null;
+            return -1;
         }
-        final StepState s = live(key);
-        if (s == null)
+        final int b = live(key);
+        if (b < 0)
         {
-            return null;
+            return -1;
         }
-        s.stopped = true;
-        s.stopNs = timeNs;
-        touch(s, timeNs);
-        s.flow.lastActivityNs = latest(s.flow.lastActivityNs, timeNs);
-        return s;
+        steps.t[b + StepTable.FLAGS] |= StepTable.STOPPED;
+        touch(b, timeNs);
+        return b;
     }
 
     @Override
     public void onProxyStepStop(final long stepKey, final long timeNs)
     {
-        final StepState s = stopLive(stepKey, timeNs);
-        if (s == null)
+        final int b = stopLive(stepKey, timeNs);
+        if (b < 0)
         {
             return;
         }
-        final FlowState flow = s.flow;
-        if (!s.completed)
+        final long[] t = steps.t;
+        final FlowState flow = flowById[StepTable.flowId(t[b + StepTable.FLOW])];
+        flow.lastActivityNs = latest(flow.lastActivityNs, timeNs);
+        if ((t[b + StepTable.FLAGS] & StepTable.COMPLETED) == 0)
         {
-            complete(s, flow, timeNs);
+            complete(t, b, flow, timeNs);
         }
-        PhaseBreakdown.of(s, durations);
-        final Histogram[] h = s.isSend ? sendPhase : recvPhase;
+        PhaseBreakdown.of(t, b, timeNs, durations);
+        final Histogram[] h = (t[b + StepTable.FLAGS] & StepTable.SEND) != 0 ? sendPhase : recvPhase;
         for (int p = 0; p < Phase.COUNT; p++)
         {
             final long d = durations[p];
@@ -367,7 +386,8 @@ public final class WindowEngine implements TelemetryListener
         {
             return;
         }
-        if (stepByKey.get(wrKey) != null)
+        final int b = steps.probeInsert(wrKey);
+        if (b < 0 && b != Integer.MIN_VALUE)
         {
             duplicateRecords++;
             return;
@@ -389,35 +409,33 @@ public final class WindowEngine implements TelemetryListener
             droppedFlowTableFull++;
             return;
         }
-        final StepState s = steps.acquire();
-        if (s == null)
+        if (b == Integer.MIN_VALUE)
         {
             droppedStepTableFull++;
             return;
         }
         // A work request is a send-like step posted at its start (state 9) with its length known.
-        s.reset(wrKey, flow, true, 0, timeNs);
-        s.host = host;
-        steps.stamp(s, timeNs);
-        s.seen = StepState.SEEN_9;
-        s.t9 = timeNs;
-        s.bytes = length;
-        post(s, flow, length);
-        stepByKey.put(wrKey, s);
+        steps.occupy(b, wrKey, flow.id, flow.generation, StepTable.SEND | StepTable.SEEN_9, host.index, timeNs);
+        final long[] t = steps.t;
+        t[b + StepTable.TC] = timeNs;
+        t[b + StepTable.BYTES] = length;
+        post(t, b, flow, length);
         flow.lastActivityNs = latest(flow.lastActivityNs, timeNs);
     }
 
     @Override
     public void onQpStop(final long wrKey, final long timeNs)
     {
-        final StepState s = stopLive(wrKey, timeNs);
-        if (s == null)
+        final int b = stopLive(wrKey, timeNs);
+        if (b < 0)
         {
             return;
         }
-        final FlowState flow = s.flow;
-        complete(s, flow, timeNs);
-        final long d = timeNs - s.t9;
+        final long[] t = steps.t;
+        final FlowState flow = flowById[StepTable.flowId(t[b + StepTable.FLOW])];
+        flow.lastActivityNs = latest(flow.lastActivityNs, timeNs);
+        complete(t, b, flow, timeNs);
+        final long d = timeNs - t[b + StepTable.TC];
         if (d >= 0)
         {
             // The work request's latency, post to completion, is the QP flow's NETWORK phase.
@@ -774,26 +792,31 @@ public final class WindowEngine implements TelemetryListener
 
     // Internals.
 
-    /** The step of a record if it is live and not stopped; a record for a stopped step is a duplicate. */
-    private StepState live(final long stepKey)
+    /**
+     * The slot base of a record's step if it is live and not stopped, else -1; a record for a stopped step is a
+     * duplicate.
+     */
+    private int live(final long stepKey)
     {
-        final StepState s = stepByKey.get(stepKey);
-        if (s == null)
+        final int b = steps.find(stepKey);
+        if (b < 0)
         {
             unknownStepRecords++;
-            return null;
+            return -1;
         }
-        if (s.stopped)
+        final long[] t = steps.t;
+        if ((t[b + StepTable.FLAGS] & StepTable.STOPPED) != 0)
         {
             duplicateRecords++;
-            return null;
+            return -1;
         }
-        if (s.flow.generation != s.flowGeneration)
+        final long f = t[b + StepTable.FLOW];
+        if (flowById[StepTable.flowId(f)].generation != StepTable.flowGeneration(f))
         {
             unknownStepRecords++;
-            return null;
+            return -1;
         }
-        return s;
+        return b;
     }
 
     private static int stateBit(final int state, final boolean isSend)
@@ -802,54 +825,68 @@ public final class WindowEngine implements TelemetryListener
         {
             switch (state)
             {
-                case 8: return StepState.SEEN_8;
-                case 20: return StepState.SEEN_20;
-                case 9: return StepState.SEEN_9;
+                case 8: return StepTable.SEEN_8;
+                case 20: return StepTable.SEEN_20;
+                case 9: return StepTable.SEEN_9;
                 default: return 0;
             }
         }
         switch (state)
         {
-            case 10: return StepState.SEEN_10;
-            case 11: return StepState.SEEN_11;
-            case 12: return StepState.SEEN_12;
+            case 10: return StepTable.SEEN_10;
+            case 11: return StepTable.SEEN_11;
+            case 12: return StepTable.SEEN_12;
             default: return 0;
         }
     }
 
-    private static void post(final StepState s, final FlowState flow, final long bytes)
+    private static void post(final long[] t, final int b, final FlowState flow, final long bytes)
     {
-        if (!s.completed)
+        final long flags = t[b + StepTable.FLAGS];
+        if ((flags & StepTable.COMPLETED) == 0)
         {
-            s.posted = true;
+            t[b + StepTable.FLAGS] = flags | StepTable.POSTED;
             flow.outstandingSteps++;
             flow.outstandingBytes += bytes;
             flow.periodPosts++;
         }
     }
 
-    private void complete(final StepState s, final FlowState flow, final long completeNs)
+    /** When the work was posted to the network: 9 (send) / 10 (recv), else the step's start. */
+    private static long postNs(final long[] t, final int b)
     {
-        s.completed = true;
-        if (s.posted)
+        final long flags = t[b + StepTable.FLAGS];
+        if ((flags & StepTable.SEND) != 0)
+        {
+            return (flags & StepTable.SEEN_9) != 0 ? t[b + StepTable.TC] : t[b + StepTable.START];
+        }
+        return (flags & StepTable.SEEN_10) != 0 ? t[b + StepTable.TA] : t[b + StepTable.START];
+    }
+
+    private void complete(final long[] t, final int b, final FlowState flow, final long completeNs)
+    {
+        final long flags = t[b + StepTable.FLAGS];
+        t[b + StepTable.FLAGS] = flags | StepTable.COMPLETED;
+        final long bytes = t[b + StepTable.BYTES];
+        if ((flags & StepTable.POSTED) != 0)
         {
             flow.outstandingSteps--;
-            if (s.isSend)
+            if ((flags & StepTable.SEND) != 0)
             {
-                flow.outstandingBytes -= s.bytes;
+                flow.outstandingBytes -= bytes;
             }
         }
         flow.totalCompletions++;
-        flow.totalBytes += s.bytes;
+        flow.totalBytes += bytes;
         flow.periodCompletions++;
-        flow.periodBytes += s.bytes;
-        if (flow.window.record(s.key, s.postNs(), completeNs, s.bytes) == CompletionWindow.LATE)
+        flow.periodBytes += bytes;
+        if (flow.window.record(t[b + StepTable.KEY], postNs(t, b), completeNs, bytes) == CompletionWindow.LATE)
         {
             lateCompletions++;
         }
         if (flow.series != null)
         {
-            flow.series.add(completeNs - flow.host.seriesEpochNs, s.bytes);
+            flow.series.add(completeNs - flow.host.seriesEpochNs, bytes);
         }
     }
 
@@ -934,12 +971,11 @@ public final class WindowEngine implements TelemetryListener
         return f == null ? -1 : f.totalBytes;
     }
 
-    /** A record of the step at {@code timeNs}: its last record time, kept in the step pool's stamps too. */
-    private void touch(final StepState s, final long timeNs)
+    /** A record of the step at {@code timeNs}: its last record time, kept in the table's dense stamps. */
+    private void touch(final int b, final long timeNs)
     {
-        final long last = latest(s.lastNs, timeNs);
-        s.lastNs = last;
-        steps.stamp(s, last);
+        final int pos = StepTable.position(steps.t[b + StepTable.FLAGS]);
+        steps.stamp(b, latest(steps.stamp(pos), timeNs));
     }
 
     private static long latest(final long a, final long b)
@@ -1252,32 +1288,35 @@ public final class WindowEngine implements TelemetryListener
         final long stepTimeoutNs = config.stepTimeoutNs;
         final long tombstoneTimeoutNs = config.effectiveTombstoneTimeoutNs();
         final long minTimeoutNs = Math.min(stepTimeoutNs, tombstoneTimeoutNs);
-        for (int i = steps.activeCount() - 1; i >= 0; i--)
+        final long[] t = steps.t;
+        for (int i = steps.count() - 1; i >= 0; i--)
         {
-            // The pool's dense stamps (= lastNs) first: only steps that may have expired are touched.
+            // The table's dense stamps (last record times) first: only entries that may have expired are touched.
             final long idleNs = nowNs - steps.stamp(i);
             if (idleNs < minTimeoutNs)
             {
                 continue;
             }
-            final StepState s = steps.active(i);
-            if (s.host == h && idleNs >= (s.stopped ? tombstoneTimeoutNs : stepTimeoutNs))
+            final int b = steps.base(i);
+            final long flags = t[b + StepTable.FLAGS];
+            if (StepTable.hostId(flags) == h.index &&
+                idleNs >= ((flags & StepTable.STOPPED) != 0 ? tombstoneTimeoutNs : stepTimeoutNs))
             {
-                if (!s.completed)
+                if ((flags & StepTable.COMPLETED) == 0)
                 {
                     stepsTimedOut++;
-                    if (s.posted && s.flow.generation == s.flowGeneration)
+                    final long f = t[b + StepTable.FLOW];
+                    final FlowState flow = flowById[StepTable.flowId(f)];
+                    if ((flags & StepTable.POSTED) != 0 && flow.generation == StepTable.flowGeneration(f))
                     {
-                        s.flow.outstandingSteps--;
-                        if (s.isSend)
+                        flow.outstandingSteps--;
+                        if ((flags & StepTable.SEND) != 0)
                         {
-                            s.flow.outstandingBytes -= s.bytes;
+                            flow.outstandingBytes -= t[b + StepTable.BYTES];
                         }
                     }
                 }
-                stepByKey.remove(s.key);
-                s.flow = null;
-                steps.release(s);
+                steps.remove(b);
             }
         }
         for (int i = ops.activeCount() - 1; i >= 0; i--)
@@ -1363,7 +1402,7 @@ public final class WindowEngine implements TelemetryListener
 
     public int liveSteps()
     {
-        return steps.activeCount();
+        return steps.count();
     }
 
     /**
