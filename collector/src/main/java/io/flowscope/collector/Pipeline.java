@@ -35,6 +35,8 @@ public final class Pipeline implements TelemetryListener, AnomalySink
     private final AnomalyStage stage;
     private JournalWriter journal;
     private final Consumer<AnomalyEvent> anomalyListener;
+    /** Anomaly events of the current batch, announced once the journal has written it ({@link #endBatch}). */
+    private final List<AnomalyEvent> pendingAnnouncements = new ArrayList<>();
     private final Set<Long> announcedBefore = new HashSet<>();
     private final Map<Long, Anomaly> anomalies = new LinkedHashMap<>();
     private final List<AnomalyEvent> history = new ArrayList<>();
@@ -129,14 +131,20 @@ public final class Pipeline implements TelemetryListener, AnomalySink
         return history;
     }
 
-    /** End of a drain batch: the journal writes it; the anomaly stage learns how far each host's time went. */
+    /**
+     * End of a drain batch: the anomaly stage learns how far each host's time went, the journal writes the batch,
+     * then the batch's anomalies are announced. Journal first: an announced anomaly is always in the journal with
+     * the input that raised it, so a service killed right after announcing finds it on restart and does not
+     * announce it again.
+     */
     public void endBatch(final long wallNowNs)
     {
+        hostTimes.forEach(stage::advanceTo);
         if (journal != null)
         {
             journal.flush(wallNowNs);
         }
-        hostTimes.forEach(stage::advanceTo);
+        announcePending();
     }
 
     /** End of input (replay): every host's period ends now. */
@@ -144,6 +152,16 @@ public final class Pipeline implements TelemetryListener, AnomalySink
     {
         engine.flush();
         hostTimes.forEach(stage::advanceTo);
+        announcePending();
+    }
+
+    private void announcePending()
+    {
+        for (int i = 0; i < pendingAnnouncements.size(); i++)
+        {
+            anomalyListener.accept(pendingAnnouncements.get(i));
+        }
+        pendingAnnouncements.clear();
     }
 
     private void time(final long t)
@@ -391,7 +409,7 @@ public final class Pipeline implements TelemetryListener, AnomalySink
         {
             announcedBefore.add(a.id());
         }
-        anomalyListener.accept(e);
+        pendingAnnouncements.add(e);
     }
 
     /**
@@ -413,6 +431,7 @@ public final class Pipeline implements TelemetryListener, AnomalySink
                 publish("opened", a);
             }
         }
+        announcePending();
     }
 
     /** Copies the latest summaries and anomalies into an immutable snapshot. */
