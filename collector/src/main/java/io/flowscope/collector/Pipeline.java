@@ -13,6 +13,7 @@ import io.flowscope.anomaly.Anomaly;
 import io.flowscope.anomaly.AnomalySink;
 import io.flowscope.anomaly.AnomalyStage;
 import io.flowscope.collector.journal.JournalWriter;
+import io.flowscope.sim.SimulatedRun;
 import io.flowscope.window.CollectiveSink;
 import io.flowscope.window.CollectiveSummary;
 import io.flowscope.window.FlowSummarySink;
@@ -41,6 +42,7 @@ public final class Pipeline implements TelemetryListener, AnomalySink
     private final Map<Long, Anomaly> anomalies = new LinkedHashMap<>();
     private final List<AnomalyEvent> history = new ArrayList<>();
     private final Long2ObjectHashMap<FlowSummary> latest = new Long2ObjectHashMap<>();
+    private long idleTicks;
     private final Long2LongHashMap hostTimes = new Long2LongHashMap(Long.MIN_VALUE);
     private long currentHost;
     private long currentTimeNs = Long.MIN_VALUE;
@@ -109,6 +111,47 @@ public final class Pipeline implements TelemetryListener, AnomalySink
     public long lastEventNs()
     {
         return currentTimeNs;
+    }
+
+    /** The latest event time of a host (its own clock), or {@link Long#MIN_VALUE} before its first event. */
+    public long hostTimeNs(final long hostId)
+    {
+        return hostTimes.get(hostId);
+    }
+
+    /** The host of the current input calls. */
+    public long currentHost()
+    {
+        return currentHost;
+    }
+
+    /**
+     * An idle host's clock moves on ({@link IdleHostClock}): journaled and fed like any input (the simulator's
+     * idle tick, a stop of an unknown ProxyOp), but not counted as an ingested event. The current host is left
+     * as it was.
+     */
+    public void idleTick(final long hostId, final long timeNs)
+    {
+        final long saved = currentHost;
+        onHost(hostId);
+        currentTimeNs = timeNs;
+        hostTimes.put(hostId, timeNs);
+        if (journal != null)
+        {
+            journal.onProxyOpStop(SimulatedRun.TICK_KEY, timeNs);
+        }
+        engine.onProxyOpStop(SimulatedRun.TICK_KEY, timeNs);
+        idleTicks++;
+        if (saved != hostId)
+        {
+            onHost(saved);
+        }
+    }
+
+    /** Idle ticks fed so far. */
+    public long idleTicks()
+    {
+        return idleTicks;
     }
 
     /** Anomalies open now. */

@@ -12,7 +12,9 @@ import io.flowscope.window.ring.RingEventSource;
  * The rings of a directory: attaches rings as producers appear, drains them in batches (the ring module's
  * corruption handling: bad checksums and sequences are skipped and counted, slots claimed by a dead producer are
  * skipped after the stale timeout), detaches them when their producer closed or died and they are drained.
- * Attach and detach are journaled with the ring's identity (host, pid, path).
+ * Attach and detach are journaled with the ring's identity (host, pid, path). A host whose rings are drained
+ * and silent is told the time by {@link IdleHostClock}, so that its periods end and a hang is named while nothing
+ * moves.
  */
 public final class RingSource implements Source
 {
@@ -20,6 +22,7 @@ public final class RingSource implements Source
     private RingEventSource adapter;
     private Pipeline current;
     private JournalWriter journal;
+    private final IdleHostClock idleClock = new IdleHostClock(System::nanoTime, System::currentTimeMillis);
     private long corruptOfDetached;
     private long dropsOfDetached;
 
@@ -82,6 +85,7 @@ public final class RingSource implements Source
         }
         final long before = adapter.records();
         directory.poll(adapter);
+        idleClock.tick(directory, out);
         return (int)(adapter.records() - before);
     }
 

@@ -23,8 +23,26 @@ final class RingTraffic implements AutoCloseable
     RingTraffic(final Path ring, final int pid, final String host, final long commHash, final int rank,
         final int nranks) throws IOException
     {
-        this.writer = TestRingWriter.builder(ring).capacity(1 << 16).pid(pid).hostname(host).create();
+        this(TestRingWriter.builder(ring), pid, host, commHash, rank, nranks);
+    }
+
+    private RingTraffic(final TestRingWriter.Builder b, final int pid, final String host, final long commHash,
+        final int rank, final int nranks) throws IOException
+    {
+        this.writer = b.capacity(1 << 16).pid(pid).hostname(host).create();
         this.comm = writer.comm(commHash, rank, nranks, 1, "world");
+    }
+
+    /**
+     * A ring stamped with this machine's CLOCK_MONOTONIC, as the plugin's are (its anchors read this process's
+     * clocks; event times should then be near {@link System#nanoTime()}).
+     */
+    static RingTraffic onThisMachine(final Path ring, final int pid, final String host, final long commHash,
+        final int rank, final int nranks) throws IOException
+    {
+        final long mono = System.nanoTime();
+        return new RingTraffic(TestRingWriter.builder(ring).anchors(System.currentTimeMillis() * 1_000_000L, mono),
+            pid, host, commHash, rank, nranks);
     }
 
     private long id(final int kind)
@@ -46,6 +64,34 @@ final class RingTraffic implements AutoCloseable
             writer.append(d.state(PROXY_STEP, 0, t + 100, step, NcclState.PROXY_STEP_SEND_GPU_WAIT, 0));
             writer.append(d.state(PROXY_STEP, 0, t + 200, step, NcclState.PROXY_STEP_SEND_PEER_WAIT, bytes));
             writer.append(d.state(PROXY_STEP, 0, t + 300, step, NcclState.PROXY_STEP_SEND_WAIT, bytes));
+            writer.append(d.stop(PROXY_STEP, 0, t + stepNs - 100, step));
+        }
+        writer.append(d.stop(PROXY_OP, 0, t + stepNs, op));
+        return t + stepNs;
+    }
+
+    /**
+     * One ProxyOp of {@code steps} receive steps from {@code peer}, one every stepNs; with {@code lastOpen} the
+     * last step posts its receive and then waits forever (a peer that stopped sending).
+     */
+    long recvOp(final int peer, final int channel, final int steps, final int bytes, final long t0, final long stepNs,
+        final boolean lastOpen)
+    {
+        final long op = id(PROXY_OP.code());
+        writer.append(d.start(PROXY_OP, 0, t0, op, 0).proxyOp(1234, peer, steps, bytes, channel, false));
+        long t = t0;
+        for (int s = 0; s < steps; s++)
+        {
+            final long step = id(PROXY_STEP.code());
+            t = t0 + 1_000 + s * stepNs;
+            writer.append(d.start(PROXY_STEP, 0, t, step, op).proxyStep(s));
+            writer.append(d.state(PROXY_STEP, 0, t + 100, step, NcclState.PROXY_STEP_RECV_WAIT, 0));
+            if (lastOpen && s == steps - 1)
+            {
+                return t;
+            }
+            writer.append(d.state(PROXY_STEP, 0, t + stepNs / 2, step, NcclState.PROXY_STEP_RECV_FLUSH_WAIT, bytes));
+            writer.append(d.state(PROXY_STEP, 0, t + stepNs / 2 + 100, step, NcclState.PROXY_STEP_RECV_GPU_WAIT, 0));
             writer.append(d.stop(PROXY_STEP, 0, t + stepNs - 100, step));
         }
         writer.append(d.stop(PROXY_OP, 0, t + stepNs, op));

@@ -11,6 +11,7 @@ import java.util.List;
 import java.util.Map;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.flowscope.anomaly.Anomaly;
 import io.flowscope.collector.journal.JournalReader;
 import io.flowscope.collector.journal.JournalWriter;
 import org.junit.jupiter.api.Test;
@@ -106,6 +107,59 @@ class ServiceTest
             }
         }
         assertThat(JournalWriter.cycleFiles(dir.resolve("journal"))).isNotEmpty();
+    }
+
+    /**
+     * A live producer whose last receive never completes, then silence: no record moves the host's clock, so
+     * only the service's idle tick of a drained ring (stamped with this machine's clock) lets the hang detector
+     * see time pass. Without it the hang is never named.
+     */
+    @Test
+    void shouldNameAHangOnARealRingWhileTheHungHostSendsNothingMore() throws Exception
+    {
+        java.nio.file.Files.createDirectories(dir.resolve("rings"));
+        final int pid = (int)ProcessHandle.current().pid();
+        final List<AnomalyEvent> events = java.util.Collections.synchronizedList(new ArrayList<>());
+        try (RingTraffic ring = RingTraffic.onThisMachine(dir.resolve("rings/flowscope-" + pid + "-0.ring"), pid,
+            io.flowscope.ring.RingDirectory.localHostname(), COMM, 0, 2);
+            CollectorService s = CollectorService.start(config(Map.of()), events::add))
+        {
+            final long start = System.nanoTime() - 60_000_000L;
+            ring.recvOp(1, 0, 40, 65536, start, 1_000_000L, true);
+            await().atMost(Duration.ofSeconds(30)).until(() -> hang(events) != null);
+            final Anomaly hang = hang(events);
+            assertThat(hang.culprit().rank()).as("the sender that stopped").isEqualTo(1);
+            assertThat(hang.culprit().peer()).as("the receiver waiting on it").isZero();
+            assertThat(hang.culprit().channel()).isZero();
+            assertThat(hang.culprit().commHash()).isEqualTo(COMM);
+            // dated by the stalled receive (posted ~39 ms after start), not by the tick that revealed it
+            assertThat(hang.startNs()).isBetween(start, start + 60_000_000L);
+            // the REST view follows at its publish interval; the hang stays open while nothing moves
+            await().atMost(Duration.ofSeconds(10)).until(() ->
+                Http.json(s.url() + "api/anomalies?state=open").toString().contains("HANG"));
+        }
+        // the idle ticks are journaled input: a replay names the same hang, dated the same
+        final Replay.Result replay = Replay.run(dir.resolve("journal"), config(Map.of()), Long.MIN_VALUE,
+            Long.MAX_VALUE, null, null, d -> { });
+        final Anomaly replayed = hang(replay.events());
+        assertThat(replayed).isNotNull();
+        assertThat(replayed.culprit()).isEqualTo(hang(events).culprit());
+        assertThat(replayed.startNs()).isEqualTo(hang(events).startNs());
+    }
+
+    private static Anomaly hang(final List<AnomalyEvent> events)
+    {
+        synchronized (events)
+        {
+            for (final AnomalyEvent e : events)
+            {
+                if (e.anomaly().kind() == io.flowscope.anomaly.AnomalyKind.HANG)
+                {
+                    return e.anomaly();
+                }
+            }
+        }
+        return null;
     }
 
     @Test

@@ -458,6 +458,12 @@ public final class RingDirectory implements AutoCloseable
         }
     }
 
+    /** The reader attached at {@code index}, in [0, {@link #attachedCount()}): a walk that allocates nothing. */
+    public RingReader reader(final int index)
+    {
+        return rings.get(index).reader;
+    }
+
     /** The readers attached now (unmodifiable snapshot). */
     public List<RingReader> readers()
     {
