@@ -77,6 +77,7 @@ public final class AnomalyEngine implements AnomalyStage
             {
                 endPeriod(h);
             }
+            h.previousPeriodStartNs = h.started ? h.periodStartNs : Long.MIN_VALUE;
             h.started = true;
             h.position = 0;
             h.periodStartNs = s.periodStartNs();
@@ -311,9 +312,12 @@ public final class AnomalyEngine implements AnomalyStage
             own.recvFlows.add(f);
             f.lastProgressNs = s.periodStartNs();
         }
-        if (f.seenPeriodEndNs != s.periodStartNs())
+        if (f.seenPeriodStartNs != h.previousPeriodStartNs)
         {
-            // Not reported in the period before: nothing was outstanding then.
+            // Not reported in the host's period before (the window engine reports every flow with work
+            // outstanding in every period it ends): nothing was outstanding then. The host's previous period, not
+            // the one just before in time: over a silence the window engine ends no period, and a receive waiting
+            // all along must not count as having progressed.
             f.lastProgressNs = Math.max(f.lastProgressNs, s.periodStartNs());
         }
         if (cached != f)
@@ -321,7 +325,6 @@ public final class AnomalyEngine implements AnomalyStage
             h.cache(pos, f);
         }
         f.seenPeriodStartNs = s.periodStartNs();
-        f.seenPeriodEndNs = s.periodEndNs();
         f.outstanding = s.outstandingSteps();
         if (s.completions() > 0 || s.outstandingSteps() == 0)
         {
@@ -1400,6 +1403,8 @@ public final class AnomalyEngine implements AnomalyStage
         long periodStartNs;
         long periodEndNs;
         long reportedPeriodStartNs = Long.MIN_VALUE;
+        /** Start of the period this host reported before the current one (periods need not be contiguous). */
+        long previousPeriodStartNs = Long.MIN_VALUE;
         long nowNs = Long.MIN_VALUE;
         final List<Link> links = new ArrayList<>();
         final List<Link> touchedLinks = new ArrayList<>();
@@ -1799,7 +1804,6 @@ public final class AnomalyEngine implements AnomalyStage
         long outstanding;
         long lastProgressNs;
         long seenPeriodStartNs;
-        long seenPeriodEndNs = Long.MIN_VALUE;
         boolean stalled;
 
         RecvFlow(final Comm comm, final Host host, final int rank, final int peer, final int channel)

@@ -71,6 +71,63 @@ class EndToEndTest
         assertThat(run.engine().openAnomalies()).extracting(Anomaly::kind).containsExactly(AnomalyKind.HANG);
     }
 
+    /**
+     * A live service tells a silent host the time by ticks at wall-clock instants, not on period boundaries, so
+     * the window engine skips periods between them. A receive that waits all along must stay one hang, not be
+     * taken for progress at every skipped period (it was: the hang opened and resolved every 20 ms).
+     */
+    @Test
+    void aHangStaysOneAnomalyWhenTheSilentHostIsToldTheTimeByTicksThatSkipPeriods()
+    {
+        final AnomalyConfig config = new AnomalyConfig();
+        final List<String> events = new java.util.ArrayList<>();
+        final AnomalyEngine engine = new AnomalyEngine(config, new AnomalySink()
+        {
+            @Override
+            public void onOpened(final Anomaly a)
+            {
+                events.add("opened " + a.kind() + " rank " + a.culprit().rank());
+            }
+
+            @Override
+            public void onUpdated(final Anomaly a)
+            {
+            }
+
+            @Override
+            public void onResolved(final Anomaly a)
+            {
+                events.add("resolved " + a.kind());
+            }
+        });
+        final io.flowscope.window.WindowEngine window = new io.flowscope.window.WindowEngine(
+            new io.flowscope.window.WindowConfig().periodNs(1_000_000L), engine, engine);
+        final long host = 7;
+        window.onHost(host);
+        // rank 0 receives from rank 1 on channel 0: ten steps of 1 ms, then one posted that never completes
+        long t = 1_000_000_000L;
+        window.onProxyOpStart(1, 0xABC, 0, 1, 0, false, t);
+        for (int s = 0; s < 11; s++)
+        {
+            t = 1_000_000_000L + 10_000 + s * 1_000_000L;
+            window.onProxyStepStart(100 + s, 1, s, t);
+            window.onProxyStepState(100 + s, 10, 0, t + 100);
+            if (s < 10)
+            {
+                window.onProxyStepState(100 + s, 11, 65536, t + 500_000);
+                window.onProxyStepStop(100 + s, t + 900_000);
+            }
+        }
+        engine.advanceTo(host, t + 100);
+        // then silence, told by ticks 2.7 ms apart (two periods skipped each time), for 300 ms
+        for (long tick = t + 2_700_000L; tick < t + 300_000_000L; tick += 2_700_000L)
+        {
+            window.onProxyOpStop(io.flowscope.sim.SimulatedRun.TICK_KEY, tick);
+            engine.advanceTo(host, tick);
+        }
+        assertThat(events).containsExactly("opened HANG rank 1");
+    }
+
     @Test
     void theSameScenarioTwiceGivesEqualAnomalies()
     {

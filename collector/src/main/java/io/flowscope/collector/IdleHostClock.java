@@ -14,24 +14,30 @@ import org.agrona.collections.LongHashSet;
  * host that stops sending records (every rank waiting on a hung peer: NCCL's proxies wait without a state change)
  * would otherwise never end a period, and the hang detector, which needs time to pass, would never fire.
  * <p>
- * Only rings stamped with this machine's {@code CLOCK_MONOTONIC} qualify: their header's anchors (realtime and
- * monotonic read together at ring creation) must give the same boot instant as this process's clocks, within
- * {@link #SAME_CLOCK_TOLERANCE_NS}. For those, "now" in the ring's clock is {@link System#nanoTime()}. A host is
- * ticked only when every ring of it is drained (a tick ahead of a backlog would make the backlog late), at most
- * once per {@link #TICK_INTERVAL_NS}, to {@code now - GUARD_NS}: a record stamped just before the tick but
- * published after it arrives at most that late. The tick is the simulator's idle tick (a stop of an unknown
- * ProxyOp, {@link Pipeline#idleTick}), an ordinary input call: it is journaled, so a replay ends the same periods
- * and names the same hang.
+ * The host's time is extrapolated from its last record: the record's time plus the time elapsed on this
+ * machine's monotonic clock since the drain that brought it, minus {@link #GUARD_NS}. Only durations cross from
+ * one clock to the other, so a producer clock that runs off this machine's (the plugin's TSC scaled at ring
+ * creation) costs only its drift over the silence. Only rings of producers on this machine qualify: their
+ * header's anchors (realtime and monotonic read together at ring creation) must give this process's boot
+ * instant within {@link #SAME_MACHINE_TOLERANCE_NS} (a test's or a copied ring's do not). A host is ticked only
+ * when every ring of it is drained (a tick ahead of a backlog would make the backlog late). Ticks are every
+ * period early in a silence and sparser as it lasts ({@link #intervalNs}), so an idle node does not fill its
+ * journal with them. The tick is the simulator's idle tick ({@link Pipeline#idleTick}), an ordinary input call:
+ * it is journaled, so a replay ends the same periods and names the same hang.
  */
 final class IdleHostClock
 {
     static final long GUARD_NS = 2_000_000L;
-    static final long TICK_INTERVAL_NS = 1_000_000L;
-    static final long SAME_CLOCK_TOLERANCE_NS = 1_000_000_000L;
+    static final long MIN_INTERVAL_NS = 1_000_000L;
+    static final long MAX_INTERVAL_NS = 100_000_000L;
+    static final long SAME_MACHINE_TOLERANCE_NS = 1_000_000_000L;
 
     private final LongSupplier monotonicNs;
     private final LongSupplier wallMillis;
     private final LongHashSet busyHosts = new LongHashSet();
+    /** Per host: the latest host time a record (not a tick) gave, and this machine's clock when it was seen. */
+    private final Long2LongHashMap recordTimeNs = new Long2LongHashMap(Long.MIN_VALUE);
+    private final Long2LongHashMap seenAtNs = new Long2LongHashMap(Long.MIN_VALUE);
     private final Long2LongHashMap lastTickNs = new Long2LongHashMap(Long.MIN_VALUE);
 
     IdleHostClock(final LongSupplier monotonicNs, final LongSupplier wallMillis)
@@ -40,7 +46,7 @@ final class IdleHostClock
         this.wallMillis = wallMillis;
     }
 
-    /** Ticks the drained hosts of the directory's readers; leaves the pipeline's current host as it was. */
+    /** Ticks the drained, silent hosts of the directory's readers; leaves the pipeline's current host as it was. */
     void tick(final RingDirectory rings, final Pipeline out)
     {
         final int n = rings.attachedCount();
@@ -54,34 +60,46 @@ final class IdleHostClock
         for (int i = 0; i < n; i++)
         {
             final RingReader r = rings.reader(i);
-            if (r.lag() > 0 || !sameClock(r.header(), bootNs))
+            if (r.lag() > 0 || !sameMachine(r.header(), bootNs))
             {
                 busyHosts.add(RingEventSource.hostId(r.header().hostname()));
             }
         }
-        final long t = now - GUARD_NS;
         for (int i = 0; i < n; i++)
         {
             final long host = RingEventSource.hostId(rings.reader(i).header().hostname());
-            final long last = lastTickNs.get(host);
-            if (busyHosts.contains(host) || (last != Long.MIN_VALUE && t - last < TICK_INTERVAL_NS))
+            final long hostTime = out.hostTimeNs(host);
+            if (busyHosts.contains(host) || hostTime == Long.MIN_VALUE)
             {
                 continue;
             }
-            final long hostTime = out.hostTimeNs(host);
-            // Only a host that sent something, and only forward (its own records may be ahead of the guard).
-            if (hostTime == Long.MIN_VALUE || t <= hostTime)
+            final long lastTick = lastTickNs.get(host);
+            if (hostTime != lastTick && hostTime != recordTimeNs.get(host))
+            {
+                // a record moved the host's time since the last look
+                recordTimeNs.put(host, hostTime);
+                seenAtNs.put(host, now);
+                continue;
+            }
+            final long silence = now - seenAtNs.get(host);
+            final long t = recordTimeNs.get(host) + silence - GUARD_NS;
+            if (t <= hostTime || (lastTick != Long.MIN_VALUE && t - lastTick < intervalNs(silence)))
             {
                 continue;
             }
             lastTickNs.put(host, t);
-            // Leaves the current host as it was: the ring adapter announces a host only when the ring changes.
             out.idleTick(host, t);
         }
     }
 
-    private static boolean sameClock(final RingHeader h, final long bootNs)
+    /** A tick every period for the first 10 ms of a silence, then a tenth of the silence, at most 100 ms. */
+    static long intervalNs(final long silenceNs)
     {
-        return Math.abs(h.anchorRealtimeNs() - h.anchorMonotonicNs() - bootNs) < SAME_CLOCK_TOLERANCE_NS;
+        return Math.max(MIN_INTERVAL_NS, Math.min(MAX_INTERVAL_NS, silenceNs / 10));
+    }
+
+    private static boolean sameMachine(final RingHeader h, final long bootNs)
+    {
+        return Math.abs(h.anchorRealtimeNs() - h.anchorMonotonicNs() - bootNs) < SAME_MACHINE_TOLERANCE_NS;
     }
 }
