@@ -113,6 +113,13 @@ class DashboardsAgainstServiceTest
             {
                 failures.add("anomaly kinds in influxd: " + kinds + ", expected " + KINDS);
             }
+            // one point per anomaly event the service announced: none lost to the stop or to the flows' backlog
+            final long announced = read(log).lines().filter(l -> l.matches("^(OPENED|UPDATED|RESOLVED) .*")).count();
+            final long written = influx.count(DB, "SELECT count(\"summary\") FROM \"anomaly\"");
+            if (written != announced)
+            {
+                failures.add(written + " anomaly points in influxd for " + announced + " events on the console");
+            }
             int queries = 0;
             for (final GrafanaQueries.Selection selection : GrafanaQueries.Selection.values())
             {
