@@ -18,11 +18,14 @@ import java.time.Duration;
  * through the series cap, and hands them to a {@link BatchingProcessor} that writes them from its own thread.
  * The caller never waits on the network: a full queue drops its oldest point (counted, see
  * {@link #counters()}). Anomaly events have a queue and a writer of their own: they are rare and are what the
- * dashboards annotate, and behind a backlog of flow points (the service offers more points than a small influxd
- * takes) they were evicted by drop-oldest or written seconds late.
+ * dashboards annotate; behind a backlog of flow points (the service offers more points than a small influxd
+ * takes) drop-oldest would evict them, or they would wait seconds for the flows ahead of them.
  */
 public final class InfluxSink implements FlowSummarySink, CollectiveSink, AnomalySink, AutoCloseable
 {
+    /** Anomaly events queued at most (a storm of them beyond this still drops the oldest, counted). */
+    static final int ANOMALY_QUEUE_CAPACITY = 4096;
+
     private final InfluxConfig config;
     private final InfluxSchema schema;
     private final SeriesLimiter limiter;
@@ -30,8 +33,6 @@ public final class InfluxSink implements FlowSummarySink, CollectiveSink, Anomal
     private final BatchingProcessor<String> processor;
     private final BatchingProcessor<String> anomalies;
     private final StringBuilder scratch = new StringBuilder(512);
-    /** Anomaly events queued at most (a storm of them beyond this still drops the oldest, counted). */
-    static final int ANOMALY_QUEUE_CAPACITY = 4096;
     private final LineProtocol line = new LineProtocol(scratch);
 
     public InfluxSink(final InfluxConfig config)
