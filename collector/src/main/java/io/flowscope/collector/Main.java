@@ -41,6 +41,12 @@ public final class Main implements Callable<Integer>
     PrintStream stdout = System.out;
     PrintStream stderr = System.err;
 
+    /**
+     * How long SIGTERM waits for the service to close (the InfluxDB sink flushes for at most 10 s, plus 5 s for its
+     * worker); under the units' TimeoutStopSec=45 in deploy/systemd, after which systemd kills anyway.
+     */
+    static final long SHUTDOWN_WAIT_SECONDS = 40;
+
     /** Set by tests: stop a running service (instead of waiting for SIGINT/SIGTERM). */
     static volatile CountDownLatch stopSignal;
     /** Set by tests: sees the service once it runs. */
@@ -175,11 +181,26 @@ public final class Main implements Callable<Integer>
             return io.flowscope.collector.fleet.Fleet.serveAggregator(config, fleet, console, out, stop,
                 opts.durationSeconds);
         }
+        final CountDownLatch closed = new CountDownLatch(1);
         try (CollectorService service = CollectorService.start(config, console);
             io.flowscope.collector.fleet.AgentPublisher agent =
                 io.flowscope.collector.fleet.Fleet.startAgent(config, fleet, out))
         {
-            final Thread hook = new Thread(stop::countDown, "flowscope-shutdown");
+            // the JVM halts as soon as the hooks return: on SIGTERM (systemd stop, a pod deleted) the hook waits
+            // until the service is closed, or what the sinks still queue is lost (the InfluxDB sink runs seconds
+            // behind under load, so the last anomalies announced were among it)
+            final Thread hook = new Thread(() ->
+            {
+                stop.countDown();
+                try
+                {
+                    closed.await(SHUTDOWN_WAIT_SECONDS, TimeUnit.SECONDS);
+                }
+                catch (final InterruptedException e)
+                {
+                    Thread.currentThread().interrupt();
+                }
+            }, "flowscope-shutdown");
             Runtime.getRuntime().addShutdownHook(hook);
             out.println("flowscope: serving " + service.url() + "  (live page; API under " + service.url() +
                 "api/, metrics at " + service.url() + "metrics)");
@@ -215,6 +236,10 @@ public final class Main implements Callable<Integer>
             out.println("flowscope: stopping" + (config.journalEnabled() ? "; replay this run with: ./flowscope replay " +
                 config.journalDir() : ""));
             out.flush();
+        }
+        finally
+        {
+            closed.countDown();
         }
         return 0;
     }

@@ -155,4 +155,44 @@ class InfluxSinkTest
             assertThat(own.count("restart", "SELECT count(bytes) FROM flow WHERE kind='rank'")).isEqualTo(5);
         }
     }
+
+    @Test
+    void anAnomalyQueuedBehindABacklogOfFlowPointsTenTimesTheQueueIsStillWritten() throws Exception
+    {
+        try (InfluxServer own = new InfluxServer().start())
+        {
+            // retried for as long as the test needs: the flows' worker keeps its first batch while the server is down
+            final InfluxConfig config = config(own, "backlog").processor(ProcessorConfig.builder().name("influx-backlog")
+                .queueCapacity(100).maxBatch(10).flushInterval(Duration.ofMillis(5)).maxAttempts(1_000)
+                .initialBackoff(Duration.ofMillis(50)).maxBackoff(Duration.ofMillis(50)).jitter(0).build()).build();
+            own.stop();
+            try (InfluxSink sink = new InfluxSink(config))
+            {
+                for (int i = 0; i < 10; i++)
+                {
+                    sink.onSummary(Summaries.flow(FlowSummary.KIND_COMM, HOST, COMM, -1, -1, -1, true, T0 + i * MS,
+                        T0 + (i + 1) * MS, 1, 1_000, 0, 0));
+                }
+                io.flowscope.sink.testing.Eventually.await(() -> sink.counters().retries() > 0, sink::toString);
+                sink.onOpened(Anomalies.slowLink(0xa1L, HOST, COMM, 3, 4, Severity.CRITICAL, T0 + 20 * MS, -1));
+                // ten times the queue: before the fix the anomaly, queued among the flows, was the oldest and evicted
+                for (int i = 0; i < 1_000; i++)
+                {
+                    sink.onSummary(Summaries.flow(FlowSummary.KIND_COMM, HOST, COMM, -1, -1, -1, true,
+                        T0 + (30 + i) * MS, T0 + (31 + i) * MS, 1, 1_000, 0, 0));
+                }
+                assertThat(sink.counters().droppedQueueFull()).isGreaterThanOrEqualTo(900);
+
+                own.start();
+                assertThat(sink.flush(Duration.ofSeconds(60))).as(sink.lastFailure()).isTrue();
+                assertThat(own.rows("backlog", "SELECT \"summary\" FROM \"anomaly\" WHERE \"state\" = 'opened'"))
+                    .hasSize(1);
+                assertThat(sink.anomalyCounters().exported()).isEqualTo(1);
+                assertThat(sink.anomalyCounters().lost()).isZero();
+                final SinkCounters all = sink.counters();
+                assertThat(all.offered()).isEqualTo(1_011);
+                assertThat(all.exported() + all.droppedQueueFull()).isEqualTo(1_011);
+            }
+        }
+    }
 }
