@@ -5,6 +5,7 @@ import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 
+import io.flowscope.sink.influx.InfluxSchema;
 import io.vertx.core.Vertx;
 import io.vertx.core.VertxOptions;
 import org.slf4j.Logger;
@@ -72,7 +73,12 @@ public final class CollectorService implements AutoCloseable
         LOG.info("configuration: {}", config);
         final Vertx vertx = Vertx.vertx(new VertxOptions().setEventLoopPoolSize(1).setWorkerPoolSize(2));
         final DrainLoop[] drainRef = new DrainLoop[1];
-        final ServiceSinks sinks = new ServiceSinks(config.sinks());
+        // Hosts by name where the source knows it (Grafana's host variable, a page's host label), else by id.
+        final ServiceSinks sinks = new ServiceSinks(config.sinks(), id ->
+        {
+            final String name = source.hostName(id);
+            return name != null ? name : InfluxSchema.hexHost(id);
+        });
         final HttpVerticle http = new HttpVerticle(config.httpHost(), config.httpPort(), config.publishIntervalMs(),
             () -> drainRef[0].snapshot(), () -> health(config, drainRef[0], sinks), config.security(),
             () -> Metrics.renderSinks(sinks.statuses()));

@@ -23,6 +23,7 @@ public final class RingSource implements Source
     private Pipeline current;
     private JournalWriter journal;
     private final IdleHostClock idleClock = new IdleHostClock(System::nanoTime, System::currentTimeMillis);
+    private final java.util.Map<Long, String> hostNames = new java.util.concurrent.ConcurrentHashMap<>();
     private long corruptOfDetached;
     private long dropsOfDetached;
 
@@ -42,6 +43,7 @@ public final class RingSource implements Source
                 @Override
                 public void onAttach(final RingReader reader)
                 {
+                    hostNames.put(RingEventSource.hostId(reader.header().hostname()), reader.header().hostname());
                     if (journal != null)
                     {
                         journal.ringAttached(RingEventSource.hostId(reader.header().hostname()),
@@ -103,6 +105,12 @@ public final class RingSource implements Source
         }
         return new RingFigures(adapter == null ? 0 : adapter.records(), directory.attachedCount(), corrupt, drops,
             lag);
+    }
+
+    @Override
+    public String hostName(final long hostId)
+    {
+        return hostNames.get(hostId);
     }
 
     @Override

@@ -5,12 +5,14 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.function.LongFunction;
 import java.util.function.Supplier;
 
 import io.flowscope.anomaly.AnomalySink;
 import io.flowscope.sink.ProcessorConfig;
 import io.flowscope.sink.SinkCounters;
 import io.flowscope.sink.influx.InfluxConfig;
+import io.flowscope.sink.influx.InfluxSchema;
 import io.flowscope.sink.influx.InfluxSink;
 import io.flowscope.sink.webhook.WebhookAlertSink;
 import io.flowscope.sink.webhook.WebhookConfig;
@@ -38,10 +40,17 @@ public final class ServiceSinks implements FlowSummarySink, CollectiveSink, Auto
 
     public ServiceSinks(final SinksConfig config)
     {
+        this(config, InfluxSchema::hexHost);
+    }
+
+    /** {@code hostNames}: a host id's {@code host} tag (InfluxDB) and label (webhooks). */
+    public ServiceSinks(final SinksConfig config, final LongFunction<String> hostNames)
+    {
         final SinksConfig.Influx ic = config.influx();
         if (ic != null)
         {
             influx = new InfluxSink(InfluxConfig.builder(ic.url(), ic.database()).maxSeries(ic.maxSeries())
+                .hostNames(hostNames)
                 .processor(ProcessorConfig.builder().name("flowscope-influx").maxBatch(ic.batchSize())
                     .queueCapacity(ic.queueCapacity()).maxAttempts(ic.maxAttempts()).build())
                 .build());
@@ -56,7 +65,7 @@ public final class ServiceSinks implements FlowSummarySink, CollectiveSink, Auto
         int i = 0;
         for (final SinksConfig.Webhook w : config.webhooks())
         {
-            final WebhookConfig.Builder b = WebhookConfig.builder(w.url()).format(w.format())
+            final WebhookConfig.Builder b = WebhookConfig.builder(w.url()).format(w.format()).hostNames(hostNames)
                 .processor(ProcessorConfig.builder().name("flowscope-webhook-" + i).queueCapacity(4096).maxBatch(64)
                     .flushInterval(Duration.ofMillis(100)).maxAttempts(w.maxAttempts())
                     .initialBackoff(Duration.ofMillis(200)).maxBackoff(Duration.ofSeconds(10)).jitter(0.5).build());

@@ -96,6 +96,14 @@ public final class SimulatorSource implements Source
         return (int)Math.max(1, out.events() - before);
     }
 
+    /** Simulated nodes are named {@code sim-node-<n>}. */
+    @Override
+    public String hostName(final long hostId)
+    {
+        final int node = sim.nodeOfHost(hostId);
+        return node < 0 ? null : "sim-node-" + node;
+    }
+
     @Override
     public boolean finished()
     {

@@ -15,6 +15,15 @@ public interface Source extends AutoCloseable
         return RingFigures.NONE;
     }
 
+    /**
+     * The name of a host this source has seen (a ring's hostname, a simulated node's name), or null. Read by the
+     * sinks for their {@code host} tag and label, from any thread.
+     */
+    default String hostName(final long hostId)
+    {
+        return null;
+    }
+
     /** True when the source has nothing more to give (a simulation of fixed duration ended). */
     default boolean finished()
     {

@@ -71,6 +71,11 @@ class SinksServiceTest
                 assertThat(opened.get(0).get(2).asText()).isEqualTo("slow_link");
                 assertThat(opened.get(0).get(3).asText()).isEqualTo("3");
                 assertThat(opened.get(0).get(4).asText()).isEqualTo("4");
+                // hosts by the source's names (what Grafana's host variable lists), not by their 64-bit ids
+                assertThat(influx.rows("fs_service", "SELECT \"summary\", \"host\" FROM \"anomaly\"").get(0).get(2)
+                    .asText()).matches("sim-node-[01]");
+                assertThat(influx.count("fs_service",
+                    "SELECT count(\"bytes\") FROM \"flow\" WHERE \"host\" = 'sim-node-1'")).isPositive();
 
                 // the webhook: opened then resolved, each POST signed with the file's secret
                 await().atMost(Duration.ofSeconds(30)).until(() -> events(receiver).contains("resolved"));
@@ -84,6 +89,7 @@ class SinksServiceTest
                 }
                 final JsonNode alert = Json.MAPPER.readTree(receiver.posts.get(0).body()).get(0);
                 assertThat(alert.get("labels").get("alertname").asText()).isEqualTo("FlowscopeSlowLink");
+                assertThat(alert.get("labels").get("host").asText()).matches("sim-node-[01]");
 
                 // counters in /metrics and /api/health
                 final String metrics = Http.get(s.url() + "metrics").body();
