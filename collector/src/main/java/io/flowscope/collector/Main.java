@@ -177,7 +177,7 @@ public final class Main implements Callable<Integer>
         }
         try (CollectorService service = CollectorService.start(config, console);
             io.flowscope.collector.fleet.AgentPublisher agent =
-                io.flowscope.collector.fleet.Fleet.startAgent(config, fleet, out))
+                io.flowscope.collector.fleet.Fleet.startAgent(service, config, fleet, out))
         {
             final Thread hook = new Thread(stop::countDown, "flowscope-shutdown");
             Runtime.getRuntime().addShutdownHook(hook);

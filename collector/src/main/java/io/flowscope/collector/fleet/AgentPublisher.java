@@ -58,6 +58,12 @@ public final class AgentPublisher implements AutoCloseable
     private volatile long failures;
     private volatile String lastError;
     private volatile long documents;
+    private volatile long resent;
+    private volatile long backfilled;
+    private volatile boolean catchingUp;
+    private volatile boolean connected;
+    /** The highest seq handed to a producer by any session of this process: a seq at or below it is a resend. */
+    private long highestSent;
     private final Thread thread;
 
     public AgentPublisher(final CollectorConfig config, final FleetConfig fleet)
@@ -128,6 +134,63 @@ public final class AgentPublisher implements AutoCloseable
         return documents;
     }
 
+    /** Records sent again by a later session (sent before a failure, not marked): consumers drop them. */
+    public long resent()
+    {
+        return resent;
+    }
+
+    /** Outputs published while a session was catching up with the journal (the spool) from its start. */
+    public long backfilled()
+    {
+        return backfilled;
+    }
+
+    /** Prometheus text of the publisher's counters (appended to the service's {@code /metrics}). */
+    public String metrics()
+    {
+        final StringBuilder b = new StringBuilder(1024);
+        final String l = "{agent=\"" + FleetMetrics.label(agentId) + "\"}";
+        FleetMetrics.counter(b, "flowscope_fleet_agent_published_total",
+            "Outputs Kafka acknowledged and marked (the published-up-to seq)", l, publishedUpTo);
+        FleetMetrics.counter(b, "flowscope_fleet_agent_sent_total", "Records handed to the producer, resends included",
+            l, sent);
+        FleetMetrics.counter(b, "flowscope_fleet_agent_resent_total",
+            "Records sent again after a failed session (same agent and seq: dropped by consumers)", l, resent);
+        FleetMetrics.counter(b, "flowscope_fleet_agent_backfilled_total",
+            "Outputs sent while a session caught up with the journal (spool) from its start", l, backfilled);
+        FleetMetrics.counter(b, "flowscope_fleet_agent_sessions_total", "Producer sessions started", l, sessions);
+        FleetMetrics.counter(b, "flowscope_fleet_agent_errors_total",
+            "Sessions ended by an error (broker unreachable, delivery timeout)", l, failures);
+        FleetMetrics.gauge(b, "flowscope_fleet_agent_spooled_outputs",
+            "Outputs derived from the journal and not acknowledged yet (current session)", l,
+            Math.max(0, produced - publishedUpTo));
+        FleetMetrics.gauge(b, "flowscope_fleet_agent_catching_up",
+            "1 while the session re-reads the journal (spool) toward its end", l, catchingUp ? 1 : 0);
+        FleetMetrics.gauge(b, "flowscope_fleet_agent_connected",
+            "1 while a producer session is open with no error", l, connected ? 1 : 0);
+        return b.toString();
+    }
+
+    /** The publisher's counters for the service's {@code /api/health}. */
+    public Map<String, Object> health()
+    {
+        final Map<String, Object> h = new LinkedHashMap<>();
+        h.put("agentId", agentId);
+        h.put("bootstrap", fleet.bootstrap());
+        h.put("connected", connected);
+        h.put("catchingUp", catchingUp);
+        h.put("publishedUpTo", publishedUpTo);
+        h.put("produced", produced);
+        h.put("sent", sent);
+        h.put("resent", resent);
+        h.put("backfilled", backfilled);
+        h.put("sessions", sessions);
+        h.put("failures", failures);
+        h.put("lastError", lastError);
+        return h;
+    }
+
     private static long readMark(final Path f)
     {
         try
@@ -156,6 +219,7 @@ public final class AgentPublisher implements AutoCloseable
             try
             {
                 session();
+                connected = false;
                 if (closing)
                 {
                     return;
@@ -163,6 +227,8 @@ public final class AgentPublisher implements AutoCloseable
             }
             catch (final Exception e)
             {
+                connected = false;
+                catchingUp = false;
                 failures++;
                 lastError = e.toString();
                 LOG.warn("fleet agent {}: session ended ({}); published up to seq {}; retrying in {} ms", agentId,
@@ -222,6 +288,8 @@ public final class AgentPublisher implements AutoCloseable
             final int summaryPartitions = producer.partitionsFor(fleet.summariesTopic()).size();
             final int anomalyPartitions = producer.partitionsFor(fleet.anomaliesTopic()).size();
             final Out out = new Out(producer, sendFailure, summaryPartitions, anomalyPartitions);
+            connected = true;
+            catchingUp = true;
             final Pipeline pipeline = new Pipeline(Pipeline.windowConfig(config), AnomalyStages::create, out::anomaly);
             pipeline.tap(out::flow, out::collective);
             final TelemetryListener in = fleet.eventSampleEvery() > 0 ?
@@ -246,6 +314,7 @@ public final class AgentPublisher implements AutoCloseable
                     }
                     if (n == 0)
                     {
+                        catchingUp = false;
                         if (closing)
                         {
                             break; // closing and at the end of the journal: everything read is published
@@ -328,6 +397,18 @@ public final class AgentPublisher implements AutoCloseable
                 return;
             }
             sent++;
+            if (seq <= highestSent)
+            {
+                resent++;
+            }
+            else
+            {
+                highestSent = seq;
+            }
+            if (catchingUp)
+            {
+                backfilled++;
+            }
             producer.send(new ProducerRecord<>(topic, partition, key, value), (md, e) ->
             {
                 if (e != null)
