@@ -27,6 +27,8 @@ import io.flowscope.collector.CollectorConfig;
 import io.flowscope.collector.CollectorService;
 import io.flowscope.collector.Pipeline;
 import io.flowscope.collector.journal.JournalReader;
+import io.flowscope.collector.journal.JournalWriter;
+import net.openhft.chronicle.queue.rollcycles.TestRollCycles;
 import io.flowscope.window.TelemetryListener;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
@@ -217,6 +219,128 @@ class FleetTest
         assertThat(slowLinkOpened).isTrue();
         System.out.printf("fleet restart test: %d outputs, %d records in Kafka (%d resent and dropped)%n",
             seqs.size(), records, records - seqs.size());
+    }
+
+    /** Copies the next {@code docs} documents of {@code from} into {@code to}, one document per batch. */
+    private static void copyDocuments(final JournalReader from, final JournalWriter to, final int docs)
+    {
+        for (int i = 0; i < docs && from.read(to, new JournalReader.Meta()
+        {
+        }, 1) > 0; i++)
+        {
+            to.flush(System.currentTimeMillis() * 1_000_000L);
+        }
+    }
+
+    /**
+     * Retention deletes the journal's oldest cycle files while the agent runs; a later session (here: a restarted
+     * agent) must go on numbering where the mark left off, not from the remaining start (which numbered outputs
+     * lower, skipped unpublished ones as published and reused seqs the consumers drop).
+     */
+    @Test
+    void shouldPublishEveryOutputAfterTheMarkWhenRetentionDeletedTheJournalsOldestCycle() throws Exception
+    {
+        final CollectorConfig source = config(dir.resolve("journal-src"), 3, 4.0);
+        try (CollectorService service = CollectorService.start(source, e -> { }))
+        {
+            await().atMost(Duration.ofSeconds(120)).until(() -> service.drain().finished());
+        }
+        long total = 0;
+        try (JournalReader r = new JournalReader(source.journalDir()))
+        {
+            final Pipeline sink = new Pipeline(Pipeline.windowConfig(source), AnomalyStages::create, e -> { });
+            while (r.read(sink, new JournalReader.Meta()
+            {
+            }, 1000) > 0)
+            {
+                // count
+            }
+            total = r.documents();
+        }
+        // the agent's journal: the same documents in one-second cycles, 40 % + 30 % now, 30 % after the deletion
+        final CollectorConfig config = config(dir.resolve("journal-cycles"), 3, 4.0);
+        final FleetConfig fleet = fleet("retention", "agent-c", 0);
+        final int first = (int)(total * 4 / 10);
+        final int second = (int)(total * 3 / 10);
+        try (JournalReader from = new JournalReader(source.journalDir()))
+        {
+            try (JournalWriter w = new JournalWriter(config.journalDir(), TestRollCycles.TEST_SECONDLY, 0, 0))
+            {
+                copyDocuments(from, w, first);
+                final long cycle = System.currentTimeMillis() / 1000;
+                await().atMost(Duration.ofSeconds(5)).until(() -> System.currentTimeMillis() / 1000 > cycle);
+                copyDocuments(from, w, second);
+            }
+            assertThat(JournalWriter.cycleFiles(config.journalDir())).hasSizeGreaterThanOrEqualTo(2);
+            final long published;
+            try (AgentPublisher agent = new AgentPublisher(config, fleet).start())
+            {
+                final long outputs = outputsOf(config, 0);
+                await().atMost(Duration.ofSeconds(120)).until(() -> agent.publishedUpTo() == outputs);
+                published = agent.publishedUpTo();
+            }
+            final String[] mark = Files.readString(Path.of(config.journalDir() + ".fleet-published")).trim()
+                .split(" ");
+            assertThat(mark).hasSize(3);
+            assertThat(Long.parseLong(mark[0])).isEqualTo(published);
+            // what retention does (JournalWriter.housekeeping): the oldest cycle file deleted
+            Files.delete(JournalWriter.cycleFiles(config.journalDir()).get(0));
+            try (JournalWriter w = new JournalWriter(config.journalDir(), TestRollCycles.TEST_SECONDLY, 0, 0))
+            {
+                final long cycle = System.currentTimeMillis() / 1000;
+                await().atMost(Duration.ofSeconds(5)).until(() -> System.currentTimeMillis() / 1000 > cycle);
+                copyDocuments(from, w, Integer.MAX_VALUE);
+            }
+            // expected: the mark's seq + the outputs after the mark's (document, ordinal) in the remaining journal
+            final long markDoc = Long.parseLong(mark[1]);
+            final long markOrdinal = Long.parseLong(mark[2]);
+            final long[] after = {0, -1, 0}; // outputs after the mark, current document, ordinal in it
+            final Pipeline p = new Pipeline(Pipeline.windowConfig(config), AnomalyStages::create, e -> count(after,
+                markDoc, markOrdinal));
+            p.tap(x -> count(after, markDoc, markOrdinal), x -> count(after, markDoc, markOrdinal));
+            try (JournalReader r = new JournalReader(config.journalDir()))
+            {
+                final JournalReader.Meta meta = new JournalReader.Meta()
+                {
+                    @Override
+                    public void onBatch(final long wallNs)
+                    {
+                        after[1] = r.index();
+                        after[2] = 0;
+                    }
+                };
+                while (r.read(p, meta, 1) > 0)
+                {
+                    p.endBatch(0);
+                }
+            }
+            assertThat(after[0]).as("outputs after the mark").isPositive();
+            final long expected = published + after[0];
+            try (AgentPublisher agent = new AgentPublisher(config, fleet).start())
+            {
+                await().atMost(Duration.ofSeconds(120)).until(() -> agent.publishedUpTo() == expected);
+                assertThat(agent.spoolLost()).isZero();
+            }
+            final Set<Long> seqs = new HashSet<>();
+            for (final String topic : List.of(fleet.summariesTopic(), fleet.anomaliesTopic()))
+            {
+                readAll(topic, false).values().forEach(rs -> rs.forEach(r -> seqs.add(FleetCodec.read(r.value())
+                    .path("seq").asLong())));
+            }
+            assertThat(seqs).hasSize((int)expected);
+            assertThat(seqs.stream().mapToLong(Long::longValue).max().orElse(0)).isEqualTo(expected);
+            System.out.printf("fleet retention test: %d documents, %d outputs published before the oldest cycle " +
+                "was deleted, %d after%n", total, published, after[0]);
+        }
+    }
+
+    private static void count(final long[] after, final long markDoc, final long markOrdinal)
+    {
+        after[2]++;
+        if (after[1] > markDoc || after[1] == markDoc && after[2] > markOrdinal)
+        {
+            after[0]++;
+        }
     }
 
     /** Agents of the failover test: one built-in fault each, its communicator on its own partition of four. */
