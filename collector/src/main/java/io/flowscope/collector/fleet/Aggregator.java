@@ -24,6 +24,7 @@ import io.flowscope.collector.AnomalyEvent;
 import io.flowscope.collector.AnomalyStages;
 import io.flowscope.window.CollectiveSummary;
 import io.flowscope.window.FlowSummary;
+import org.apache.kafka.clients.consumer.CommitFailedException;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRebalanceListener;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
@@ -35,6 +36,8 @@ import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.errors.RebalanceInProgressException;
+import org.apache.kafka.common.errors.TransactionAbortableException;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.kafka.common.serialization.StringDeserializer;
@@ -72,6 +75,7 @@ public final class Aggregator implements AutoCloseable
     private volatile long skipped;
     private volatile long duplicates;
     private volatile long transactions;
+    private volatile long abortedTransactions;
     private volatile long eventsWritten;
     private volatile long partitionsTaken;
     private volatile long lastRebuildRecords;
@@ -303,19 +307,34 @@ public final class Aggregator implements AutoCloseable
                 {
                     continue;
                 }
-                producer.beginTransaction();
-                for (final ProducerRecord<String, byte[]> r : out)
+                try
                 {
-                    producer.send(r);
+                    producer.beginTransaction();
+                    for (final ProducerRecord<String, byte[]> r : out)
+                    {
+                        producer.send(r);
+                    }
+                    producer.sendOffsetsToTransaction(offsets, consumer.groupMetadata());
+                    if (holdFile != null && !out.isEmpty() && Files.exists(holdFile))
+                    {
+                        hold(producer, out, offsets);
+                    }
+                    producer.commitTransaction();
+                    transactions++;
+                    eventsWritten += out.size();
                 }
-                producer.sendOffsetsToTransaction(offsets, consumer.groupMetadata());
-                if (holdFile != null && !out.isEmpty() && Files.exists(holdFile))
+                catch (final CommitFailedException | RebalanceInProgressException | TransactionAbortableException e)
                 {
-                    hold(producer, out, offsets);
+                    // the group moved to a new generation while this batch was processed (a member left or
+                    // joined): its offsets may not be committed in the old one. Abort (nothing of it becomes
+                    // visible) and rebuild every partition still owned from its start up to its committed offset,
+                    // exactly as after a takeover; the batch is then read and written again
+                    producer.abortTransaction();
+                    abortedTransactions++;
+                    LOG.warn("aggregator {}: transaction aborted ({}); rebuilding {} from the committed offsets",
+                        instance, e.toString(), states.keySet());
+                    rewind(consumer);
                 }
-                producer.commitTransaction();
-                transactions++;
-                eventsWritten += out.size();
             }
         }
         catch (final InterruptedException e)
@@ -331,6 +350,25 @@ public final class Aggregator implements AutoCloseable
         {
             stopped.countDown();
         }
+    }
+
+    /** Every partition owned: a fresh stage, output from its committed offset, replayed from offset 0. */
+    private void rewind(final KafkaConsumer<String, byte[]> consumer)
+    {
+        if (states.isEmpty())
+        {
+            return;
+        }
+        final Set<TopicPartition> parts = Set.copyOf(states.keySet());
+        final Map<TopicPartition, OffsetAndMetadata> committed = consumer.committed(parts, Duration.ofMinutes(2));
+        for (final TopicPartition tp : parts)
+        {
+            final OffsetAndMetadata om = committed.get(tp);
+            final PartitionState[] ref = new PartitionState[1];
+            ref[0] = new PartitionState(sink(tp, ref), om == null ? 0 : om.offset());
+            states.put(tp, ref[0]);
+        }
+        consumer.seekToBeginning(parts);
     }
 
     private AnomalySink sink(final TopicPartition tp, final PartitionState[] ref)
@@ -521,6 +559,7 @@ public final class Aggregator implements AutoCloseable
         h.put("skippedRecords", skipped);
         h.put("duplicatesDropped", duplicates);
         h.put("transactions", transactions);
+        h.put("abortedTransactions", abortedTransactions);
         h.put("anomalyEventsWritten", eventsWritten);
         h.put("lagRecords", lag);
         h.put("partitionsTaken", partitionsTaken);
@@ -548,6 +587,9 @@ public final class Aggregator implements AutoCloseable
             "Agents' resends dropped by (agent, seq)", l, duplicates);
         FleetMetrics.counter(b, "flowscope_fleet_aggregator_transactions_total",
             "Transactions committed (anomaly events and offsets)", l, transactions);
+        FleetMetrics.counter(b, "flowscope_fleet_aggregator_aborted_transactions_total",
+            "Transactions aborted because the group's generation changed meanwhile (the batch is redone)", l,
+            abortedTransactions);
         FleetMetrics.counter(b, "flowscope_fleet_aggregator_anomaly_events_written_total",
             "Anomaly events committed to the fleet-anomalies topic", l, eventsWritten);
         FleetMetrics.counter(b, "flowscope_fleet_aggregator_partitions_taken_total",
