@@ -497,11 +497,14 @@ class FleetTest
             });
             final Matcher hold = Pattern.compile("with (\\d+) anomaly events").matcher(holdLine);
             assertThat(hold.find()).isTrue();
-            assertThat(aborted).as("aborted events").hasSize(Integer.parseInt(hold.group(1)));
+            // (the survivor may abort a transaction too, when the group's generation changes under a batch: it
+            // redoes the batch, so its aborted events are also committed once)
+            assertThat(aborted.stream().filter(ev -> victimParts.contains(Integer.parseInt(ev.substring(0,
+                ev.indexOf(' ')))))).as("aborted events on the victim's partitions: %s", aborted)
+                .hasSizeGreaterThanOrEqualTo(Integer.parseInt(hold.group(1)));
             for (final String ev : aborted)
             {
                 final int p = Integer.parseInt(ev.substring(0, ev.indexOf(' ')));
-                assertThat(victimParts).contains(p);
                 final String text = ev.substring(ev.indexOf(' ') + 1);
                 assertThat(committedOut.get(p).stream().filter(text::equals).count()).as("committed: %s", text)
                     .isEqualTo(1);
