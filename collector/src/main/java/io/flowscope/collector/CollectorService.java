@@ -1,9 +1,13 @@
 package io.flowscope.collector;
 
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
+import java.util.function.Supplier;
 
 import io.flowscope.sink.influx.InfluxSchema;
 import io.vertx.core.Vertx;
@@ -25,10 +29,26 @@ public final class CollectorService implements AutoCloseable
     private final DrainLoop drain;
     private final String sourceDescription;
     private final ServiceSinks sinks;
+    private final Extensions extensions;
+
+    /** What a component started beside the service (the fleet agent) adds to /metrics and /api/health. */
+    private static final class Extensions
+    {
+        final List<Supplier<String>> metrics = new CopyOnWriteArrayList<>();
+        final Map<String, Supplier<Object>> health = new ConcurrentHashMap<>();
+
+        String metrics()
+        {
+            final StringBuilder b = new StringBuilder();
+            metrics.forEach(m -> b.append(m.get()));
+            return b.toString();
+        }
+    }
 
     private CollectorService(final CollectorConfig config, final Vertx vertx, final HttpVerticle http,
-        final DrainLoop drain, final ServiceSinks sinks)
+        final DrainLoop drain, final ServiceSinks sinks, final Extensions extensions)
     {
+        this.extensions = extensions;
         this.sinks = sinks;
         this.config = config;
         this.vertx = vertx;
@@ -79,9 +99,14 @@ public final class CollectorService implements AutoCloseable
             final String name = source.hostName(id);
             return name != null ? name : InfluxSchema.hexHost(id);
         });
+        final Extensions ext = new Extensions();
         final HttpVerticle http = new HttpVerticle(config.httpHost(), config.httpPort(), config.publishIntervalMs(),
-            () -> drainRef[0].snapshot(), () -> health(config, drainRef[0], sinks), config.security(),
-            () -> Metrics.renderSinks(sinks.statuses()));
+            () -> drainRef[0].snapshot(), () ->
+            {
+                final Map<String, Object> h = health(config, drainRef[0], sinks);
+                ext.health.forEach((k, v) -> h.put(k, v.get()));
+                return h;
+            }, config.security(), () -> Metrics.renderSinks(sinks.statuses()) + ext.metrics());
         final DrainLoop drain = new DrainLoop(config, source, AnomalyStages::create, e ->
         {
             http.publish(e);
@@ -105,12 +130,12 @@ public final class CollectorService implements AutoCloseable
         drain.start();
         if (!drain.awaitReady(5, TimeUnit.MINUTES))
         {
-            final CollectorService s = new CollectorService(config, vertx, http, drain, sinks);
+            final CollectorService s = new CollectorService(config, vertx, http, drain, sinks, ext);
             final Throwable t = drain.crashed();
             s.close();
             throw new IllegalStateException("the drain loop did not start: " + t, t);
         }
-        return new CollectorService(config, vertx, http, drain, sinks);
+        return new CollectorService(config, vertx, http, drain, sinks, ext);
     }
 
     static Map<String, Object> health(final CollectorConfig config, final DrainLoop drain, final ServiceSinks sinks)
@@ -156,6 +181,13 @@ public final class CollectorService implements AutoCloseable
     public String url()
     {
         return (config.security().tls() != null ? "https" : "http") + "://" + config.httpHost() + ":" + port() + "/";
+    }
+
+    /** Appends {@code metrics} (Prometheus text) to /metrics and {@code health} under {@code key} in /api/health. */
+    public void extend(final String key, final Supplier<Object> health, final Supplier<String> metrics)
+    {
+        extensions.health.put(key, health);
+        extensions.metrics.add(metrics);
     }
 
     public ServiceSinks sinks()

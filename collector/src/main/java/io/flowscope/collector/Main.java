@@ -184,7 +184,7 @@ public final class Main implements Callable<Integer>
         final CountDownLatch closed = new CountDownLatch(1);
         try (CollectorService service = CollectorService.start(config, console);
             io.flowscope.collector.fleet.AgentPublisher agent =
-                io.flowscope.collector.fleet.Fleet.startAgent(config, fleet, out))
+                io.flowscope.collector.fleet.Fleet.startAgent(service, config, fleet, out))
         {
             // the JVM halts as soon as the hooks return: on SIGTERM (systemd stop, a pod deleted) the hook waits
             // until the service is closed, or what the sinks still queue is lost (the InfluxDB sink runs seconds

@@ -22,6 +22,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.MappingIterator;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
+import io.flowscope.collector.fleet.FleetConfig;
 import io.flowscope.collector.security.TokenAuth;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -32,7 +33,10 @@ import picocli.CommandLine;
  * and selectors match, every referenced ConfigMap / Secret key and volume exists, container args are real
  * {@code flowscope} commands and options (picocli's parser), the configuration files they name load through
  * {@link CollectorConfig} with the Secret's files mounted where the pod would see them, probes use the routes served
- * without a token; the systemd units' ExecStart, credentials, environment files and hardening likewise.
+ * without a token; the systemd units' ExecStart, credentials, environment files and hardening likewise. The fleet
+ * (Kafka) keys: every key a role needs is set explicitly (file or environment; {@link #AGENT_KEYS},
+ * {@link #AGGREGATOR_KEYS}), the role is the workload's, and agents and aggregators agree on the Kafka cluster,
+ * the topics and the partitions.
  */
 class DeployManifestsTest
 {
@@ -43,8 +47,59 @@ class DeployManifestsTest
     private static final Set<String> OTHER_ENV = Set.of("FLOWSCOPE_LOG_LEVEL", "FLOWSCOPE_NODE_NAME",
         "FLOWSCOPE_JAVA_OPTS");
 
+    /** Fleet keys an agent's deployment must set (a default would silently point it at the wrong cluster). */
+    static final List<String> AGENT_KEYS = List.of("fleet.role", "fleet.bootstrap", "fleet.topicPrefix",
+        "fleet.partitions", "fleet.eventSampleEvery", "fleet.bufferBytes");
+    /** Fleet keys an aggregator's deployment must set; fleet.agentId names its transactional id. */
+    static final List<String> AGGREGATOR_KEYS = List.of("fleet.role", "fleet.bootstrap", "fleet.topicPrefix",
+        "fleet.partitions", "fleet.group", "fleet.agentId");
+
     @TempDir
     Path tmp;
+
+    /** The fleet keys a configuration file (its {@code fleet:} section or dotted keys) and an environment set. */
+    private static Set<String> fleetKeysSet(final Path config, final Map<String, String> env) throws IOException
+    {
+        final Set<String> set = new TreeSet<>();
+        final JsonNode root = YAML.readTree(config.toFile());
+        root.path("fleet").fieldNames().forEachRemaining(k -> set.add("fleet." + k));
+        root.fieldNames().forEachRemaining(k ->
+        {
+            if (k.startsWith("fleet."))
+            {
+                set.add(k);
+            }
+        });
+        for (final String k : FleetConfig.DEFAULTS.keySet())
+        {
+            if (env.containsKey(CollectorConfig.envName(k)))
+            {
+                set.add(k);
+            }
+        }
+        return set;
+    }
+
+    /** Loads the fleet section, asserting that the role's keys are set explicitly and that the role is the one meant. */
+    private static FleetConfig fleet(final String where, final Path config, final Map<String, String> env,
+        final boolean agent) throws IOException
+    {
+        assertThat(fleetKeysSet(config, env)).as(where + ": fleet keys set in " + config.getFileName() +
+            " or the environment").containsAll(agent ? AGENT_KEYS : AGGREGATOR_KEYS);
+        final FleetConfig f = FleetConfig.load(config, env, Map.of());
+        assertThat(agent ? f.isAgent() : f.isAggregator()).as(where + ": fleet.role = " + f.role()).isTrue();
+        return f;
+    }
+
+    private static void sameKafka(final Map<String, FleetConfig> byRole)
+    {
+        assertThat(byRole).containsOnlyKeys("agent", "aggregator");
+        final FleetConfig agent = byRole.get("agent");
+        final FleetConfig aggregator = byRole.get("aggregator");
+        assertThat(agent.bootstrap()).as("fleet.bootstrap of agents and aggregators").isEqualTo(aggregator.bootstrap());
+        assertThat(agent.topicPrefix()).as("fleet.topicPrefix").isEqualTo(aggregator.topicPrefix());
+        assertThat(agent.partitions()).as("fleet.partitions").isEqualTo(aggregator.partitions());
+    }
 
     private static List<JsonNode> documents(final Path file) throws IOException
     {
@@ -158,6 +213,7 @@ class DeployManifestsTest
     void shouldRunRealCommandsWhoseConfigurationLoadsWithTheMountedConfigMapAndSecret() throws Exception
     {
         final Map<String, JsonNode> index = byKindAndName(all());
+        final Map<String, FleetConfig> fleetByRole = new HashMap<>();
         int checked = 0;
         for (final JsonNode w : index.values())
         {
@@ -183,6 +239,7 @@ class DeployManifestsTest
                     materialize(index, v, dir, where);
                 }
                 final Map<String, String> env = new HashMap<>();
+                final Map<String, String> fieldRefs = new HashMap<>();
                 for (final JsonNode e : c.path("env"))
                 {
                     final String name = e.path("name").asText();
@@ -198,6 +255,12 @@ class DeployManifestsTest
                     else if (e.has("value"))
                     {
                         env.put(name, remap(e.path("value").asText(), mounts));
+                    }
+                    else if (ref.has("fieldRef"))
+                    {
+                        // what the kubelet puts there: a pod or node name
+                        fieldRefs.put(name, ref.path("fieldRef").path("fieldPath").asText());
+                        env.put(name, "flowscope-" + c.path("name").asText() + "-x7k2p");
                     }
                 }
                 // the args: a real subcommand with real options
@@ -225,6 +288,16 @@ class DeployManifestsTest
                     assertThat(TokenAuth.OPEN_PATHS).as(where + " " + probe)
                         .contains(c.path(probe).path("httpGet").path("path").asText());
                 }
+                // the fleet keys of the role; the instance name is the pod's (see agent-daemonset.yaml: the
+                // agent's journal and mark are in an emptyDir, so a new pod must not reuse an old pod's name)
+                final boolean agent = w.path("kind").asText().equals("DaemonSet");
+                fleetByRole.put(agent ? "agent" : "aggregator", fleet(where, remapped, env, agent));
+                assertThat(fieldRefs.get(CollectorConfig.envName("fleet.agentId"))).as(where + ": fleet.agentId")
+                    .isEqualTo("metadata.name");
+                if (agent)
+                {
+                    assertThat(cfg.journalEnabled()).as(where + ": the agent's journal (its spool)").isTrue();
+                }
                 // the agent drains the node's rings from the hostPath
                 if (w.path("kind").asText().equals("DaemonSet"))
                 {
@@ -232,7 +305,6 @@ class DeployManifestsTest
                         root.getFileName().toString()) ? cfg.ringDir().getFileName().toString() : "(not a mount)";
                     assertThat(volumes).as(where + ": ring.dir " + cfg.ringDir() + " is a mounted volume").containsKey(vol);
                     assertThat(volumes.get(vol).path("hostPath").path("path").asText()).isEqualTo("/dev/shm/flowscope");
-                    assertThat(c.path("env").findValuesAsText("fieldPath")).contains("spec.nodeName");
                 }
                 else
                 {
@@ -245,11 +317,13 @@ class DeployManifestsTest
             }
         }
         assertThat(checked).isEqualTo(2);
+        sameKafka(fleetByRole);
     }
 
     private static boolean knownEnv(final String name)
     {
-        return CollectorConfig.DEFAULTS.keySet().stream().anyMatch(k -> CollectorConfig.envName(k).equals(name));
+        return CollectorConfig.DEFAULTS.keySet().stream().anyMatch(k -> CollectorConfig.envName(k).equals(name)) ||
+            FleetConfig.DEFAULTS.keySet().stream().anyMatch(k -> CollectorConfig.envName(k).equals(name));
     }
 
     /** Paths under a mount point (at a path start) rewritten into the test's copy of that volume, in one pass. */
@@ -330,6 +404,7 @@ class DeployManifestsTest
         final String pom = Files.readString(Path.of("pom.xml"));
         final Matcher flags = Pattern.compile("<collector.jvm.flags>([^<]+)</collector.jvm.flags>").matcher(pom);
         assertThat(flags.find()).isTrue();
+        final Map<String, FleetConfig> fleetByRole = new HashMap<>();
         for (final String name : List.of("agent", "aggregator"))
         {
             final Path file = SYSTEMD.resolve("flowscope-" + name + ".service");
@@ -359,7 +434,8 @@ class DeployManifestsTest
             }
             for (final String e : u.getOrDefault("Environment", List.of()))
             {
-                env.put(e.substring(0, e.indexOf('=')), e.substring(e.indexOf('=') + 1).replace("%d", creds.toString()));
+                env.put(e.substring(0, e.indexOf('=')), e.substring(e.indexOf('=') + 1).replace("%d", creds.toString())
+                    .replace("%H", "gpu-node-17"));
             }
             for (final String k : env.keySet())
             {
@@ -380,15 +456,24 @@ class DeployManifestsTest
             final CollectorConfig c = CollectorConfig.load(config, env, Map.of());
             assertThat(c.security().token()).isEqualTo("credential-" + name + "-0123456789abcdef");
             assertThat(c.httpHost()).isEqualTo("0.0.0.0");
+            fleetByRole.put(name, fleet(file.toString(), config, env, name.equals("agent")));
             if (name.equals("agent"))
             {
+                // its default fleet.agentId (host name + hash of journal.dir) is stable because the journal and the
+                // mark are in the state directory, which outlives restarts
+                assertThat(c.journalEnabled()).isTrue();
+                assertThat(c.journalDir().startsWith(Path.of("/var/lib/flowscope"))).as("journal.dir " +
+                    c.journalDir()).isTrue();
+                assertThat(u.get("StateDirectory")).containsExactly("flowscope");
                 assertThat(u.get("ReadWritePaths")).contains(c.ringDir().toString());
                 assertThat(u).doesNotContainKey("PrivateDevices"); // /dev/shm must be the host's
             }
             else
             {
                 assertThat(c.sinks().webhooks().get(0).secret()).isEqualTo("credential-" + name + "-0123456789abcdef");
+                assertThat(FleetConfig.load(config, env, Map.of()).agentId()).isEqualTo("gpu-node-17");
             }
         }
+        sameKafka(fleetByRole);
     }
 }

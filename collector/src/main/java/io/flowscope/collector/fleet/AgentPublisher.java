@@ -52,12 +52,22 @@ public final class AgentPublisher implements AutoCloseable
     private volatile boolean running = true;
     private volatile boolean closing;
     private volatile long publishedUpTo;
+    /** Where the output {@link #publishedUpTo} came from: the journal document's index and its ordinal there. */
+    private long markDoc = -1;
+    private long markOrdinal;
+    private volatile long spoolLost;
     private volatile long produced;
     private volatile long sent;
     private volatile long sessions;
     private volatile long failures;
     private volatile String lastError;
     private volatile long documents;
+    private volatile long resent;
+    private volatile long backfilled;
+    private volatile boolean catchingUp;
+    private volatile boolean connected;
+    /** The highest seq handed to a producer by any session of this process: a seq at or below it is a resend. */
+    private long highestSent;
     private final Thread thread;
 
     public AgentPublisher(final CollectorConfig config, final FleetConfig fleet)
@@ -71,7 +81,10 @@ public final class AgentPublisher implements AutoCloseable
         this.config = config;
         this.agentId = fleet.agentIdFor(config.journalDir());
         this.markFile = Path.of(config.journalDir().toString() + ".fleet-published");
-        this.publishedUpTo = readMark(markFile);
+        final long[] mark = readMark(markFile);
+        this.publishedUpTo = mark[0];
+        this.markDoc = mark[1];
+        this.markOrdinal = mark[2];
         this.thread = new Thread(this::run, "flowscope-fleet-agent");
         this.thread.setDaemon(true);
     }
@@ -128,24 +141,101 @@ public final class AgentPublisher implements AutoCloseable
         return documents;
     }
 
-    private static long readMark(final Path f)
+    /** Records sent again by a later session (sent before a failure, not marked): consumers drop them. */
+    public long resent()
+    {
+        return resent;
+    }
+
+    /** Outputs published while a session was catching up with the journal (the spool) from its start. */
+    public long backfilled()
+    {
+        return backfilled;
+    }
+
+    /** Prometheus text of the publisher's counters (appended to the service's {@code /metrics}). */
+    public String metrics()
+    {
+        final StringBuilder b = new StringBuilder(1024);
+        final String l = "{agent=\"" + FleetMetrics.label(agentId) + "\"}";
+        FleetMetrics.counter(b, "flowscope_fleet_agent_published_total",
+            "Outputs Kafka acknowledged and marked (the published-up-to seq)", l, publishedUpTo);
+        FleetMetrics.counter(b, "flowscope_fleet_agent_sent_total", "Records handed to the producer, resends included",
+            l, sent);
+        FleetMetrics.counter(b, "flowscope_fleet_agent_resent_total",
+            "Records sent again after a failed session (same agent and seq: dropped by consumers)", l, resent);
+        FleetMetrics.counter(b, "flowscope_fleet_agent_backfilled_total",
+            "Outputs sent while a session caught up with the journal (spool) from its start", l, backfilled);
+        FleetMetrics.counter(b, "flowscope_fleet_agent_sessions_total", "Producer sessions started", l, sessions);
+        FleetMetrics.counter(b, "flowscope_fleet_agent_errors_total",
+            "Sessions ended by an error (broker unreachable, delivery timeout)", l, failures);
+        FleetMetrics.counter(b, "flowscope_fleet_agent_spool_lost_total",
+            "Sessions that found the published mark's journal document deleted by retention (outputs lost)", l,
+            spoolLost);
+        FleetMetrics.gauge(b, "flowscope_fleet_agent_spooled_outputs",
+            "Outputs derived from the journal and not acknowledged yet (current session)", l,
+            Math.max(0, produced - publishedUpTo));
+        FleetMetrics.gauge(b, "flowscope_fleet_agent_catching_up",
+            "1 while the session re-reads the journal (spool) toward its end", l, catchingUp ? 1 : 0);
+        FleetMetrics.gauge(b, "flowscope_fleet_agent_connected",
+            "1 while a producer session is open with no error", l, connected ? 1 : 0);
+        return b.toString();
+    }
+
+    /** The publisher's counters for the service's {@code /api/health}. */
+    public Map<String, Object> health()
+    {
+        final Map<String, Object> h = new LinkedHashMap<>();
+        h.put("agentId", agentId);
+        h.put("bootstrap", fleet.bootstrap());
+        h.put("connected", connected);
+        h.put("catchingUp", catchingUp);
+        h.put("publishedUpTo", publishedUpTo);
+        h.put("produced", produced);
+        h.put("sent", sent);
+        h.put("resent", resent);
+        h.put("backfilled", backfilled);
+        h.put("sessions", sessions);
+        h.put("failures", failures);
+        h.put("spoolLost", spoolLost);
+        h.put("lastError", lastError);
+        return h;
+    }
+
+    /**
+     * The mark: {@code "<seq> <document index> <ordinal>"} ({seq, -1, 0} for a mark written before documents were
+     * recorded, or none).
+     */
+    private static long[] readMark(final Path f)
     {
         try
         {
-            return Files.exists(f) ? Long.parseLong(Files.readString(f).trim()) : 0;
+            if (!Files.exists(f))
+            {
+                return new long[] {0, -1, 0};
+            }
+            final String[] t = Files.readString(f).trim().split("\\s+");
+            return t.length >= 3 ? new long[] {Long.parseLong(t[0]), Long.parseLong(t[1]), Long.parseLong(t[2])} :
+                new long[] {Long.parseLong(t[0]), -1, 0};
         }
         catch (final IOException | NumberFormatException e)
         {
             LOG.warn("fleet agent: unreadable mark {} ({}); publishing from the start", f, e.toString());
-            return 0;
+            return new long[] {0, -1, 0};
         }
     }
 
-    private void writeMark(final long seq) throws IOException
+    private void writeMark(final long seq, final long doc, final long ordinal) throws IOException
     {
         final Path tmp = Path.of(markFile + ".tmp");
-        Files.writeString(tmp, Long.toString(seq), StandardCharsets.UTF_8);
+        Files.writeString(tmp, seq + " " + doc + " " + ordinal, StandardCharsets.UTF_8);
         Files.move(tmp, markFile, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+    }
+
+    /** Sessions that found the mark's journal document deleted (retention) before it was published past. */
+    public long spoolLost()
+    {
+        return spoolLost;
     }
 
     private void run()
@@ -156,6 +246,7 @@ public final class AgentPublisher implements AutoCloseable
             try
             {
                 session();
+                connected = false;
                 if (closing)
                 {
                     return;
@@ -163,6 +254,8 @@ public final class AgentPublisher implements AutoCloseable
             }
             catch (final Exception e)
             {
+                connected = false;
+                catchingUp = false;
                 failures++;
                 lastError = e.toString();
                 LOG.warn("fleet agent {}: session ended ({}); published up to seq {}; retrying in {} ms", agentId,
@@ -222,6 +315,16 @@ public final class AgentPublisher implements AutoCloseable
             final int summaryPartitions = producer.partitionsFor(fleet.summariesTopic()).size();
             final int anomalyPartitions = producer.partitionsFor(fleet.anomaliesTopic()).size();
             final Out out = new Out(producer, sendFailure, summaryPartitions, anomalyPartitions);
+            final JournalReader.Meta meta = new JournalReader.Meta()
+            {
+                @Override
+                public void onBatch(final long wallNs)
+                {
+                    out.document(reader.index());
+                }
+            };
+            connected = true;
+            catchingUp = true;
             final Pipeline pipeline = new Pipeline(Pipeline.windowConfig(config), AnomalyStages::create, out::anomaly);
             pipeline.tap(out::flow, out::collective);
             final TelemetryListener in = fleet.eventSampleEvery() > 0 ?
@@ -232,7 +335,7 @@ public final class AgentPublisher implements AutoCloseable
             {
                 while (running)
                 {
-                    final int n = reader.read(in, JOURNAL_META, 1);
+                    final int n = reader.read(in, meta, 1);
                     if (n > 0)
                     {
                         documents++;
@@ -246,6 +349,7 @@ public final class AgentPublisher implements AutoCloseable
                     }
                     if (n == 0)
                     {
+                        catchingUp = false;
                         if (closing)
                         {
                             break; // closing and at the end of the journal: everything read is published
@@ -263,14 +367,10 @@ public final class AgentPublisher implements AutoCloseable
         }
     }
 
-    private static final JournalReader.Meta JOURNAL_META = new JournalReader.Meta()
-    {
-    };
-
     private void checkpoint(final KafkaProducer<String, byte[]> producer, final AtomicReference<Exception> failure,
         final Out out) throws Exception
     {
-        if (out.seq <= publishedUpTo)
+        if (!out.anchored || out.seq <= publishedUpTo)
         {
             return;
         }
@@ -280,7 +380,9 @@ public final class AgentPublisher implements AutoCloseable
         {
             throw e;
         }
-        writeMark(out.seq);
+        writeMark(out.seq, out.lastDoc, out.lastOrdinal);
+        markDoc = out.lastDoc;
+        markOrdinal = out.lastOrdinal;
         publishedUpTo = out.seq;
     }
 
@@ -296,7 +398,15 @@ public final class AgentPublisher implements AutoCloseable
             agentId, publishedUpTo, sent, sessions, failures);
     }
 
-    /** The outputs of one session, numbered; those at or below the mark are skipped (not even encoded). */
+    /**
+     * The outputs of one session, numbered; those at or below the mark are skipped (not even encoded). The numbers
+     * are anchored at the mark's journal document, not at the journal's start: retention deletes old cycle files
+     * while the agent runs, and a session that counted from the remaining start would number its outputs lower than
+     * before, skip unpublished ones as published and reuse seqs the consumers already dropped up to. So outputs
+     * before the mark's document are skipped whatever their count; at that document the count is set to where the
+     * mark left it; if that document is gone (the spool outgrew journal.retentionHours while Kafka was away), the
+     * first later one continues after the mark, and what was deleted is lost (logged, counted).
+     */
     private final class Out
     {
         private final KafkaProducer<String, byte[]> producer;
@@ -304,6 +414,12 @@ public final class AgentPublisher implements AutoCloseable
         private final int summaryPartitions;
         private final int anomalyPartitions;
         long seq;
+        private long doc = -1;
+        private long ordinal;
+        long lastDoc = -1;
+        long lastOrdinal;
+        /** Numbering anchored: the mark's document reached (or no anchor: a fresh or an old-format mark). */
+        private boolean anchored = markDoc < 0;
 
         Out(final KafkaProducer<String, byte[]> producer, final AtomicReference<Exception> failure,
             final int summaryPartitions, final int anomalyPartitions)
@@ -314,11 +430,37 @@ public final class AgentPublisher implements AutoCloseable
             this.anomalyPartitions = anomalyPartitions;
         }
 
+        void document(final long index)
+        {
+            doc = index;
+            ordinal = 0;
+            if (!anchored && index >= markDoc)
+            {
+                anchored = true;
+                if (index == markDoc)
+                {
+                    seq = publishedUpTo - markOrdinal;
+                }
+                else
+                {
+                    seq = publishedUpTo;
+                    spoolLost++;
+                    LOG.warn("fleet agent {}: the journal document of the published mark (index {}) was deleted " +
+                        "before this session read it (retention); continuing after seq {} from document {}: the " +
+                        "outputs of the deleted documents after the mark are lost", agentId, markDoc,
+                        publishedUpTo, index);
+                }
+            }
+        }
+
         private boolean next()
         {
             seq++;
+            ordinal++;
+            lastDoc = doc;
+            lastOrdinal = ordinal;
             produced = seq;
-            return seq > publishedUpTo;
+            return anchored && seq > publishedUpTo;
         }
 
         private void send(final String topic, final int partition, final String key, final byte[] value)
@@ -328,6 +470,18 @@ public final class AgentPublisher implements AutoCloseable
                 return;
             }
             sent++;
+            if (seq <= highestSent)
+            {
+                resent++;
+            }
+            else
+            {
+                highestSent = seq;
+            }
+            if (catchingUp)
+            {
+                backfilled++;
+            }
             producer.send(new ProducerRecord<>(topic, partition, key, value), (md, e) ->
             {
                 if (e != null)

@@ -1,5 +1,7 @@
 package io.flowscope.collector.fleet;
 
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -9,7 +11,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Properties;
 import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
@@ -23,16 +24,20 @@ import io.flowscope.collector.AnomalyEvent;
 import io.flowscope.collector.AnomalyStages;
 import io.flowscope.window.CollectiveSummary;
 import io.flowscope.window.FlowSummary;
+import org.apache.kafka.clients.consumer.CommitFailedException;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRebalanceListener;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.ConsumerRecords;
+import org.apache.kafka.clients.consumer.CooperativeStickyAssignor;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.errors.RebalanceInProgressException;
+import org.apache.kafka.common.errors.TransactionAbortableException;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.kafka.common.serialization.StringDeserializer;
@@ -49,6 +54,9 @@ import org.slf4j.LoggerFactory;
  * re-read from its beginning to rebuild the stage's state; events derived from records below the group's
  * committed offset were already written by the previous owner and are dropped, so nothing is written twice and
  * nothing is lost. Agents' resends are dropped by {@code (agent, seq)} (a per-partition high-water mark per agent).
+ * The group uses the cooperative-sticky assignor: a member joining or leaving moves only the partitions that must
+ * move, so an aggregator rebuilds only the partitions it newly takes (the eager protocol would revoke and rebuild
+ * every partition of every member on each rebalance).
  */
 public final class Aggregator implements AutoCloseable
 {
@@ -57,33 +65,43 @@ public final class Aggregator implements AutoCloseable
     private final FleetConfig fleet;
     private final String instance;
     private final Consumer<AnomalyEvent> listener;
-    private final Map<Long, Anomaly> anomalies = new ConcurrentHashMap<>();
     private final Map<TopicPartition, PartitionState> states = new HashMap<>();
     private final CountDownLatch stopped = new CountDownLatch(1);
     private final Thread thread;
+    private final Path holdFile;
     private volatile boolean running = true;
-    private volatile java.util.concurrent.atomic.AtomicInteger crashBudget;
     private volatile long records;
+    private volatile long replayed;
+    private volatile long skipped;
     private volatile long duplicates;
     private volatile long transactions;
+    private volatile long abortedTransactions;
     private volatile long eventsWritten;
+    private volatile long partitionsTaken;
+    private volatile long lastRebuildRecords;
+    private volatile long lastRebuildMs;
+    private volatile long lag;
     private volatile Set<TopicPartition> assigned = Set.of();
     private volatile Throwable failed;
     private final AtomicReference<List<Anomaly>> list = new AtomicReference<>(List.of());
 
-    /** Per partition owned: its stage, the agents' high-water marks, where output starts. */
+    /** Per partition owned: its stage, the agents' high-water marks, where output starts, its anomalies. */
     private static final class PartitionState
     {
         final AnomalyStage stage;
         final Map<String, Long> lastSeq = new HashMap<>();
         final List<Object[]> pending = new ArrayList<>();
+        final Map<Long, Anomaly> anomalies = new LinkedHashMap<>();
         final long outputFrom;
-        long offset;
+        final long takenNs = System.nanoTime();
+        long offset = -1;
+        boolean rebuilt;
 
         PartitionState(final AnomalySink sink, final long outputFrom)
         {
             this.stage = AnomalyStages.create(sink);
             this.outputFrom = outputFrom;
+            this.rebuilt = outputFrom == 0;
         }
     }
 
@@ -94,7 +112,16 @@ public final class Aggregator implements AutoCloseable
         this.listener = listener;
         this.thread = new Thread(this::run, "flowscope-fleet-aggregator-" + instance);
         this.thread.setDaemon(true);
+        final String hold = System.getProperty(HOLD_PROPERTY, "");
+        this.holdFile = hold.isEmpty() ? null : Path.of(hold);
     }
+
+    /**
+     * Fault injection for the failover test, off unless this system property names a file: once that file exists,
+     * the next transaction that carries anomaly events is left open (its events sent and flushed, its offsets sent)
+     * and the thread stops there, while the consumer's heartbeat keeps the partitions, until the process is killed.
+     */
+    static final String HOLD_PROPERTY = "flowscope.fleet.test.holdFile";
 
     public Aggregator start() throws Exception
     {
@@ -112,6 +139,23 @@ public final class Aggregator implements AutoCloseable
     public long records()
     {
         return records;
+    }
+
+    /** Records re-read below a taken partition's committed offset to rebuild its stage (no output). */
+    public long replayed()
+    {
+        return replayed;
+    }
+
+    /** Records summed over the partitions owned that are not consumed yet (end offset minus position). */
+    public long lag()
+    {
+        return lag;
+    }
+
+    public long partitionsTaken()
+    {
+        return partitionsTaken;
     }
 
     public long duplicates()
@@ -156,6 +200,7 @@ public final class Aggregator implements AutoCloseable
         p.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, 500);
         p.put(ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG, 10_000);
         p.put(ConsumerConfig.HEARTBEAT_INTERVAL_MS_CONFIG, 1_000);
+        p.put(ConsumerConfig.PARTITION_ASSIGNMENT_STRATEGY_CONFIG, CooperativeStickyAssignor.class.getName());
         return p;
     }
 
@@ -191,7 +236,14 @@ public final class Aggregator implements AutoCloseable
                 @Override
                 public void onPartitionsAssigned(final Collection<TopicPartition> parts)
                 {
-                    final Map<TopicPartition, OffsetAndMetadata> committed = consumer.committed(Set.copyOf(parts));
+                    if (parts.isEmpty())
+                    {
+                        return; // cooperative rebalancing calls this with nothing new
+                    }
+                    // a dead owner's open transaction holds its offsets pending until the broker aborts it (up to
+                    // the transaction timeout plus the broker's abort check): read_committed waits for that
+                    final Map<TopicPartition, OffsetAndMetadata> committed = consumer.committed(Set.copyOf(parts),
+                        Duration.ofMinutes(2));
                     for (final TopicPartition tp : parts)
                     {
                         final OffsetAndMetadata om = committed.get(tp);
@@ -199,6 +251,7 @@ public final class Aggregator implements AutoCloseable
                         final PartitionState[] ref = new PartitionState[1];
                         ref[0] = new PartitionState(sink(tp, ref), from);
                         states.put(tp, ref[0]);
+                        partitionsTaken++;
                         LOG.info("aggregator {}: took {} (output from offset {}; state rebuilt from the start)",
                             instance, tp, from);
                     }
@@ -211,6 +264,7 @@ public final class Aggregator implements AutoCloseable
             while (running)
             {
                 final ConsumerRecords<String, byte[]> batch = consumer.poll(Duration.ofMillis(100));
+                lag = lagOf(consumer);
                 if (batch.isEmpty())
                 {
                     continue;
@@ -229,8 +283,13 @@ public final class Aggregator implements AutoCloseable
                         records++;
                         st.offset = r.offset();
                         apply(st, r.value(), flow, coll);
-                        if (r.offset() >= st.outputFrom)
+                        if (r.offset() < st.outputFrom)
                         {
+                            replayed++;
+                        }
+                        else
+                        {
+                            rebuilt(tp, st);
                             for (final Object[] e : st.pending)
                             {
                                 final Anomaly a = (Anomaly)e[1];
@@ -243,29 +302,44 @@ public final class Aggregator implements AutoCloseable
                         st.pending.clear();
                     }
                 }
-                list.set(List.copyOf(anomalies.values()));
+                publishList();
                 if (offsets.isEmpty())
                 {
                     continue;
                 }
-                producer.beginTransaction();
-                for (final ProducerRecord<String, byte[]> r : out)
+                try
                 {
-                    producer.send(r);
+                    producer.beginTransaction();
+                    for (final ProducerRecord<String, byte[]> r : out)
+                    {
+                        producer.send(r);
+                    }
+                    producer.sendOffsetsToTransaction(offsets, consumer.groupMetadata());
+                    if (holdFile != null && !out.isEmpty() && Files.exists(holdFile))
+                    {
+                        hold(producer, out, offsets);
+                    }
+                    producer.commitTransaction();
+                    transactions++;
+                    eventsWritten += out.size();
                 }
-                final java.util.concurrent.atomic.AtomicInteger budget = crashBudget;
-                if (budget != null && budget.decrementAndGet() == 0)
+                catch (final CommitFailedException | RebalanceInProgressException | TransactionAbortableException e)
                 {
-                    // a crash in the middle of a transaction: nothing committed, nothing aborted by us
-                    producer.close(Duration.ZERO);
-                    LOG.warn("aggregator {}: crashed on purpose mid-transaction", instance);
-                    return;
+                    // the group moved to a new generation while this batch was processed (a member left or
+                    // joined): its offsets may not be committed in the old one. Abort (nothing of it becomes
+                    // visible) and rebuild every partition still owned from its start up to its committed offset,
+                    // exactly as after a takeover; the batch is then read and written again
+                    producer.abortTransaction();
+                    abortedTransactions++;
+                    LOG.warn("aggregator {}: transaction aborted ({}); rebuilding {} from the committed offsets",
+                        instance, e.toString(), states.keySet());
+                    rewind(consumer);
                 }
-                producer.sendOffsetsToTransaction(offsets, consumer.groupMetadata());
-                producer.commitTransaction();
-                transactions++;
-                eventsWritten += out.size();
             }
+        }
+        catch (final InterruptedException e)
+        {
+            Thread.currentThread().interrupt();
         }
         catch (final Throwable t)
         {
@@ -276,6 +350,25 @@ public final class Aggregator implements AutoCloseable
         {
             stopped.countDown();
         }
+    }
+
+    /** Every partition owned: a fresh stage, output from its committed offset, replayed from offset 0. */
+    private void rewind(final KafkaConsumer<String, byte[]> consumer)
+    {
+        if (states.isEmpty())
+        {
+            return;
+        }
+        final Set<TopicPartition> parts = Set.copyOf(states.keySet());
+        final Map<TopicPartition, OffsetAndMetadata> committed = consumer.committed(parts, Duration.ofMinutes(2));
+        for (final TopicPartition tp : parts)
+        {
+            final OffsetAndMetadata om = committed.get(tp);
+            final PartitionState[] ref = new PartitionState[1];
+            ref[0] = new PartitionState(sink(tp, ref), om == null ? 0 : om.offset());
+            states.put(tp, ref[0]);
+        }
+        consumer.seekToBeginning(parts);
     }
 
     private AnomalySink sink(final TopicPartition tp, final PartitionState[] ref)
@@ -304,7 +397,7 @@ public final class Aggregator implements AutoCloseable
             {
                 final PartitionState st = ref[0];
                 st.pending.add(new Object[] {type, a});
-                anomalies.put(a.id(), a);
+                st.anomalies.put(a.id(), a);
                 if (st.offset >= st.outputFrom)
                 {
                     listener.accept(new AnomalyEvent(type, a, System.currentTimeMillis(), System.nanoTime(), false));
@@ -323,6 +416,7 @@ public final class Aggregator implements AutoCloseable
         }
         catch (final IllegalArgumentException e)
         {
+            skipped++;
             LOG.warn("aggregator {}: skipped a record: {}", instance, e.getMessage());
             return;
         }
@@ -355,18 +449,57 @@ public final class Aggregator implements AutoCloseable
         }
     }
 
-    /**
-     * Test hook: every transaction takes one from {@code budget}; the one that takes the last is left open (its
-     * records sent, its offsets not) and the producer and consumer dropped, as if the process died there.
-     */
-    void crashWhenBudgetSpent(final java.util.concurrent.atomic.AtomicInteger budget)
+    /** The first record at or above the committed offset: the partition's state is rebuilt; logged once. */
+    private void rebuilt(final TopicPartition tp, final PartitionState st)
     {
-        crashBudget = budget;
+        if (!st.rebuilt)
+        {
+            st.rebuilt = true;
+            lastRebuildRecords = st.outputFrom;
+            lastRebuildMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - st.takenNs);
+            LOG.info("aggregator {}: {} rebuilt from {} records in {} ms", instance, tp, st.outputFrom,
+                lastRebuildMs);
+        }
+    }
+
+    private void publishList()
+    {
+        final Map<Long, Anomaly> all = new LinkedHashMap<>();
+        states.values().forEach(st -> all.putAll(st.anomalies));
+        list.set(List.copyOf(all.values()));
+    }
+
+    private long lagOf(final KafkaConsumer<String, byte[]> consumer)
+    {
+        long sum = 0;
+        for (final TopicPartition tp : states.keySet())
+        {
+            sum += consumer.currentLag(tp).orElse(0);
+        }
+        return sum;
+    }
+
+    /** The fault injection of {@link #HOLD_PROPERTY}: never returns (the test kills the process). */
+    private void hold(final KafkaProducer<String, byte[]> producer, final List<ProducerRecord<String, byte[]>> out,
+        final Map<TopicPartition, OffsetAndMetadata> offsets) throws InterruptedException
+    {
+        producer.flush();
+        final String line = "flowscope: test hold: aggregator " + instance + " holds an open transaction with " +
+            out.size() + " anomaly events, offsets " + new java.util.TreeMap<>(offsets.entrySet().stream()
+            .collect(java.util.stream.Collectors.toMap(e -> e.getKey().partition(), e -> e.getValue().offset())));
+        LOG.warn(line);
+        System.out.println(line);
+        System.out.flush();
+        while (true)
+        {
+            Thread.sleep(1_000);
+        }
     }
 
     /**
      * What one aggregator owning the partition from the start writes for these records (their values, in offset
-     * order): one {@code "<event> <anomaly JSON>"} per anomaly event. The reference the tests compare with.
+     * order, from offset 0): one {@code "<input offset> <event> <anomaly JSON>"} per anomaly event (see
+     * {@link #describe}). The reference the tests compare with.
      */
     static List<String> reference(final FleetConfig fleet, final List<byte[]> values)
     {
@@ -383,17 +516,21 @@ public final class Aggregator implements AutoCloseable
             a.apply(ref[0], v, flow, coll);
             for (final Object[] e : ref[0].pending)
             {
-                out.add(describe(FleetCodec.read(FleetCodec.anomaly("aggregator", 0, (String)e[0], (Anomaly)e[1]))));
+                out.add(describe(FleetCodec.read(FleetCodec.anomaly("aggregator", ref[0].offset, (String)e[0],
+                    (Anomaly)e[1]))));
             }
             ref[0].pending.clear();
         }
         return out;
     }
 
-    /** {@code "<event> <anomaly JSON>"} of an anomaly record. */
+    /**
+     * {@code "<seq> <event> <anomaly JSON>"} of an anomaly record; an aggregator's record carries as seq the offset
+     * of the summary record that produced the event.
+     */
     static String describe(final JsonNode record)
     {
-        return record.path("event").asText() + " " + record.path("anomaly");
+        return record.path("seq").asLong() + " " + record.path("event").asText() + " " + record.path("anomaly");
     }
 
     public boolean awaitStopped(final long timeout, final TimeUnit unit) throws InterruptedException
@@ -418,9 +555,54 @@ public final class Aggregator implements AutoCloseable
             fleet.summariesTopic());
         h.put("partitions", assigned.stream().map(TopicPartition::toString).sorted().toList());
         h.put("recordsTotal", records);
+        h.put("replayedRecords", replayed);
+        h.put("skippedRecords", skipped);
         h.put("duplicatesDropped", duplicates);
         h.put("transactions", transactions);
+        h.put("abortedTransactions", abortedTransactions);
         h.put("anomalyEventsWritten", eventsWritten);
+        h.put("lagRecords", lag);
+        h.put("partitionsTaken", partitionsTaken);
+        h.put("lastRebuild", Map.of("records", lastRebuildRecords, "ms", lastRebuildMs));
+        if (failed != null)
+        {
+            h.put("error", failed.toString());
+        }
         return h;
+    }
+
+    /** Prometheus text of the aggregator's counters (appended to its {@code /metrics}). */
+    public String metrics()
+    {
+        final StringBuilder b = new StringBuilder(1024);
+        final String l = "{group=\"" + FleetMetrics.label(fleet.group()) + "\",instance=\"" +
+            FleetMetrics.label(instance) + "\"}";
+        FleetMetrics.counter(b, "flowscope_fleet_aggregator_records_total",
+            "Summary records consumed, replayed ones included", l, records);
+        FleetMetrics.counter(b, "flowscope_fleet_aggregator_replayed_records_total",
+            "Records re-read below a taken partition's committed offset to rebuild its state", l, replayed);
+        FleetMetrics.counter(b, "flowscope_fleet_aggregator_skipped_records_total",
+            "Undecodable records skipped", l, skipped);
+        FleetMetrics.counter(b, "flowscope_fleet_aggregator_duplicates_total",
+            "Agents' resends dropped by (agent, seq)", l, duplicates);
+        FleetMetrics.counter(b, "flowscope_fleet_aggregator_transactions_total",
+            "Transactions committed (anomaly events and offsets)", l, transactions);
+        FleetMetrics.counter(b, "flowscope_fleet_aggregator_aborted_transactions_total",
+            "Transactions aborted because the group's generation changed meanwhile (the batch is redone)", l,
+            abortedTransactions);
+        FleetMetrics.counter(b, "flowscope_fleet_aggregator_anomaly_events_written_total",
+            "Anomaly events committed to the fleet-anomalies topic", l, eventsWritten);
+        FleetMetrics.counter(b, "flowscope_fleet_aggregator_partitions_taken_total",
+            "Partitions taken (each rebuilt from its start)", l, partitionsTaken);
+        FleetMetrics.gauge(b, "flowscope_fleet_aggregator_partitions", "Partitions owned now", l, assigned.size());
+        FleetMetrics.gauge(b, "flowscope_fleet_aggregator_lag_records",
+            "Records not consumed yet on the partitions owned", l, lag);
+        FleetMetrics.gauge(b, "flowscope_fleet_aggregator_last_rebuild_records",
+            "Records replayed by the last partition rebuild", l, lastRebuildRecords);
+        FleetMetrics.gauge(b, "flowscope_fleet_aggregator_last_rebuild_ms",
+            "Time from taking a partition to its first output-side record, last rebuild", l, lastRebuildMs);
+        FleetMetrics.gauge(b, "flowscope_fleet_aggregator_up", "1 while the aggregator runs without error", l,
+            failed == null && thread.isAlive() ? 1 : 0);
+        return b.toString();
     }
 }

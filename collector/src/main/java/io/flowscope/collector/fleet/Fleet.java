@@ -2,13 +2,17 @@ package io.flowscope.collector.fleet;
 
 import java.io.PrintWriter;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 
 import io.flowscope.collector.AnomalyEvent;
 import io.flowscope.collector.CollectorConfig;
+import io.flowscope.collector.CollectorService;
 import io.flowscope.collector.HttpVerticle;
+import io.flowscope.collector.Metrics;
+import io.flowscope.collector.ServiceSinks;
 import io.flowscope.collector.Snapshot;
 import io.flowscope.collector.Stats;
 import io.vertx.core.Vertx;
@@ -21,14 +25,16 @@ public final class Fleet
     {
     }
 
-    /** An agent's publisher, started; null for another role. */
-    public static AgentPublisher startAgent(final CollectorConfig config, final FleetConfig fleet, final PrintWriter out)
+    /** An agent's publisher, started, its counters in the service's /metrics and /api/health; null for another role. */
+    public static AgentPublisher startAgent(final CollectorService service, final CollectorConfig config,
+        final FleetConfig fleet, final PrintWriter out)
     {
         if (!fleet.isAgent())
         {
             return null;
         }
         final AgentPublisher p = new AgentPublisher(config, fleet).start();
+        service.extend("fleet", p::health, p::metrics);
         out.println("flowscope: fleet agent " + p.agentId() + " publishing to " + fleet.bootstrap() + " (topics " +
             fleet.summariesTopic() + ", " + fleet.anomaliesTopic() + ", " + fleet.eventsTopic() + ")");
         out.flush();
@@ -42,13 +48,18 @@ public final class Fleet
         private final Vertx vertx;
         private final HttpVerticle http;
         private final String host;
+        private final ServiceSinks sinks;
+        private final String scheme;
 
-        Served(final Aggregator aggregator, final Vertx vertx, final HttpVerticle http, final String host)
+        Served(final Aggregator aggregator, final Vertx vertx, final HttpVerticle http, final String host,
+            final ServiceSinks sinks, final String scheme)
         {
             this.aggregator = aggregator;
             this.vertx = vertx;
             this.http = http;
             this.host = host;
+            this.sinks = sinks;
+            this.scheme = scheme;
         }
 
         public Aggregator aggregator()
@@ -58,7 +69,7 @@ public final class Fleet
 
         public String url()
         {
-            return "http://" + host + ":" + http.actualPort() + "/";
+            return scheme + "://" + host + ":" + http.actualPort() + "/";
         }
 
         @Override
@@ -70,7 +81,14 @@ public final class Fleet
             }
             finally
             {
-                vertx.close().await(30, TimeUnit.SECONDS);
+                try
+                {
+                    sinks.close();
+                }
+                finally
+                {
+                    vertx.close().await(30, TimeUnit.SECONDS);
+                }
             }
         }
     }
@@ -81,17 +99,25 @@ public final class Fleet
         final String instance = fleet.agentId().isEmpty() ? FleetConfig.hostName() + "-" +
             ProcessHandle.current().pid() : fleet.agentId();
         final HttpVerticle[] ref = new HttpVerticle[1];
+        // the cross-node anomalies go to the configured sinks (alert webhooks, InfluxDB) as the service's do
+        final ServiceSinks sinks = new ServiceSinks(config.sinks());
         final Aggregator agg = new Aggregator(fleet, instance, e ->
         {
             if (ref[0] != null)
             {
                 ref[0].publish(e);
             }
+            sinks.onAnomaly(e);
             console.accept(e);
         });
         final Vertx vertx = Vertx.vertx(new VertxOptions().setEventLoopPoolSize(1).setWorkerPoolSize(2));
         final HttpVerticle http = new HttpVerticle(config.httpHost(), config.httpPort(), config.publishIntervalMs(),
-            () -> snapshot(agg, fleet), agg::health);
+            () -> snapshot(agg, fleet), () ->
+            {
+                final Map<String, Object> h = agg.health();
+                h.put("sinks", sinks.health());
+                return h;
+            }, config.security(), () -> Metrics.renderSinks(sinks.statuses()) + agg.metrics());
         ref[0] = http;
         try
         {
@@ -100,10 +126,12 @@ public final class Fleet
         }
         catch (final Exception e)
         {
+            sinks.close();
             vertx.close().await(30, TimeUnit.SECONDS);
             throw e;
         }
-        return new Served(agg, vertx, http, config.httpHost());
+        return new Served(agg, vertx, http, config.httpHost(), sinks,
+            config.security().tls() != null ? "https" : "http");
     }
 
     private static Snapshot snapshot(final Aggregator agg, final FleetConfig fleet)
@@ -121,6 +149,7 @@ public final class Fleet
         final Consumer<AnomalyEvent> console, final PrintWriter out, final CountDownLatch stop,
         final long durationSeconds) throws Exception
     {
+        final Throwable failed;
         try (Served s = startAggregator(config, fleet, console))
         {
             final Thread hook = new Thread(stop::countDown, "flowscope-shutdown");
@@ -148,9 +177,11 @@ public final class Fleet
             {
                 // shutting down already
             }
-            out.println("flowscope: stopping the aggregator");
+            failed = s.aggregator().failed();
+            out.println("flowscope: stopping the aggregator" + (failed == null ? "" : " (failed: " + failed + ")"));
             out.flush();
         }
-        return 0;
+        // a failed aggregator exits non-zero, so that systemd (Restart=on-failure) or Kubernetes restarts it
+        return failed == null ? 0 : 1;
     }
 }

@@ -51,6 +51,7 @@ public final class JournalReader implements AutoCloseable
     private long lastEventNs = Long.MIN_VALUE;
     private long firstEventNs = Long.MIN_VALUE;
     private String lastCorruption;
+    private long index = -1;
 
     public JournalReader(final Path dir)
     {
@@ -91,6 +92,7 @@ public final class JournalReader implements AutoCloseable
                 }
                 n++;
                 documents++;
+                index = dc.index();
                 try
                 {
                     decode(dc.wire().bytes(), out, meta);
@@ -326,6 +328,15 @@ public final class JournalReader implements AutoCloseable
     {
         corruptDocuments++;
         lastCorruption = why;
+    }
+
+    /**
+     * The queue index of the document being (or last) read: stable for the life of the journal, also when older
+     * cycle files are deleted (retention), unlike a count from the reader's start. Valid from {@link Meta#onBatch}.
+     */
+    public long index()
+    {
+        return index;
     }
 
     public long documents()

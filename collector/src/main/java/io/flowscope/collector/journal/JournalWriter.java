@@ -12,7 +12,7 @@ import io.flowscope.window.TelemetryListener;
 import net.openhft.chronicle.bytes.Bytes;
 import net.openhft.chronicle.queue.ChronicleQueue;
 import net.openhft.chronicle.queue.ExcerptAppender;
-import net.openhft.chronicle.queue.RollCycles;
+import net.openhft.chronicle.queue.RollCycle;
 
 /**
  * Appends the engines' input to a Chronicle Queue ({@link JournalFormat}). A {@link TelemetryListener} that
@@ -39,7 +39,7 @@ public final class JournalWriter implements TelemetryListener, AutoCloseable
     private long entriesInBatch;
     private long lastHousekeepingMs;
 
-    public JournalWriter(final Path dir, final RollCycles rollCycle, final long maxBytes, final long retentionMs)
+    public JournalWriter(final Path dir, final RollCycle rollCycle, final long maxBytes, final long retentionMs)
     {
         this.dir = dir;
         this.maxBytes = maxBytes;

@@ -3,6 +3,8 @@ package io.flowscope.collector.fleet;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -15,7 +17,8 @@ import java.util.Properties;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import java.util.concurrent.atomic.AtomicLong;
 
 import com.fasterxml.jackson.databind.JsonNode;
@@ -24,6 +27,8 @@ import io.flowscope.collector.CollectorConfig;
 import io.flowscope.collector.CollectorService;
 import io.flowscope.collector.Pipeline;
 import io.flowscope.collector.journal.JournalReader;
+import io.flowscope.collector.journal.JournalWriter;
+import net.openhft.chronicle.queue.rollcycles.TestRollCycles;
 import io.flowscope.window.TelemetryListener;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
@@ -33,8 +38,13 @@ import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.common.PartitionInfo;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.kafka.common.serialization.StringDeserializer;
+import org.apache.kafka.common.serialization.StringSerializer;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
@@ -124,11 +134,17 @@ class FleetTest
     {
         final FleetConfig fleet = fleet("restart", "agent-r", 1000);
         final CollectorConfig config = config(dir.resolve("journal"), 6, 1.0);
-        try (AgentPublisher agent = new AgentPublisher(config, fleet))
+        AgentPublisher started = null;
+        try
         {
             try (CollectorService service = CollectorService.start(config, e -> { }))
             {
-                agent.start();
+                // as `run --role agent` does: the publisher's counters join the service's /metrics and /api/health
+                started = Fleet.startAgent(service, config, FleetConfig.load(null, Map.of(), Map.of("fleet.role",
+                    "agent", "fleet.bootstrap", BROKER.bootstrap(), "fleet.topicPrefix", "restart", "fleet.agentId",
+                    "agent-r", "fleet.eventSampleEvery", "1000", "fleet.partitions", "4")),
+                    new java.io.PrintWriter(java.io.Writer.nullWriter()));
+                final AgentPublisher agent = started;
                 await().atMost(Duration.ofSeconds(90)).until(() -> agent.publishedUpTo() > 0);
                 BROKER.stop();
                 final long eventsAtStop = service.drain().snapshot().stats().eventsTotal();
@@ -138,13 +154,36 @@ class FleetTest
                 // down longer than the producer's delivery timeout: the session fails, the next one re-reads the
                 // journal (the spool) from the start and sends what is above the mark
                 await().atMost(Duration.ofSeconds(90)).until(() -> agent.failures() >= 1);
+                final String down = http(service.url() + "metrics");
+                assertThat(down).contains("flowscope_fleet_agent_connected{agent=\"agent-r\"} 0.0");
+                assertThat(metric(down, "flowscope_fleet_agent_errors_total")).isGreaterThanOrEqualTo(1);
                 BROKER.start();
+                // back: the spool is sent (backfilled) and the service's /metrics shows it
+                await().atMost(Duration.ofSeconds(120)).ignoreExceptions().until(() ->
+                {
+                    final String m = http(service.url() + "metrics");
+                    return metric(m, "flowscope_fleet_agent_backfilled_total") > 0 &&
+                        metric(m, "flowscope_fleet_agent_sessions_total") >= 2 &&
+                        metric(m, "flowscope_fleet_agent_published_total") > agent.failures();
+                });
+                final JsonNode health = FleetCodec.MAPPER.readTree(http(service.url() + "api/health"));
+                assertThat(health.path("fleet").path("agentId").asText()).isEqualTo("agent-r");
+                assertThat(health.path("fleet").path("failures").asLong()).isGreaterThanOrEqualTo(1);
                 await().atMost(Duration.ofSeconds(120)).until(() -> service.drain().finished());
             }
+            final AgentPublisher agent = started;
             final long expected = outputsOf(config, 1000);
             assertThat(expected).isGreaterThan(1000);
             await().atMost(Duration.ofSeconds(120)).until(() -> agent.publishedUpTo() == expected);
             assertThat(agent.sessions()).isGreaterThanOrEqualTo(2);
+            assertThat(agent.backfilled()).isPositive();
+        }
+        finally
+        {
+            if (started != null)
+            {
+                started.close();
+            }
         }
 
         final Set<Long> seqs = new HashSet<>();
@@ -182,63 +221,393 @@ class FleetTest
             seqs.size(), records, records - seqs.size());
     }
 
+    /** Copies the next {@code docs} documents of {@code from} into {@code to}, one document per batch. */
+    private static void copyDocuments(final JournalReader from, final JournalWriter to, final int docs)
+    {
+        for (int i = 0; i < docs && from.read(to, new JournalReader.Meta()
+        {
+        }, 1) > 0; i++)
+        {
+            to.flush(System.currentTimeMillis() * 1_000_000L);
+        }
+    }
+
+    /**
+     * Retention deletes the journal's oldest cycle files while the agent runs; a later session (here: a restarted
+     * agent) must go on numbering where the mark left off, not from the remaining start (which numbered outputs
+     * lower, skipped unpublished ones as published and reused seqs the consumers drop).
+     */
     @Test
-    void shouldWriteEveryAnomalyOnceWhenOneOfTwoAggregatorsSharingThePartitionsDiesMidTransaction()
+    void shouldPublishEveryOutputAfterTheMarkWhenRetentionDeletedTheJournalsOldestCycle() throws Exception
+    {
+        final CollectorConfig source = config(dir.resolve("journal-src"), 3, 4.0);
+        try (CollectorService service = CollectorService.start(source, e -> { }))
+        {
+            await().atMost(Duration.ofSeconds(120)).until(() -> service.drain().finished());
+        }
+        long total = 0;
+        try (JournalReader r = new JournalReader(source.journalDir()))
+        {
+            final Pipeline sink = new Pipeline(Pipeline.windowConfig(source), AnomalyStages::create, e -> { });
+            while (r.read(sink, new JournalReader.Meta()
+            {
+            }, 1000) > 0)
+            {
+                // count
+            }
+            total = r.documents();
+        }
+        // the agent's journal: the same documents in one-second cycles, 40 % + 30 % now, 30 % after the deletion
+        final CollectorConfig config = config(dir.resolve("journal-cycles"), 3, 4.0);
+        final FleetConfig fleet = fleet("retention", "agent-c", 0);
+        final int first = (int)(total * 4 / 10);
+        final int second = (int)(total * 3 / 10);
+        try (JournalReader from = new JournalReader(source.journalDir()))
+        {
+            try (JournalWriter w = new JournalWriter(config.journalDir(), TestRollCycles.TEST_SECONDLY, 0, 0))
+            {
+                copyDocuments(from, w, first);
+                final long cycle = System.currentTimeMillis() / 1000;
+                await().atMost(Duration.ofSeconds(5)).until(() -> System.currentTimeMillis() / 1000 > cycle);
+                copyDocuments(from, w, second);
+            }
+            assertThat(JournalWriter.cycleFiles(config.journalDir())).hasSizeGreaterThanOrEqualTo(2);
+            final long published;
+            try (AgentPublisher agent = new AgentPublisher(config, fleet).start())
+            {
+                final long outputs = outputsOf(config, 0);
+                await().atMost(Duration.ofSeconds(120)).until(() -> agent.publishedUpTo() == outputs);
+                published = agent.publishedUpTo();
+            }
+            final String[] mark = Files.readString(Path.of(config.journalDir() + ".fleet-published")).trim()
+                .split(" ");
+            assertThat(mark).hasSize(3);
+            assertThat(Long.parseLong(mark[0])).isEqualTo(published);
+            // what retention does (JournalWriter.housekeeping): the oldest cycle file deleted
+            Files.delete(JournalWriter.cycleFiles(config.journalDir()).get(0));
+            try (JournalWriter w = new JournalWriter(config.journalDir(), TestRollCycles.TEST_SECONDLY, 0, 0))
+            {
+                final long cycle = System.currentTimeMillis() / 1000;
+                await().atMost(Duration.ofSeconds(5)).until(() -> System.currentTimeMillis() / 1000 > cycle);
+                copyDocuments(from, w, Integer.MAX_VALUE);
+            }
+            // expected: the mark's seq + the outputs after the mark's (document, ordinal) in the remaining journal
+            final long markDoc = Long.parseLong(mark[1]);
+            final long markOrdinal = Long.parseLong(mark[2]);
+            final long[] after = {0, -1, 0}; // outputs after the mark, current document, ordinal in it
+            final Pipeline p = new Pipeline(Pipeline.windowConfig(config), AnomalyStages::create, e -> count(after,
+                markDoc, markOrdinal));
+            p.tap(x -> count(after, markDoc, markOrdinal), x -> count(after, markDoc, markOrdinal));
+            try (JournalReader r = new JournalReader(config.journalDir()))
+            {
+                final JournalReader.Meta meta = new JournalReader.Meta()
+                {
+                    @Override
+                    public void onBatch(final long wallNs)
+                    {
+                        after[1] = r.index();
+                        after[2] = 0;
+                    }
+                };
+                while (r.read(p, meta, 1) > 0)
+                {
+                    p.endBatch(0);
+                }
+            }
+            assertThat(after[0]).as("outputs after the mark").isPositive();
+            final long expected = published + after[0];
+            try (AgentPublisher agent = new AgentPublisher(config, fleet).start())
+            {
+                await().atMost(Duration.ofSeconds(120)).until(() -> agent.publishedUpTo() == expected);
+                assertThat(agent.spoolLost()).isZero();
+            }
+            final Set<Long> seqs = new HashSet<>();
+            for (final String topic : List.of(fleet.summariesTopic(), fleet.anomaliesTopic()))
+            {
+                readAll(topic, false).values().forEach(rs -> rs.forEach(r -> seqs.add(FleetCodec.read(r.value())
+                    .path("seq").asLong())));
+            }
+            assertThat(seqs).hasSize((int)expected);
+            assertThat(seqs.stream().mapToLong(Long::longValue).max().orElse(0)).isEqualTo(expected);
+            System.out.printf("fleet retention test: %d documents, %d outputs published before the oldest cycle " +
+                "was deleted, %d after%n", total, published, after[0]);
+        }
+    }
+
+    private static void count(final long[] after, final long markDoc, final long markOrdinal)
+    {
+        after[2]++;
+        if (after[1] > markDoc || after[1] == markDoc && after[2] > markOrdinal)
+        {
+            after[0]++;
+        }
+    }
+
+    /** Agents of the failover test: one built-in fault each, its communicator on its own partition of four. */
+    private static final List<String> FAILOVER_SCENARIOS = List.of(
+        "slow-gpu-ring-2x4-50,at=500ms,for=700ms",   // seed 121: partition 0
+        "slow-link-ring-2x4-70,at=500ms,for=700ms",  // seed 111: partition 1
+        "slow-gpu-tree-2x4-50,at=600ms,for=600ms",   // seed 123: partition 2
+        "slow-link-ring-2x4-50,at=500ms,for=700ms"); // seed 12 (the demo): partition 3
+
+    /**
+     * Two aggregator JVMs share the four partitions; the agents' output is fed in three phases; one aggregator is
+     * SIGKILLed while it holds an open transaction carrying anomaly events (after it committed some); the other
+     * takes its partitions over. Reference: what one aggregator that never failed writes for each partition's
+     * records (the output contract: per partition a deterministic function of its input), computed here by the
+     * same stage code over the records read back. Not the agents' own detections: an agent's stage sees all of
+     * its own summaries, a partition's stage sees every agent's summaries of the communicators (and QP hosts)
+     * hashed to it, so their events differ legitimately.
+     */
+    @Test
+    void shouldWriteEveryAnomalyExactlyOnceWhenOneOfTwoAggregatorProcessesIsKilledWithATransactionOpen()
         throws Exception
     {
-        final FleetConfig fleet = fleet("takeover", "agent-t", 0);
-        Topics.ensure(fleet);
-        final AtomicInteger budget = new AtomicInteger(3);
-        final Aggregator a = new Aggregator(fleet, "a", e -> { });
-        final Aggregator b = new Aggregator(fleet, "b", e -> { });
-        a.crashWhenBudgetSpent(budget);
-        b.crashWhenBudgetSpent(budget);
-        try (a; b)
+        // 1. the agents' output, staged: real agents (service + publisher) publish to the topics of prefix
+        // "stage"; the test then relays each partition's records, same key and value, in phases it controls
+        final FleetConfig stage = fleet("stage", "unused", 0);
+        for (int i = 0; i < FAILOVER_SCENARIOS.size(); i++)
         {
-            a.start();
-            b.start();
-            await().atMost(Duration.ofSeconds(60)).until(() -> !a.assigned().isEmpty() && !b.assigned().isEmpty() &&
-                a.assigned().size() + b.assigned().size() == 4);
-
-            final CollectorConfig config = config(dir.resolve("journal-t"), 3, 2.0);
-            final long expected;
-            try (AgentPublisher agent = new AgentPublisher(config, fleet))
+            final Map<String, String> o = new LinkedHashMap<>();
+            o.put("http.port", "0");
+            o.put("ring.dir", dir.resolve("rings").toString());
+            o.put("journal.dir", dir.resolve("journal-f" + i).toString());
+            o.put("simulate.scenario", FAILOVER_SCENARIOS.get(i));
+            o.put("simulate.durationSeconds", "2");
+            o.put("simulate.speed", "2.0");
+            o.put("window.periodMs", "10");
+            final CollectorConfig config = CollectorConfig.load(null, Map.of(), o);
+            final FleetConfig agentFleet = fleet("stage", "node-" + i, 0);
+            try (AgentPublisher agent = new AgentPublisher(config, agentFleet))
             {
                 try (CollectorService service = CollectorService.start(config, e -> { }))
                 {
                     agent.start();
                     await().atMost(Duration.ofSeconds(120)).until(() -> service.drain().finished());
                 }
-                expected = outputsOf(config, 0);
-                await().atMost(Duration.ofSeconds(120)).until(() -> agent.publishedUpTo() == expected);
+                final long outputs = outputsOf(config, 0);
+                await().atMost(Duration.ofSeconds(120)).until(() -> agent.publishedUpTo() == outputs);
             }
+        }
+        final Map<Integer, List<ConsumerRecord<String, byte[]>>> input = readAll(stage.summariesTopic(), false);
+        final Map<Integer, List<String>> reference = new TreeMap<>();
+        final Map<Integer, List<Long>> eventOffsets = new TreeMap<>();
+        int opened = 0;
+        for (final Map.Entry<Integer, List<ConsumerRecord<String, byte[]>>> e : input.entrySet())
+        {
+            final List<String> ref = Aggregator.reference(stage, e.getValue().stream().map(ConsumerRecord::value)
+                .toList());
+            reference.put(e.getKey(), ref);
+            eventOffsets.put(e.getKey(), ref.stream().map(x -> Long.parseLong(x.substring(0, x.indexOf(' '))))
+                .distinct().toList());
+            opened += (int)ref.stream().filter(x -> x.contains(" opened ")).count();
+        }
+        final long partitionsWithEvents = eventOffsets.values().stream().filter(l -> !l.isEmpty()).count();
+        assertThat(partitionsWithEvents).as("partitions with anomaly events: %s", eventOffsets).isGreaterThanOrEqualTo(3);
+        assertThat(opened).as("anomalies opened in the reference").isGreaterThanOrEqualTo(4);
 
-            await().atMost(Duration.ofSeconds(60)).until(() -> a.awaitStopped(0, TimeUnit.SECONDS) ||
-                b.awaitStopped(0, TimeUnit.SECONDS));
-            final Aggregator dead = a.awaitStopped(0, TimeUnit.SECONDS) ? a : b;
-            final Aggregator survivor = dead == a ? b : a;
-            assertThat(budget.get()).isLessThanOrEqualTo(0);
-            await().atMost(Duration.ofSeconds(60)).until(() -> survivor.assigned().size() == 4);
+        final FleetConfig fleet = fleet("failover", "unused", 0);
+        Topics.ensure(fleet);
+        final Path holdA = dir.resolve("hold-agg-a");
+        final Path holdB = dir.resolve("hold-agg-b");
+        final AggregatorProcess[] procs = new AggregatorProcess[2];
+        try (KafkaProducer<String, byte[]> relay = new KafkaProducer<>(Map.of(
+            ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, BROKER.bootstrap(), ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG,
+            true, ProducerConfig.ACKS_CONFIG, "all"), new StringSerializer(), new ByteArraySerializer()))
+        {
+            procs[0] = AggregatorProcess.start("agg-a", fleet, holdA);
+            procs[1] = AggregatorProcess.start("agg-b", fleet, holdB);
+            final AggregatorProcess a = procs[0];
+            final AggregatorProcess b = procs[1];
+            await("both aggregators own two partitions").atMost(Duration.ofSeconds(180))
+                .pollInterval(Duration.ofMillis(500)).ignoreExceptions()
+                .failFast(() -> !a.isAlive() || !b.isAlive())
+                .until(() -> a.partitions().size() == 2 && b.partitions().size() == 2);
 
-            final Map<Integer, List<String>> reference = new TreeMap<>();
-            int opened = 0;
-            for (final Map.Entry<Integer, List<ConsumerRecord<String, byte[]>>> e :
-                readAll(fleet.summariesTopic(), false).entrySet())
+            // 2. phase A: each partition up to and including the record of its first anomaly event; both commit it
+            final Map<Integer, Integer> sent = new TreeMap<>();
+            input.keySet().forEach(p -> sent.put(p, 0));
+            final Map<Integer, Integer> cutA = new TreeMap<>();
+            input.forEach((p, rs) -> cutA.put(p, eventOffsets.get(p).isEmpty() ? rs.size() / 2 :
+                (int)(long)eventOffsets.get(p).get(0) + 1));
+            relayUpTo(relay, fleet, input, sent, cutA);
+            await("phase A committed").atMost(Duration.ofSeconds(180)).pollInterval(Duration.ofMillis(500))
+                .failFast(() -> !a.isAlive() || !b.isAlive())
+                .until(() -> committed(fleet).equals(asLongs(cutA)));
+            final Map<Integer, List<String>> beforeKill = written(fleet);
+
+            // the victim: the one owning a partition with a second anomaly event (the most events if both do)
+            final List<Integer> partsA = a.partitions();
+            final List<Integer> partsB = b.partitions();
+            assertThat(partsA).doesNotContainAnyElementsOf(partsB);
+            final AggregatorProcess victim = events(eventOffsets, partsA) >= events(eventOffsets, partsB) ? a : b;
+            final AggregatorProcess survivor = victim == a ? b : a;
+            final List<Integer> victimParts = victim == a ? partsA : partsB;
+            final List<Integer> held = victimParts.stream().filter(p -> eventOffsets.get(p).size() >= 2).toList();
+            assertThat(held).as("a partition of %s with two anomaly events (%s)", victimParts, eventOffsets)
+                .isNotEmpty();
+            assertThat(victimParts.stream().mapToInt(p -> beforeKill.get(p).size()).sum())
+                .as("anomaly events the victim committed before it is killed").isPositive();
+
+            // 3. phase B: arm the victim; its partitions up to their second anomaly event: it sends the events in
+            // a transaction, sends the offsets, flushes, and holds the transaction open
+            Files.createFile(victim == a ? holdA : holdB);
+            final Map<Integer, Integer> cutB = new TreeMap<>(cutA);
+            held.forEach(p -> cutB.put(p, (int)(long)eventOffsets.get(p).get(1) + 1));
+            relayUpTo(relay, fleet, input, sent, cutB);
+            await("the victim holds an open transaction").atMost(Duration.ofSeconds(120))
+                .failFast(() -> !victim.isAlive())
+                .until(() -> victim.lines().stream().anyMatch(l -> l.startsWith("flowscope: test hold:")));
+            final int exit = victim.kill();
+            assertThat(exit).as("exit status of SIGKILL").isEqualTo(137);
+            final String holdLine = victim.lines().stream().filter(l -> l.startsWith("flowscope: test hold:"))
+                .findFirst().orElseThrow();
+
+            // 4. phase C: the rest of the stream; the survivor takes the dead one's partitions over
+            final Map<Integer, Integer> all = new TreeMap<>();
+            input.forEach((p, rs) -> all.put(p, rs.size()));
+            relayUpTo(relay, fleet, input, sent, all);
+            await("the survivor owns every partition and committed everything").atMost(Duration.ofSeconds(240))
+                .pollInterval(Duration.ofSeconds(1)).ignoreExceptions()
+                .failFast(() -> !survivor.isAlive())
+                .until(() -> survivor.partitions().size() == 4 && committed(fleet).equals(asLongs(all)));
+
+            // the relayed topic holds exactly the staged records, so the reference applies to it
+            final Map<Integer, List<ConsumerRecord<String, byte[]>>> relayed = readAll(fleet.summariesTopic(), false);
+            input.forEach((p, rs) -> assertThat(relayed.get(p).stream().map(r -> new String(r.value(),
+                StandardCharsets.UTF_8)).toList()).isEqualTo(rs.stream().map(r -> new String(r.value(),
+                StandardCharsets.UTF_8)).toList()));
+
+            // exactly once: per partition, in order, the committed output is the reference: nothing lost, nothing
+            // twice; the held transaction's events are in the log but aborted (read_uncommitted sees them)
+            final Map<Integer, List<String>> committedOut = written(fleet);
+            assertThat(committedOut).isEqualTo(reference);
+            // the held transaction's events: in the log (read_uncommitted), aborted (not read_committed), and
+            // written again, once, by the survivor
+            final Map<Integer, List<ConsumerRecord<String, byte[]>>> raw = readAll(fleet.fleetAnomaliesTopic(), false);
+            final Map<Integer, List<ConsumerRecord<String, byte[]>>> visible = readAll(fleet.fleetAnomaliesTopic(),
+                true);
+            final List<String> aborted = new ArrayList<>();
+            raw.forEach((p, rs) ->
             {
-                final List<byte[]> values = e.getValue().stream().map(ConsumerRecord::value).toList();
-                reference.put(e.getKey(), Aggregator.reference(fleet, values));
-                opened += (int)reference.get(e.getKey()).stream().filter(s -> s.startsWith("opened ")).count();
+                final Set<Long> seen = new HashSet<>();
+                visible.get(p).forEach(r -> seen.add(r.offset()));
+                rs.stream().filter(r -> !seen.contains(r.offset())).forEach(r -> aborted.add(p + " " +
+                    Aggregator.describe(FleetCodec.read(r.value()))));
+            });
+            final Matcher hold = Pattern.compile("with (\\d+) anomaly events").matcher(holdLine);
+            assertThat(hold.find()).isTrue();
+            // (the survivor may abort a transaction too, when the group's generation changes under a batch: it
+            // redoes the batch, so its aborted events are also committed once)
+            assertThat(aborted.stream().filter(ev -> victimParts.contains(Integer.parseInt(ev.substring(0,
+                ev.indexOf(' ')))))).as("aborted events on the victim's partitions: %s", aborted)
+                .hasSizeGreaterThanOrEqualTo(Integer.parseInt(hold.group(1)));
+            for (final String ev : aborted)
+            {
+                final int p = Integer.parseInt(ev.substring(0, ev.indexOf(' ')));
+                final String text = ev.substring(ev.indexOf(' ') + 1);
+                assertThat(committedOut.get(p).stream().filter(text::equals).count()).as("committed: %s", text)
+                    .isEqualTo(1);
             }
-            assertThat(opened).as("anomalies the reference finds").isGreaterThan(0);
+            final JsonNode health = survivor.health();
+            assertThat(health.path("replayedRecords").asLong()).as("the survivor rebuilt the taken partitions")
+                .isPositive();
+            final String metrics = survivor.metrics();
+            assertThat(metrics).contains("flowscope_fleet_aggregator_partitions{group=\"failover-group\",instance=\"" +
+                survivor.name() + "\"} 4.0");
+            assertThat(metric(metrics, "flowscope_fleet_aggregator_replayed_records_total")).isPositive();
+            assertThat(metric(metrics, "flowscope_fleet_aggregator_transactions_total")).isPositive();
+            System.out.printf("fleet failover test: %d summary records on 4 partitions, %d anomaly events (%d " +
+                "opened) on %d partitions; %s (pid %d, partitions %s) committed %d events, then was SIGKILLed " +
+                "(exit %d) holding \"%s\"; %s took over (%d records replayed) and wrote the rest; %d aborted " +
+                "events in the log%n", input.values().stream().mapToInt(List::size).sum(),
+                reference.values().stream().mapToInt(List::size).sum(), opened, partitionsWithEvents,
+                victim.name(), victim.pid(), victimParts, victimParts.stream().mapToInt(p ->
+                beforeKill.get(p).size()).sum(), exit, holdLine, survivor.name(),
+                health.path("replayedRecords").asLong(), aborted.size());
+        }
+        catch (final Throwable t)
+        {
+            for (final AggregatorProcess p : procs)
+            {
+                if (p != null)
+                {
+                    t.addSuppressed(new AssertionError("output of " + p.tail()));
+                }
+            }
+            throw t;
+        }
+        finally
+        {
+            for (final AggregatorProcess p : procs)
+            {
+                if (p != null)
+                {
+                    p.close();
+                }
+            }
+        }
+    }
 
-            // the survivor caught up (group offsets at the end) and the dead one's open transaction was aborted
-            await().atMost(Duration.ofSeconds(120)).pollInterval(Duration.ofSeconds(1)).until(() ->
-                caughtUp(fleet) && written(fleet).equals(reference));
-            assertThat(written(fleet)).isEqualTo(reference);
-            assertThat(survivor.failed()).isNull();
-            System.out.printf("fleet takeover test: %s died after %d transactions; %s wrote the rest; %d anomaly " +
-                "events, %d opened%n", dead.instance(), dead.transactions(), survivor.instance(),
-                reference.values().stream().mapToInt(List::size).sum(), opened);
+    private static String http(final String url) throws Exception
+    {
+        return java.net.http.HttpClient.newHttpClient().send(java.net.http.HttpRequest.newBuilder(
+            java.net.URI.create(url)).timeout(Duration.ofSeconds(10)).build(),
+            java.net.http.HttpResponse.BodyHandlers.ofString()).body();
+    }
+
+    private static int events(final Map<Integer, List<Long>> eventOffsets, final List<Integer> parts)
+    {
+        return parts.stream().mapToInt(p -> eventOffsets.get(p).size()).sum();
+    }
+
+    private static Map<Integer, Long> asLongs(final Map<Integer, Integer> m)
+    {
+        final Map<Integer, Long> out = new TreeMap<>();
+        m.forEach((k, v) -> out.put(k, (long)v));
+        return out;
+    }
+
+    private static long metric(final String text, final String name)
+    {
+        return text.lines().filter(l -> l.startsWith(name + "{") || l.startsWith(name + " "))
+            .mapToLong(l -> (long)Double.parseDouble(l.substring(l.lastIndexOf(' ') + 1))).sum();
+    }
+
+    /** Sends each partition's staged records from what was sent up to {@code to} (exclusive), acknowledged. */
+    private static void relayUpTo(final KafkaProducer<String, byte[]> relay, final FleetConfig fleet,
+        final Map<Integer, List<ConsumerRecord<String, byte[]>>> input, final Map<Integer, Integer> sent,
+        final Map<Integer, Integer> to) throws Exception
+    {
+        for (final Map.Entry<Integer, List<ConsumerRecord<String, byte[]>>> e : input.entrySet())
+        {
+            final int p = e.getKey();
+            for (int i = sent.get(p); i < to.get(p); i++)
+            {
+                final ConsumerRecord<String, byte[]> r = e.getValue().get(i);
+                relay.send(new ProducerRecord<>(fleet.summariesTopic(), p, r.key(), r.value()));
+            }
+            sent.put(p, Math.max(sent.get(p), to.get(p)));
+        }
+        relay.flush();
+    }
+
+    /** The group's committed offsets by partition of the summaries topic (0 where none). */
+    private static Map<Integer, Long> committed(final FleetConfig fleet) throws Exception
+    {
+        final Properties p = new Properties();
+        p.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, BROKER.bootstrap());
+        try (Admin admin = Admin.create(p))
+        {
+            final Map<TopicPartition, OffsetAndMetadata> m = admin.listConsumerGroupOffsets(fleet.group())
+                .partitionsToOffsetAndMetadata().get(30, TimeUnit.SECONDS);
+            final Map<Integer, Long> out = new TreeMap<>();
+            for (int i = 0; i < fleet.partitions(); i++)
+            {
+                final OffsetAndMetadata om = m.get(new TopicPartition(fleet.summariesTopic(), i));
+                out.put(i, om == null ? 0L : om.offset());
+            }
+            return out;
         }
     }
 
@@ -287,6 +656,9 @@ class FleetTest
             }
             return false;
         });
+        final String metrics = http("http://127.0.0.1:" + port + "/metrics");
+        assertThat(metric(metrics, "flowscope_fleet_aggregator_records_total")).isPositive();
+        assertThat(metrics).contains("flowscope_fleet_aggregator_up{group=\"cli-group\",instance=\"cli-aggregator\"} 1.0");
         aggregator.join(TimeUnit.SECONDS.toMillis(60));
         assertThat(aggregator.isAlive()).isFalse();
         assertThat(aggRc[0]).isZero();
@@ -299,30 +671,5 @@ class FleetTest
         readAll(fleet.fleetAnomaliesTopic(), true).forEach((p, rs) ->
             out.put(p, rs.stream().map(r -> Aggregator.describe(FleetCodec.read(r.value()))).toList()));
         return out;
-    }
-
-    private static boolean caughtUp(final FleetConfig fleet) throws Exception
-    {
-        final Properties p = new Properties();
-        p.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, BROKER.bootstrap());
-        try (Admin admin = Admin.create(p); KafkaConsumer<String, byte[]> c = new KafkaConsumer<>(
-            Map.of(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, BROKER.bootstrap()), new StringDeserializer(),
-            new ByteArrayDeserializer()))
-        {
-            final Map<TopicPartition, OffsetAndMetadata> committed = admin.listConsumerGroupOffsets(fleet.group())
-                .partitionsToOffsetAndMetadata().get(30, TimeUnit.SECONDS);
-            final List<TopicPartition> parts = c.partitionsFor(fleet.summariesTopic()).stream()
-                .map(pi -> new TopicPartition(pi.topic(), pi.partition())).toList();
-            final Map<TopicPartition, Long> end = c.endOffsets(parts);
-            for (final TopicPartition tp : parts)
-            {
-                final OffsetAndMetadata om = committed.get(tp);
-                if (end.get(tp) > 0 && (om == null || om.offset() < end.get(tp)))
-                {
-                    return false;
-                }
-            }
-            return true;
-        }
     }
 }
