@@ -45,7 +45,7 @@ public final class Main implements Callable<Integer>
      * How long SIGTERM waits for the service to close (the InfluxDB sink flushes for at most 10 s, plus 5 s for its
      * worker); under the units' TimeoutStopSec=45 in deploy/systemd, after which systemd kills anyway.
      */
-    static final long SHUTDOWN_WAIT_SECONDS = 40;
+    public static final long SHUTDOWN_WAIT_SECONDS = 40;
 
     /** Set by tests: stop a running service (instead of waiting for SIGINT/SIGTERM). */
     static volatile CountDownLatch stopSignal;

@@ -150,9 +150,23 @@ public final class Fleet
         final long durationSeconds) throws Exception
     {
         final Throwable failed;
+        final CountDownLatch closed = new CountDownLatch(1);
         try (Served s = startAggregator(config, fleet, console))
         {
-            final Thread hook = new Thread(stop::countDown, "flowscope-shutdown");
+            // as the service's: on SIGTERM the hook waits until the aggregator is closed (its open transaction
+            // aborted, its sinks flushed); the JVM halts as soon as the hooks return
+            final Thread hook = new Thread(() ->
+            {
+                stop.countDown();
+                try
+                {
+                    closed.await(io.flowscope.collector.Main.SHUTDOWN_WAIT_SECONDS, TimeUnit.SECONDS);
+                }
+                catch (final InterruptedException e)
+                {
+                    Thread.currentThread().interrupt();
+                }
+            }, "flowscope-shutdown");
             Runtime.getRuntime().addShutdownHook(hook);
             out.println("flowscope: fleet aggregator " + s.aggregator().instance() + " (group " + fleet.group() +
                 ", " + fleet.bootstrap() + ") serving " + s.url() + "  (anomalies at " + s.url() +
@@ -180,6 +194,10 @@ public final class Fleet
             failed = s.aggregator().failed();
             out.println("flowscope: stopping the aggregator" + (failed == null ? "" : " (failed: " + failed + ")"));
             out.flush();
+        }
+        finally
+        {
+            closed.countDown();
         }
         // a failed aggregator exits non-zero, so that systemd (Restart=on-failure) or Kubernetes restarts it
         return failed == null ? 0 : 1;
