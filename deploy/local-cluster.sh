@@ -3,7 +3,8 @@
 #   a Kafka broker (deploy/kafka/kafka.sh), an InfluxDB (deploy/influxdb/influxdb.sh), one aggregator
 #   (flowscope run --role aggregator; FLOWSCOPE_CLUSTER_AGGREGATORS=2: two in one consumer group sharing the 4
 #   partitions, kill one and the other takes its partitions over) and two agents (flowscope simulate --role agent), each agent fed by the
-#   cluster simulator with a fault on one node (agent-1: a slow link rank 3 -> 4; agent-2: a hang of rank 5).
+#   cluster simulator with a fault on one node (agent-1: a slow link rank 3 -> 4, hosts cluster-a-node-*;
+#   agent-2: a hang of rank 5, hosts cluster-b-node-*).
 #
 #   deploy/local-cluster.sh start    start everything (free ports), record the PIDs, print where to look
 #   deploy/local-cluster.sh stop     stop everything by PID (agents, aggregators, InfluxDB, Kafka)
@@ -55,7 +56,8 @@ start() {
       --set "fleet.agentId=$a" "${common[@]}" >"$DIR/logs/$a.log" 2>&1 &
     echo $! >"$DIR/$a.pid"
   done
-  local scenario=(default hang-ring-2x4)
+  # each simulated cluster has its own host names (and ids), as two real clusters would
+  local scenario=("default,hosts=cluster-a" "hang-ring-2x4,hosts=cluster-b")
   for i in 1 2; do
     nohup "$ROOT/flowscope" simulate --role agent --scenario "${scenario[$((i - 1))]}" \
       --port "$(cat "$DIR/ports/agent-$i")" --journal-dir "$DIR/journal-agent-$i" \

@@ -103,7 +103,7 @@ public final class ClusterSimulator
         final SplittableRandom clocks = new SplittableRandom(scenario.seed() * 31 + 7);
         for (int n = 0; n < nodes; n++)
         {
-            hostIds[n] = mix(0x4057L * 1_000_003L + n);
+            hostIds[n] = mix(hostSalt(scenario.hosts()) * 1_000_003L + n);
             hostOffset[n] = scenario.clockOffsets() ? 1_000_000_000L + clocks.nextLong(500_000_000_000L) : 0;
             gpuOffset[n] = 3_000_000_000L + clocks.nextLong(1_000_000_000_000L);
         }
@@ -137,6 +137,27 @@ public final class ClusterSimulator
     public long hostId(final int node)
     {
         return hostIds[node];
+    }
+
+    /** A simulated node's host name: {@code <hosts>-node-<n>}. */
+    public String hostName(final int node)
+    {
+        return scenario.hosts() + "-node-" + node;
+    }
+
+    private static long hostSalt(final String hosts)
+    {
+        if (Scenario.DEFAULT_HOSTS.equals(hosts))
+        {
+            return 0x4057L; // the ids every scenario had before host prefixes
+        }
+        long h = 0xCBF29CE484222325L;
+        for (int i = 0; i < hosts.length(); i++)
+        {
+            h ^= hosts.charAt(i);
+            h *= 0x100000001B3L;
+        }
+        return h;
     }
 
     /** Host clock − simulated time of a node (0 unless the scenario asks for clock offsets). */

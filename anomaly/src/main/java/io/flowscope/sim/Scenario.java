@@ -23,18 +23,23 @@ import java.util.Map;
  * bw (bytes/s per link direction, default 25e9), latency, step (max step bytes, default 512K), nics (NIC
  * devices per node, default = gpus), gap (mean idle gap between collectives), jitter (relative timing noise),
  * bursty (true: message sizes vary ×¼..×2), offsets (true: hosts get unrelated clock offsets), failover (NIC
- * failover delay). Fault kinds: slow-link (rank, peer, fraction), slow-gpu (rank, fraction = remaining speed),
+ * failover delay), hosts (the simulated hosts' name prefix, default sim: hosts are named {@code <hosts>-node-<n>};
+ * another prefix gives other host ids, so that two simulated clusters can feed one aggregator without their
+ * hosts mixing). Fault kinds: slow-link (rank, peer, fraction), slow-gpu (rank, fraction = remaining speed),
  * congestion (node, device, fraction, for), nic-down (node, device, for), hang (rank); each with at and
  * optional for (duration).
  */
 public final class Scenario
 {
+    /** The simulated hosts' default name prefix. */
+    public static final String DEFAULT_HOSTS = "sim";
     public static final String ALGO_RING = "ring";
     public static final String ALGO_TREE = "tree";
     public static final String ALGO_SENDRECV = "sendrecv";
     public static final String ALGO_MIXED = "mixed";
 
     private final String name;
+    private final String hosts;
     private final int nodes;
     private final int gpus;
     private final int channels;
@@ -57,6 +62,7 @@ public final class Scenario
     private Scenario(final Builder b)
     {
         name = b.name;
+        hosts = b.hosts;
         nodes = b.nodes;
         gpus = b.gpus;
         channels = b.channels;
@@ -141,6 +147,7 @@ public final class Scenario
     {
         final Builder b = new Builder();
         b.name = name;
+        b.hosts = hosts;
         b.nodes = nodes;
         b.gpus = gpus;
         b.channels = channels;
@@ -190,6 +197,12 @@ public final class Scenario
     public long sizeBytes()
     {
         return sizeBytes;
+    }
+
+    /** The simulated hosts' name prefix ({@code <hosts>-node-<n>}). */
+    public String hosts()
+    {
+        return hosts;
     }
 
     public long seed()
@@ -280,6 +293,10 @@ public final class Scenario
             .append(",jitter=").append(jitter).append(",bursty=").append(bursty).append(",offsets=")
             .append(clockOffsets).append(",failover=").append(failoverNs).append(",gpubw=")
             .append((long)gpuBytesPerSecond);
+        if (!DEFAULT_HOSTS.equals(hosts))
+        {
+            sb.append(",hosts=").append(hosts);
+        }
         for (final Fault f : faults)
         {
             sb.append(",fault=").append(faultName(f.kind()));
@@ -490,6 +507,7 @@ public final class Scenario
     public static final class Builder
     {
         String name = "custom";
+        String hosts = DEFAULT_HOSTS;
         int nodes = 2;
         int gpus = 4;
         int channels = 2;
@@ -518,6 +536,13 @@ public final class Scenario
             switch (key)
             {
                 case "name": name = value; break;
+                case "hosts":
+                    if (!value.matches("[A-Za-z0-9][A-Za-z0-9._-]*"))
+                    {
+                        throw new IllegalArgumentException("hosts must be a host name prefix (letters, digits, . _ -)");
+                    }
+                    hosts = value;
+                    break;
                 case "nodes": nodes = Integer.parseInt(value); break;
                 case "gpus": gpus = Integer.parseInt(value); break;
                 case "channels": channels = Integer.parseInt(value); break;

@@ -31,6 +31,20 @@ class ScenarioTest
     }
 
     @Test
+    void aHostPrefixNamesTheHostsAndGivesThemOtherIdsSoTwoClustersDoNotMix()
+    {
+        final ClusterSimulator plain = new ClusterSimulator(Scenario.parse("nodes=2,gpus=2"));
+        final ClusterSimulator other = new ClusterSimulator(Scenario.parse("nodes=2,gpus=2,hosts=rack-b"));
+
+        assertThat(plain.hostName(1)).isEqualTo("sim-node-1");
+        assertThat(other.hostName(1)).isEqualTo("rack-b-node-1");
+        assertThat(other.hostId(0)).isNotIn(plain.hostId(0), plain.hostId(1));
+        assertThat(other.hostId(1)).isNotIn(plain.hostId(0), plain.hostId(1), other.hostId(0));
+        assertThat(Scenario.parse(other.scenario().toSpec()).hosts()).isEqualTo("rack-b");
+        assertThatThrownBy(() -> Scenario.parse("hosts=a b")).hasMessageContaining("hosts");
+    }
+
+    @Test
     void unknownKeysAndBadFaultsAreRejectedWithTheOffendingText()
     {
         assertThatThrownBy(() -> Scenario.parse("nodes=2,colour=blue")).hasMessageContaining("colour");

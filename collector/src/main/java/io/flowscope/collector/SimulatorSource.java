@@ -96,12 +96,12 @@ public final class SimulatorSource implements Source
         return (int)Math.max(1, out.events() - before);
     }
 
-    /** Simulated nodes are named {@code sim-node-<n>}. */
+    /** Simulated nodes are named {@code <hosts>-node-<n>} (the scenario's host prefix, default sim). */
     @Override
     public String hostName(final long hostId)
     {
         final int node = sim.nodeOfHost(hostId);
-        return node < 0 ? null : "sim-node-" + node;
+        return node < 0 ? null : sim.hostName(node);
     }
 
     @Override
