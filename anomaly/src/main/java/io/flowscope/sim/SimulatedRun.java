@@ -41,38 +41,19 @@ public final class SimulatedRun
     public SimulatedRun(final Scenario scenario, final AnomalyConfig config, final AnomalySink extra)
     {
         simulator = new ClusterSimulator(scenario);
-        engine = new AnomalyEngine(config, new AnomalySink()
+        engine = new AnomalyEngine(config, AnomalySink.of((type, a) ->
         {
-            @Override
-            public void onOpened(final Anomaly a)
+            events.add(new Event(type, a));
+            if (extra != null)
             {
-                events.add(new Event("opened", a));
-                if (extra != null)
+                switch (type)
                 {
-                    extra.onOpened(a);
+                    case AnomalySink.OPENED -> extra.onOpened(a);
+                    case AnomalySink.UPDATED -> extra.onUpdated(a);
+                    default -> extra.onResolved(a);
                 }
             }
-
-            @Override
-            public void onUpdated(final Anomaly a)
-            {
-                events.add(new Event("updated", a));
-                if (extra != null)
-                {
-                    extra.onUpdated(a);
-                }
-            }
-
-            @Override
-            public void onResolved(final Anomaly a)
-            {
-                events.add(new Event("resolved", a));
-                if (extra != null)
-                {
-                    extra.onResolved(a);
-                }
-            }
-        });
+        }));
         final int flows = Math.max(4096, scenario.ranks() * scenario.channels() * 8);
         window = new WindowEngine(new WindowConfig().periodNs(STEP_NS).maxFlows(flows).maxOps(flows * 2)
             .maxSteps(Math.max(65_536, flows * 16)).maxHosts(Math.max(256, scenario.nodes() * 2)), engine, engine);

@@ -81,25 +81,13 @@ class EndToEndTest
     {
         final AnomalyConfig config = new AnomalyConfig();
         final List<String> events = new java.util.ArrayList<>();
-        final AnomalyEngine engine = new AnomalyEngine(config, new AnomalySink()
+        final AnomalyEngine engine = new AnomalyEngine(config, AnomalySink.of((type, a) ->
         {
-            @Override
-            public void onOpened(final Anomaly a)
+            if (!AnomalySink.UPDATED.equals(type))
             {
-                events.add("opened " + a.kind() + " rank " + a.culprit().rank());
+                events.add(type + " " + a.kind() + (AnomalySink.OPENED.equals(type) ? " rank " + a.culprit().rank() : ""));
             }
-
-            @Override
-            public void onUpdated(final Anomaly a)
-            {
-            }
-
-            @Override
-            public void onResolved(final Anomaly a)
-            {
-                events.add("resolved " + a.kind());
-            }
-        });
+        }));
         final io.flowscope.window.WindowEngine window = new io.flowscope.window.WindowEngine(
             new io.flowscope.window.WindowConfig().periodNs(1_000_000L), engine, engine);
         final long host = 7;

@@ -373,37 +373,16 @@ public final class Aggregator implements AutoCloseable
 
     private AnomalySink sink(final TopicPartition tp, final PartitionState[] ref)
     {
-        return new AnomalySink()
+        return AnomalySink.of((type, a) ->
         {
-            @Override
-            public void onOpened(final Anomaly a)
+            final PartitionState st = ref[0];
+            st.pending.add(new Object[] {type, a});
+            st.anomalies.put(a.id(), a);
+            if (st.offset >= st.outputFrom)
             {
-                on("opened", a);
+                listener.accept(new AnomalyEvent(type, a, System.currentTimeMillis(), System.nanoTime(), false));
             }
-
-            @Override
-            public void onUpdated(final Anomaly a)
-            {
-                on("updated", a);
-            }
-
-            @Override
-            public void onResolved(final Anomaly a)
-            {
-                on("resolved", a);
-            }
-
-            private void on(final String type, final Anomaly a)
-            {
-                final PartitionState st = ref[0];
-                st.pending.add(new Object[] {type, a});
-                st.anomalies.put(a.id(), a);
-                if (st.offset >= st.outputFrom)
-                {
-                    listener.accept(new AnomalyEvent(type, a, System.currentTimeMillis(), System.nanoTime(), false));
-                }
-            }
-        };
+        });
     }
 
     private void apply(final PartitionState st, final byte[] value, final FlowSummary flow,
