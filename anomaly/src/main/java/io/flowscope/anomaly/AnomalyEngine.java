@@ -222,9 +222,10 @@ public final class AnomalyEngine implements AnomalyStage
         Rank k = c.ranks.get(r);
         if (k == null)
         {
-            k = new Rank(c, r, config.windowPeriods);
+            k = new Rank(c, r, config.windowPeriods, c.rankList.size());
             c.ranks.put(r, k);
             c.rankList.add(k);
+            c.addRank();
         }
         return k;
     }
@@ -257,13 +258,14 @@ public final class AnomalyEngine implements AnomalyStage
         Link l = c.links.get(key);
         if (l == null)
         {
-            l = new Link(c, h, s.rank(), s.peer(), config.windowPeriods);
+            l = new Link(c, h, s.rank(), s.peer(), config.windowPeriods, c.linkList.size());
             l.owner = rank(c, s.rank());
             c.links.put(key, l);
             c.linkList.add(l);
             h.links.add(l);
             l.peerRank = rank(c, s.peer());
-            l.peerRank.incoming.add(l);
+            c.addLink(l);
+            l.peerRank.addIncoming(l.id);
         }
         return l;
     }
@@ -409,6 +411,7 @@ public final class AnomalyEngine implements AnomalyStage
             final Link l = h.touchedLinks.get(i);
             l.push();
             l.lastActiveNs = now;
+            publishWindow(l);
             l.comm.updates++;
         }
         for (int i = 0; i < h.touchedRanks.size(); i++)
@@ -536,13 +539,15 @@ public final class AnomalyEngine implements AnomalyStage
         }
         c.updates = 0;
         c.statsValid = true;
+        // Over the dense mirrors (sequential arrays), not the link objects (a cache miss each).
+        final int links = c.linkList.size();
+        final long staleNs = config.staleNs;
         robust.clear();
-        for (int i = 0; i < c.linkList.size(); i++)
+        for (int i = 0; i < links; i++)
         {
-            final Link l = c.linkList.get(i);
-            if (l.hasRate(config) && l.warm >= config.warmupPeriods)
+            if (c.lJudged[i] && c.lHost[i].nowNs - c.lLastActiveNs[i] <= staleNs)
             {
-                robust.add(l.rate() / l.baseline);
+                robust.add(c.lRatio[i]);
             }
         }
         c.linkCount = robust.count();
@@ -552,9 +557,25 @@ public final class AnomalyEngine implements AnomalyStage
         robust.clear();
         c.creditTop = 0;
         c.creditSecond = 0;
-        for (int i = 0; i < c.rankList.size(); i++)
+        // Each rank's incoming credit wait, gathered link by link into the rank table.
+        final int ranks = c.rankList.size();
+        final long[] waitMax = c.rWaitMax;
+        final long[] waitCount = c.rWaitCount;
+        java.util.Arrays.fill(waitMax, 0, ranks, 0L);
+        java.util.Arrays.fill(waitCount, 0, ranks, 0L);
+        for (int i = 0; i < links; i++)
         {
-            final double w = c.rankList.get(i).incomingWaitPerStep(config);
+            if (c.lHost[i].nowNs - c.lLastActiveNs[i] > staleNs)
+            {
+                continue;
+            }
+            final int p = c.lPeer[i];
+            waitMax[p] = Math.max(waitMax[p], c.lPeerWaitMax[i]);
+            waitCount[p] += c.lNetCount[i];
+        }
+        for (int i = 0; i < ranks; i++)
+        {
+            final double w = waitCount[i] < config.minWindowSteps ? -1 : (double)waitMax[i];
             if (w >= 0)
             {
                 robust.add(w);
@@ -573,12 +594,12 @@ public final class AnomalyEngine implements AnomalyStage
         robust.compute();
         c.waitMedian = robust.median;
         robust.clear();
-        for (int i = 0; i < c.rankList.size(); i++)
+        final double[] excess = c.rExcess;
+        for (int i = 0; i < ranks; i++)
         {
-            final Rank r = c.rankList.get(i);
-            if (!Double.isNaN(r.excess))
+            if (!Double.isNaN(excess[i]))
             {
-                robust.add(r.excess);
+                robust.add(excess[i]);
             }
         }
         c.excessCount = robust.count();
@@ -594,6 +615,57 @@ public final class AnomalyEngine implements AnomalyStage
      * it is degraded or part of an anomaly.
      */
     private boolean degraded(final Link l)
+    {
+        final boolean bad = judgeRate(l);
+        // The baseline and warm-up may have moved.
+        publishRatio(l);
+        return bad;
+    }
+
+    /** Copies what the communicator statistics read of a link after its window advanced. */
+    private void publishWindow(final Link l)
+    {
+        final Comm c = l.comm;
+        c.lLastActiveNs[l.id] = l.lastActiveNs;
+        c.lPeerWaitMax[l.id] = l.peerWaitMaxNow;
+        c.lNetCount[l.id] = l.netCountSum;
+        publishRatio(l);
+    }
+
+    private void publishRatio(final Link l)
+    {
+        final Comm c = l.comm;
+        // hasRate less its staleness, which moves with the host's time and is checked when read.
+        final boolean judged = l.warm >= config.warmupPeriods && l.netCountSum >= config.minWindowSteps
+            && l.netNsSum > 0;
+        c.lJudged[l.id] = judged;
+        c.lRatio[l.id] = judged ? l.rate() / l.baseline : 0;
+    }
+
+    /**
+     * The longest credit wait (20 → 9) of a send into this rank over the window (a late receiver holds the
+     * first steps of every operation), or -1 without enough data; from the communicator's link mirrors.
+     */
+    private double incomingWaitPerStep(final Rank r)
+    {
+        final Comm c = r.comm;
+        long wait = 0;
+        long n = 0;
+        for (int k = 0; k < r.inCount; k++)
+        {
+            final int i = r.in[k];
+            if (c.lHost[i].nowNs - c.lLastActiveNs[i] > config.staleNs)
+            {
+                continue;
+            }
+            wait = Math.max(wait, c.lPeerWaitMax[i]);
+            n += c.lNetCount[i];
+        }
+        return n < config.minWindowSteps ? -1 : (double)wait;
+    }
+
+    /** {@link #degraded} before the mirrors are refreshed. */
+    private boolean judgeRate(final Link l)
     {
         final Comm c = l.comm;
         if (!l.hasRate(config))
@@ -968,7 +1040,7 @@ public final class AnomalyEngine implements AnomalyStage
         }
         // Credit waits into a rank count when it alone makes its senders wait (twice the runner-up): several
         // ranks waited on alike are a pattern's back-pressure (tree parents of big operations), not a straggler.
-        final double creditRaw = Math.max(0, r.incomingWaitPerStep(config));
+        final double creditRaw = Math.max(0, incomingWaitPerStep(r));
         final double credit = creditRaw >= c.creditTop && creditRaw >= 2 * c.creditSecond ? creditRaw : 0;
         // A degraded link anywhere in the communicator reshapes every rank's collective timing: then only the
         // credit signal counts. That holds while a slow link stays open too, also in periods where it does not
@@ -983,6 +1055,7 @@ public final class AnomalyEngine implements AnomalyStage
             return;
         }
         r.excess = v - r.baseline;
+        c.rExcess[r.idx] = r.excess;
         if (c.excessCount < config.minLinks)
         {
             return;
@@ -1470,10 +1543,61 @@ public final class AnomalyEngine implements AnomalyStage
         double creditSecond;
         double excessMedian;
         double excessSigma;
+        /*
+         * Mirrors of what the statistics pass reads of every link and rank, by dense index (Link.id, Rank.idx),
+         * written where the link or rank changes them: the pass over thousands of links streams these arrays
+         * instead of visiting every link object and the links into every rank (a cache miss each).
+         */
+        Host[] lHost = new Host[16];
+        int[] lPeer = new int[16];
+        long[] lLastActiveNs = new long[16];
+        long[] lPeerWaitMax = new long[16];
+        long[] lNetCount = new long[16];
+        /** Whether the link's window is judged (warm, enough steps, network time), staleness aside. */
+        boolean[] lJudged = new boolean[16];
+        /** Its rate / baseline when judged. */
+        double[] lRatio = new double[16];
+        double[] rExcess = new double[16];
+        /** Scratch of the rank pass. */
+        long[] rWaitMax = new long[16];
+        long[] rWaitCount = new long[16];
 
         Comm(final long commHash)
         {
             this.commHash = commHash;
+            java.util.Arrays.fill(rExcess, Double.NaN);
+        }
+
+        void addLink(final Link l)
+        {
+            final int i = l.id;
+            if (i == lHost.length)
+            {
+                final int n = i * 2;
+                lHost = java.util.Arrays.copyOf(lHost, n);
+                lPeer = java.util.Arrays.copyOf(lPeer, n);
+                lLastActiveNs = java.util.Arrays.copyOf(lLastActiveNs, n);
+                lPeerWaitMax = java.util.Arrays.copyOf(lPeerWaitMax, n);
+                lNetCount = java.util.Arrays.copyOf(lNetCount, n);
+                lJudged = java.util.Arrays.copyOf(lJudged, n);
+                lRatio = java.util.Arrays.copyOf(lRatio, n);
+            }
+            lHost[i] = l.host;
+            lPeer[i] = l.peerRank.idx;
+            lLastActiveNs[i] = l.lastActiveNs;
+        }
+
+        void addRank()
+        {
+            final int i = rankList.size() - 1;
+            if (i == rExcess.length)
+            {
+                final int n = i * 2;
+                rExcess = java.util.Arrays.copyOf(rExcess, n);
+                java.util.Arrays.fill(rExcess, i, n, Double.NaN);
+                rWaitMax = java.util.Arrays.copyOf(rWaitMax, n);
+                rWaitCount = java.util.Arrays.copyOf(rWaitCount, n);
+            }
         }
     }
 
@@ -1506,28 +1630,33 @@ public final class AnomalyEngine implements AnomalyStage
         long curGpuWaitNs;
         long curOutstandingBytes;
         long curPeerWaitMaxNs;
-        final long[] peerWaitMax;
-        int windowIndex;
+        /** Dense index in its communicator's link table ({@link Comm}'s mirrors). */
+        final int id;
         static final int BYTES = 0;
         static final int STEPS = 1;
         static final int NET_NS = 2;
         static final int NET_COUNT = 3;
         static final int PEER_WAIT_NS = 4;
         static final int OUTSTANDING = 5;
-        /** The window's sums: bytes, steps, network ns and count, credit wait ns, outstanding bytes. */
+        /** Kept for its window maximum, not its sum. */
+        static final int PEER_WAIT_MAX = 6;
+        /**
+         * The window's sums: bytes, steps, network ns and count, credit wait ns, outstanding bytes; and each
+         * period's longest credit wait.
+         */
         final Rings win;
         /** Copies of the window's network ns and count sums (read by every judgement; no array access). */
         long netNsSum;
         long netCountSum;
 
-        Link(final Comm comm, final Host host, final int rank, final int peer, final int window)
+        Link(final Comm comm, final Host host, final int rank, final int peer, final int window, final int id)
         {
             this.comm = comm;
             this.host = host;
             this.rank = rank;
             this.peer = peer;
-            win = new Rings(6, window);
-            peerWaitMax = new long[window];
+            this.id = id;
+            win = new Rings(7, window);
         }
 
         void push()
@@ -1538,11 +1667,21 @@ public final class AnomalyEngine implements AnomalyStage
             win.set(NET_COUNT, curNetCount);
             win.set(PEER_WAIT_NS, curPeerWaitNs);
             win.set(OUTSTANDING, curOutstandingBytes);
+            final long cur = curPeerWaitMaxNs;
+            final long left = win.replace(PEER_WAIT_MAX, cur);
             win.advance();
+            // The window maximum without a rescan, unless the value leaving was the maximum and nothing as large
+            // came in.
+            if (cur >= peerWaitMaxNow)
+            {
+                peerWaitMaxNow = cur;
+            }
+            else if (left == peerWaitMaxNow)
+            {
+                peerWaitMaxNow = win.max(PEER_WAIT_MAX);
+            }
             netNsSum = win.sum(NET_NS);
             netCountSum = win.sum(NET_COUNT);
-            peerWaitMax[windowIndex] = curPeerWaitMaxNs;
-            windowIndex = windowIndex + 1 == peerWaitMax.length ? 0 : windowIndex + 1;
             curPeerWaitMaxNs = 0;
             curBytes = 0;
             curSteps = 0;
@@ -1553,12 +1692,6 @@ public final class AnomalyEngine implements AnomalyStage
             curOutstandingBytes = 0;
             final long net = netNsSum;
             rateNow = net == 0 ? Double.NaN : win.sum(BYTES) * 1e9 / net;
-            long m = 0;
-            for (final long w : peerWaitMax)
-            {
-                m = Math.max(m, w);
-            }
-            peerWaitMaxNow = m;
         }
 
         boolean hasRate(final AnomalyConfig config)
@@ -1602,7 +1735,6 @@ public final class AnomalyEngine implements AnomalyStage
         final Comm comm;
         final int rank;
         final Tracker slow = new Tracker();
-        final List<Link> incoming = new ArrayList<>();
         final List<RecvFlow> recvFlows = new ArrayList<>();
         Host host;
         long periodStartNs = Long.MIN_VALUE;
@@ -1612,29 +1744,40 @@ public final class AnomalyEngine implements AnomalyStage
         long curInDataWaitMaxNs;
         final long[] lateness = new long[4];
         int latenessCount;
-        final long[] inDataWaitMax;
-        int windowIndex;
+        /** Dense index in its communicator's rank table. */
+        final int idx;
+        /** The links into this rank, as indexes of the communicator's link table. */
+        int[] in = new int[2];
+        int inCount;
         double baseline;
         int warm;
         double excess = Double.NaN;
-        /** The window's GPU consume ns and count sums. */
+        /** The window's GPU consume ns and count sums, and each period's longest wait for data. */
         final Rings win;
 
-        Rank(final Comm comm, final int rank, final int window)
+        Rank(final Comm comm, final int rank, final int window, final int idx)
         {
             this.comm = comm;
             this.rank = rank;
-            win = new Rings(2, window);
-            inDataWaitMax = new long[window];
+            this.idx = idx;
+            win = new Rings(3, window);
+        }
+
+        void addIncoming(final int linkId)
+        {
+            if (inCount == in.length)
+            {
+                in = java.util.Arrays.copyOf(in, inCount * 2);
+            }
+            in[inCount++] = linkId;
         }
 
         void push()
         {
             win.set(0, curConsumeNs);
             win.set(1, curConsumeCount);
+            win.replace(2, curInDataWaitMaxNs);
             win.advance();
-            inDataWaitMax[windowIndex] = curInDataWaitMaxNs;
-            windowIndex = windowIndex + 1 == inDataWaitMax.length ? 0 : windowIndex + 1;
             curConsumeNs = 0;
             curConsumeCount = 0;
             curInDataWaitMaxNs = 0;
@@ -1663,39 +1806,13 @@ public final class AnomalyEngine implements AnomalyStage
         /** The longest this rank waited for data from its senders (10 → 11) over the window. */
         long dataWaitMaxNs()
         {
-            long in = 0;
-            for (final long w : inDataWaitMax)
-            {
-                in = Math.max(in, w);
-            }
-            return in;
+            return win.max(2);
         }
 
         double consumePerStep()
         {
             final long n = win.sum(1);
             return n == 0 ? 0 : (double)win.sum(0) / n;
-        }
-
-        /**
-         * The longest credit wait (20 → 9) of a send into this rank over the window (a late receiver holds the
-         * first steps of every operation), or -1 without enough data.
-         */
-        double incomingWaitPerStep(final AnomalyConfig config)
-        {
-            long wait = 0;
-            long n = 0;
-            for (int i = 0; i < incoming.size(); i++)
-            {
-                final Link l = incoming.get(i);
-                if (l.host.nowNs - l.lastActiveNs > config.staleNs)
-                {
-                    continue;
-                }
-                wait = Math.max(wait, l.peerWaitMaxNs());
-                n += l.netCountSum;
-            }
-            return n < config.minWindowSteps ? -1 : (double)wait;
         }
     }
 

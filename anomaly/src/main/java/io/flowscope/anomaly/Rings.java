@@ -1,38 +1,54 @@
 package io.flowscope.anomaly;
 
 /**
- * Several sums over the last N pushed values, pushed together, in one flat array (per series its sum, then its
- * ring): one object and one array per owner instead of one ring object and its array per series, so that a
- * period end touches a few adjacent cache lines. No allocation after construction.
+ * Several sums over the last N pushed values, pushed together, in one flat array: the sums first, then the ring
+ * slot by slot (a slot holds every series' value of one push). A push touches the sums and one slot, two or three
+ * adjacent cache lines, where a series-major layout touched a sum and a slot per series. No allocation after
+ * construction.
  */
 final class Rings
 {
     private final long[] data;
     private final int window;
-    private final int stride;
+    private final int series;
+    /** Index of the slot under way. */
+    private int slot;
     private int next;
     private int filled;
 
     Rings(final int series, final int window)
     {
         this.window = window;
-        this.stride = window + 1;
-        data = new long[series * stride];
+        this.series = series;
+        slot = series;
+        data = new long[series * (window + 1)];
     }
 
     /** The value of series {@code k} for the push under way (every series, then {@link #advance()}). */
     void set(final int k, final long v)
     {
-        final int b = k * stride;
-        final int i = b + 1 + next;
-        data[b] += v - data[i];
+        final int i = slot + k;
+        data[k] += v - data[i];
         data[i] = v;
+    }
+
+    /**
+     * Like {@link #set}, for a series whose window maximum is wanted rather than its sum: returns the value the
+     * push replaces (so that the owner can keep the maximum without rescanning the ring on every push).
+     */
+    long replace(final int k, final long v)
+    {
+        final int i = slot + k;
+        final long old = data[i];
+        data[i] = v;
+        return old;
     }
 
     /** Ends a push. */
     void advance()
     {
         next = next + 1 == window ? 0 : next + 1;
+        slot = series + next * series;
         if (filled < window)
         {
             filled++;
@@ -41,7 +57,18 @@ final class Rings
 
     long sum(final int k)
     {
-        return data[k * stride];
+        return data[k];
+    }
+
+    /** The largest value of series {@code k} over the whole ring (slots not yet pushed hold 0), at least 0. */
+    long max(final int k)
+    {
+        long m = 0;
+        for (int i = series + k; i < data.length; i += series)
+        {
+            m = Math.max(m, data[i]);
+        }
+        return m;
     }
 
     int filled()
@@ -57,6 +84,6 @@ final class Rings
             return 0;
         }
         final int i = next == 0 ? window - 1 : next - 1;
-        return data[k * stride + 1 + i];
+        return data[series + i * series + k];
     }
 }
