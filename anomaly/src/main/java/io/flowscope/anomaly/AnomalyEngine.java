@@ -210,7 +210,7 @@ public final class AnomalyEngine implements AnomalyStage
         Comm c = comms.get(commHash);
         if (c == null)
         {
-            c = new Comm(commHash);
+            c = new Comm(commHash, config.windowPeriods);
             comms.put(commHash, c);
         }
         lastComm = c;
@@ -222,7 +222,7 @@ public final class AnomalyEngine implements AnomalyStage
         Rank k = c.ranks.get(r);
         if (k == null)
         {
-            k = new Rank(c, r, config.windowPeriods, c.rankList.size());
+            k = new Rank(c, r, c.rankList.size());
             c.ranks.put(r, k);
             c.rankList.add(k);
             c.addRank();
@@ -234,21 +234,34 @@ public final class AnomalyEngine implements AnomalyStage
     {
         final Comm c = comm(s.commHash());
         // The window engine emits a host's flows in a stable order: the link at this position last period is
-        // checked first (no hashing when it matches).
+        // checked first (no hashing when it matches), against the communicator's dense tables, so that a summary
+        // touches its link's row there and no link object.
         final int pos = h.position++;
-        final Object cached = h.cached(pos);
-        Link l = cached instanceof Link ? (Link)cached : null;
-        if (l == null || l.comm != c || l.rank != s.rank() || l.peer != s.peer())
+        int id = h.cachedLink(pos, c);
+        if (id < 0 || c.lRankNo[id] != s.rank() || c.lPeerNo[id] != s.peer())
         {
-            l = link(h, c, s);
-            h.cache(pos, l);
+            id = link(h, c, s).id;
+            h.cacheLink(pos, c, id);
         }
-        final Rank own = l.owner;
-        if (own.host != h)
+        final int own = c.lOwner[id];
+        if (c.rHost[own] != h)
         {
-            own.host = h;
+            c.setHost(own, h);
         }
-        accumulateSend(h, l, s);
+        final long[] cur = c.lCur;
+        final int b = id * Comm.LINK_CUR;
+        if (cur[b] != s.periodStartNs())
+        {
+            cur[b] = s.periodStartNs();
+            h.touchedLinks.add(c.linkList.get(id));
+        }
+        cur[b + Link.BYTES + 1] += s.bytes();
+        cur[b + Link.STEPS + 1] += s.completions();
+        cur[b + Link.NET_NS + 1] += s.phaseSumNs(Phase.NETWORK);
+        cur[b + Link.NET_COUNT + 1] += s.phaseCount(Phase.NETWORK);
+        cur[b + Link.PEER_WAIT_NS + 1] += s.phaseSumNs(Phase.PEER_WAIT);
+        cur[b + Link.OUTSTANDING + 1] += s.outstandingBytes();
+        cur[b + Link.PEER_WAIT_MAX + 1] = Math.max(cur[b + Link.PEER_WAIT_MAX + 1], s.phaseMaxNs(Phase.PEER_WAIT));
     }
 
     private Link link(final Host h, final Comm c, final FlowSummary s)
@@ -258,7 +271,7 @@ public final class AnomalyEngine implements AnomalyStage
         Link l = c.links.get(key);
         if (l == null)
         {
-            l = new Link(c, h, s.rank(), s.peer(), config.windowPeriods, c.linkList.size());
+            l = new Link(c, h, s.rank(), s.peer(), c.linkList.size());
             l.owner = rank(c, s.rank());
             c.links.put(key, l);
             c.linkList.add(l);
@@ -268,23 +281,6 @@ public final class AnomalyEngine implements AnomalyStage
             l.peerRank.addIncoming(l.id);
         }
         return l;
-    }
-
-    private void accumulateSend(final Host h, final Link l, final FlowSummary s)
-    {
-        if (l.periodStartNs != s.periodStartNs())
-        {
-            l.periodStartNs = s.periodStartNs();
-            h.touchedLinks.add(l);
-        }
-        l.curBytes += s.bytes();
-        l.curSteps += s.completions();
-        l.curNetNs += s.phaseSumNs(Phase.NETWORK);
-        l.curNetCount += s.phaseCount(Phase.NETWORK);
-        l.curPeerWaitNs += s.phaseSumNs(Phase.PEER_WAIT);
-        l.curGpuWaitNs += s.phaseSumNs(Phase.GPU_WAIT);
-        l.curOutstandingBytes += s.outstandingBytes();
-        l.curPeerWaitMaxNs = Math.max(l.curPeerWaitMaxNs, s.phaseMaxNs(Phase.PEER_WAIT));
     }
 
     private void onRecv(final Host h, final FlowSummary s)
@@ -298,19 +294,22 @@ public final class AnomalyEngine implements AnomalyStage
             // A receive flow is one per (flow key, host); the cached one is of this host already.
             f = recvFlows.get(s.flowKey() ^ (s.hostId() * 0x9E3779B97F4A7C15L));
         }
-        final Rank own = f != null ? f.owner : rank(c, s.rank());
-        if (own.host != h)
+        // The receiving rank by its row in its communicator's tables (no rank object per summary).
+        final Comm oc = f != null ? f.comm : c;
+        final int own = f != null ? f.ownerIdx : rank(c, s.rank()).idx;
+        if (oc.rHost[own] != h)
         {
-            own.host = h;
+            oc.setHost(own, h);
         }
         if (f == null)
         {
             f = new RecvFlow(c, h, s.rank(), s.peer(), s.channel());
             f.flowKey = s.flowKey();
-            f.owner = own;
+            f.owner = c.rankList.get(own);
+            f.ownerIdx = own;
             recvFlows.put(s.flowKey() ^ (s.hostId() * 0x9E3779B97F4A7C15L), f);
             h.recvFlows.add(f);
-            own.recvFlows.add(f);
+            f.owner.recvFlows.add(f);
             f.lastProgressNs = s.periodStartNs();
         }
         if (f.seenPeriodEndNs != s.periodStartNs())
@@ -329,15 +328,17 @@ public final class AnomalyEngine implements AnomalyStage
         {
             f.lastProgressNs = s.periodEndNs();
         }
-        if (own.periodStartNs != s.periodStartNs())
+        final long[] cur = oc.rCur;
+        final int b = own * Comm.RANK_CUR;
+        if (cur[b] != s.periodStartNs())
         {
-            own.periodStartNs = s.periodStartNs();
-            h.touchedRanks.add(own);
+            cur[b] = s.periodStartNs();
+            h.touchedRanks.add(oc.rankList.get(own));
         }
-        own.curConsumeNs += s.phaseSumNs(Phase.GPU_CONSUME);
-        own.curConsumeCount += s.phaseCount(Phase.GPU_CONSUME);
+        cur[b + 1 + Rank.CONSUME_NS] += s.phaseSumNs(Phase.GPU_CONSUME);
+        cur[b + 1 + Rank.CONSUME_COUNT] += s.phaseCount(Phase.GPU_CONSUME);
         // A receive waiting for data (10 → 11): kept as evidence of how long this rank waited for its senders.
-        own.curInDataWaitMaxNs = Math.max(own.curInDataWaitMaxNs, s.phaseMaxNs(Phase.NETWORK));
+        cur[b + 1 + Rank.DATA_WAIT_MAX] = Math.max(cur[b + 1 + Rank.DATA_WAIT_MAX], s.phaseMaxNs(Phase.NETWORK));
     }
 
     private void onQp(final Host h, final FlowSummary s)
@@ -725,7 +726,7 @@ public final class AnomalyEngine implements AnomalyStage
         evidence.put("fractionOfBaseline", l.ratio);
         evidence.put("medianFractionOfBaseline", c.rateMedian);
         evidence.put("robustSigma", c.rateSigma);
-        evidence.put("outstandingBytes", l.win.latest(Link.OUTSTANDING));
+        evidence.put("outstandingBytes", l.latestOutstanding());
         evidence.put("peerWaitNsPerStep", l.peerWaitPerStep());
         evidence.put("links", c.linkCount);
         final double rel = c.rateMedian > 0 ? l.ratio / c.rateMedian : 0;
@@ -1485,9 +1486,27 @@ public final class AnomalyEngine implements AnomalyStage
         Object[] byPosition = new Object[64];
         int position;
 
+        /** Per position holding a link: its row in the communicator cached at {@link #byPosition}. */
+        int[] linkAt = new int[64];
+
         Object cached(final int pos)
         {
             return pos < byPosition.length ? byPosition[pos] : null;
+        }
+
+        /** The link row cached at this position for communicator {@code c}, or -1. */
+        int cachedLink(final int pos, final Comm c)
+        {
+            return pos < byPosition.length && byPosition[pos] == c ? linkAt[pos] : -1;
+        }
+
+        void cacheLink(final int pos, final Comm c, final int id)
+        {
+            cache(pos, c);
+            if (pos < linkAt.length)
+            {
+                linkAt[pos] = id;
+            }
         }
 
         void cache(final int pos, final Object o)
@@ -1499,6 +1518,7 @@ public final class AnomalyEngine implements AnomalyStage
                     return;
                 }
                 byPosition = java.util.Arrays.copyOf(byPosition, Math.max(pos + 1, byPosition.length * 2));
+                linkAt = java.util.Arrays.copyOf(linkAt, byPosition.length);
             }
             byPosition[pos] = o;
         }
@@ -1562,10 +1582,37 @@ public final class AnomalyEngine implements AnomalyStage
         long[] rWaitMax = new long[16];
         long[] rWaitCount = new long[16];
 
-        Comm(final long commHash)
+        /*
+         * The per-summary state of links and ranks, by dense index: a summary adds into its row of an accumulator
+         * table, a period end pushes the rows into window tables. Rows of one host's links (or ranks) were
+         * created one after another and lie side by side.
+         */
+        /** Per link: the period's start, then its accumulators (one per window series, {@link Link#BYTES} …). */
+        static final int LINK_CUR = 1 + Link.SERIES;
+        long[] lCur = new long[16 * LINK_CUR];
+        /** Per link: the sender's rank number and the peer's, for the position cache's check, and its sender. */
+        int[] lRankNo = new int[16];
+        int[] lPeerNo = new int[16];
+        int[] lOwner = new int[16];
+        final RingTable lWin;
+        /** Per rank: the period's start, then its accumulators ({@link Rank#CONSUME_NS} …). */
+        static final int RANK_CUR = 4;
+        long[] rCur = new long[16 * RANK_CUR];
+        Host[] rHost = new Host[16];
+        final RingTable rWin;
+
+        Comm(final long commHash, final int window)
         {
             this.commHash = commHash;
             java.util.Arrays.fill(rExcess, Double.NaN);
+            lWin = new RingTable(Link.SERIES, window, 16);
+            rWin = new RingTable(3, window, 16);
+        }
+
+        void setHost(final int rank, final Host h)
+        {
+            rHost[rank] = h;
+            rankList.get(rank).host = h;
         }
 
         void addLink(final Link l)
@@ -1581,7 +1628,16 @@ public final class AnomalyEngine implements AnomalyStage
                 lNetCount = java.util.Arrays.copyOf(lNetCount, n);
                 lJudged = java.util.Arrays.copyOf(lJudged, n);
                 lRatio = java.util.Arrays.copyOf(lRatio, n);
+                lCur = java.util.Arrays.copyOf(lCur, n * LINK_CUR);
+                lRankNo = java.util.Arrays.copyOf(lRankNo, n);
+                lPeerNo = java.util.Arrays.copyOf(lPeerNo, n);
+                lOwner = java.util.Arrays.copyOf(lOwner, n);
             }
+            lCur[i * LINK_CUR] = Long.MIN_VALUE;
+            lRankNo[i] = l.rank;
+            lPeerNo[i] = l.peer;
+            lOwner[i] = l.owner.idx;
+            lWin.add(i);
             lHost[i] = l.host;
             lPeer[i] = l.peerRank.idx;
             lLastActiveNs[i] = l.lastActiveNs;
@@ -1597,11 +1653,18 @@ public final class AnomalyEngine implements AnomalyStage
                 java.util.Arrays.fill(rExcess, i, n, Double.NaN);
                 rWaitMax = java.util.Arrays.copyOf(rWaitMax, n);
                 rWaitCount = java.util.Arrays.copyOf(rWaitCount, n);
+                rCur = java.util.Arrays.copyOf(rCur, n * RANK_CUR);
+                rHost = java.util.Arrays.copyOf(rHost, n);
             }
+            rCur[i * RANK_CUR] = Long.MIN_VALUE;
+            rWin.add(i);
         }
     }
 
-    /** One direction rank → peer of a communicator, from the sender's step flows (all channels). */
+    /**
+     * One direction rank → peer of a communicator, from the sender's step flows (all channels). Its period's
+     * accumulators and its window live in its communicator's tables at row {@link #id}.
+     */
     static final class Link
     {
         final Comm comm;
@@ -1615,23 +1678,15 @@ public final class AnomalyEngine implements AnomalyStage
         /** {@link #rate()} and {@link #peerWaitMaxNs()} of the current window, computed once per push. */
         double rateNow;
         long peerWaitMaxNow;
-        long periodStartNs = Long.MIN_VALUE;
         long lastActiveNs;
         double baseline;
         double baselineOutstanding;
         int warm;
         double ratio = 1;
         boolean degraded;
-        long curBytes;
-        long curSteps;
-        long curNetNs;
-        long curNetCount;
-        long curPeerWaitNs;
-        long curGpuWaitNs;
-        long curOutstandingBytes;
-        long curPeerWaitMaxNs;
-        /** Dense index in its communicator's link table ({@link Comm}'s mirrors). */
+        /** Dense index in its communicator's tables. */
         final int id;
+        /** Window series; in {@link Comm#lCur} at 1 + the series (after the period's start). */
         static final int BYTES = 0;
         static final int STEPS = 1;
         static final int NET_NS = 2;
@@ -1640,58 +1695,51 @@ public final class AnomalyEngine implements AnomalyStage
         static final int OUTSTANDING = 5;
         /** Kept for its window maximum, not its sum. */
         static final int PEER_WAIT_MAX = 6;
-        /**
-         * The window's sums: bytes, steps, network ns and count, credit wait ns, outstanding bytes; and each
-         * period's longest credit wait.
-         */
-        final Rings win;
-        /** Copies of the window's network ns and count sums (read by every judgement; no array access). */
+        static final int SERIES = 7;
+        /** Copies of the window's network ns and count sums (read by every judgement). */
         long netNsSum;
         long netCountSum;
 
-        Link(final Comm comm, final Host host, final int rank, final int peer, final int window, final int id)
+        Link(final Comm comm, final Host host, final int rank, final int peer, final int id)
         {
             this.comm = comm;
             this.host = host;
             this.rank = rank;
             this.peer = peer;
             this.id = id;
-            win = new Rings(7, window);
         }
 
+        /** The period's accumulators into the window, then cleared. */
         void push()
         {
-            win.set(BYTES, curBytes);
-            win.set(STEPS, curSteps);
-            win.set(NET_NS, curNetNs);
-            win.set(NET_COUNT, curNetCount);
-            win.set(PEER_WAIT_NS, curPeerWaitNs);
-            win.set(OUTSTANDING, curOutstandingBytes);
-            final long cur = curPeerWaitMaxNs;
-            final long left = win.replace(PEER_WAIT_MAX, cur);
-            win.advance();
+            final long[] cur = comm.lCur;
+            final int b = id * Comm.LINK_CUR + 1;
+            final RingTable win = comm.lWin;
+            final int slot = win.slot(id);
+            win.set(id, slot, BYTES, cur[b + BYTES]);
+            win.set(id, slot, STEPS, cur[b + STEPS]);
+            win.set(id, slot, NET_NS, cur[b + NET_NS]);
+            win.set(id, slot, NET_COUNT, cur[b + NET_COUNT]);
+            win.set(id, slot, PEER_WAIT_NS, cur[b + PEER_WAIT_NS]);
+            win.set(id, slot, OUTSTANDING, cur[b + OUTSTANDING]);
+            final long now = cur[b + PEER_WAIT_MAX];
+            final long left = win.replace(slot, PEER_WAIT_MAX, now);
+            win.advance(id);
             // The window maximum without a rescan, unless the value leaving was the maximum and nothing as large
             // came in.
-            if (cur >= peerWaitMaxNow)
+            if (now >= peerWaitMaxNow)
             {
-                peerWaitMaxNow = cur;
+                peerWaitMaxNow = now;
             }
             else if (left == peerWaitMaxNow)
             {
-                peerWaitMaxNow = win.max(PEER_WAIT_MAX);
+                peerWaitMaxNow = win.max(id, PEER_WAIT_MAX);
             }
-            netNsSum = win.sum(NET_NS);
-            netCountSum = win.sum(NET_COUNT);
-            curPeerWaitMaxNs = 0;
-            curBytes = 0;
-            curSteps = 0;
-            curNetNs = 0;
-            curNetCount = 0;
-            curPeerWaitNs = 0;
-            curGpuWaitNs = 0;
-            curOutstandingBytes = 0;
+            java.util.Arrays.fill(cur, b, b + SERIES, 0L);
+            netNsSum = win.sum(id, NET_NS);
+            netCountSum = win.sum(id, NET_COUNT);
             final long net = netNsSum;
-            rateNow = net == 0 ? Double.NaN : win.sum(BYTES) * 1e9 / net;
+            rateNow = net == 0 ? Double.NaN : win.sum(id, BYTES) * 1e9 / net;
         }
 
         boolean hasRate(final AnomalyConfig config)
@@ -1702,8 +1750,7 @@ public final class AnomalyEngine implements AnomalyStage
 
         /**
          * The link's service rate over the window: bytes per ns of network time (9 → stop, queueing included),
-         * all channels (computed once per push; the completion-window bandwidth, once summed here for a maximum
-         * that was never used, is no longer accumulated).
+         * all channels (computed once per push).
          */
         double rate()
         {
@@ -1719,13 +1766,19 @@ public final class AnomalyEngine implements AnomalyStage
         /** Mean outstanding bytes at the ends of the window's periods. */
         double outstandingMean()
         {
-            return win.filled() == 0 ? 0 : (double)win.sum(OUTSTANDING) / win.filled();
+            final int n = comm.lWin.filled(id);
+            return n == 0 ? 0 : (double)comm.lWin.sum(id, OUTSTANDING) / n;
+        }
+
+        long latestOutstanding()
+        {
+            return comm.lWin.latest(id, OUTSTANDING);
         }
 
         double peerWaitPerStep()
         {
             final long n = netCountSum;
-            return n == 0 ? 0 : (double)win.sum(PEER_WAIT_NS) / n;
+            return n == 0 ? 0 : (double)comm.lWin.sum(id, PEER_WAIT_NS) / n;
         }
     }
 
@@ -1736,12 +1789,9 @@ public final class AnomalyEngine implements AnomalyStage
         final int rank;
         final Tracker slow = new Tracker();
         final List<RecvFlow> recvFlows = new ArrayList<>();
+        /** The host of its latest summary (mirrored in {@link Comm#rHost}: set through {@link Comm#setHost}). */
         Host host;
-        long periodStartNs = Long.MIN_VALUE;
         long lastActiveNs;
-        long curConsumeNs;
-        long curConsumeCount;
-        long curInDataWaitMaxNs;
         final long[] lateness = new long[4];
         int latenessCount;
         /** Dense index in its communicator's rank table. */
@@ -1752,15 +1802,16 @@ public final class AnomalyEngine implements AnomalyStage
         double baseline;
         int warm;
         double excess = Double.NaN;
-        /** The window's GPU consume ns and count sums, and each period's longest wait for data. */
-        final Rings win;
+        /** Window series (in {@link Comm#rCur} at 1 + the series): GPU consume ns and count, longest data wait. */
+        static final int CONSUME_NS = 0;
+        static final int CONSUME_COUNT = 1;
+        static final int DATA_WAIT_MAX = 2;
 
-        Rank(final Comm comm, final int rank, final int window, final int idx)
+        Rank(final Comm comm, final int rank, final int idx)
         {
             this.comm = comm;
             this.rank = rank;
             this.idx = idx;
-            win = new Rings(3, window);
         }
 
         void addIncoming(final int linkId)
@@ -1774,13 +1825,17 @@ public final class AnomalyEngine implements AnomalyStage
 
         void push()
         {
-            win.set(0, curConsumeNs);
-            win.set(1, curConsumeCount);
-            win.replace(2, curInDataWaitMaxNs);
-            win.advance();
-            curConsumeNs = 0;
-            curConsumeCount = 0;
-            curInDataWaitMaxNs = 0;
+            final long[] cur = comm.rCur;
+            final int b = idx * Comm.RANK_CUR + 1;
+            final RingTable win = comm.rWin;
+            final int slot = win.slot(idx);
+            win.set(idx, slot, CONSUME_NS, cur[b + CONSUME_NS]);
+            win.set(idx, slot, CONSUME_COUNT, cur[b + CONSUME_COUNT]);
+            win.replace(slot, DATA_WAIT_MAX, cur[b + DATA_WAIT_MAX]);
+            win.advance(idx);
+            cur[b + CONSUME_NS] = 0;
+            cur[b + CONSUME_COUNT] = 0;
+            cur[b + DATA_WAIT_MAX] = 0;
         }
 
         void pushLateness(final long ns)
@@ -1806,13 +1861,13 @@ public final class AnomalyEngine implements AnomalyStage
         /** The longest this rank waited for data from its senders (10 → 11) over the window. */
         long dataWaitMaxNs()
         {
-            return win.max(2);
+            return comm.rWin.max(idx, DATA_WAIT_MAX);
         }
 
         double consumePerStep()
         {
-            final long n = win.sum(1);
-            return n == 0 ? 0 : (double)win.sum(0) / n;
+            final long n = comm.rWin.sum(idx, CONSUME_COUNT);
+            return n == 0 ? 0 : (double)comm.rWin.sum(idx, CONSUME_NS) / n;
         }
     }
 
@@ -1913,6 +1968,8 @@ public final class AnomalyEngine implements AnomalyStage
         final int channel;
         long flowKey;
         Rank owner;
+        /** The owner's row in its communicator's tables. */
+        int ownerIdx;
         long outstanding;
         long lastProgressNs;
         long seenPeriodStartNs;
