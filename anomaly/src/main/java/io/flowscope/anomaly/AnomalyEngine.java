@@ -190,11 +190,20 @@ public final class AnomalyEngine implements AnomalyStage
         {
             return last;
         }
-        Host h = hosts.get(hostId);
-        if (h == null)
+        // The drain loop visits the hosts in the same order every period: the one that followed last time.
+        Host h = last != null ? last.successor : null;
+        if (h == null || h.hostId != hostId)
         {
-            h = new Host(hostId);
-            hosts.put(hostId, h);
+            h = hosts.get(hostId);
+            if (h == null)
+            {
+                h = new Host(hostId, config.windowPeriods);
+                hosts.put(hostId, h);
+            }
+            if (last != null)
+            {
+                last.successor = h;
+            }
         }
         lastHost = h;
         return h;
@@ -347,7 +356,8 @@ public final class AnomalyEngine implements AnomalyStage
         Device d = dev >= 0 && dev < h.deviceByIndex.length ? h.deviceByIndex[dev] : h.devices.get(dev);
         if (d == null)
         {
-            d = new Device(h, dev, config.windowPeriods);
+            d = new Device(h, dev, h.deviceList.size());
+            h.devWin.add(d.idx);
             h.devices.put(dev, d);
             h.deviceList.add(d);
             if (dev >= 0 && dev < h.deviceByIndex.length)
@@ -864,10 +874,12 @@ public final class AnomalyEngine implements AnomalyStage
             if (reported && d.curNetCount > 0)
             {
                 // Over the window, like the links: one period's few work requests are too noisy.
-                d.win.set(0, d.curNetNs);
-                d.win.set(1, d.curNetCount);
-                d.win.advance();
-                final double lat = (double)d.win.sum(0) / d.win.sum(1);
+                final RingTable win = h.devWin;
+                final int slot = win.slot(d.idx);
+                win.set(d.idx, slot, 0, d.curNetNs);
+                win.set(d.idx, slot, 1, d.curNetCount);
+                win.advance(d.idx);
+                final double lat = (double)win.sum(d.idx, 0) / win.sum(d.idx, 1);
                 if (d.warm < config.warmupPeriods)
                 {
                     d.baselineLatency = d.warm == 0 ? lat : d.baselineLatency + (lat - d.baselineLatency) / (d.warm + 1);
@@ -1529,9 +1541,15 @@ public final class AnomalyEngine implements AnomalyStage
         int newQpDevice = -1;
         long newQpAtNs = Long.MIN_VALUE;
 
-        Host(final long hostId)
+        /** Its NICs' windows of send-WR network ns and count, by {@link Device#idx}. */
+        final RingTable devWin;
+        /** The host whose summaries or time followed this one's last (hosts come round in a stable order). */
+        Host successor;
+
+        Host(final long hostId, final int window)
         {
             this.hostId = hostId;
+            devWin = new RingTable(2, window, 8);
         }
     }
 
@@ -1947,14 +1965,14 @@ public final class AnomalyEngine implements AnomalyStage
         int warm;
         double latencyRatio;
 
-        /** The window's send-WR network ns and count sums. */
-        final Rings win;
+        /** Its row in its host's {@link Host#devWin}. */
+        final int idx;
 
-        Device(final Host host, final int device, final int window)
+        Device(final Host host, final int device, final int idx)
         {
             this.host = host;
             this.device = device;
-            win = new Rings(2, window);
+            this.idx = idx;
         }
     }
 
