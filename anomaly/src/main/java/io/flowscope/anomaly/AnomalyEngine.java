@@ -265,7 +265,6 @@ public final class AnomalyEngine implements AnomalyStage
             h.touchedLinks.add(c.linkList.get(id));
         }
         cur[b + Link.BYTES + 1] += s.bytes();
-        cur[b + Link.STEPS + 1] += s.completions();
         cur[b + Link.NET_NS + 1] += s.phaseSumNs(Phase.NETWORK);
         cur[b + Link.NET_COUNT + 1] += s.phaseCount(Phase.NETWORK);
         cur[b + Link.PEER_WAIT_NS + 1] += s.phaseSumNs(Phase.PEER_WAIT);
@@ -1706,14 +1705,14 @@ public final class AnomalyEngine implements AnomalyStage
         final int id;
         /** Window series; in {@link Comm#lCur} at 1 + the series (after the period's start). */
         static final int BYTES = 0;
-        static final int STEPS = 1;
-        static final int NET_NS = 2;
-        static final int NET_COUNT = 3;
-        static final int PEER_WAIT_NS = 4;
-        static final int OUTSTANDING = 5;
+        static final int NET_NS = 1;
+        static final int NET_COUNT = 2;
+        static final int PEER_WAIT_NS = 3;
+        static final int OUTSTANDING = 4;
         /** Kept for its window maximum, not its sum. */
-        static final int PEER_WAIT_MAX = 6;
-        static final int SERIES = 7;
+        static final int PEER_WAIT_MAX = 5;
+        /** Completed steps are not windowed: no judgement reads them, and every series costs each push. */
+        static final int SERIES = 6;
         /** Copies of the window's network ns and count sums (read by every judgement). */
         long netNsSum;
         long netCountSum;
@@ -1735,7 +1734,6 @@ public final class AnomalyEngine implements AnomalyStage
             final RingTable win = comm.lWin;
             final int slot = win.slot(id);
             win.set(id, slot, BYTES, cur[b + BYTES]);
-            win.set(id, slot, STEPS, cur[b + STEPS]);
             win.set(id, slot, NET_NS, cur[b + NET_NS]);
             win.set(id, slot, NET_COUNT, cur[b + NET_COUNT]);
             win.set(id, slot, PEER_WAIT_NS, cur[b + PEER_WAIT_NS]);
