@@ -368,15 +368,12 @@ public final class AnomalyEngine implements AnomalyStage
         {
             d.periodStartNs = s.periodStartNs();
             d.curOutstanding = 0;
-            d.curOutstandingBytes = 0;
             d.curCompletions = 0;
             d.curNetNs = 0;
             d.curNetCount = 0;
-            d.curQps = 0;
             d.curStalledSend = 0;
             d.curStalledRecv = 0;
         }
-        d.curQps++;
         if (d.newQp(s.qpNum()) && d.warm >= config.warmupPeriods)
         {
             // A queue pair the device never carried: traffic moved onto it (failover).
@@ -396,7 +393,6 @@ public final class AnomalyEngine implements AnomalyStage
             }
         }
         d.curOutstanding += s.outstandingSteps();
-        d.curOutstandingBytes += s.outstandingBytes();
         d.curCompletions += s.completions();
         if (s.bytes() > 0)
         {
@@ -428,7 +424,6 @@ public final class AnomalyEngine implements AnomalyStage
         {
             final Rank r = h.touchedRanks.get(i);
             r.push();
-            r.lastActiveNs = now;
         }
         // Links: degraded ones of this host, then slow link (one sender rank) or congestion (several).
         int degradedRanks = 0;
@@ -586,9 +581,9 @@ public final class AnomalyEngine implements AnomalyStage
         for (int i = 0; i < ranks; i++)
         {
             final double w = waitCount[i] < config.minWindowSteps ? -1 : (double)waitMax[i];
+            // Only the two largest waits are judged (a rank waited on alone): no median of them is needed.
             if (w >= 0)
             {
-                robust.add(w);
                 if (w > c.creditTop)
                 {
                     c.creditSecond = c.creditTop;
@@ -600,10 +595,6 @@ public final class AnomalyEngine implements AnomalyStage
                 }
             }
         }
-        c.rankCount = robust.count();
-        robust.compute();
-        c.waitMedian = robust.median;
-        robust.clear();
         final double[] excess = c.rExcess;
         for (int i = 0; i < ranks; i++)
         {
@@ -1570,8 +1561,6 @@ public final class AnomalyEngine implements AnomalyStage
         int linkCount;
         double rateMedian;
         double rateSigma;
-        int rankCount;
-        double waitMedian;
         int excessCount;
         int troubledLinks;
         /** Links of this communicator with an open SLOW_LINK anomaly. */
@@ -1807,7 +1796,6 @@ public final class AnomalyEngine implements AnomalyStage
         final List<RecvFlow> recvFlows = new ArrayList<>();
         /** The host of its latest summary (mirrored in {@link Comm#rHost}: set through {@link Comm#setHost}). */
         Host host;
-        long lastActiveNs;
         final long[] lateness = new long[4];
         int latenessCount;
         /** Dense index in its communicator's rank table. */
@@ -1918,11 +1906,9 @@ public final class AnomalyEngine implements AnomalyStage
         final Tracker stall = new Tracker();
         long periodStartNs = Long.MIN_VALUE;
         long curOutstanding;
-        long curOutstandingBytes;
         long curCompletions;
         long curNetNs;
         long curNetCount;
-        int curQps;
         int curStalledSend;
         int curStalledRecv;
         final org.agrona.collections.LongHashSet qps = new org.agrona.collections.LongHashSet();
