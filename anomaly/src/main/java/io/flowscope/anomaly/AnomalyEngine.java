@@ -482,7 +482,7 @@ public final class AnomalyEngine implements AnomalyStage
         if (judged > 0)
         {
             // A period in which none of the host's links completed a window's worth says nothing either way.
-            judgeCongestion(h, congestion, worst, periodStart, now);
+            judgeCongestion(h, dev, congestion, worst, periodStart, now);
         }
         for (int i = 0; i < h.touchedRanks.size(); i++)
         {
@@ -747,12 +747,12 @@ public final class AnomalyEngine implements AnomalyStage
     /**
      * Congestion on one host's NIC: links of two or more of its sender ranks degraded together, with work
      * queued (outstanding bytes above their baseline; nothing queued would be starvation). The device is the
-     * host's NIC whose work-request latency rose most against its baseline.
+     * host's NIC whose work-request latency rose most against its baseline ({@code dev}, found once per period
+     * end by {@link #worstDevice}).
      */
-    private void judgeCongestion(final Host h, final boolean congestion, final Link worst, final long periodStart,
-        final long now)
+    private void judgeCongestion(final Host h, final Device dev, final boolean congestion, final Link worst,
+        final long periodStart, final long now)
     {
-        final Device dev = worstDevice(h);
         // Work queued on the slowed links grows (mean outstanding bytes over the window above
         // congestionOutstandingRatio × their baseline); slower with nothing queued would be starvation.
         final boolean queued = worst != null
@@ -764,6 +764,10 @@ public final class AnomalyEngine implements AnomalyStage
         final double medianLatency = dev == null || !congestion ? 0 : medianDeviceLatencyRatio();
         final boolean bad = congestion && dev != null && dev.latencyRatio >= 1.25
             && ((queued && dev.latencyRatio >= 1.5 * medianLatency) || dev.latencyRatio >= 2 * medianLatency);
+        if (!bad && h.congestion.open == null && h.congestion.bad == 0)
+        {
+            return;
+        }
         boolean good = true;
         for (int i = 0; i < h.links.size(); i++)
         {
@@ -772,10 +776,6 @@ public final class AnomalyEngine implements AnomalyStage
             {
                 good = false;
             }
-        }
-        if (!bad && h.congestion.open == null && h.congestion.bad == 0)
-        {
-            return;
         }
         final int device = dev != null ? dev.device : h.congestion.open != null ? h.congestion.open.culprit().device()
             : -1;
