@@ -684,10 +684,11 @@ public final class AnomalyEngine implements AnomalyStage
         }
         l.ratio = rate / l.baseline;
         // A send that waited for its receiver's credit and then went out in a burst queues on the wire: when the
-        // receiver is late (slow node), it is to blame, not the link.
+        // receiver is late (slow node), it is to blame, not the link. The link's own wait first: the receiving
+        // rank's object is another cache miss, needed only when the send did wait that long.
         final Rank receiver = l.peerRank;
-        final boolean creditBound = receiver != null && (receiver.slow.bad > 0 || receiver.slow.open != null)
-            && l.peerWaitMaxNs() > config.slowNodeMinNs;
+        final boolean creditBound = l.peerWaitMaxNs() > config.slowNodeMinNs && receiver != null
+            && (receiver.slow.bad > 0 || receiver.slow.open != null);
         final boolean suppressed = l.host.nicQuiet || peerHostNicQuiet(l) || creditBound;
         final boolean bad = !suppressed && c.linkCount >= config.minLinks
             && l.ratio < c.rateMedian * (1 - config.slowLinkFraction)
@@ -700,10 +701,12 @@ public final class AnomalyEngine implements AnomalyStage
         return bad;
     }
 
+    /** Whether the receiving rank's host has a NIC stalling (through the dense mirrors: no rank object). */
     private static boolean peerHostNicQuiet(final Link l)
     {
-        final Rank r = l.peerRank;
-        return r != null && r.host != null && r.host.nicQuiet;
+        final Comm c = l.comm;
+        final Host h = c.rHost[c.lPeer[l.id]];
+        return h != null && h.nicQuiet;
     }
 
     private void judgeLink(final Link l, final long periodStart, final long now, final boolean congestion)
