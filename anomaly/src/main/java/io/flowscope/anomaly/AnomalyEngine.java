@@ -191,11 +191,20 @@ public final class AnomalyEngine implements AnomalyStage
         {
             return last;
         }
-        Host h = hosts.get(hostId);
-        if (h == null)
+        // The drain loop visits the hosts in the same order every period: the one that followed last time.
+        Host h = last != null ? last.successor : null;
+        if (h == null || h.hostId != hostId)
         {
-            h = new Host(hostId);
-            hosts.put(hostId, h);
+            h = hosts.get(hostId);
+            if (h == null)
+            {
+                h = new Host(hostId, config.windowPeriods);
+                hosts.put(hostId, h);
+            }
+            if (last != null)
+            {
+                last.successor = h;
+            }
         }
         lastHost = h;
         return h;
@@ -211,7 +220,7 @@ public final class AnomalyEngine implements AnomalyStage
         Comm c = comms.get(commHash);
         if (c == null)
         {
-            c = new Comm(commHash);
+            c = new Comm(commHash, config.windowPeriods);
             comms.put(commHash, c);
         }
         lastComm = c;
@@ -223,9 +232,10 @@ public final class AnomalyEngine implements AnomalyStage
         Rank k = c.ranks.get(r);
         if (k == null)
         {
-            k = new Rank(c, r, config.windowPeriods);
+            k = new Rank(c, r, c.rankList.size());
             c.ranks.put(r, k);
             c.rankList.add(k);
+            c.addRank();
         }
         return k;
     }
@@ -234,21 +244,33 @@ public final class AnomalyEngine implements AnomalyStage
     {
         final Comm c = comm(s.commHash());
         // The window engine emits a host's flows in a stable order: the link at this position last period is
-        // checked first (no hashing when it matches).
+        // checked first (no hashing when it matches), against the communicator's dense tables, so that a summary
+        // touches its link's row there and no link object.
         final int pos = h.position++;
-        final Object cached = h.cached(pos);
-        Link l = cached instanceof Link ? (Link)cached : null;
-        if (l == null || l.comm != c || l.rank != s.rank() || l.peer != s.peer())
+        int id = h.cachedLink(pos, c);
+        if (id < 0 || c.lRankNo[id] != s.rank() || c.lPeerNo[id] != s.peer())
         {
-            l = link(h, c, s);
-            h.cache(pos, l);
+            id = link(h, c, s).id;
+            h.cacheLink(pos, c, id);
         }
-        final Rank own = l.owner;
-        if (own.host != h)
+        final int own = c.lOwner[id];
+        if (c.rHost[own] != h)
         {
-            own.host = h;
+            c.setHost(own, h);
         }
-        accumulateSend(h, l, s);
+        final long[] cur = c.lCur;
+        final int b = id * Comm.LINK_CUR;
+        if (cur[b] != s.periodStartNs())
+        {
+            cur[b] = s.periodStartNs();
+            h.touchedLinks.add(c.linkList.get(id));
+        }
+        cur[b + Link.BYTES + 1] += s.bytes();
+        cur[b + Link.NET_NS + 1] += s.phaseSumNs(Phase.NETWORK);
+        cur[b + Link.NET_COUNT + 1] += s.phaseCount(Phase.NETWORK);
+        cur[b + Link.PEER_WAIT_NS + 1] += s.phaseSumNs(Phase.PEER_WAIT);
+        cur[b + Link.OUTSTANDING + 1] += s.outstandingBytes();
+        cur[b + Link.PEER_WAIT_MAX + 1] = Math.max(cur[b + Link.PEER_WAIT_MAX + 1], s.phaseMaxNs(Phase.PEER_WAIT));
     }
 
     private Link link(final Host h, final Comm c, final FlowSummary s)
@@ -258,32 +280,16 @@ public final class AnomalyEngine implements AnomalyStage
         Link l = c.links.get(key);
         if (l == null)
         {
-            l = new Link(c, h, s.rank(), s.peer(), config.windowPeriods);
+            l = new Link(c, h, s.rank(), s.peer(), c.linkList.size());
             l.owner = rank(c, s.rank());
             c.links.put(key, l);
             c.linkList.add(l);
             h.links.add(l);
             l.peerRank = rank(c, s.peer());
-            l.peerRank.incoming.add(l);
+            c.addLink(l);
+            l.peerRank.addIncoming(l.id);
         }
         return l;
-    }
-
-    private void accumulateSend(final Host h, final Link l, final FlowSummary s)
-    {
-        if (l.periodStartNs != s.periodStartNs())
-        {
-            l.periodStartNs = s.periodStartNs();
-            h.touchedLinks.add(l);
-        }
-        l.curBytes += s.bytes();
-        l.curSteps += s.completions();
-        l.curNetNs += s.phaseSumNs(Phase.NETWORK);
-        l.curNetCount += s.phaseCount(Phase.NETWORK);
-        l.curPeerWaitNs += s.phaseSumNs(Phase.PEER_WAIT);
-        l.curGpuWaitNs += s.phaseSumNs(Phase.GPU_WAIT);
-        l.curOutstandingBytes += s.outstandingBytes();
-        l.curPeerWaitMaxNs = Math.max(l.curPeerWaitMaxNs, s.phaseMaxNs(Phase.PEER_WAIT));
     }
 
     private void onRecv(final Host h, final FlowSummary s)
@@ -297,19 +303,22 @@ public final class AnomalyEngine implements AnomalyStage
             // A receive flow is one per (flow key, host); the cached one is of this host already.
             f = recvFlows.get(s.flowKey() ^ (s.hostId() * 0x9E3779B97F4A7C15L));
         }
-        final Rank own = f != null ? f.owner : rank(c, s.rank());
-        if (own.host != h)
+        // The receiving rank by its row in its communicator's tables (no rank object per summary).
+        final Comm oc = f != null ? f.comm : c;
+        final int own = f != null ? f.ownerIdx : rank(c, s.rank()).idx;
+        if (oc.rHost[own] != h)
         {
-            own.host = h;
+            oc.setHost(own, h);
         }
         if (f == null)
         {
             f = new RecvFlow(c, h, s.rank(), s.peer(), s.channel());
             f.flowKey = s.flowKey();
-            f.owner = own;
+            f.owner = c.rankList.get(own);
+            f.ownerIdx = own;
             recvFlows.put(s.flowKey() ^ (s.hostId() * 0x9E3779B97F4A7C15L), f);
             h.recvFlows.add(f);
-            own.recvFlows.add(f);
+            f.owner.recvFlows.add(f);
             f.lastProgressNs = s.periodStartNs();
         }
         if (f.seenPeriodStartNs != h.previousPeriodStartNs)
@@ -330,15 +339,17 @@ public final class AnomalyEngine implements AnomalyStage
         {
             f.lastProgressNs = s.periodEndNs();
         }
-        if (own.periodStartNs != s.periodStartNs())
+        final long[] cur = oc.rCur;
+        final int b = own * Comm.RANK_CUR;
+        if (cur[b] != s.periodStartNs())
         {
-            own.periodStartNs = s.periodStartNs();
-            h.touchedRanks.add(own);
+            cur[b] = s.periodStartNs();
+            h.touchedRanks.add(oc.rankList.get(own));
         }
-        own.curConsumeNs += s.phaseSumNs(Phase.GPU_CONSUME);
-        own.curConsumeCount += s.phaseCount(Phase.GPU_CONSUME);
+        cur[b + 1 + Rank.CONSUME_NS] += s.phaseSumNs(Phase.GPU_CONSUME);
+        cur[b + 1 + Rank.CONSUME_COUNT] += s.phaseCount(Phase.GPU_CONSUME);
         // A receive waiting for data (10 → 11): kept as evidence of how long this rank waited for its senders.
-        own.curInDataWaitMaxNs = Math.max(own.curInDataWaitMaxNs, s.phaseMaxNs(Phase.NETWORK));
+        cur[b + 1 + Rank.DATA_WAIT_MAX] = Math.max(cur[b + 1 + Rank.DATA_WAIT_MAX], s.phaseMaxNs(Phase.NETWORK));
     }
 
     private void onQp(final Host h, final FlowSummary s)
@@ -347,7 +358,8 @@ public final class AnomalyEngine implements AnomalyStage
         Device d = dev >= 0 && dev < h.deviceByIndex.length ? h.deviceByIndex[dev] : h.devices.get(dev);
         if (d == null)
         {
-            d = new Device(h, dev, config.windowPeriods);
+            d = new Device(h, dev, h.deviceList.size());
+            h.devWin.add(d.idx);
             h.devices.put(dev, d);
             h.deviceList.add(d);
             if (dev >= 0 && dev < h.deviceByIndex.length)
@@ -359,15 +371,12 @@ public final class AnomalyEngine implements AnomalyStage
         {
             d.periodStartNs = s.periodStartNs();
             d.curOutstanding = 0;
-            d.curOutstandingBytes = 0;
             d.curCompletions = 0;
             d.curNetNs = 0;
             d.curNetCount = 0;
-            d.curQps = 0;
             d.curStalledSend = 0;
             d.curStalledRecv = 0;
         }
-        d.curQps++;
         if (d.newQp(s.qpNum()) && d.warm >= config.warmupPeriods)
         {
             // A queue pair the device never carried: traffic moved onto it (failover).
@@ -387,7 +396,6 @@ public final class AnomalyEngine implements AnomalyStage
             }
         }
         d.curOutstanding += s.outstandingSteps();
-        d.curOutstandingBytes += s.outstandingBytes();
         d.curCompletions += s.completions();
         if (s.bytes() > 0)
         {
@@ -412,13 +420,13 @@ public final class AnomalyEngine implements AnomalyStage
             final Link l = h.touchedLinks.get(i);
             l.push();
             l.lastActiveNs = now;
+            publishWindow(l);
             l.comm.updates++;
         }
         for (int i = 0; i < h.touchedRanks.size(); i++)
         {
             final Rank r = h.touchedRanks.get(i);
             r.push();
-            r.lastActiveNs = now;
         }
         // Links: degraded ones of this host, then slow link (one sender rank) or congestion (several).
         int degradedRanks = 0;
@@ -477,7 +485,7 @@ public final class AnomalyEngine implements AnomalyStage
         if (judged > 0)
         {
             // A period in which none of the host's links completed a window's worth says nothing either way.
-            judgeCongestion(h, congestion, worst, periodStart, now);
+            judgeCongestion(h, dev, congestion, worst, periodStart, now);
         }
         for (int i = 0; i < h.touchedRanks.size(); i++)
         {
@@ -539,13 +547,15 @@ public final class AnomalyEngine implements AnomalyStage
         }
         c.updates = 0;
         c.statsValid = true;
+        // Over the dense mirrors (sequential arrays), not the link objects (a cache miss each).
+        final int links = c.linkList.size();
+        final long staleNs = config.staleNs;
         robust.clear();
-        for (int i = 0; i < c.linkList.size(); i++)
+        for (int i = 0; i < links; i++)
         {
-            final Link l = c.linkList.get(i);
-            if (l.hasRate(config) && l.warm >= config.warmupPeriods)
+            if (c.lJudged[i] && c.lHost[i].nowNs - c.lLastActiveNs[i] <= staleNs)
             {
-                robust.add(l.rate() / l.baseline);
+                robust.add(c.lRatio[i]);
             }
         }
         c.linkCount = robust.count();
@@ -555,12 +565,28 @@ public final class AnomalyEngine implements AnomalyStage
         robust.clear();
         c.creditTop = 0;
         c.creditSecond = 0;
-        for (int i = 0; i < c.rankList.size(); i++)
+        // Each rank's incoming credit wait, gathered link by link into the rank table.
+        final int ranks = c.rankList.size();
+        final long[] waitMax = c.rWaitMax;
+        final long[] waitCount = c.rWaitCount;
+        java.util.Arrays.fill(waitMax, 0, ranks, 0L);
+        java.util.Arrays.fill(waitCount, 0, ranks, 0L);
+        for (int i = 0; i < links; i++)
         {
-            final double w = c.rankList.get(i).incomingWaitPerStep(config);
+            if (c.lHost[i].nowNs - c.lLastActiveNs[i] > staleNs)
+            {
+                continue;
+            }
+            final int p = c.lPeer[i];
+            waitMax[p] = Math.max(waitMax[p], c.lPeerWaitMax[i]);
+            waitCount[p] += c.lNetCount[i];
+        }
+        for (int i = 0; i < ranks; i++)
+        {
+            final double w = waitCount[i] < config.minWindowSteps ? -1 : (double)waitMax[i];
+            // Only the two largest waits are judged (a rank waited on alone): no median of them is needed.
             if (w >= 0)
             {
-                robust.add(w);
                 if (w > c.creditTop)
                 {
                     c.creditSecond = c.creditTop;
@@ -572,16 +598,12 @@ public final class AnomalyEngine implements AnomalyStage
                 }
             }
         }
-        c.rankCount = robust.count();
-        robust.compute();
-        c.waitMedian = robust.median;
-        robust.clear();
-        for (int i = 0; i < c.rankList.size(); i++)
+        final double[] excess = c.rExcess;
+        for (int i = 0; i < ranks; i++)
         {
-            final Rank r = c.rankList.get(i);
-            if (!Double.isNaN(r.excess))
+            if (!Double.isNaN(excess[i]))
             {
-                robust.add(r.excess);
+                robust.add(excess[i]);
             }
         }
         c.excessCount = robust.count();
@@ -597,6 +619,57 @@ public final class AnomalyEngine implements AnomalyStage
      * it is degraded or part of an anomaly.
      */
     private boolean degraded(final Link l)
+    {
+        final boolean bad = judgeRate(l);
+        // The baseline and warm-up may have moved.
+        publishRatio(l);
+        return bad;
+    }
+
+    /** Copies what the communicator statistics read of a link after its window advanced. */
+    private void publishWindow(final Link l)
+    {
+        final Comm c = l.comm;
+        c.lLastActiveNs[l.id] = l.lastActiveNs;
+        c.lPeerWaitMax[l.id] = l.peerWaitMaxNow;
+        c.lNetCount[l.id] = l.netCountSum;
+        publishRatio(l);
+    }
+
+    private void publishRatio(final Link l)
+    {
+        final Comm c = l.comm;
+        // hasRate less its staleness, which moves with the host's time and is checked when read.
+        final boolean judged = l.warm >= config.warmupPeriods && l.netCountSum >= config.minWindowSteps
+            && l.netNsSum > 0;
+        c.lJudged[l.id] = judged;
+        c.lRatio[l.id] = judged ? l.rate() / l.baseline : 0;
+    }
+
+    /**
+     * The longest credit wait (20 → 9) of a send into this rank over the window (a late receiver holds the
+     * first steps of every operation), or -1 without enough data; from the communicator's link mirrors.
+     */
+    private double incomingWaitPerStep(final Rank r)
+    {
+        final Comm c = r.comm;
+        long wait = 0;
+        long n = 0;
+        for (int k = 0; k < r.inCount; k++)
+        {
+            final int i = r.in[k];
+            if (c.lHost[i].nowNs - c.lLastActiveNs[i] > config.staleNs)
+            {
+                continue;
+            }
+            wait = Math.max(wait, c.lPeerWaitMax[i]);
+            n += c.lNetCount[i];
+        }
+        return n < config.minWindowSteps ? -1 : (double)wait;
+    }
+
+    /** {@link #degraded} before the mirrors are refreshed. */
+    private boolean judgeRate(final Link l)
     {
         final Comm c = l.comm;
         if (!l.hasRate(config))
@@ -614,10 +687,11 @@ public final class AnomalyEngine implements AnomalyStage
         }
         l.ratio = rate / l.baseline;
         // A send that waited for its receiver's credit and then went out in a burst queues on the wire: when the
-        // receiver is late (slow node), it is to blame, not the link.
+        // receiver is late (slow node), it is to blame, not the link. The link's own wait first: the receiving
+        // rank's object is another cache miss, needed only when the send did wait that long.
         final Rank receiver = l.peerRank;
-        final boolean creditBound = receiver != null && (receiver.slow.bad > 0 || receiver.slow.open != null)
-            && l.peerWaitMaxNs() > config.slowNodeMinNs;
+        final boolean creditBound = l.peerWaitMaxNs() > config.slowNodeMinNs && receiver != null
+            && (receiver.slow.bad > 0 || receiver.slow.open != null);
         final boolean suppressed = l.host.nicQuiet || peerHostNicQuiet(l) || creditBound;
         final boolean bad = !suppressed && c.linkCount >= config.minLinks
             && l.ratio < c.rateMedian * (1 - config.slowLinkFraction)
@@ -630,10 +704,12 @@ public final class AnomalyEngine implements AnomalyStage
         return bad;
     }
 
+    /** Whether the receiving rank's host has a NIC stalling (through the dense mirrors: no rank object). */
     private static boolean peerHostNicQuiet(final Link l)
     {
-        final Rank r = l.peerRank;
-        return r != null && r.host != null && r.host.nicQuiet;
+        final Comm c = l.comm;
+        final Host h = c.rHost[c.lPeer[l.id]];
+        return h != null && h.nicQuiet;
     }
 
     private void judgeLink(final Link l, final long periodStart, final long now, final boolean congestion)
@@ -656,7 +732,7 @@ public final class AnomalyEngine implements AnomalyStage
         evidence.put("fractionOfBaseline", l.ratio);
         evidence.put("medianFractionOfBaseline", c.rateMedian);
         evidence.put("robustSigma", c.rateSigma);
-        evidence.put("outstandingBytes", l.win.latest(Link.OUTSTANDING));
+        evidence.put("outstandingBytes", l.latestOutstanding());
         evidence.put("peerWaitNsPerStep", l.peerWaitPerStep());
         evidence.put("links", c.linkCount);
         final double rel = c.rateMedian > 0 ? l.ratio / c.rateMedian : 0;
@@ -677,12 +753,12 @@ public final class AnomalyEngine implements AnomalyStage
     /**
      * Congestion on one host's NIC: links of two or more of its sender ranks degraded together, with work
      * queued (outstanding bytes above their baseline; nothing queued would be starvation). The device is the
-     * host's NIC whose work-request latency rose most against its baseline.
+     * host's NIC whose work-request latency rose most against its baseline ({@code dev}, found once per period
+     * end by {@link #worstDevice}).
      */
-    private void judgeCongestion(final Host h, final boolean congestion, final Link worst, final long periodStart,
-        final long now)
+    private void judgeCongestion(final Host h, final Device dev, final boolean congestion, final Link worst,
+        final long periodStart, final long now)
     {
-        final Device dev = worstDevice(h);
         // Work queued on the slowed links grows (mean outstanding bytes over the window above
         // congestionOutstandingRatio × their baseline); slower with nothing queued would be starvation.
         final boolean queued = worst != null
@@ -694,6 +770,10 @@ public final class AnomalyEngine implements AnomalyStage
         final double medianLatency = dev == null || !congestion ? 0 : medianDeviceLatencyRatio();
         final boolean bad = congestion && dev != null && dev.latencyRatio >= 1.25
             && ((queued && dev.latencyRatio >= 1.5 * medianLatency) || dev.latencyRatio >= 2 * medianLatency);
+        if (!bad && h.congestion.open == null && h.congestion.bad == 0)
+        {
+            return;
+        }
         boolean good = true;
         for (int i = 0; i < h.links.size(); i++)
         {
@@ -702,10 +782,6 @@ public final class AnomalyEngine implements AnomalyStage
             {
                 good = false;
             }
-        }
-        if (!bad && h.congestion.open == null && h.congestion.bad == 0)
-        {
-            return;
         }
         final int device = dev != null ? dev.device : h.congestion.open != null ? h.congestion.open.culprit().device()
             : -1;
@@ -794,10 +870,12 @@ public final class AnomalyEngine implements AnomalyStage
             if (reported && d.curNetCount > 0)
             {
                 // Over the window, like the links: one period's few work requests are too noisy.
-                d.win.set(0, d.curNetNs);
-                d.win.set(1, d.curNetCount);
-                d.win.advance();
-                final double lat = (double)d.win.sum(0) / d.win.sum(1);
+                final RingTable win = h.devWin;
+                final int slot = win.slot(d.idx);
+                win.set(d.idx, slot, 0, d.curNetNs);
+                win.set(d.idx, slot, 1, d.curNetCount);
+                win.advance(d.idx);
+                final double lat = (double)win.sum(d.idx, 0) / win.sum(d.idx, 1);
                 if (d.warm < config.warmupPeriods)
                 {
                     d.baselineLatency = d.warm == 0 ? lat : d.baselineLatency + (lat - d.baselineLatency) / (d.warm + 1);
@@ -971,7 +1049,7 @@ public final class AnomalyEngine implements AnomalyStage
         }
         // Credit waits into a rank count when it alone makes its senders wait (twice the runner-up): several
         // ranks waited on alike are a pattern's back-pressure (tree parents of big operations), not a straggler.
-        final double creditRaw = Math.max(0, r.incomingWaitPerStep(config));
+        final double creditRaw = Math.max(0, incomingWaitPerStep(r));
         final double credit = creditRaw >= c.creditTop && creditRaw >= 2 * c.creditSecond ? creditRaw : 0;
         // A degraded link anywhere in the communicator reshapes every rank's collective timing: then only the
         // credit signal counts. That holds while a slow link stays open too, also in periods where it does not
@@ -986,6 +1064,7 @@ public final class AnomalyEngine implements AnomalyStage
             return;
         }
         r.excess = v - r.baseline;
+        c.rExcess[r.idx] = r.excess;
         if (c.excessCount < config.minLinks)
         {
             return;
@@ -1417,9 +1496,27 @@ public final class AnomalyEngine implements AnomalyStage
         Object[] byPosition = new Object[64];
         int position;
 
+        /** Per position holding a link: its row in the communicator cached at {@link #byPosition}. */
+        int[] linkAt = new int[64];
+
         Object cached(final int pos)
         {
             return pos < byPosition.length ? byPosition[pos] : null;
+        }
+
+        /** The link row cached at this position for communicator {@code c}, or -1. */
+        int cachedLink(final int pos, final Comm c)
+        {
+            return pos < byPosition.length && byPosition[pos] == c ? linkAt[pos] : -1;
+        }
+
+        void cacheLink(final int pos, final Comm c, final int id)
+        {
+            cache(pos, c);
+            if (pos < linkAt.length)
+            {
+                linkAt[pos] = id;
+            }
         }
 
         void cache(final int pos, final Object o)
@@ -1431,6 +1528,7 @@ public final class AnomalyEngine implements AnomalyStage
                     return;
                 }
                 byPosition = java.util.Arrays.copyOf(byPosition, Math.max(pos + 1, byPosition.length * 2));
+                linkAt = java.util.Arrays.copyOf(linkAt, byPosition.length);
             }
             byPosition[pos] = o;
         }
@@ -1441,9 +1539,15 @@ public final class AnomalyEngine implements AnomalyStage
         int newQpDevice = -1;
         long newQpAtNs = Long.MIN_VALUE;
 
-        Host(final long hostId)
+        /** Its NICs' windows of send-WR network ns and count, by {@link Device#idx}. */
+        final RingTable devWin;
+        /** The host whose summaries or time followed this one's last (hosts come round in a stable order). */
+        Host successor;
+
+        Host(final long hostId, final int window)
         {
             this.hostId = hostId;
+            devWin = new RingTable(2, window, 8);
         }
     }
 
@@ -1465,8 +1569,6 @@ public final class AnomalyEngine implements AnomalyStage
         int linkCount;
         double rateMedian;
         double rateSigma;
-        int rankCount;
-        double waitMedian;
         int excessCount;
         int troubledLinks;
         /** Links of this communicator with an open SLOW_LINK anomaly. */
@@ -1475,14 +1577,108 @@ public final class AnomalyEngine implements AnomalyStage
         double creditSecond;
         double excessMedian;
         double excessSigma;
+        /*
+         * Mirrors of what the statistics pass reads of every link and rank, by dense index (Link.id, Rank.idx),
+         * written where the link or rank changes them: the pass over thousands of links streams these arrays
+         * instead of visiting every link object and the links into every rank (a cache miss each).
+         */
+        Host[] lHost = new Host[16];
+        int[] lPeer = new int[16];
+        long[] lLastActiveNs = new long[16];
+        long[] lPeerWaitMax = new long[16];
+        long[] lNetCount = new long[16];
+        /** Whether the link's window is judged (warm, enough steps, network time), staleness aside. */
+        boolean[] lJudged = new boolean[16];
+        /** Its rate / baseline when judged. */
+        double[] lRatio = new double[16];
+        double[] rExcess = new double[16];
+        /** Scratch of the rank pass. */
+        long[] rWaitMax = new long[16];
+        long[] rWaitCount = new long[16];
 
-        Comm(final long commHash)
+        /*
+         * The per-summary state of links and ranks, by dense index: a summary adds into its row of an accumulator
+         * table, a period end pushes the rows into window tables. Rows of one host's links (or ranks) were
+         * created one after another and lie side by side.
+         */
+        /** Per link: the period's start, then its accumulators (one per window series, {@link Link#BYTES} …). */
+        static final int LINK_CUR = 1 + Link.SERIES;
+        long[] lCur = new long[16 * LINK_CUR];
+        /** Per link: the sender's rank number and the peer's, for the position cache's check, and its sender. */
+        int[] lRankNo = new int[16];
+        int[] lPeerNo = new int[16];
+        int[] lOwner = new int[16];
+        final RingTable lWin;
+        /** Per rank: the period's start, then its accumulators ({@link Rank#CONSUME_NS} …). */
+        static final int RANK_CUR = 4;
+        long[] rCur = new long[16 * RANK_CUR];
+        Host[] rHost = new Host[16];
+        final RingTable rWin;
+
+        Comm(final long commHash, final int window)
         {
             this.commHash = commHash;
+            java.util.Arrays.fill(rExcess, Double.NaN);
+            lWin = new RingTable(Link.SERIES, window, 16);
+            rWin = new RingTable(3, window, 16);
+        }
+
+        void setHost(final int rank, final Host h)
+        {
+            rHost[rank] = h;
+            rankList.get(rank).host = h;
+        }
+
+        void addLink(final Link l)
+        {
+            final int i = l.id;
+            if (i == lHost.length)
+            {
+                final int n = i * 2;
+                lHost = java.util.Arrays.copyOf(lHost, n);
+                lPeer = java.util.Arrays.copyOf(lPeer, n);
+                lLastActiveNs = java.util.Arrays.copyOf(lLastActiveNs, n);
+                lPeerWaitMax = java.util.Arrays.copyOf(lPeerWaitMax, n);
+                lNetCount = java.util.Arrays.copyOf(lNetCount, n);
+                lJudged = java.util.Arrays.copyOf(lJudged, n);
+                lRatio = java.util.Arrays.copyOf(lRatio, n);
+                lCur = java.util.Arrays.copyOf(lCur, n * LINK_CUR);
+                lRankNo = java.util.Arrays.copyOf(lRankNo, n);
+                lPeerNo = java.util.Arrays.copyOf(lPeerNo, n);
+                lOwner = java.util.Arrays.copyOf(lOwner, n);
+            }
+            lCur[i * LINK_CUR] = Long.MIN_VALUE;
+            lRankNo[i] = l.rank;
+            lPeerNo[i] = l.peer;
+            lOwner[i] = l.owner.idx;
+            lWin.add(i);
+            lHost[i] = l.host;
+            lPeer[i] = l.peerRank.idx;
+            lLastActiveNs[i] = l.lastActiveNs;
+        }
+
+        void addRank()
+        {
+            final int i = rankList.size() - 1;
+            if (i == rExcess.length)
+            {
+                final int n = i * 2;
+                rExcess = java.util.Arrays.copyOf(rExcess, n);
+                java.util.Arrays.fill(rExcess, i, n, Double.NaN);
+                rWaitMax = java.util.Arrays.copyOf(rWaitMax, n);
+                rWaitCount = java.util.Arrays.copyOf(rWaitCount, n);
+                rCur = java.util.Arrays.copyOf(rCur, n * RANK_CUR);
+                rHost = java.util.Arrays.copyOf(rHost, n);
+            }
+            rCur[i * RANK_CUR] = Long.MIN_VALUE;
+            rWin.add(i);
         }
     }
 
-    /** One direction rank → peer of a communicator, from the sender's step flows (all channels). */
+    /**
+     * One direction rank → peer of a communicator, from the sender's step flows (all channels). Its period's
+     * accumulators and its window live in its communicator's tables at row {@link #id}.
+     */
     static final class Link
     {
         final Comm comm;
@@ -1496,74 +1692,67 @@ public final class AnomalyEngine implements AnomalyStage
         /** {@link #rate()} and {@link #peerWaitMaxNs()} of the current window, computed once per push. */
         double rateNow;
         long peerWaitMaxNow;
-        long periodStartNs = Long.MIN_VALUE;
         long lastActiveNs;
         double baseline;
         double baselineOutstanding;
         int warm;
         double ratio = 1;
         boolean degraded;
-        long curBytes;
-        long curSteps;
-        long curNetNs;
-        long curNetCount;
-        long curPeerWaitNs;
-        long curGpuWaitNs;
-        long curOutstandingBytes;
-        long curPeerWaitMaxNs;
-        final long[] peerWaitMax;
-        int windowIndex;
+        /** Dense index in its communicator's tables. */
+        final int id;
+        /** Window series; in {@link Comm#lCur} at 1 + the series (after the period's start). */
         static final int BYTES = 0;
-        static final int STEPS = 1;
-        static final int NET_NS = 2;
-        static final int NET_COUNT = 3;
-        static final int PEER_WAIT_NS = 4;
-        static final int OUTSTANDING = 5;
-        /** The window's sums: bytes, steps, network ns and count, credit wait ns, outstanding bytes. */
-        final Rings win;
-        /** Copies of the window's network ns and count sums (read by every judgement; no array access). */
+        static final int NET_NS = 1;
+        static final int NET_COUNT = 2;
+        static final int PEER_WAIT_NS = 3;
+        static final int OUTSTANDING = 4;
+        /** Kept for its window maximum, not its sum. */
+        static final int PEER_WAIT_MAX = 5;
+        /** Completed steps are not windowed: no judgement reads them, and every series costs each push. */
+        static final int SERIES = 6;
+        /** Copies of the window's network ns and count sums (read by every judgement). */
         long netNsSum;
         long netCountSum;
 
-        Link(final Comm comm, final Host host, final int rank, final int peer, final int window)
+        Link(final Comm comm, final Host host, final int rank, final int peer, final int id)
         {
             this.comm = comm;
             this.host = host;
             this.rank = rank;
             this.peer = peer;
-            win = new Rings(6, window);
-            peerWaitMax = new long[window];
+            this.id = id;
         }
 
+        /** The period's accumulators into the window, then cleared. */
         void push()
         {
-            win.set(BYTES, curBytes);
-            win.set(STEPS, curSteps);
-            win.set(NET_NS, curNetNs);
-            win.set(NET_COUNT, curNetCount);
-            win.set(PEER_WAIT_NS, curPeerWaitNs);
-            win.set(OUTSTANDING, curOutstandingBytes);
-            win.advance();
-            netNsSum = win.sum(NET_NS);
-            netCountSum = win.sum(NET_COUNT);
-            peerWaitMax[windowIndex] = curPeerWaitMaxNs;
-            windowIndex = windowIndex + 1 == peerWaitMax.length ? 0 : windowIndex + 1;
-            curPeerWaitMaxNs = 0;
-            curBytes = 0;
-            curSteps = 0;
-            curNetNs = 0;
-            curNetCount = 0;
-            curPeerWaitNs = 0;
-            curGpuWaitNs = 0;
-            curOutstandingBytes = 0;
-            final long net = netNsSum;
-            rateNow = net == 0 ? Double.NaN : win.sum(BYTES) * 1e9 / net;
-            long m = 0;
-            for (final long w : peerWaitMax)
+            final long[] cur = comm.lCur;
+            final int b = id * Comm.LINK_CUR + 1;
+            final RingTable win = comm.lWin;
+            final int slot = win.slot(id);
+            win.set(id, slot, BYTES, cur[b + BYTES]);
+            win.set(id, slot, NET_NS, cur[b + NET_NS]);
+            win.set(id, slot, NET_COUNT, cur[b + NET_COUNT]);
+            win.set(id, slot, PEER_WAIT_NS, cur[b + PEER_WAIT_NS]);
+            win.set(id, slot, OUTSTANDING, cur[b + OUTSTANDING]);
+            final long now = cur[b + PEER_WAIT_MAX];
+            final long left = win.replace(slot, PEER_WAIT_MAX, now);
+            win.advance(id);
+            // The window maximum without a rescan, unless the value leaving was the maximum and nothing as large
+            // came in.
+            if (now >= peerWaitMaxNow)
             {
-                m = Math.max(m, w);
+                peerWaitMaxNow = now;
             }
-            peerWaitMaxNow = m;
+            else if (left == peerWaitMaxNow)
+            {
+                peerWaitMaxNow = win.max(id, PEER_WAIT_MAX);
+            }
+            java.util.Arrays.fill(cur, b, b + SERIES, 0L);
+            netNsSum = win.sum(id, NET_NS);
+            netCountSum = win.sum(id, NET_COUNT);
+            final long net = netNsSum;
+            rateNow = net == 0 ? Double.NaN : win.sum(id, BYTES) * 1e9 / net;
         }
 
         boolean hasRate(final AnomalyConfig config)
@@ -1574,8 +1763,7 @@ public final class AnomalyEngine implements AnomalyStage
 
         /**
          * The link's service rate over the window: bytes per ns of network time (9 → stop, queueing included),
-         * all channels (computed once per push; the completion-window bandwidth, once summed here for a maximum
-         * that was never used, is no longer accumulated).
+         * all channels (computed once per push).
          */
         double rate()
         {
@@ -1591,13 +1779,19 @@ public final class AnomalyEngine implements AnomalyStage
         /** Mean outstanding bytes at the ends of the window's periods. */
         double outstandingMean()
         {
-            return win.filled() == 0 ? 0 : (double)win.sum(OUTSTANDING) / win.filled();
+            final int n = comm.lWin.filled(id);
+            return n == 0 ? 0 : (double)comm.lWin.sum(id, OUTSTANDING) / n;
+        }
+
+        long latestOutstanding()
+        {
+            return comm.lWin.latest(id, OUTSTANDING);
         }
 
         double peerWaitPerStep()
         {
             final long n = netCountSum;
-            return n == 0 ? 0 : (double)win.sum(PEER_WAIT_NS) / n;
+            return n == 0 ? 0 : (double)comm.lWin.sum(id, PEER_WAIT_NS) / n;
         }
     }
 
@@ -1607,42 +1801,53 @@ public final class AnomalyEngine implements AnomalyStage
         final Comm comm;
         final int rank;
         final Tracker slow = new Tracker();
-        final List<Link> incoming = new ArrayList<>();
         final List<RecvFlow> recvFlows = new ArrayList<>();
+        /** The host of its latest summary (mirrored in {@link Comm#rHost}: set through {@link Comm#setHost}). */
         Host host;
-        long periodStartNs = Long.MIN_VALUE;
-        long lastActiveNs;
-        long curConsumeNs;
-        long curConsumeCount;
-        long curInDataWaitMaxNs;
         final long[] lateness = new long[4];
         int latenessCount;
-        final long[] inDataWaitMax;
-        int windowIndex;
+        /** Dense index in its communicator's rank table. */
+        final int idx;
+        /** The links into this rank, as indexes of the communicator's link table. */
+        int[] in = new int[2];
+        int inCount;
         double baseline;
         int warm;
         double excess = Double.NaN;
-        /** The window's GPU consume ns and count sums. */
-        final Rings win;
+        /** Window series (in {@link Comm#rCur} at 1 + the series): GPU consume ns and count, longest data wait. */
+        static final int CONSUME_NS = 0;
+        static final int CONSUME_COUNT = 1;
+        static final int DATA_WAIT_MAX = 2;
 
-        Rank(final Comm comm, final int rank, final int window)
+        Rank(final Comm comm, final int rank, final int idx)
         {
             this.comm = comm;
             this.rank = rank;
-            win = new Rings(2, window);
-            inDataWaitMax = new long[window];
+            this.idx = idx;
+        }
+
+        void addIncoming(final int linkId)
+        {
+            if (inCount == in.length)
+            {
+                in = java.util.Arrays.copyOf(in, inCount * 2);
+            }
+            in[inCount++] = linkId;
         }
 
         void push()
         {
-            win.set(0, curConsumeNs);
-            win.set(1, curConsumeCount);
-            win.advance();
-            inDataWaitMax[windowIndex] = curInDataWaitMaxNs;
-            windowIndex = windowIndex + 1 == inDataWaitMax.length ? 0 : windowIndex + 1;
-            curConsumeNs = 0;
-            curConsumeCount = 0;
-            curInDataWaitMaxNs = 0;
+            final long[] cur = comm.rCur;
+            final int b = idx * Comm.RANK_CUR + 1;
+            final RingTable win = comm.rWin;
+            final int slot = win.slot(idx);
+            win.set(idx, slot, CONSUME_NS, cur[b + CONSUME_NS]);
+            win.set(idx, slot, CONSUME_COUNT, cur[b + CONSUME_COUNT]);
+            win.replace(slot, DATA_WAIT_MAX, cur[b + DATA_WAIT_MAX]);
+            win.advance(idx);
+            cur[b + CONSUME_NS] = 0;
+            cur[b + CONSUME_COUNT] = 0;
+            cur[b + DATA_WAIT_MAX] = 0;
         }
 
         void pushLateness(final long ns)
@@ -1668,39 +1873,13 @@ public final class AnomalyEngine implements AnomalyStage
         /** The longest this rank waited for data from its senders (10 → 11) over the window. */
         long dataWaitMaxNs()
         {
-            long in = 0;
-            for (final long w : inDataWaitMax)
-            {
-                in = Math.max(in, w);
-            }
-            return in;
+            return comm.rWin.max(idx, DATA_WAIT_MAX);
         }
 
         double consumePerStep()
         {
-            final long n = win.sum(1);
-            return n == 0 ? 0 : (double)win.sum(0) / n;
-        }
-
-        /**
-         * The longest credit wait (20 → 9) of a send into this rank over the window (a late receiver holds the
-         * first steps of every operation), or -1 without enough data.
-         */
-        double incomingWaitPerStep(final AnomalyConfig config)
-        {
-            long wait = 0;
-            long n = 0;
-            for (int i = 0; i < incoming.size(); i++)
-            {
-                final Link l = incoming.get(i);
-                if (l.host.nowNs - l.lastActiveNs > config.staleNs)
-                {
-                    continue;
-                }
-                wait = Math.max(wait, l.peerWaitMaxNs());
-                n += l.netCountSum;
-            }
-            return n < config.minWindowSteps ? -1 : (double)wait;
+            final long n = comm.rWin.sum(idx, CONSUME_COUNT);
+            return n == 0 ? 0 : (double)comm.rWin.sum(idx, CONSUME_NS) / n;
         }
     }
 
@@ -1735,11 +1914,9 @@ public final class AnomalyEngine implements AnomalyStage
         final Tracker stall = new Tracker();
         long periodStartNs = Long.MIN_VALUE;
         long curOutstanding;
-        long curOutstandingBytes;
         long curCompletions;
         long curNetNs;
         long curNetCount;
-        int curQps;
         int curStalledSend;
         int curStalledRecv;
         final org.agrona.collections.LongHashSet qps = new org.agrona.collections.LongHashSet();
@@ -1780,14 +1957,14 @@ public final class AnomalyEngine implements AnomalyStage
         int warm;
         double latencyRatio;
 
-        /** The window's send-WR network ns and count sums. */
-        final Rings win;
+        /** Its row in its host's {@link Host#devWin}. */
+        final int idx;
 
-        Device(final Host host, final int device, final int window)
+        Device(final Host host, final int device, final int idx)
         {
             this.host = host;
             this.device = device;
-            win = new Rings(2, window);
+            this.idx = idx;
         }
     }
 
@@ -1801,6 +1978,8 @@ public final class AnomalyEngine implements AnomalyStage
         final int channel;
         long flowKey;
         Rank owner;
+        /** The owner's row in its communicator's tables. */
+        int ownerIdx;
         long outstanding;
         long lastProgressNs;
         long seenPeriodStartNs;

@@ -17,6 +17,8 @@ import java.lang.management.ThreadMXBean;
  * </pre>
  * {@code hot}: the summaries come in a few reused instances, as the window engine hands over one reused summary
  * (the default feeds 24,576 distinct objects at 4,096 ranks, whose cache misses count against the engine).
+ * {@code replay} (after {@code hot} or {@code cold}): the stream alone, handed to a consumer that only reads one
+ * field per summary: the harness's own share of the engine figure.
  */
 public final class AnomalyEngineCpuTime
 {
@@ -29,6 +31,12 @@ public final class AnomalyEngineCpuTime
         final int ranks = args.length > 0 ? Integer.parseInt(args[0]) : 4096;
         final int periods = args.length > 1 ? Integer.parseInt(args[1]) : 400;
         final boolean hot = args.length > 2 && "hot".equals(args[2]);
+        final boolean replay = args.length > 3 && "replay".equals(args[3]);
+        if (replay)
+        {
+            replay(ranks, periods, hot);
+            return;
+        }
         final AnomalySummaryStream s = new AnomalySummaryStream(ranks, 2);
         final int[] opened = new int[1];
         final AnomalyEngine engine = new AnomalyEngine(new AnomalyConfig(), new AnomalySink()
@@ -69,6 +77,33 @@ public final class AnomalyEngineCpuTime
         {
             throw new IllegalStateException("expected the one injected slow link, got " + opened[0]);
         }
+    }
+
+    private static void replay(final int ranks, final int periods, final boolean hot)
+    {
+        final AnomalySummaryStream s = new AnomalySummaryStream(ranks, 2);
+        final ThreadMXBean mx = ManagementFactory.getThreadMXBean();
+        long sink = 0;
+        long period = 1;
+        long cpu0 = 0;
+        for (int i = 0; i < 2 * periods; i++)
+        {
+            if (i == periods)
+            {
+                cpu0 = mx.getCurrentThreadCpuTime();
+            }
+            for (int h = 0; h < s.hosts; h++)
+            {
+                for (int k = 0; k < s.perHost; k++)
+                {
+                    sink += (hot ? s.hot(h, k, period) : s.summary(h, k, period)).flowKey();
+                }
+            }
+            period++;
+        }
+        final double perPeriod = (double)(mx.getCurrentThreadCpuTime() - cpu0) / periods;
+        System.out.printf("%d ranks%s, stream alone: CPU %.3f ms/period (%.1f ns/summary) (%d)%n", ranks,
+            hot ? " (hot)" : "", perPeriod / 1e6, perPeriod / s.summariesPerPeriod(), sink & 1);
     }
 
     private static void run(final AnomalyEngine engine, final AnomalySummaryStream s, final long p,
