@@ -415,11 +415,12 @@ public final class WindowEngine implements TelemetryListener
             return;
         }
         // A work request is a send-like step posted at its start (state 9) with its length known.
-        steps.occupy(b, wrKey, flow.id, flow.generation, StepTable.SEND | StepTable.SEEN_9, host.index, timeNs);
+        final int r = steps.occupy(b, wrKey, flow.id, flow.generation, StepTable.SEND | StepTable.SEEN_9, host.index,
+            timeNs);
         final long[] t = steps.t;
-        t[b + StepTable.TC] = timeNs;
-        t[b + StepTable.BYTES] = length;
-        post(t, b, flow, length);
+        t[r + StepTable.TC] = timeNs;
+        t[r + StepTable.BYTES] = length;
+        post(t, r, flow, length);
         flow.lastActivityNs = latest(flow.lastActivityNs, timeNs);
     }
 
