@@ -73,7 +73,6 @@ public final class WindowEngine implements TelemetryListener
     private final Long2ObjectHashMap<OpState> opByKey;
     private final Histogram[] sendPhase = new Histogram[Phase.COUNT];
     private final Histogram[] recvPhase = new Histogram[Phase.COUNT];
-    private final long[] durations = new long[Phase.COUNT];
     /** QP flows by a hash of (host, device, qpNum), direct-mapped; an entry counts while its generation matches. */
     private final FlowState[] qpCache = new FlowState[QP_CACHE_SIZE];
     private final int[] qpCacheGeneration = new int[QP_CACHE_SIZE];
@@ -365,16 +364,58 @@ public final class WindowEngine implements TelemetryListener
         {
             complete(t, b, flow, timeNs);
         }
-        PhaseBreakdown.of(t, b, timeNs, durations);
-        final Histogram[] h = (t[b + StepTable.FLAGS] & StepTable.SEND) != 0 ? sendPhase : recvPhase;
-        for (int p = 0; p < Phase.COUNT; p++)
+        // The phase durations (see Phase), straight from the state times: no per-stop array of five.
+        final long seen = t[b + StepTable.FLAGS];
+        if ((seen & StepTable.SEND) != 0)
         {
-            final long d = durations[p];
-            if (d >= 0)
+            if ((seen & StepTable.SEEN_8) != 0)
             {
-                flow.phase(p, d);
-                h[p].recordValue(Math.min(d, h[p].getHighestTrackableValue()));
+                if ((seen & StepTable.SEEN_20) != 0)
+                {
+                    phase(flow, sendPhase, Phase.GPU_WAIT, t[b + StepTable.TB] - t[b + StepTable.TA]);
+                }
+                else if ((seen & StepTable.SEEN_9) != 0)
+                {
+                    phase(flow, sendPhase, Phase.GPU_WAIT, t[b + StepTable.TC] - t[b + StepTable.TA]);
+                }
             }
+            if ((seen & StepTable.SEEN_9) != 0)
+            {
+                if ((seen & StepTable.SEEN_20) != 0)
+                {
+                    phase(flow, sendPhase, Phase.PEER_WAIT, t[b + StepTable.TC] - t[b + StepTable.TB]);
+                }
+                phase(flow, sendPhase, Phase.NETWORK, timeNs - t[b + StepTable.TC]);
+            }
+        }
+        else
+        {
+            if ((seen & StepTable.SEEN_11) != 0)
+            {
+                if ((seen & StepTable.SEEN_10) != 0)
+                {
+                    phase(flow, recvPhase, Phase.NETWORK, t[b + StepTable.TB] - t[b + StepTable.TA]);
+                }
+                if ((seen & StepTable.SEEN_12) != 0)
+                {
+                    phase(flow, recvPhase, Phase.FLUSH, t[b + StepTable.TC] - t[b + StepTable.TB]);
+                }
+            }
+            if ((seen & StepTable.SEEN_12) != 0)
+            {
+                phase(flow, recvPhase, Phase.GPU_CONSUME, timeNs - t[b + StepTable.TC]);
+            }
+        }
+    }
+
+    /** One phase duration of a stopped step; a negative one (records out of their order) is absent. */
+    private static void phase(final FlowState flow, final Histogram[] h, final int phase, final long d)
+    {
+        if (d >= 0)
+        {
+            flow.phase(phase, d);
+            final Histogram histogram = h[phase];
+            histogram.recordValue(Math.min(d, histogram.getHighestTrackableValue()));
         }
     }
 
