@@ -71,8 +71,7 @@ public final class WindowEngine implements TelemetryListener
     private int nextHostIndex;
     private final Long2ObjectHashMap<FlowState> flowByKey;
     private final Long2ObjectHashMap<OpState> opByKey;
-    private final Histogram[] sendPhase = new Histogram[Phase.COUNT];
-    private final Histogram[] recvPhase = new Histogram[Phase.COUNT];
+    private final PhaseHistograms phaseHistograms = new PhaseHistograms();
     /** QP flows by a hash of (host, device, qpNum), direct-mapped; an entry counts while its generation matches. */
     private final FlowState[] qpCache = new FlowState[QP_CACHE_SIZE];
     private final int[] qpCacheGeneration = new int[QP_CACHE_SIZE];
@@ -155,11 +154,6 @@ public final class WindowEngine implements TelemetryListener
         // Sized so that the maps never grow: at most half full.
         flowByKey = new Long2ObjectHashMap<>(config.maxFlows * 2, 0.55f);
         opByKey = new Long2ObjectHashMap<>(config.maxOps * 2, 0.55f);
-        for (int p = 0; p < Phase.COUNT; p++)
-        {
-            sendPhase[p] = new Histogram(3_600_000_000_000L, 2);
-            recvPhase[p] = new Histogram(3_600_000_000_000L, 2);
-        }
         onHost(0);
     }
 
@@ -372,20 +366,20 @@ public final class WindowEngine implements TelemetryListener
             {
                 if ((seen & StepTable.SEEN_20) != 0)
                 {
-                    phase(flow, sendPhase, Phase.GPU_WAIT, t[b + StepTable.TB] - t[b + StepTable.TA]);
+                    phase(flow, true, Phase.GPU_WAIT, t[b + StepTable.TB] - t[b + StepTable.TA]);
                 }
                 else if ((seen & StepTable.SEEN_9) != 0)
                 {
-                    phase(flow, sendPhase, Phase.GPU_WAIT, t[b + StepTable.TC] - t[b + StepTable.TA]);
+                    phase(flow, true, Phase.GPU_WAIT, t[b + StepTable.TC] - t[b + StepTable.TA]);
                 }
             }
             if ((seen & StepTable.SEEN_9) != 0)
             {
                 if ((seen & StepTable.SEEN_20) != 0)
                 {
-                    phase(flow, sendPhase, Phase.PEER_WAIT, t[b + StepTable.TC] - t[b + StepTable.TB]);
+                    phase(flow, true, Phase.PEER_WAIT, t[b + StepTable.TC] - t[b + StepTable.TB]);
                 }
-                phase(flow, sendPhase, Phase.NETWORK, timeNs - t[b + StepTable.TC]);
+                phase(flow, true, Phase.NETWORK, timeNs - t[b + StepTable.TC]);
             }
         }
         else
@@ -394,28 +388,27 @@ public final class WindowEngine implements TelemetryListener
             {
                 if ((seen & StepTable.SEEN_10) != 0)
                 {
-                    phase(flow, recvPhase, Phase.NETWORK, t[b + StepTable.TB] - t[b + StepTable.TA]);
+                    phase(flow, false, Phase.NETWORK, t[b + StepTable.TB] - t[b + StepTable.TA]);
                 }
                 if ((seen & StepTable.SEEN_12) != 0)
                 {
-                    phase(flow, recvPhase, Phase.FLUSH, t[b + StepTable.TC] - t[b + StepTable.TB]);
+                    phase(flow, false, Phase.FLUSH, t[b + StepTable.TC] - t[b + StepTable.TB]);
                 }
             }
             if ((seen & StepTable.SEEN_12) != 0)
             {
-                phase(flow, recvPhase, Phase.GPU_CONSUME, timeNs - t[b + StepTable.TC]);
+                phase(flow, false, Phase.GPU_CONSUME, timeNs - t[b + StepTable.TC]);
             }
         }
     }
 
     /** One phase duration of a stopped step; a negative one (records out of their order) is absent. */
-    private static void phase(final FlowState flow, final Histogram[] h, final int phase, final long d)
+    private void phase(final FlowState flow, final boolean isSend, final int phase, final long d)
     {
         if (d >= 0)
         {
             flow.phase(phase, d);
-            final Histogram histogram = h[phase];
-            histogram.recordValue(Math.min(d, histogram.getHighestTrackableValue()));
+            phaseHistograms.record(isSend, phase, d);
         }
     }
 
@@ -1536,7 +1529,7 @@ public final class WindowEngine implements TelemetryListener
     /** Adds the phase durations recorded so far (all flows of one direction) to {@code target}. */
     public void addPhaseHistogramTo(final boolean isSend, final int phase, final Histogram target)
     {
-        target.add((isSend ? sendPhase : recvPhase)[phase]);
+        phaseHistograms.addTo(isSend, phase, target);
     }
 
     public long duplicateRecords()
