@@ -1294,17 +1294,19 @@ public final class WindowEngine implements TelemetryListener
         s.bytes = f.periodBytes;
         s.windowCompletions = f.window.size();
         s.windowBytes = f.window.bytesInWindow();
-        s.windowSpanNs = f.window.spanNs();
-        s.windowBandwidthBytesPerSecond = f.window.bandwidthBytesPerSecond();
+        // One span (a scan of the window's posts) for both fields: bandwidthBytesPerSecond() would scan again.
+        final long span = f.window.spanNs();
+        s.windowSpanNs = span;
+        s.windowBandwidthBytesPerSecond = span <= 0 ? 0.0 : s.windowBytes * 1e9 / span;
         s.outstandingSteps = f.outstandingSteps;
         s.outstandingBytes = f.outstandingBytes;
-        System.arraycopy(f.phaseCount, 0, s.phaseCount, 0, Phase.COUNT);
-        System.arraycopy(f.phaseSumNs, 0, s.phaseSumNs, 0, Phase.COUNT);
-        System.arraycopy(f.phaseMaxNs, 0, s.phaseMaxNs, 0, Phase.COUNT);
         for (int p = 0; p < Phase.COUNT; p++)
         {
+            s.phaseCount[p] = f.phaseCount(p);
+            s.phaseSumNs[p] = f.phaseSumNs(p);
+            s.phaseMaxNs[p] = f.phaseMaxNs(p);
             final int slot = PhaseBuckets.slot(p, f.isSend);
-            if (f.phaseCount[p] == 0 || slot < 0 || slot >= PhaseBuckets.SLOTS)
+            if (f.phaseCount(p) == 0 || slot < 0 || slot >= PhaseBuckets.SLOTS)
             {
                 s.phaseP50Ns[p] = Phase.ABSENT;
                 s.phaseP90Ns[p] = Phase.ABSENT;
@@ -1312,7 +1314,7 @@ public final class WindowEngine implements TelemetryListener
             }
             else
             {
-                f.phaseBuckets.percentiles(slot, f.phaseCount[p], f.phaseMaxNs[p], s.phaseP50Ns, s.phaseP90Ns, s.phaseP99Ns,
+                f.phaseBuckets.percentiles(slot, f.phaseCount(p), f.phaseMaxNs(p), s.phaseP50Ns, s.phaseP90Ns, s.phaseP99Ns,
                     p);
             }
         }
