@@ -27,14 +27,17 @@ package io.flowscope.window;
  *   +0 KEY    the step / work request key
  *   +1 FLOW   flow id (low 32) | flow generation (high 32)
  *   +2 FLAGS  seen bits 0-5 | POSTED 6 | COMPLETED 7 | STOPPED 8 | SEND 9 | OCCUPIED 10 | host index 11-31
- *             | position in the active list 32-63
+ *             | (32-63 unused)
  *   +3 START  start time
  *   +4 TA     t8 (send) / t10 (recv)
  *   +5 TB     t20 (send) / t11 (recv)
  *   +6 TC     t9 (send) / t12 (recv)
  *   +7 BYTES  transSize / WR length
  * </pre>
- * A dense active list (row, last record time: {@link #stamp}) lets the sweep scan times without touching rows.
+ * <b>Sweep</b>: each row's last record time is in {@link #stamp}, indexed by row, so a record updates it
+ * without reading a list position and the sweep scans the slab's used prefix ({@link #highWater}: the LIFO
+ * keeps it near the peak occupancy) without touching rows; {@link #occupied} tells a free row's stale stamp
+ * from a live one. A removal pushes the row and clears its index slot; no other row moves.
  */
 final class StepTable
 {
@@ -53,7 +56,6 @@ final class StepTable
     static final long OCCUPIED = 1 << 10;
     static final int HOST_SHIFT = 11;
     static final long HOST_MASK = (1L << 21) - 1;
-    static final int POS_SHIFT = 32;
 
     /** Row layout, offsets in longs. */
     static final int KEY = 0;
@@ -77,10 +79,11 @@ final class StepTable
     /** Free rows, a LIFO stack: the most recently freed row (hot in cache) is reused first. */
     private final int[] free;
     private int freeCount;
-    /** Row of each active entry, dense. */
-    private final int[] activeRow;
-    /** Last record time of each active entry, parallel to {@link #activeRow}. */
+    /** Last record time of each row (stale for a free row). */
     private final long[] stamp;
+    private final boolean[] occupied;
+    /** 1 + the highest row ever used: rows at and above it were never occupied. */
+    private int highWater;
     private int count;
 
     StepTable(final int maxSteps)
@@ -102,8 +105,8 @@ final class StepTable
             free[r] = rows - 1 - r;
         }
         freeCount = rows;
-        activeRow = new int[rows];
         stamp = new long[rows];
+        occupied = new boolean[rows];
     }
 
     private static long hash(final long key)
@@ -178,24 +181,23 @@ final class StepTable
         final long[] t = this.t;
         final int row = free[--freeCount];
         index[slot] = hash(key) & 0xFFFF_FFFF_0000_0000L | row + 1;
-        final int pos = count++;
-        activeRow[pos] = row;
-        stamp[pos] = startNs;
+        count++;
+        if (row >= highWater)
+        {
+            highWater = row + 1;
+        }
+        stamp[row] = startNs;
+        occupied[row] = true;
         final int b = row << SHIFT;
         t[b + KEY] = key;
         t[b + FLOW] = (flowId & 0xFFFF_FFFFL) | (long)flowGeneration << 32;
-        t[b + FLAGS] = flags | OCCUPIED | ((long)hostId & HOST_MASK) << HOST_SHIFT | (long)pos << POS_SHIFT;
+        t[b + FLAGS] = flags | OCCUPIED | ((long)hostId & HOST_MASK) << HOST_SHIFT;
         t[b + START] = startNs;
         t[b + TA] = 0;
         t[b + TB] = 0;
         t[b + TC] = 0;
         t[b + BYTES] = 0;
         return b;
-    }
-
-    static int position(final long flags)
-    {
-        return (int)(flags >>> POS_SHIFT);
     }
 
     static int hostId(final long flags)
@@ -218,40 +220,42 @@ final class StepTable
         return count;
     }
 
-    /** The last record time of the {@code pos}-th active entry. */
-    long stamp(final int pos)
+    /** Rows {@code [0, highWater())} are all that were ever occupied. */
+    int highWater()
     {
-        return stamp[pos];
+        return highWater;
+    }
+
+    /** The last record time of row {@code row} (stale when the row is free). */
+    long stampOfRow(final int row)
+    {
+        return stamp[row];
+    }
+
+    boolean occupied(final int row)
+    {
+        return occupied[row];
+    }
+
+    /** The last record time of the entry at row base {@code b}. */
+    long stamp(final int b)
+    {
+        return stamp[b >>> SHIFT];
     }
 
     void stamp(final int b, final long value)
     {
-        stamp[position(t[b + FLAGS])] = value;
+        stamp[b >>> SHIFT] = value;
     }
 
-    /** The row base of the {@code pos}-th active entry. */
-    int base(final int pos)
-    {
-        return activeRow[pos] << SHIFT;
-    }
-
-    /** Removes the entry of row base {@code b}: swap-remove from the active list, backward shift in the index. */
+    /** Removes the entry of row base {@code b}: its row back on the free stack, backward shift in the index. */
     void remove(final int b)
     {
         final long[] t = this.t;
         final long[] index = this.index;
-        // The active list: the last entry takes this one's position.
-        final int pos = position(t[b + FLAGS]);
-        final int last = --count;
-        if (pos != last)
-        {
-            final int lastRow = activeRow[last];
-            activeRow[pos] = lastRow;
-            stamp[pos] = stamp[last];
-            final int lb = (lastRow << SHIFT) + FLAGS;
-            t[lb] = (t[lb] & 0xFFFF_FFFFL) | (long)pos << POS_SHIFT;
-        }
+        count--;
         final int row = b >>> SHIFT;
+        occupied[row] = false;
         free[freeCount++] = row;
         // The index: find the row's slot, then shift back the entries of the chain that may sit at the hole.
         final long target = row + 1;

@@ -1009,8 +1009,7 @@ public final class WindowEngine implements TelemetryListener
     /** A record of the step at {@code timeNs}: its last record time, kept in the table's dense stamps. */
     private void touch(final int b, final long timeNs)
     {
-        final int pos = StepTable.position(steps.t[b + StepTable.FLAGS]);
-        steps.stamp(b, latest(steps.stamp(pos), timeNs));
+        steps.stamp(b, latest(steps.stamp(b), timeNs));
     }
 
     private static long latest(final long a, final long b)
@@ -1326,15 +1325,15 @@ public final class WindowEngine implements TelemetryListener
         final long tombstoneTimeoutNs = config.effectiveTombstoneTimeoutNs();
         final long minTimeoutNs = Math.min(stepTimeoutNs, tombstoneTimeoutNs);
         final long[] t = steps.t;
-        for (int i = steps.count() - 1; i >= 0; i--)
+        for (int r = steps.highWater() - 1; r >= 0; r--)
         {
-            // The table's dense stamps (last record times) first: only entries that may have expired are touched.
-            final long idleNs = nowNs - steps.stamp(i);
-            if (idleNs < minTimeoutNs)
+            // The rows' stamps (last record times) first: only entries that may have expired are touched.
+            final long idleNs = nowNs - steps.stampOfRow(r);
+            if (idleNs < minTimeoutNs || !steps.occupied(r))
             {
                 continue;
             }
-            final int b = steps.base(i);
+            final int b = r << StepTable.SHIFT;
             final long flags = t[b + StepTable.FLAGS];
             if (StepTable.hostId(flags) == h.index &&
                 idleNs >= ((flags & StepTable.STOPPED) != 0 ? tombstoneTimeoutNs : stepTimeoutNs))
