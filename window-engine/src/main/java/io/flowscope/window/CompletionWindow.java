@@ -12,9 +12,9 @@ package io.flowscope.window;
  * past 2^63 (or 2^64) keeps working while the window spans less than 2^63 ns.
  * <p>
  * Fixed footprint: one {@code long[4N]}, four blocks of N: ids, completion times, bytes, post times (one array
- * header and contiguous lines instead of four arrays: a record touches ~5 lines, not ~9). Entries are kept sorted, oldest first, as a ring: a completion later than
- * all (the usual case) replaces the oldest without moving any; an out-of-order one moves at most N entries (N = 8
- * by default). No allocation after construction.
+ * header and contiguous lines instead of four arrays: a record touches ~5 lines, not ~9). Entries are kept sorted,
+ * oldest first, as a ring: a completion later than all (the usual case) replaces the oldest without moving any; an
+ * out-of-order one moves at most N entries (N = 8 by default). No allocation after construction.
  */
 public final class CompletionWindow
 {
@@ -28,7 +28,7 @@ public final class CompletionWindow
     /** {@link #record} result: the window is full and every entry completed later than this one. */
     public static final int LATE = 2;
 
-    /** Blocks of {@link #cap}: ids at [0, N), completion times at [N, 2N), bytes at [2N, 3N), post times at [3N, 4N). */
+    /** Blocks of N = {@link #cap}: ids [0, N), completion times [N, 2N), bytes [2N, 3N), post times [3N, 4N). */
     private final long[] e;
     private final int cap;
     private int count;

@@ -16,7 +16,8 @@ import org.HdrHistogram.Histogram;
  * 256 sub-buckets, 128 per half-bucket):
  * <pre>
  *   bucket = 56 − nlz(v | 255);  sub = v &gt;&gt;&gt; bucket;  index(v) = (bucket + 1) · 128 + sub − 128
- *   value(index) = sub' &lt;&lt; bucket', bucket' = max(0, index / 128 − 1), sub' = index mod 128 + (index ≥ 128 ? 128 : 0)
+ *   value(index) = sub' &lt;&lt; bucket',  bucket' = max(0, index / 128 − 1),
+ *                  sub' = index mod 128 + (index ≥ 128 ? 128 : 0)
  * </pre>
  * so folding a count in with {@code recordValueWithCount(value(index), count)} lands in the same bucket; the
  * histogram's total, min and max (reported as bucket-equivalent values) are then those of recording each value

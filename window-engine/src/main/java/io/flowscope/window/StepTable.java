@@ -85,6 +85,8 @@ final class StepTable
     /** 1 + the highest row ever used: rows at and above it were never occupied. */
     private int highWater;
     private int count;
+    /** The tag of the key of the last {@link #probeInsert}, for {@link #occupy} (no second hash). */
+    private long probedTag;
 
     StepTable(final int maxSteps)
     {
@@ -157,6 +159,7 @@ final class StepTable
             final long e = index[i];
             if (e == 0)
             {
+                probedTag = tag;
                 return count == maxEntries ? Integer.MIN_VALUE : i;
             }
             if ((e & 0xFFFF_FFFF_0000_0000L) == tag)
@@ -172,15 +175,15 @@ final class StepTable
     }
 
     /**
-     * Occupies the empty index slot {@code slot} (from {@link #probeInsert} of the same key, nothing inserted or
-     * removed in between) with a free row; the caller sets the rest of the fields. @return the row base.
+     * Occupies the empty index slot {@code slot} (from the last {@link #probeInsert}, of the same key, nothing
+     * inserted or removed in between) with a free row; the caller sets the rest of the fields. @return the row base.
      */
     int occupy(final int slot, final long key, final int flowId, final int flowGeneration, final long flags,
         final int hostId, final long startNs)
     {
         final long[] t = this.t;
         final int row = free[--freeCount];
-        index[slot] = hash(key) & 0xFFFF_FFFF_0000_0000L | row + 1;
+        index[slot] = probedTag | row + 1;
         count++;
         if (row >= highWater)
         {
