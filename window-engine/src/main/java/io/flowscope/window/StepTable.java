@@ -79,9 +79,10 @@ final class StepTable
     /** Free rows, a LIFO stack: the most recently freed row (hot in cache) is reused first. */
     private final int[] free;
     private int freeCount;
-    /** Last record time of each row (stale for a free row). */
-    private final long[] stamp;
-    private final boolean[] occupied;
+    /** Last record time of each row (stale for a free row); read in place by the sweep. */
+    final long[] stamp;
+    /** Whether each row holds an entry; read in place by the sweep. */
+    final boolean[] occupied;
     /** 1 + the highest row ever used: rows at and above it were never occupied. */
     private int highWater;
     private int count;
@@ -227,17 +228,6 @@ final class StepTable
     int highWater()
     {
         return highWater;
-    }
-
-    /** The last record time of row {@code row} (stale when the row is free). */
-    long stampOfRow(final int row)
-    {
-        return stamp[row];
-    }
-
-    boolean occupied(final int row)
-    {
-        return occupied[row];
     }
 
     /** The last record time of the entry at row base {@code b}. */
