@@ -149,8 +149,9 @@ public class WindowEngineBenchmark
     public static class EngineState extends Replay
     {
         /**
-         * The step pool (live steps + tombstones; ~7 k in use at this stream's rate); the engine sizes its step
-         * map from it (2 × maxSteps / 0.55 slots), so it sets how much memory the step lookups touch.
+         * The step table (live steps + tombstones; 10–15 k in use at this stream's rate); the engine sizes its step
+         * index from it (the next power of two ≥ 2 × maxSteps slots of 8 B) and its row slab (maxSteps rows of
+         * 64 B, of which the LIFO uses about the peak occupancy).
          */
         @Param({"65536"})
         public int maxSteps;

@@ -8,15 +8,19 @@ import io.flowscope.window.WindowEngine;
  * A small driver for repeatable instruction counts of the window engine (the build VM's cores are shared, so
  * wall-clock rates are noisy; {@code perf stat -e instructions} is not available there): replays {@code events}
  * events of the {@link WindowEngineBenchmark} stream (ProxyStep + QP mix, same engine configuration) through a
- * {@link WindowEngine}. Run it twice under {@code valgrind --tool=callgrind} with two event counts: the
- * difference of the two instruction totals over the difference of events is the engine's steady-state cost per
- * event (start-up and JIT compilation cancel out). A second argument {@code baseline} replays into the
- * benchmark's summing listener instead (the replay's own cost).
+ * {@link WindowEngine}. Run it twice under {@code valgrind --tool=callgrind} with two event counts and
+ * attribute the counts to the JIT's compiled methods ({@code -XX:+UnlockDiagnosticVMOptions
+ * -XX:+DumpPerfMapAtExit} writes {@code /tmp/perf-<pid>.map}; {@code --dump-instr=yes} counts per instruction
+ * address): the difference of the engine's and the replay's compiled-method counts over the difference of
+ * events is the steady-state cost per event. The difference of the whole-process totals is not: the longer run
+ * compiles more (C2's own work was ~60 % of it, {@code docs/benchmarks.md} section 4). A second argument
+ * {@code baseline} replays into the benchmark's summing listener instead (the replay's own cost).
  *
  * <pre>
- * valgrind --tool=callgrind --callgrind-out-file=/dev/null java -XX:+UseSerialGC -Xmx1g \
+ * valgrind --tool=callgrind --dump-instr=yes --compress-pos=no --compress-strings=no --callgrind-out-file=cg.out \
+ *     java -Xbatch -XX:+UseSerialGC -Xmx1g -XX:+UnlockDiagnosticVMOptions -XX:+DumpPerfMapAtExit \
  *     --add-exports java.base/jdk.internal.misc=ALL-UNNAMED \
- *     -cp benchmarks/target/benchmarks.jar io.flowscope.bench.WindowEngineInstructions 1000000
+ *     -cp benchmarks/target/benchmarks.jar io.flowscope.bench.WindowEngineInstructions 2500000
  * </pre>
  */
 public final class WindowEngineInstructions

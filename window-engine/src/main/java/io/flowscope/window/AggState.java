@@ -61,9 +61,9 @@ final class AggState extends Pooled
         outstandingBytes += f.outstandingBytes;
         for (int p = 0; p < Phase.COUNT; p++)
         {
-            phaseCount[p] += f.phaseCount[p];
-            phaseSumNs[p] += f.phaseSumNs[p];
-            phaseMaxNs[p] = Math.max(phaseMaxNs[p], f.phaseMaxNs[p]);
+            phaseCount[p] += f.phaseCount(p);
+            phaseSumNs[p] += f.phaseSumNs(p);
+            phaseMaxNs[p] = Math.max(phaseMaxNs[p], f.phaseMaxNs(p));
         }
     }
 

@@ -34,9 +34,12 @@ final class FlowState extends Pooled
     long periodPosts;
     long periodCompletions;
     long periodBytes;
-    final long[] phaseCount = new long[Phase.COUNT];
-    final long[] phaseSumNs = new long[Phase.COUNT];
-    final long[] phaseMaxNs = new long[Phase.COUNT];
+    /**
+     * The period's phase statistics, {@code [3p]} count, {@code [3p + 1]} sum ns, {@code [3p + 2]} max ns of phase
+     * p: a record updates three adjacent longs (one cache line), not one line in each of three arrays.
+     */
+    final long[] phaseStats = new long[STATS * Phase.COUNT];
+    static final int STATS = 3;
     /** The period's phase durations, bucketed, for per-flow percentiles. */
     final PhaseBuckets phaseBuckets = new PhaseBuckets();
 
@@ -103,19 +106,36 @@ final class FlowState extends Pooled
     /** Records one phase duration of this period. */
     void phase(final int phase, final long ns)
     {
-        phaseCount[phase]++;
-        phaseSumNs[phase] += ns;
-        if (ns > phaseMaxNs[phase])
+        final long[] stats = phaseStats;
+        final int at = STATS * phase;
+        stats[at]++;
+        stats[at + 1] += ns;
+        if (ns > stats[at + 2])
         {
-            phaseMaxNs[phase] = ns;
+            stats[at + 2] = ns;
         }
         phaseBuckets.record(PhaseBuckets.slot(phase, isSend), ns);
     }
 
     boolean activeInPeriod()
     {
-        return periodPosts != 0 || periodCompletions != 0 || phaseCount[Phase.NETWORK] != 0 ||
-            phaseCount[Phase.GPU_WAIT] != 0 || phaseCount[Phase.GPU_CONSUME] != 0;
+        return periodPosts != 0 || periodCompletions != 0 || phaseCount(Phase.NETWORK) != 0 ||
+            phaseCount(Phase.GPU_WAIT) != 0 || phaseCount(Phase.GPU_CONSUME) != 0;
+    }
+
+    long phaseCount(final int phase)
+    {
+        return phaseStats[STATS * phase];
+    }
+
+    long phaseSumNs(final int phase)
+    {
+        return phaseStats[STATS * phase + 1];
+    }
+
+    long phaseMaxNs(final int phase)
+    {
+        return phaseStats[STATS * phase + 2];
     }
 
     void resetPeriod()
@@ -123,12 +143,7 @@ final class FlowState extends Pooled
         periodPosts = 0;
         periodCompletions = 0;
         periodBytes = 0;
-        for (int p = 0; p < Phase.COUNT; p++)
-        {
-            phaseCount[p] = 0;
-            phaseSumNs[p] = 0;
-            phaseMaxNs[p] = 0;
-        }
+        java.util.Arrays.fill(phaseStats, 0);
         phaseBuckets.clear();
     }
 

@@ -71,13 +71,34 @@ public final class WindowEngine implements TelemetryListener
     private int nextHostIndex;
     private final Long2ObjectHashMap<FlowState> flowByKey;
     private final Long2ObjectHashMap<OpState> opByKey;
-    private final Histogram[] sendPhase = new Histogram[Phase.COUNT];
-    private final Histogram[] recvPhase = new Histogram[Phase.COUNT];
-    private final long[] durations = new long[Phase.COUNT];
+    private final PhaseHistograms phaseHistograms = new PhaseHistograms();
     /** QP flows by a hash of (host, device, qpNum), direct-mapped; an entry counts while its generation matches. */
     private final FlowState[] qpCache = new FlowState[QP_CACHE_SIZE];
     private final int[] qpCacheGeneration = new int[QP_CACHE_SIZE];
     private static final int QP_CACHE_SIZE = 1024;
+    /**
+     * The seen bit of a step state: index {@code state} for a send step, {@code 32 + state} for a recv step
+     * (states 0..31; 0 when the state is not one of the direction's).
+     */
+    private static final int[] STATE_BITS = new int[64];
+    /** The row field that keeps a state's time, by the seen bit's index: 8 / 10 TA, 20 / 11 TB, 9 / 12 TC. */
+    private static final int[] STATE_FIELD = new int[6];
+
+    static
+    {
+        STATE_BITS[8] = StepTable.SEEN_8;
+        STATE_BITS[20] = StepTable.SEEN_20;
+        STATE_BITS[9] = StepTable.SEEN_9;
+        STATE_BITS[32 + 10] = StepTable.SEEN_10;
+        STATE_BITS[32 + 11] = StepTable.SEEN_11;
+        STATE_BITS[32 + 12] = StepTable.SEEN_12;
+        STATE_FIELD[Integer.numberOfTrailingZeros(StepTable.SEEN_8)] = StepTable.TA;
+        STATE_FIELD[Integer.numberOfTrailingZeros(StepTable.SEEN_20)] = StepTable.TB;
+        STATE_FIELD[Integer.numberOfTrailingZeros(StepTable.SEEN_9)] = StepTable.TC;
+        STATE_FIELD[Integer.numberOfTrailingZeros(StepTable.SEEN_10)] = StepTable.TA;
+        STATE_FIELD[Integer.numberOfTrailingZeros(StepTable.SEEN_11)] = StepTable.TB;
+        STATE_FIELD[Integer.numberOfTrailingZeros(StepTable.SEEN_12)] = StepTable.TC;
+    }
 
     /** The host of the current calls ({@link #onHost}); null when the host table is full. */
     private HostState host;
@@ -156,11 +177,6 @@ public final class WindowEngine implements TelemetryListener
         // Sized so that the maps never grow: at most half full.
         flowByKey = new Long2ObjectHashMap<>(config.maxFlows * 2, 0.55f);
         opByKey = new Long2ObjectHashMap<>(config.maxOps * 2, 0.55f);
-        for (int p = 0; p < Phase.COUNT; p++)
-        {
-            sendPhase[p] = new Histogram(3_600_000_000_000L, 2);
-            recvPhase[p] = new Histogram(3_600_000_000_000L, 2);
-        }
         onHost(0);
     }
 
@@ -286,7 +302,9 @@ public final class WindowEngine implements TelemetryListener
         }
         final long[] t = steps.t;
         final long flags = t[b + StepTable.FLAGS];
-        final int bit = stateBit(state, (flags & StepTable.SEND) != 0);
+        // Table-driven: the state's seen bit by direction, its time's row field by the bit. A switch on the state
+        // and another on the bit mispredicted about once a record (states of 256 flows interleave at random).
+        final int bit = (state & ~31) == 0 ? STATE_BITS[((int)((flags & StepTable.SEND) >>> 4) ^ 32) | state] : 0;
         if (bit == 0 || (flags & bit) != 0)
         {
             if (bit != 0)
@@ -299,34 +317,17 @@ public final class WindowEngine implements TelemetryListener
         touch(b, timeNs);
         final FlowState flow = flowById[StepTable.flowId(t[b + StepTable.FLOW])];
         flow.lastActivityNs = latest(flow.lastActivityNs, timeNs);
-        switch (bit)
+        t[b + STATE_FIELD[Integer.numberOfTrailingZeros(bit)]] = timeNs;
+        // All ones for 9 (send) and 11 (recv), the states that carry transSize, else 0: no branch.
+        final long carries = -(long)((bit >>> 2 | bit >>> 4) & 1);
+        t[b + StepTable.BYTES] = t[b + StepTable.BYTES] & ~carries | transSize & carries;
+        if ((bit & (StepTable.SEEN_9 | StepTable.SEEN_10)) != 0)
         {
-            case StepTable.SEEN_8:
-            case StepTable.SEEN_10:
-                t[b + StepTable.TA] = timeNs;
-                if (bit == StepTable.SEEN_10)
-                {
-                    post(t, b, flow, 0);
-                }
-                break;
-            case StepTable.SEEN_20:
-                t[b + StepTable.TB] = timeNs;
-                break;
-            case StepTable.SEEN_9:
-                t[b + StepTable.TC] = timeNs;
-                t[b + StepTable.BYTES] = transSize;
-                post(t, b, flow, transSize);
-                break;
-            case StepTable.SEEN_11:
-                t[b + StepTable.TB] = timeNs;
-                t[b + StepTable.BYTES] = transSize;
-                complete(t, b, flow, timeNs);
-                break;
-            case StepTable.SEEN_12:
-                t[b + StepTable.TC] = timeNs;
-                break;
-            default:
-                break;
+            post(t, b, flow, transSize & carries);
+        }
+        else if (bit == StepTable.SEEN_11)
+        {
+            complete(t, b, flow, timeNs);
         }
     }
 
@@ -365,16 +366,57 @@ public final class WindowEngine implements TelemetryListener
         {
             complete(t, b, flow, timeNs);
         }
-        PhaseBreakdown.of(t, b, timeNs, durations);
-        final Histogram[] h = (t[b + StepTable.FLAGS] & StepTable.SEND) != 0 ? sendPhase : recvPhase;
-        for (int p = 0; p < Phase.COUNT; p++)
+        // The phase durations (see Phase), straight from the state times: no per-stop array of five.
+        final long seen = t[b + StepTable.FLAGS];
+        if ((seen & StepTable.SEND) != 0)
         {
-            final long d = durations[p];
-            if (d >= 0)
+            if ((seen & StepTable.SEEN_8) != 0)
             {
-                flow.phase(p, d);
-                h[p].recordValue(Math.min(d, h[p].getHighestTrackableValue()));
+                if ((seen & StepTable.SEEN_20) != 0)
+                {
+                    phase(flow, true, Phase.GPU_WAIT, t[b + StepTable.TB] - t[b + StepTable.TA]);
+                }
+                else if ((seen & StepTable.SEEN_9) != 0)
+                {
+                    phase(flow, true, Phase.GPU_WAIT, t[b + StepTable.TC] - t[b + StepTable.TA]);
+                }
             }
+            if ((seen & StepTable.SEEN_9) != 0)
+            {
+                if ((seen & StepTable.SEEN_20) != 0)
+                {
+                    phase(flow, true, Phase.PEER_WAIT, t[b + StepTable.TC] - t[b + StepTable.TB]);
+                }
+                phase(flow, true, Phase.NETWORK, timeNs - t[b + StepTable.TC]);
+            }
+        }
+        else
+        {
+            if ((seen & StepTable.SEEN_11) != 0)
+            {
+                if ((seen & StepTable.SEEN_10) != 0)
+                {
+                    phase(flow, false, Phase.NETWORK, t[b + StepTable.TB] - t[b + StepTable.TA]);
+                }
+                if ((seen & StepTable.SEEN_12) != 0)
+                {
+                    phase(flow, false, Phase.FLUSH, t[b + StepTable.TC] - t[b + StepTable.TB]);
+                }
+            }
+            if ((seen & StepTable.SEEN_12) != 0)
+            {
+                phase(flow, false, Phase.GPU_CONSUME, timeNs - t[b + StepTable.TC]);
+            }
+        }
+    }
+
+    /** One phase duration of a stopped step; a negative one (records out of their order) is absent. */
+    private void phase(final FlowState flow, final boolean isSend, final int phase, final long d)
+    {
+        if (d >= 0)
+        {
+            flow.phase(phase, d);
+            phaseHistograms.record(isSend, phase, d);
         }
     }
 
@@ -415,11 +457,12 @@ public final class WindowEngine implements TelemetryListener
             return;
         }
         // A work request is a send-like step posted at its start (state 9) with its length known.
-        steps.occupy(b, wrKey, flow.id, flow.generation, StepTable.SEND | StepTable.SEEN_9, host.index, timeNs);
+        final int r = steps.occupy(b, wrKey, flow.id, flow.generation, StepTable.SEND | StepTable.SEEN_9, host.index,
+            timeNs);
         final long[] t = steps.t;
-        t[b + StepTable.TC] = timeNs;
-        t[b + StepTable.BYTES] = length;
-        post(t, b, flow, length);
+        t[r + StepTable.TC] = timeNs;
+        t[r + StepTable.BYTES] = length;
+        post(t, r, flow, length);
         flow.lastActivityNs = latest(flow.lastActivityNs, timeNs);
     }
 
@@ -819,27 +862,6 @@ public final class WindowEngine implements TelemetryListener
         return b;
     }
 
-    private static int stateBit(final int state, final boolean isSend)
-    {
-        if (isSend)
-        {
-            switch (state)
-            {
-                case 8: return StepTable.SEEN_8;
-                case 20: return StepTable.SEEN_20;
-                case 9: return StepTable.SEEN_9;
-                default: return 0;
-            }
-        }
-        switch (state)
-        {
-            case 10: return StepTable.SEEN_10;
-            case 11: return StepTable.SEEN_11;
-            case 12: return StepTable.SEEN_12;
-            default: return 0;
-        }
-    }
-
     private static void post(final long[] t, final int b, final FlowState flow, final long bytes)
     {
         final long flags = t[b + StepTable.FLAGS];
@@ -974,8 +996,7 @@ public final class WindowEngine implements TelemetryListener
     /** A record of the step at {@code timeNs}: its last record time, kept in the table's dense stamps. */
     private void touch(final int b, final long timeNs)
     {
-        final int pos = StepTable.position(steps.t[b + StepTable.FLAGS]);
-        steps.stamp(b, latest(steps.stamp(pos), timeNs));
+        steps.stamp(b, latest(steps.stamp(b), timeNs));
     }
 
     private static long latest(final long a, final long b)
@@ -1259,17 +1280,19 @@ public final class WindowEngine implements TelemetryListener
         s.bytes = f.periodBytes;
         s.windowCompletions = f.window.size();
         s.windowBytes = f.window.bytesInWindow();
-        s.windowSpanNs = f.window.spanNs();
-        s.windowBandwidthBytesPerSecond = f.window.bandwidthBytesPerSecond();
+        // One span (a scan of the window's posts) for both fields: bandwidthBytesPerSecond() would scan again.
+        final long span = f.window.spanNs();
+        s.windowSpanNs = span;
+        s.windowBandwidthBytesPerSecond = span <= 0 ? 0.0 : s.windowBytes * 1e9 / span;
         s.outstandingSteps = f.outstandingSteps;
         s.outstandingBytes = f.outstandingBytes;
-        System.arraycopy(f.phaseCount, 0, s.phaseCount, 0, Phase.COUNT);
-        System.arraycopy(f.phaseSumNs, 0, s.phaseSumNs, 0, Phase.COUNT);
-        System.arraycopy(f.phaseMaxNs, 0, s.phaseMaxNs, 0, Phase.COUNT);
         for (int p = 0; p < Phase.COUNT; p++)
         {
+            s.phaseCount[p] = f.phaseCount(p);
+            s.phaseSumNs[p] = f.phaseSumNs(p);
+            s.phaseMaxNs[p] = f.phaseMaxNs(p);
             final int slot = PhaseBuckets.slot(p, f.isSend);
-            if (f.phaseCount[p] == 0 || slot < 0 || slot >= PhaseBuckets.SLOTS)
+            if (f.phaseCount(p) == 0 || slot < 0 || slot >= PhaseBuckets.SLOTS)
             {
                 s.phaseP50Ns[p] = Phase.ABSENT;
                 s.phaseP90Ns[p] = Phase.ABSENT;
@@ -1277,7 +1300,7 @@ public final class WindowEngine implements TelemetryListener
             }
             else
             {
-                f.phaseBuckets.percentiles(slot, f.phaseCount[p], f.phaseMaxNs[p], s.phaseP50Ns, s.phaseP90Ns, s.phaseP99Ns,
+                f.phaseBuckets.percentiles(slot, f.phaseCount(p), f.phaseMaxNs(p), s.phaseP50Ns, s.phaseP90Ns, s.phaseP99Ns,
                     p);
             }
         }
@@ -1289,15 +1312,18 @@ public final class WindowEngine implements TelemetryListener
         final long tombstoneTimeoutNs = config.effectiveTombstoneTimeoutNs();
         final long minTimeoutNs = Math.min(stepTimeoutNs, tombstoneTimeoutNs);
         final long[] t = steps.t;
-        for (int i = steps.count() - 1; i >= 0; i--)
+        // The arrays in locals: the scan is ~14 k rows a period, and remove() writes the table's fields.
+        final long[] stamps = steps.stamp;
+        final boolean[] occupied = steps.occupied;
+        for (int r = steps.highWater() - 1; r >= 0; r--)
         {
-            // The table's dense stamps (last record times) first: only entries that may have expired are touched.
-            final long idleNs = nowNs - steps.stamp(i);
-            if (idleNs < minTimeoutNs)
+            // The rows' stamps (last record times) first: only entries that may have expired are touched.
+            final long idleNs = nowNs - stamps[r];
+            if (idleNs < minTimeoutNs || !occupied[r])
             {
                 continue;
             }
-            final int b = steps.base(i);
+            final int b = r << StepTable.SHIFT;
             final long flags = t[b + StepTable.FLAGS];
             if (StepTable.hostId(flags) == h.index &&
                 idleNs >= ((flags & StepTable.STOPPED) != 0 ? tombstoneTimeoutNs : stepTimeoutNs))
@@ -1494,7 +1520,7 @@ public final class WindowEngine implements TelemetryListener
     /** Adds the phase durations recorded so far (all flows of one direction) to {@code target}. */
     public void addPhaseHistogramTo(final boolean isSend, final int phase, final Histogram target)
     {
-        target.add((isSend ? sendPhase : recvPhase)[phase]);
+        phaseHistograms.addTo(isSend, phase, target);
     }
 
     public long duplicateRecords()
