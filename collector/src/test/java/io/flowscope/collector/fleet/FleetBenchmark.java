@@ -7,13 +7,9 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Map;
-import java.util.concurrent.atomic.AtomicLong;
 
-import io.flowscope.collector.AnomalyStages;
 import io.flowscope.collector.CollectorConfig;
 import io.flowscope.collector.CollectorService;
-import io.flowscope.collector.Pipeline;
-import io.flowscope.collector.journal.JournalReader;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.condition.EnabledIfSystemProperty;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -51,24 +47,10 @@ class FleetBenchmark
         {
             await().atMost(Duration.ofMinutes(5)).until(() -> s.drain().finished());
         }
-        final AtomicLong summaries = new AtomicLong();
-        final AtomicLong outputs = new AtomicLong();
-        final Pipeline p = new Pipeline(Pipeline.windowConfig(config), AnomalyStages::create,
-            e -> outputs.incrementAndGet());
-        p.tap(x -> summaries.incrementAndGet(), x -> summaries.incrementAndGet());
-        final AgentPublisher.EventSampler in = new AgentPublisher.EventSampler(p, 1000,
-            (h, c, a) -> outputs.incrementAndGet());
-        try (JournalReader r = new JournalReader(config.journalDir()))
-        {
-            while (r.read(in, new JournalReader.Meta()
-            {
-            }, 1) > 0)
-            {
-                p.endBatch(0);
-            }
-        }
-        final long events = p.events();
-        final long expected = summaries.get() + outputs.get();
+        final JournalCounts counts = JournalCounts.of(config, 1000);
+        final long events = counts.events();
+        final long summaries = counts.summaries();
+        final long expected = counts.outputs();
 
         final FleetConfig fleet = FleetConfig.load(null, Map.of(), Map.of("fleet.bootstrap", BROKER.bootstrap(),
             "fleet.topicPrefix", "bench", "fleet.agentId", "bench-agent", "fleet.eventSampleEvery", "1000",
@@ -86,7 +68,7 @@ class FleetBenchmark
         try (Aggregator agg = new Aggregator(fleet, "bench", e -> { }).start())
         {
             await().atMost(Duration.ofMinutes(10)).pollInterval(Duration.ofMillis(50))
-                .until(() -> agg.records() >= summaries.get());
+                .until(() -> agg.records() >= summaries);
             final double aggS = (System.nanoTime() - t1) / 1e9;
             assertThat(agg.anomalies()).isNotEmpty();
             System.out.printf("FLEET BENCH: %d engine input events, %d summaries, %d records in all%n" +
@@ -94,8 +76,8 @@ class FleetBenchmark
                     "%.0f records/s%n" +
                     "FLEET BENCH: aggregator Kafka -> anomaly stage (transactions committed): %.2f s = %.0f " +
                     "summaries/s; %d transactions, %d anomalies%n",
-                events, summaries.get(), expected, agentS, events / agentS, summaries.get() / agentS,
-                expected / agentS, aggS, summaries.get() / aggS, agg.transactions(), agg.anomalies().size());
+                events, summaries, expected, agentS, events / agentS, summaries / agentS,
+                expected / agentS, aggS, summaries / aggS, agg.transactions(), agg.anomalies().size());
         }
     }
 }

@@ -16,12 +16,9 @@ import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.atomic.AtomicLong;
 
-import io.flowscope.collector.AnomalyStages;
 import io.flowscope.collector.CollectorConfig;
 import io.flowscope.collector.CollectorService;
-import io.flowscope.collector.Pipeline;
 import io.flowscope.collector.ServiceSinks;
-import io.flowscope.collector.journal.JournalReader;
 import io.flowscope.sink.SinkCounters;
 import io.flowscope.sink.influx.InfluxSink;
 import io.flowscope.sink.testing.InfluxServer;
@@ -304,26 +301,10 @@ class FleetEndToEndBenchmark
     }
 
     /** {summaries, outputs (summaries + anomaly events + sampled events), sampled events} of a journal replay. */
-    private static long[] replay(final CollectorConfig config) throws Exception
+    private static long[] replay(final CollectorConfig config)
     {
-        final AtomicLong summaries = new AtomicLong();
-        final AtomicLong outputs = new AtomicLong();
-        final AtomicLong sampled = new AtomicLong();
-        final Pipeline p = new Pipeline(Pipeline.windowConfig(config), AnomalyStages::create,
-            e -> outputs.incrementAndGet());
-        p.tap(x -> summaries.incrementAndGet(), x -> summaries.incrementAndGet());
-        final AgentPublisher.EventSampler in = new AgentPublisher.EventSampler(p, 1000,
-            (h, c, a) -> sampled.incrementAndGet());
-        try (JournalReader r = new JournalReader(config.journalDir()))
-        {
-            while (r.read(in, new JournalReader.Meta()
-            {
-            }, 1) > 0)
-            {
-                p.endBatch(0);
-            }
-        }
-        return new long[] {summaries.get(), summaries.get() + outputs.get() + sampled.get(), sampled.get()};
+        final JournalCounts c = JournalCounts.of(config, 1000);
+        return new long[] {c.summaries(), c.outputs(), c.sampled()};
     }
 
     private void sampleThreads()

@@ -19,7 +19,6 @@ import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
-import java.util.concurrent.atomic.AtomicLong;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.flowscope.collector.AnomalyStages;
@@ -29,7 +28,6 @@ import io.flowscope.collector.Pipeline;
 import io.flowscope.collector.journal.JournalReader;
 import io.flowscope.collector.journal.JournalWriter;
 import net.openhft.chronicle.queue.rollcycles.TestRollCycles;
-import io.flowscope.window.TelemetryListener;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
@@ -82,21 +80,7 @@ class FleetTest
     /** How many outputs (summaries, collectives, anomaly events, sampled events) the journal yields: computed here. */
     private static long outputsOf(final CollectorConfig config, final long sampleEvery)
     {
-        final AtomicLong n = new AtomicLong();
-        final Pipeline p = new Pipeline(Pipeline.windowConfig(config), AnomalyStages::create, e -> n.incrementAndGet());
-        p.tap(s -> n.incrementAndGet(), c -> n.incrementAndGet());
-        final TelemetryListener in = sampleEvery > 0 ?
-            new AgentPublisher.EventSampler(p, sampleEvery, (h, call, args) -> n.incrementAndGet()) : p;
-        try (JournalReader r = new JournalReader(config.journalDir()))
-        {
-            while (r.read(in, new JournalReader.Meta()
-            {
-            }, 1) > 0)
-            {
-                p.endBatch(0);
-            }
-        }
-        return n.get();
+        return JournalCounts.of(config, sampleEvery).outputs();
     }
 
     /** Every record of a topic, by partition, from the start to the end offsets of now. */

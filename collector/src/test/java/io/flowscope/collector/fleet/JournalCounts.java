@@ -1,0 +1,49 @@
+package io.flowscope.collector.fleet;
+
+import java.util.concurrent.atomic.AtomicLong;
+
+import io.flowscope.collector.AnomalyStages;
+import io.flowscope.collector.CollectorConfig;
+import io.flowscope.collector.Pipeline;
+import io.flowscope.collector.journal.JournalReader;
+import io.flowscope.window.TelemetryListener;
+
+/**
+ * What an agent derives from a journal, counted by replaying it through the engines one live batch at a time, as
+ * {@link AgentPublisher} does: the reference the fleet tests and benchmarks check the topics against.
+ *
+ * @param events        engine input events
+ * @param summaries     flow and collective summaries
+ * @param anomalyEvents anomaly events (opened, updated, resolved)
+ * @param sampled       raw events sampled for the events topic (one in {@code sampleEvery}; none at 0)
+ */
+record JournalCounts(long events, long summaries, long anomalyEvents, long sampled)
+{
+    /** Every output the publisher numbers: summaries, anomaly events and sampled events. */
+    long outputs()
+    {
+        return summaries + anomalyEvents + sampled;
+    }
+
+    static JournalCounts of(final CollectorConfig config, final long sampleEvery)
+    {
+        final AtomicLong summaries = new AtomicLong();
+        final AtomicLong anomalies = new AtomicLong();
+        final AtomicLong sampled = new AtomicLong();
+        final Pipeline p = new Pipeline(Pipeline.windowConfig(config), AnomalyStages::create,
+            e -> anomalies.incrementAndGet());
+        p.tap(s -> summaries.incrementAndGet(), c -> summaries.incrementAndGet());
+        final TelemetryListener in = sampleEvery > 0 ?
+            new AgentPublisher.EventSampler(p, sampleEvery, (h, call, args) -> sampled.incrementAndGet()) : p;
+        try (JournalReader r = new JournalReader(config.journalDir()))
+        {
+            while (r.read(in, new JournalReader.Meta()
+            {
+            }, 1) > 0)
+            {
+                p.endBatch(0);
+            }
+        }
+        return new JournalCounts(p.events(), summaries.get(), anomalies.get(), sampled.get());
+    }
+}
