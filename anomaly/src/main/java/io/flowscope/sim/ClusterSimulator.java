@@ -3,6 +3,7 @@ package io.flowscope.sim;
 import io.flowscope.anomaly.AnomalyKind;
 import io.flowscope.window.Collectives;
 import io.flowscope.window.TelemetryListener;
+import io.flowscope.window.ring.RingEventSource;
 
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -147,17 +148,9 @@ public final class ClusterSimulator
 
     private static long hostSalt(final String hosts)
     {
-        if (Scenario.DEFAULT_HOSTS.equals(hosts))
-        {
-            return 0x4057L; // the ids every scenario had before host prefixes
-        }
-        long h = 0xCBF29CE484222325L;
-        for (int i = 0; i < hosts.length(); i++)
-        {
-            h ^= hosts.charAt(i);
-            h *= 0x100000001B3L;
-        }
-        return h;
+        // the default keeps the ids every scenario had before host prefixes; another prefix hashes as ring
+        // hostnames do
+        return Scenario.DEFAULT_HOSTS.equals(hosts) ? 0x4057L : RingEventSource.hostId(hosts);
     }
 
     /** Host clock − simulated time of a node (0 unless the scenario asks for clock offsets). */

@@ -35,6 +35,8 @@ final class IdleHostClock
     private final LongSupplier monotonicNs;
     private final LongSupplier wallMillis;
     private final LongHashSet busyHosts = new LongHashSet();
+    /** The host id of each attached reader, this poll (hashed once per reader, not once per pass). */
+    private long[] readerHosts = new long[8];
     /** Per host: the latest host time a record (not a tick) gave, and this machine's clock when it was seen. */
     private final Long2LongHashMap recordTimeNs = new Long2LongHashMap(Long.MIN_VALUE);
     private final Long2LongHashMap seenAtNs = new Long2LongHashMap(Long.MIN_VALUE);
@@ -57,17 +59,22 @@ final class IdleHostClock
         final long now = monotonicNs.getAsLong();
         final long bootNs = wallMillis.getAsLong() * 1_000_000L - now;
         busyHosts.clear();
+        if (readerHosts.length < n)
+        {
+            readerHosts = new long[Math.max(n, 2 * readerHosts.length)];
+        }
         for (int i = 0; i < n; i++)
         {
             final RingReader r = rings.reader(i);
+            readerHosts[i] = RingEventSource.hostId(r.header().hostname());
             if (r.lag() > 0 || !sameMachine(r.header(), bootNs))
             {
-                busyHosts.add(RingEventSource.hostId(r.header().hostname()));
+                busyHosts.add(readerHosts[i]);
             }
         }
         for (int i = 0; i < n; i++)
         {
-            final long host = RingEventSource.hostId(rings.reader(i).header().hostname());
+            final long host = readerHosts[i];
             final long hostTime = out.hostTimeNs(host);
             if (busyHosts.contains(host) || hostTime == Long.MIN_VALUE)
             {

@@ -45,7 +45,7 @@ public final class Main implements Callable<Integer>
      * How long SIGTERM waits for the service to close (the InfluxDB sink flushes for at most 10 s, plus 5 s for its
      * worker); under the units' TimeoutStopSec=45 in deploy/systemd, after which systemd kills anyway.
      */
-    public static final long SHUTDOWN_WAIT_SECONDS = 40;
+    static final long SHUTDOWN_WAIT_SECONDS = 40;
 
     /** Set by tests: stop a running service (instead of waiting for SIGINT/SIGTERM). */
     static volatile CountDownLatch stopSignal;
@@ -189,18 +189,7 @@ public final class Main implements Callable<Integer>
             // the JVM halts as soon as the hooks return: on SIGTERM (systemd stop, a pod deleted) the hook waits
             // until the service is closed, or what the sinks still queue is lost (the InfluxDB sink runs seconds
             // behind under load, so the last anomalies announced were among it)
-            final Thread hook = new Thread(() ->
-            {
-                stop.countDown();
-                try
-                {
-                    closed.await(SHUTDOWN_WAIT_SECONDS, TimeUnit.SECONDS);
-                }
-                catch (final InterruptedException e)
-                {
-                    Thread.currentThread().interrupt();
-                }
-            }, "flowscope-shutdown");
+            final Thread hook = shutdownHook(stop, closed);
             Runtime.getRuntime().addShutdownHook(hook);
             out.println("flowscope: serving " + service.url() + "  (live page; API under " + service.url() +
                 "api/, metrics at " + service.url() + "metrics)");
@@ -242,6 +231,27 @@ public final class Main implements Callable<Integer>
             closed.countDown();
         }
         return 0;
+    }
+
+    /**
+     * The JVM halts as soon as its shutdown hooks return: on SIGTERM (systemd stop, a pod deleted) this hook asks
+     * the serving loop to stop ({@code stop}) and waits, at most {@link #SHUTDOWN_WAIT_SECONDS}, until what it
+     * served is closed ({@code closed}), so that open transactions are aborted and the sinks write what they queue.
+     */
+    public static Thread shutdownHook(final CountDownLatch stop, final CountDownLatch closed)
+    {
+        return new Thread(() ->
+        {
+            stop.countDown();
+            try
+            {
+                closed.await(SHUTDOWN_WAIT_SECONDS, TimeUnit.SECONDS);
+            }
+            catch (final InterruptedException e)
+            {
+                Thread.currentThread().interrupt();
+            }
+        }, "flowscope-shutdown");
     }
 
     @Command(name = "run", mixinStandardHelpOptions = true,

@@ -153,20 +153,7 @@ public final class Fleet
         final CountDownLatch closed = new CountDownLatch(1);
         try (Served s = startAggregator(config, fleet, console))
         {
-            // as the service's: on SIGTERM the hook waits until the aggregator is closed (its open transaction
-            // aborted, its sinks flushed); the JVM halts as soon as the hooks return
-            final Thread hook = new Thread(() ->
-            {
-                stop.countDown();
-                try
-                {
-                    closed.await(io.flowscope.collector.Main.SHUTDOWN_WAIT_SECONDS, TimeUnit.SECONDS);
-                }
-                catch (final InterruptedException e)
-                {
-                    Thread.currentThread().interrupt();
-                }
-            }, "flowscope-shutdown");
+            final Thread hook = io.flowscope.collector.Main.shutdownHook(stop, closed);
             Runtime.getRuntime().addShutdownHook(hook);
             out.println("flowscope: fleet aggregator " + s.aggregator().instance() + " (group " + fleet.group() +
                 ", " + fleet.bootstrap() + ") serving " + s.url() + "  (anomalies at " + s.url() +
