@@ -34,11 +34,21 @@ import org.slf4j.LoggerFactory;
  * stage over it (deterministic: same journal, same outputs, same order) and sends every output with a sequence
  * number above the persisted "published up to" mark to Kafka. The drain thread never waits for Kafka: it only
  * writes the journal, which is the spool (bounded by {@code journal.maxBytes}). Every {@value #CHECKPOINT_MS} ms
- * the producer is flushed and, when every send succeeded, the mark advances and is written (atomically) to
- * {@code <journal.dir>.fleet-published}. Any failure (broker gone, timeouts) ends the session: the producer is
- * dropped and a new session re-reads the journal from its start, skipping outputs up to the mark. So: at least
- * once; a record sent before a failure but not yet marked may be sent again with the same {@code (agent, seq)},
- * which consumers drop (the aggregators do).
+ * the producer's open transaction is committed and, when it committed, the mark advances and is written
+ * (atomically) to {@code <journal.dir>.fleet-published}. Any failure (broker gone, timeouts) ends the session: the
+ * producer is dropped with its transaction and a new session (its {@code initTransactions} fences the old producer
+ * and aborts what it left open) re-reads the journal from its start, skipping outputs up to the mark.
+ *
+ * <p>Why transactions and not only an idempotent producer: when the broker is away longer than the delivery
+ * timeout, the batches that expire fail while later batches of the same partition, still within their timeout, are
+ * delivered once the broker is back (the producer bumps its epoch and goes on). A later session resends the expired
+ * outputs, which then land after higher seqs of their partition, and the aggregators' per-partition high-water mark
+ * on {@code (agent, seq)} would drop them: a loss. In a transaction the expired batch makes the commit fail, so
+ * everything sent since the last checkpoint is aborted and invisible to {@code read_committed} readers (the
+ * aggregators), and the resend is the first committed copy, in order. A commit that timed out but did complete
+ * (state unknown to the agent) only yields records at or below seqs already committed, which the high-water mark
+ * drops as the duplicates they are. So each output reaches a read_committed reader exactly once and in seq order per
+ * partition; readers of the agent topics must use {@code isolation.level=read_committed}.
  */
 public final class AgentPublisher implements AutoCloseable
 {
@@ -284,6 +294,11 @@ public final class AgentPublisher implements AutoCloseable
         p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, fleet.bootstrap());
         p.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
         p.put(ProducerConfig.ACKS_CONFIG, "all");
+        // one id per agent and topic set: a new session (or a restarted agent) fences the previous producer
+        p.put(ProducerConfig.TRANSACTIONAL_ID_CONFIG, fleet.topicPrefix() + "-agent-" + agentId);
+        // an agent that died with a transaction open holds back read_committed readers of its partitions (the
+        // aggregators) until the coordinator aborts it: keep that short (a checkpoint commits every 200 ms)
+        p.put(ProducerConfig.TRANSACTION_TIMEOUT_CONFIG, 10_000);
         p.put(ProducerConfig.BUFFER_MEMORY_CONFIG, fleet.bufferBytes());
         p.put(ProducerConfig.LINGER_MS_CONFIG, 5);
         p.put(ProducerConfig.BATCH_SIZE_CONFIG, 256 * 1024);
@@ -312,6 +327,7 @@ public final class AgentPublisher implements AutoCloseable
             new ByteArraySerializer());
             JournalReader reader = new JournalReader(config.journalDir()))
         {
+            producer.initTransactions();
             final int summaryPartitions = producer.partitionsFor(fleet.summariesTopic()).size();
             final int anomalyPartitions = producer.partitionsFor(fleet.anomaliesTopic()).size();
             final Out out = new Out(producer, sendFailure, summaryPartitions, anomalyPartitions);
@@ -374,11 +390,15 @@ public final class AgentPublisher implements AutoCloseable
         {
             return;
         }
-        producer.flush();
         final Exception e = failure.get();
         if (e != null)
         {
             throw e;
+        }
+        if (out.inTransaction)
+        {
+            out.inTransaction = false;
+            producer.commitTransaction(); // flushes; throws if a send of the transaction failed
         }
         writeMark(out.seq, out.lastDoc, out.lastOrdinal);
         markDoc = out.lastDoc;
@@ -418,6 +438,8 @@ public final class AgentPublisher implements AutoCloseable
         private long ordinal;
         long lastDoc = -1;
         long lastOrdinal;
+        /** A transaction is open: begun by the first send after a checkpoint, committed by the next one. */
+        boolean inTransaction;
         /** Numbering anchored: the mark's document reached (or no anchor: a fresh or an old-format mark). */
         private boolean anchored = markDoc < 0;
 
@@ -481,6 +503,11 @@ public final class AgentPublisher implements AutoCloseable
             if (catchingUp)
             {
                 backfilled++;
+            }
+            if (!inTransaction)
+            {
+                producer.beginTransaction();
+                inTransaction = true;
             }
             producer.send(new ProducerRecord<>(topic, partition, key, value), (md, e) ->
             {
