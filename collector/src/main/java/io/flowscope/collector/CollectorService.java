@@ -30,6 +30,7 @@ public final class CollectorService implements AutoCloseable
     private final String sourceDescription;
     private final ServiceSinks sinks;
     private final Extensions extensions;
+    private final Source source;
 
     /** What a component started beside the service (the fleet agent) adds to /metrics and /api/health. */
     private static final class Extensions
@@ -46,8 +47,9 @@ public final class CollectorService implements AutoCloseable
     }
 
     private CollectorService(final CollectorConfig config, final Vertx vertx, final HttpVerticle http,
-        final DrainLoop drain, final ServiceSinks sinks, final Extensions extensions)
+        final DrainLoop drain, final ServiceSinks sinks, final Extensions extensions, final Source source)
     {
+        this.source = source;
         this.extensions = extensions;
         this.sinks = sinks;
         this.config = config;
@@ -55,6 +57,12 @@ public final class CollectorService implements AutoCloseable
         this.http = http;
         this.drain = drain;
         this.sourceDescription = drain.sourceDescription();
+    }
+
+    /** A host id's name where the source knows it (a ring's hostname, a simulated node's name), else null. */
+    public String hostName(final long hostId)
+    {
+        return source.hostName(hostId);
     }
 
     public String sourceDescription()
@@ -130,12 +138,12 @@ public final class CollectorService implements AutoCloseable
         drain.start();
         if (!drain.awaitReady(5, TimeUnit.MINUTES))
         {
-            final CollectorService s = new CollectorService(config, vertx, http, drain, sinks, ext);
+            final CollectorService s = new CollectorService(config, vertx, http, drain, sinks, ext, source);
             final Throwable t = drain.crashed();
             s.close();
             throw new IllegalStateException("the drain loop did not start: " + t, t);
         }
-        return new CollectorService(config, vertx, http, drain, sinks, ext);
+        return new CollectorService(config, vertx, http, drain, sinks, ext, source);
     }
 
     static Map<String, Object> health(final CollectorConfig config, final DrainLoop drain, final ServiceSinks sinks)

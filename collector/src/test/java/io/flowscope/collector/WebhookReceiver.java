@@ -9,16 +9,16 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import com.sun.net.httpserver.HttpServer;
 
 /** A real alert receiver for the tests: a JDK HTTP server on 127.0.0.1 that keeps every POST (body, signature). */
-final class WebhookReceiver implements AutoCloseable
+public final class WebhookReceiver implements AutoCloseable
 {
-    record Post(byte[] body, String signature)
+    public record Post(byte[] body, String signature)
     {
     }
 
-    final List<Post> posts = new CopyOnWriteArrayList<>();
+    public final List<Post> posts = new CopyOnWriteArrayList<>();
     private final HttpServer server;
 
-    WebhookReceiver(final String signatureHeader) throws IOException
+    public WebhookReceiver(final String signatureHeader) throws IOException
     {
         server = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 0);
         server.createContext("/alerts", exchange ->
@@ -31,7 +31,7 @@ final class WebhookReceiver implements AutoCloseable
         server.start();
     }
 
-    String url()
+    public String url()
     {
         return "http://127.0.0.1:" + server.getAddress().getPort() + "/alerts";
     }

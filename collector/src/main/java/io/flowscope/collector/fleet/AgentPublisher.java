@@ -6,11 +6,13 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.time.Duration;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Properties;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.LongFunction;
 
 import io.flowscope.collector.AnomalyEvent;
 import io.flowscope.collector.AnomalyStages;
@@ -79,9 +81,22 @@ public final class AgentPublisher implements AutoCloseable
     /** The highest seq handed to a producer by any session of this process: a seq at or below it is a resend. */
     private long highestSent;
     private final Thread thread;
+    private final LongFunction<String> sourceHostNames;
+    /** Host names the journal recorded (ring attachments), by host id: deterministic over re-reads. */
+    private final Map<Long, String> journalHostNames = new HashMap<>();
 
     public AgentPublisher(final CollectorConfig config, final FleetConfig fleet)
     {
+        this(config, fleet, id -> null);
+    }
+
+    /**
+     * {@code hostNames}: a host id's name as the service's source knows it (null where unknown); names the journal
+     * records (a ring's hostname when it was attached) come first.
+     */
+    public AgentPublisher(final CollectorConfig config, final FleetConfig fleet, final LongFunction<String> hostNames)
+    {
+        this.sourceHostNames = hostNames;
         if (!config.journalEnabled())
         {
             throw new CollectorConfig.ConfigException("config: fleet.role = agent needs journal.enabled = true " +
@@ -338,6 +353,12 @@ public final class AgentPublisher implements AutoCloseable
                 {
                     out.document(reader.index());
                 }
+
+                @Override
+                public void onRingAttached(final long hostId, final int pid, final String hostname, final String path)
+                {
+                    journalHostNames.put(hostId, hostname);
+                }
             };
             connected = true;
             catchingUp = true;
@@ -381,6 +402,12 @@ public final class AgentPublisher implements AutoCloseable
                 throw e;
             }
         }
+    }
+
+    private String hostName(final long hostId)
+    {
+        final String journaled = journalHostNames.get(hostId);
+        return journaled != null ? journaled : sourceHostNames.apply(hostId);
     }
 
     private void checkpoint(final KafkaProducer<String, byte[]> producer, final AtomicReference<Exception> failure,
@@ -523,7 +550,7 @@ public final class AgentPublisher implements AutoCloseable
             if (next())
             {
                 send(fleet.summariesTopic(), FleetCodec.partition(s, summaryPartitions), FleetCodec.key(s),
-                    FleetCodec.flow(agentId, seq, s));
+                    FleetCodec.flow(agentId, seq, s, hostName(s.hostId())));
             }
         }
 

@@ -11,6 +11,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Properties;
 import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
@@ -22,6 +23,7 @@ import io.flowscope.anomaly.AnomalySink;
 import io.flowscope.anomaly.AnomalyStage;
 import io.flowscope.collector.AnomalyEvent;
 import io.flowscope.collector.AnomalyStages;
+import io.flowscope.sink.influx.InfluxSchema;
 import io.flowscope.window.CollectiveSummary;
 import io.flowscope.window.FlowSummary;
 import org.apache.kafka.clients.consumer.CommitFailedException;
@@ -69,6 +71,8 @@ public final class Aggregator implements AutoCloseable
     private final CountDownLatch stopped = new CountDownLatch(1);
     private final Thread thread;
     private final Path holdFile;
+    /** Hosts by name as the agents named them (read by the sinks' threads). */
+    private final Map<Long, String> hostNames = new ConcurrentHashMap<>();
     private volatile boolean running = true;
     private volatile long records;
     private volatile long replayed;
@@ -186,6 +190,13 @@ public final class Aggregator implements AutoCloseable
     public String instance()
     {
         return instance;
+    }
+
+    /** A host id's name as an agent sent it with the host's summaries, else the id in hex (as the sinks tag it). */
+    public String hostName(final long hostId)
+    {
+        final String name = hostNames.get(hostId);
+        return name != null ? name : InfluxSchema.hexHost(hostId);
     }
 
     private Properties consumerProperties()
@@ -413,6 +424,11 @@ public final class Aggregator implements AutoCloseable
             case "flow" ->
             {
                 FleetCodec.flowInto(n.path("s"), flow);
+                final JsonNode hostName = n.get("hostName");
+                if (hostName != null && !hostNames.containsKey(flow.hostId()))
+                {
+                    hostNames.put(flow.hostId(), hostName.asText());
+                }
                 st.stage.onSummary(flow);
                 st.stage.advanceTo(flow.hostId(), flow.periodEndNs());
             }

@@ -33,7 +33,7 @@ public final class Fleet
         {
             return null;
         }
-        final AgentPublisher p = new AgentPublisher(config, fleet).start();
+        final AgentPublisher p = new AgentPublisher(config, fleet, service::hostName).start();
         service.extend("fleet", p::health, p::metrics);
         out.println("flowscope: fleet agent " + p.agentId() + " publishing to " + fleet.bootstrap() + " (topics " +
             fleet.summariesTopic() + ", " + fleet.anomaliesTopic() + ", " + fleet.eventsTopic() + ")");
@@ -99,8 +99,10 @@ public final class Fleet
         final String instance = fleet.agentId().isEmpty() ? FleetConfig.hostName() + "-" +
             ProcessHandle.current().pid() : fleet.agentId();
         final HttpVerticle[] ref = new HttpVerticle[1];
-        // the cross-node anomalies go to the configured sinks (alert webhooks, InfluxDB) as the service's do
-        final ServiceSinks sinks = new ServiceSinks(config.sinks());
+        final Aggregator[] aggRef = new Aggregator[1];
+        // the cross-node anomalies go to the configured sinks (alert webhooks, InfluxDB) as the service's do, hosts
+        // named as the agents named them
+        final ServiceSinks sinks = new ServiceSinks(config.sinks(), id -> aggRef[0].hostName(id));
         final Aggregator agg = new Aggregator(fleet, instance, e ->
         {
             if (ref[0] != null)
@@ -110,6 +112,7 @@ public final class Fleet
             sinks.onAnomaly(e);
             console.accept(e);
         });
+        aggRef[0] = agg;
         final Vertx vertx = Vertx.vertx(new VertxOptions().setEventLoopPoolSize(1).setWorkerPoolSize(2));
         final HttpVerticle http = new HttpVerticle(config.httpHost(), config.httpPort(), config.publishIntervalMs(),
             () -> snapshot(agg, fleet), () ->

@@ -98,9 +98,14 @@ public final class FleetCodec
         return m;
     }
 
-    public static byte[] flow(final String agent, final long seq, final FlowSummary s)
+    /** {@code hostName}: the summary's host by name where the agent knows it (null: left out). */
+    public static byte[] flow(final String agent, final long seq, final FlowSummary s, final String hostName)
     {
         final Map<String, Object> m = header(agent, seq, "flow");
+        if (hostName != null)
+        {
+            m.put("hostName", hostName);
+        }
         m.put("s", fieldsOf(s, FLOW_FIELDS));
         return bytes(m);
     }

@@ -70,7 +70,7 @@ class FleetConfigTest
         final FlowSummary s = new FlowSummary();
         final ObjectNode in = FleetCodec.MAPPER.createObjectNode();
         long v = 1;
-        final JsonNode blank = FleetCodec.read(FleetCodec.flow("a", 1, s)).path("s");
+        final JsonNode blank = FleetCodec.read(FleetCodec.flow("a", 1, s, null)).path("s");
         for (final var it = blank.fieldNames(); it.hasNext(); )
         {
             final String name = it.next();
@@ -89,9 +89,11 @@ class FleetConfigTest
         }
         in.put("fieldOfAFutureSchema", 42);
         FleetCodec.flowInto(in, s);
-        final JsonNode out = FleetCodec.read(FleetCodec.flow("agent-1", 7, s));
+        final JsonNode out = FleetCodec.read(FleetCodec.flow("agent-1", 7, s, "gpu-node-17"));
         assertThat(out.path("agent").asText()).isEqualTo("agent-1");
         assertThat(out.path("seq").asLong()).isEqualTo(7);
+        assertThat(out.path("hostName").asText()).isEqualTo("gpu-node-17");
+        assertThat(FleetCodec.read(FleetCodec.flow("agent-1", 8, s, null)).has("hostName")).isFalse();
         in.remove("fieldOfAFutureSchema");
         for (final var it = in.fieldNames(); it.hasNext(); )
         {

@@ -25,8 +25,10 @@ import io.flowscope.collector.AnomalyStages;
 import io.flowscope.collector.CollectorConfig;
 import io.flowscope.collector.CollectorService;
 import io.flowscope.collector.Pipeline;
+import io.flowscope.collector.WebhookReceiver;
 import io.flowscope.collector.journal.JournalReader;
 import io.flowscope.collector.journal.JournalWriter;
+import io.flowscope.sink.webhook.WebhookConfig;
 import net.openhft.chronicle.queue.rollcycles.TestRollCycles;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
@@ -210,6 +212,10 @@ class FleetTest
                     }
                     highWater = seq;
                     assertThat(seqs.add(seq)).as("seq %d kept twice", seq).isTrue();
+                    if (n.path("type").asText().equals("flow"))
+                    {
+                        assertThat(n.path("hostName").asText()).matches("sim-node-[01]");
+                    }
                     final Long last = lastPerKey.put(r.key(), seq);
                     assertThat(last == null || last < seq).as("order of key %s in %s", r.key(), topic).isTrue();
                     if (n.path("type").asText().equals("anomaly") && n.path("event").asText().equals("opened") &&
@@ -629,47 +635,69 @@ class FleetTest
             "fleet.topicPrefix=cli", "--set", "fleet.group=cli-group", "--quiet");
         final java.io.ByteArrayOutputStream aggOut = new java.io.ByteArrayOutputStream();
         final int[] aggRc = {-1};
-        final List<String> aggArgs = new ArrayList<>(List.of("run", "--role", "aggregator", "--no-journal", "--port",
-            Integer.toString(port), "--duration", "75", "--set", "fleet.agentId=cli-aggregator"));
-        aggArgs.addAll(common);
-        final Thread aggregator = new Thread(() -> aggRc[0] = io.flowscope.collector.Main.run(
-            new java.io.PrintStream(aggOut, true), System.err, aggArgs.toArray(new String[0])), "cli-aggregator");
-        aggregator.start();
-
-        final java.io.ByteArrayOutputStream agentOut = new java.io.ByteArrayOutputStream();
-        final List<String> agentArgs = new ArrayList<>(List.of("simulate", "--role", "agent", "--port", "0",
-            "--journal-dir", dir.resolve("journal-cli").toString(), "--set", "simulate.durationSeconds=2", "--set",
-            "window.periodMs=10", "--set", "fleet.agentId=cli-agent", "--set", "fleet.eventSampleEvery=0"));
-        agentArgs.addAll(common);
-        final int agentRc = io.flowscope.collector.Main.run(new java.io.PrintStream(agentOut, true), System.err,
-            agentArgs.toArray(new String[0]));
-        assertThat(agentRc).isZero();
-        assertThat(agentOut.toString()).contains("fleet agent cli-agent publishing to " + BROKER.bootstrap());
-
-        final java.net.http.HttpClient http = java.net.http.HttpClient.newHttpClient();
-        final java.net.URI uri = java.net.URI.create("http://127.0.0.1:" + port + "/api/anomalies?state=open");
-        // the aggregator serves for 75 s from its start: enough for the agent's run on a loaded machine
-        await().atMost(Duration.ofSeconds(60)).ignoreExceptions().until(() ->
+        // the aggregator pages a real receiver: its alerts must name hosts as the agent named them, not by id
+        try (WebhookReceiver receiver = new WebhookReceiver(WebhookConfig.DEFAULT_SIGNATURE_HEADER))
         {
-            final JsonNode r = FleetCodec.MAPPER.readTree(http.send(java.net.http.HttpRequest.newBuilder(uri).build(),
-                java.net.http.HttpResponse.BodyHandlers.ofString()).body());
-            for (final JsonNode a : r.path("items"))
+            final List<String> aggArgs = new ArrayList<>(List.of("run", "--role", "aggregator", "--no-journal",
+                "--port", Integer.toString(port), "--duration", "75", "--set", "fleet.agentId=cli-aggregator", "--set",
+                "sinks.webhooks.0.url=" + receiver.url(), "--set", "sinks.webhooks.0.format=alertmanager"));
+            aggArgs.addAll(common);
+            final Thread aggregator = new Thread(() -> aggRc[0] = io.flowscope.collector.Main.run(
+                new java.io.PrintStream(aggOut, true), System.err, aggArgs.toArray(new String[0])),
+                "cli-aggregator");
+            aggregator.start();
+
+            final java.io.ByteArrayOutputStream agentOut = new java.io.ByteArrayOutputStream();
+            final List<String> agentArgs = new ArrayList<>(List.of("simulate", "--role", "agent", "--port", "0",
+                "--journal-dir", dir.resolve("journal-cli").toString(), "--set", "simulate.durationSeconds=2",
+                "--set", "window.periodMs=10", "--set", "fleet.agentId=cli-agent", "--set",
+                "fleet.eventSampleEvery=0"));
+            agentArgs.addAll(common);
+            final int agentRc = io.flowscope.collector.Main.run(new java.io.PrintStream(agentOut, true), System.err,
+                agentArgs.toArray(new String[0]));
+            assertThat(agentRc).isZero();
+            assertThat(agentOut.toString()).contains("fleet agent cli-agent publishing to " + BROKER.bootstrap());
+
+            final java.net.http.HttpClient http = java.net.http.HttpClient.newHttpClient();
+            final java.net.URI uri = java.net.URI.create("http://127.0.0.1:" + port + "/api/anomalies?state=open");
+            // the aggregator serves for 75 s from its start: enough for the agent's run on a loaded machine
+            await().atMost(Duration.ofSeconds(60)).ignoreExceptions().until(() ->
             {
-                if (a.path("kind").asText().equals("SLOW_LINK") && a.path("culprit").path("rank").asInt() == 3 &&
-                    a.path("culprit").path("peer").asInt() == 4)
+                final JsonNode r = FleetCodec.MAPPER.readTree(http.send(
+                    java.net.http.HttpRequest.newBuilder(uri).build(),
+                    java.net.http.HttpResponse.BodyHandlers.ofString()).body());
+                for (final JsonNode a : r.path("items"))
                 {
-                    return true;
+                    if (a.path("kind").asText().equals("SLOW_LINK") && a.path("culprit").path("rank").asInt() == 3 &&
+                        a.path("culprit").path("peer").asInt() == 4)
+                    {
+                        return true;
+                    }
+                }
+                return false;
+            });
+            final String metrics = http("http://127.0.0.1:" + port + "/metrics");
+            assertThat(metric(metrics, "flowscope_fleet_aggregator_records_total")).isPositive();
+            assertThat(metrics).contains(
+                "flowscope_fleet_aggregator_up{group=\"cli-group\",instance=\"cli-aggregator\"} 1.0");
+            aggregator.join(TimeUnit.SECONDS.toMillis(120));
+            assertThat(aggregator.isAlive()).isFalse();
+            assertThat(aggRc[0]).isZero();
+            assertThat(aggOut.toString()).contains("fleet aggregator cli-aggregator (group cli-group");
+            final List<JsonNode> slowLinkAlerts = new ArrayList<>();
+            for (final WebhookReceiver.Post p : receiver.posts)
+            {
+                for (final JsonNode alert : FleetCodec.MAPPER.readTree(p.body()))
+                {
+                    if (alert.path("labels").path("alertname").asText().equals("FlowscopeSlowLink"))
+                    {
+                        slowLinkAlerts.add(alert);
+                    }
                 }
             }
-            return false;
-        });
-        final String metrics = http("http://127.0.0.1:" + port + "/metrics");
-        assertThat(metric(metrics, "flowscope_fleet_aggregator_records_total")).isPositive();
-        assertThat(metrics).contains("flowscope_fleet_aggregator_up{group=\"cli-group\",instance=\"cli-aggregator\"} 1.0");
-        aggregator.join(TimeUnit.SECONDS.toMillis(120));
-        assertThat(aggregator.isAlive()).isFalse();
-        assertThat(aggRc[0]).isZero();
-        assertThat(aggOut.toString()).contains("fleet aggregator cli-aggregator (group cli-group");
+            assertThat(slowLinkAlerts).isNotEmpty().allSatisfy(a ->
+                assertThat(a.path("labels").path("host").asText()).matches("sim-node-[01]"));
+        }
     }
 
     private static Map<Integer, List<String>> written(final FleetConfig fleet)
