@@ -152,6 +152,9 @@ public final class DrainLoop
             {
                 pipeline.tap(sinks, sinks);
             }
+            // the API serves what the catch-up rebuilt from the moment the service is ready, not from the loop's
+            // first publish (a request right after start saw an empty snapshot)
+            snapshot.set(pipeline.snapshot(System.currentTimeMillis(), stats(pipeline, journal, 0)));
             isReady = true;
             ready.countDown();
             loop(pipeline, journal);
@@ -200,6 +203,12 @@ public final class DrainLoop
                     {
                         pipeline.announcedBefore(id);
                     }
+                }
+
+                @Override
+                public void onEnd()
+                {
+                    pipeline.finish();
                 }
             };
             while (running && reader.read(pipeline, meta, 256) > 0)
@@ -253,7 +262,10 @@ public final class DrainLoop
                 idle = 0;
             }
         }
-        pipeline.finish();
+        if (pipeline.finish() && journal != null)
+        {
+            journal.end(); // a reader of the journal ends the last period here too, as the finish above did
+        }
         pipeline.endBatch(System.currentTimeMillis() * 1_000_000L);
         snapshot.set(pipeline.snapshot(System.currentTimeMillis(), stats(pipeline, journal, 0)));
     }

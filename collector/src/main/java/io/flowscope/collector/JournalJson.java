@@ -83,6 +83,12 @@ final class JournalJson implements TelemetryListener, JournalReader.Meta
     }
 
     @Override
+    public void onEnd()
+    {
+        emit("end");
+    }
+
+    @Override
     public void onHost(final long hostId)
     {
         emit("host", "hostId", FlowRow.hex(hostId));

@@ -47,6 +47,8 @@ public final class Pipeline implements TelemetryListener, AnomalySink
     private long currentHost;
     private long currentTimeNs = Long.MIN_VALUE;
     private long events;
+    /** {@link #events} at the last {@link #finish}: -1 before any. */
+    private long eventsAtFinish = -1;
     private long summaries;
     private long collectives;
     private boolean anomaliesChanged = true;
@@ -190,12 +192,22 @@ public final class Pipeline implements TelemetryListener, AnomalySink
         announcePending();
     }
 
-    /** End of input (replay): every host's period ends now. */
-    public void finish()
+    /**
+     * End of input (the live run stopping, a replay's end, the journal's end marker): every host's period ends now.
+     * Once per input: a second call with no event since (a replay's end right after the live run's end marker) would
+     * end another, empty, period the live run never ended. Returns whether it ended the periods.
+     */
+    public boolean finish()
     {
+        if (events == eventsAtFinish)
+        {
+            return false;
+        }
+        eventsAtFinish = events;
         engine.flush();
         hostTimes.forEach(stage::advanceTo);
         announcePending();
+        return true;
     }
 
     private void announcePending()

@@ -67,7 +67,15 @@ public final class Replay
             // One document is one batch of the live run: the anomaly stage is told the hosts' times after each,
             // as the live drain loop told it, so that the replay judges at the same instants (coarser batches
             // miss a hang that the live run named).
-            while ((n = reader.read(pipeline, new JournalReader.Meta() { }, 1)) > 0)
+            final JournalReader.Meta meta = new JournalReader.Meta()
+            {
+                @Override
+                public void onEnd()
+                {
+                    pipeline.finish();
+                }
+            };
+            while ((n = reader.read(pipeline, meta, 1)) > 0)
             {
                 docs += n;
                 pipeline.endBatch(0);

@@ -84,6 +84,12 @@ class JournalTest
         {
             calls.add("anomaly " + id + " " + opened + " " + summary);
         }
+
+        @Override
+        public void onEnd()
+        {
+            calls.add("end");
+        }
     }
 
     private void writeBatches(final int batches)
@@ -100,6 +106,10 @@ class JournalTest
                 w.onCollStart(13, 0xABCDEFL, 3, 8, 0, 1, 2, 1024, 4, 4, 99, 1300 + b);
                 w.onKernelChStop(15, 123456789L, 1400 + b);
                 w.anomaly(-1L, true, "rank 3 \u2192 4 slow");
+                if (b == batches - 1)
+                {
+                    w.end();
+                }
                 w.flush(System.currentTimeMillis() * 1_000_000L);
             }
         }
@@ -124,7 +134,8 @@ class JournalTest
             final Recorder rec = readAll(r);
             assertThat(r.documents()).isEqualTo(3);
             assertThat(r.corruptDocuments()).isZero();
-            assertThat(rec.calls).hasSize(24);
+            assertThat(rec.calls).hasSize(25);
+            assertThat(rec.calls.get(24)).isEqualTo("end");
             assertThat(rec.calls.subList(0, 8)).containsExactly(
                 "attach 7 42 node-\u00e9 /dev/shm/flowscope/r.ring",
                 "host 7",
@@ -168,8 +179,8 @@ class JournalTest
             assertThat(r.documents()).isEqualTo(3);
             assertThat(r.corruptDocuments()).isEqualTo(1);
             assertThat(r.lastCorruption()).contains("unknown entry type 127");
-            // batch 1 and 3 whole, batch 2 up to the corrupt entry
-            assertThat(rec.calls).hasSize(8 + 1 + 8);
+            // batch 1 and 3 (with the end marker) whole, batch 2 up to the corrupt entry
+            assertThat(rec.calls).hasSize(8 + 1 + 9);
         }
 
         final ByteArrayOutputStream out = new ByteArrayOutputStream();

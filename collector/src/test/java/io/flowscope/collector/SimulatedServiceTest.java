@@ -120,6 +120,58 @@ class SimulatedServiceTest
         assertThat(anomalySpan).isTrue();
     }
 
+    /**
+     * The journal's end marker: the live run ended its last period when its input ended; a reader that follows the
+     * journal and never sees its end (a fleet agent) derives that period from the marker, exactly as a replay that
+     * ends the period at the journal's end does.
+     */
+    @Test
+    void shouldLetAJournalReaderDeriveTheLiveRunsLastPeriodFromTheEndMarker() throws Exception
+    {
+        final CollectorConfig config = config("default", Map.of("simulate.durationSeconds", "1"));
+        try (CollectorService s = CollectorService.start(config, e -> { }))
+        {
+            await().atMost(Duration.ofSeconds(60)).until(() -> s.drain().finished());
+        }
+        final long[] replayed = {0};
+        Replay.run(dir.resolve("journal"), config, Long.MIN_VALUE, Long.MAX_VALUE, x -> replayed[0]++,
+            x -> replayed[0]++, n -> { });
+        final long[] following = {0, 0}; // summaries, end markers
+        final Pipeline p = new Pipeline(Pipeline.windowConfig(config), AnomalyStages::create, e -> { });
+        p.tap(x -> following[0]++, x -> following[0]++);
+        try (var r = new io.flowscope.collector.journal.JournalReader(dir.resolve("journal")))
+        {
+            final var meta = new io.flowscope.collector.journal.JournalReader.Meta()
+            {
+                @Override
+                public void onEnd()
+                {
+                    following[1]++;
+                    p.finish();
+                }
+            };
+            while (r.read(p, meta, 1) > 0)
+            {
+                p.endBatch(0);
+            }
+        }
+        final long followed = following[0];
+        assertThat(following[1]).isEqualTo(1);
+        assertThat(following[0]).isEqualTo(replayed[0]);
+        // and the marker is what made the difference: the last period's summaries come only from it
+        final long[] blind = {0};
+        final Pipeline q = new Pipeline(Pipeline.windowConfig(config), AnomalyStages::create, e -> { });
+        q.tap(x -> blind[0]++, x -> blind[0]++);
+        try (var r = new io.flowscope.collector.journal.JournalReader(dir.resolve("journal")))
+        {
+            while (r.read(q, new io.flowscope.collector.journal.JournalReader.Meta() { }, 1) > 0)
+            {
+                q.endBatch(0);
+            }
+        }
+        assertThat(blind[0]).isLessThan(followed);
+    }
+
     @Test
     void shouldNotAnnounceAnAnomalyAgainAfterARestartOnTheSameJournal() throws Exception
     {

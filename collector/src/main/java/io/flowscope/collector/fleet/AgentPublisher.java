@@ -346,6 +346,10 @@ public final class AgentPublisher implements AutoCloseable
             final int summaryPartitions = producer.partitionsFor(fleet.summariesTopic()).size();
             final int anomalyPartitions = producer.partitionsFor(fleet.anomaliesTopic()).size();
             final Out out = new Out(producer, sendFailure, summaryPartitions, anomalyPartitions);
+            connected = true;
+            catchingUp = true;
+            final Pipeline pipeline = new Pipeline(Pipeline.windowConfig(config), AnomalyStages::create, out::anomaly);
+            pipeline.tap(out::flow, out::collective);
             final JournalReader.Meta meta = new JournalReader.Meta()
             {
                 @Override
@@ -359,11 +363,13 @@ public final class AgentPublisher implements AutoCloseable
                 {
                     journalHostNames.put(hostId, hostname);
                 }
+
+                @Override
+                public void onEnd()
+                {
+                    pipeline.finish(); // the live run's last period: published like any other
+                }
             };
-            connected = true;
-            catchingUp = true;
-            final Pipeline pipeline = new Pipeline(Pipeline.windowConfig(config), AnomalyStages::create, out::anomaly);
-            pipeline.tap(out::flow, out::collective);
             final TelemetryListener in = fleet.eventSampleEvery() > 0 ?
                 new EventSampler(pipeline, fleet.eventSampleEvery(), out::event) : pipeline;
             documents = 0;

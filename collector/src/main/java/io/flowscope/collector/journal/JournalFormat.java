@@ -50,6 +50,12 @@ public final class JournalFormat
     public static final byte ANOMALY = 22;
     /** The simulator fed this journal: its scenario spec (string). */
     public static final byte SOURCE = 23;
+    /**
+     * The live run's input ended here (the service stopped, or a finite source finished) and every host's period
+     * was ended early ({@code Pipeline.finish}): a reader does the same, so that it derives the live run's last
+     * period too. No fields. A journal written on by a later run goes on after it, with the periods' grid unchanged.
+     */
+    public static final byte END = 24;
 
     private JournalFormat()
     {

@@ -39,6 +39,11 @@ public final class JournalReader implements AutoCloseable
         default void onSource(final String spec)
         {
         }
+
+        /** The live run ended its input here ({@link JournalFormat#END}): its engines' periods ended early. */
+        default void onEnd()
+        {
+        }
     }
 
     private final ChronicleQueue queue;
@@ -296,6 +301,7 @@ public final class JournalReader implements AutoCloseable
                     meta.onAnomaly(id, opened, b.readUtf8());
                 }
                 case JournalFormat.SOURCE -> meta.onSource(b.readUtf8());
+                case JournalFormat.END -> meta.onEnd();
                 default -> throw new IllegalStateException("unreachable");
             }
         }
@@ -320,6 +326,7 @@ public final class JournalReader implements AutoCloseable
             case JournalFormat.RING_DETACH -> 4 + 2;
             case JournalFormat.ANOMALY -> 8 + 1 + 1;
             case JournalFormat.SOURCE -> 1;
+            case JournalFormat.END -> 0;
             default -> -1;
         };
     }

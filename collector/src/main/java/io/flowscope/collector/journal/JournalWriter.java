@@ -246,6 +246,15 @@ public final class JournalWriter implements TelemetryListener, AutoCloseable
         }
     }
 
+    /** The live run's input ends here (see {@link JournalFormat#END}); written with the next flush. */
+    public void end()
+    {
+        if (open())
+        {
+            batch.writeByte(JournalFormat.END);
+        }
+    }
+
     public void source(final String spec)
     {
         if (open())

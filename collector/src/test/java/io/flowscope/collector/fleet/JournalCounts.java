@@ -37,9 +37,15 @@ record JournalCounts(long events, long summaries, long anomalyEvents, long sampl
             new AgentPublisher.EventSampler(p, sampleEvery, (h, call, args) -> sampled.incrementAndGet()) : p;
         try (JournalReader r = new JournalReader(config.journalDir()))
         {
-            while (r.read(in, new JournalReader.Meta()
+            final JournalReader.Meta meta = new JournalReader.Meta()
             {
-            }, 1) > 0)
+                @Override
+                public void onEnd()
+                {
+                    p.finish(); // as the publisher does: the live run's last period
+                }
+            };
+            while (r.read(in, meta, 1) > 0)
             {
                 p.endBatch(0);
             }
