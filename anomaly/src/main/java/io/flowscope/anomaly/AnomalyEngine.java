@@ -339,17 +339,19 @@ public final class AnomalyEngine implements AnomalyStage
         {
             f.lastProgressNs = s.periodEndNs();
         }
-        final long[] cur = oc.rCur;
-        final int b = own * Comm.RANK_CUR;
-        if (cur[b] != s.periodStartNs())
+        // The rank's window is accumulated in place: its period's first summary opens the next slot.
+        final PeriodRing win = oc.rWin;
+        if (oc.rPeriodStartNs[own] != s.periodStartNs())
         {
-            cur[b] = s.periodStartNs();
+            oc.rPeriodStartNs[own] = s.periodStartNs();
+            win.open(own);
             h.touchedRanks.add(oc.rankList.get(own));
         }
-        cur[b + 1 + Rank.CONSUME_NS] += s.phaseSumNs(Phase.GPU_CONSUME);
-        cur[b + 1 + Rank.CONSUME_COUNT] += s.phaseCount(Phase.GPU_CONSUME);
+        final int at = win.current(own);
+        win.add(at, Rank.CONSUME_NS, s.phaseSumNs(Phase.GPU_CONSUME));
+        win.add(at, Rank.CONSUME_COUNT, s.phaseCount(Phase.GPU_CONSUME));
         // A receive waiting for data (10 → 11): kept as evidence of how long this rank waited for its senders.
-        cur[b + 1 + Rank.DATA_WAIT_MAX] = Math.max(cur[b + 1 + Rank.DATA_WAIT_MAX], s.phaseMaxNs(Phase.NETWORK));
+        win.max(at, Rank.DATA_WAIT_MAX, s.phaseMaxNs(Phase.NETWORK));
     }
 
     private void onQp(final Host h, final FlowSummary s)
@@ -422,11 +424,6 @@ public final class AnomalyEngine implements AnomalyStage
             l.lastActiveNs = now;
             publishWindow(l);
             l.comm.updates++;
-        }
-        for (int i = 0; i < h.touchedRanks.size(); i++)
-        {
-            final Rank r = h.touchedRanks.get(i);
-            r.push();
         }
         // Links: degraded ones of this host, then slow link (one sender rank) or congestion (several).
         int degradedRanks = 0;
@@ -1609,18 +1606,18 @@ public final class AnomalyEngine implements AnomalyStage
         int[] lPeerNo = new int[16];
         int[] lOwner = new int[16];
         final RingTable lWin;
-        /** Per rank: the period's start, then its accumulators ({@link Rank#CONSUME_NS} …). */
-        static final int RANK_CUR = 4;
-        long[] rCur = new long[16 * RANK_CUR];
+        /** Per rank: the start of the period its window's current slot accumulates. */
+        long[] rPeriodStartNs = new long[16];
         Host[] rHost = new Host[16];
-        final RingTable rWin;
+        /** Per rank: its window ({@link Rank#CONSUME_NS} …), read only as slow-node evidence. */
+        final PeriodRing rWin;
 
         Comm(final long commHash, final int window)
         {
             this.commHash = commHash;
             java.util.Arrays.fill(rExcess, Double.NaN);
             lWin = new RingTable(Link.SERIES, window, 16);
-            rWin = new RingTable(3, window, 16);
+            rWin = new PeriodRing(3, window, 16);
         }
 
         void setHost(final int rank, final Host h)
@@ -1667,10 +1664,10 @@ public final class AnomalyEngine implements AnomalyStage
                 java.util.Arrays.fill(rExcess, i, n, Double.NaN);
                 rWaitMax = java.util.Arrays.copyOf(rWaitMax, n);
                 rWaitCount = java.util.Arrays.copyOf(rWaitCount, n);
-                rCur = java.util.Arrays.copyOf(rCur, n * RANK_CUR);
+                rPeriodStartNs = java.util.Arrays.copyOf(rPeriodStartNs, n);
                 rHost = java.util.Arrays.copyOf(rHost, n);
             }
-            rCur[i * RANK_CUR] = Long.MIN_VALUE;
+            rPeriodStartNs[i] = Long.MIN_VALUE;
             rWin.add(i);
         }
     }
@@ -1814,7 +1811,7 @@ public final class AnomalyEngine implements AnomalyStage
         double baseline;
         int warm;
         double excess = Double.NaN;
-        /** Window series (in {@link Comm#rCur} at 1 + the series): GPU consume ns and count, longest data wait. */
+        /** Window series (in {@link Comm#rWin}): GPU consume ns and count, longest data wait. */
         static final int CONSUME_NS = 0;
         static final int CONSUME_COUNT = 1;
         static final int DATA_WAIT_MAX = 2;
@@ -1833,21 +1830,6 @@ public final class AnomalyEngine implements AnomalyStage
                 in = java.util.Arrays.copyOf(in, inCount * 2);
             }
             in[inCount++] = linkId;
-        }
-
-        void push()
-        {
-            final long[] cur = comm.rCur;
-            final int b = idx * Comm.RANK_CUR + 1;
-            final RingTable win = comm.rWin;
-            final int slot = win.slot(idx);
-            win.set(idx, slot, CONSUME_NS, cur[b + CONSUME_NS]);
-            win.set(idx, slot, CONSUME_COUNT, cur[b + CONSUME_COUNT]);
-            win.replace(slot, DATA_WAIT_MAX, cur[b + DATA_WAIT_MAX]);
-            win.advance(idx);
-            cur[b + CONSUME_NS] = 0;
-            cur[b + CONSUME_COUNT] = 0;
-            cur[b + DATA_WAIT_MAX] = 0;
         }
 
         void pushLateness(final long ns)
