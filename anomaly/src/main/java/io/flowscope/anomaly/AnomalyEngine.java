@@ -318,6 +318,10 @@ public final class AnomalyEngine implements AnomalyStage
             f.ownerIdx = own;
             recvFlows.put(s.flowKey() ^ (s.hostId() * 0x9E3779B97F4A7C15L), f);
             h.recvFlows.add(f);
+            if (!h.recvComms.contains(c))
+            {
+                h.recvComms.add(c);
+            }
             f.owner.recvFlows.add(f);
             f.lastProgressNs = s.periodStartNs();
         }
@@ -477,7 +481,11 @@ public final class AnomalyEngine implements AnomalyStage
         for (int i = 0; i < h.touchedLinks.size(); i++)
         {
             final Link l = h.touchedLinks.get(i);
-            judgeLink(l, periodStart, now, congestion);
+            // judgeLink's own early return, checked here: most links are healthy and have nothing tracked.
+            if ((l.degraded && !congestion) || l.slow.open != null || l.slow.bad != 0)
+            {
+                judgeLink(l, periodStart, now, congestion);
+            }
         }
         if (judged > 0)
         {
@@ -535,13 +543,21 @@ public final class AnomalyEngine implements AnomalyStage
         return false;
     }
 
-    /** Recomputes a communicator's link and rank statistics about once per round of all its links. */
+    /**
+     * Recomputes a communicator's link and rank statistics about once per round of all its links. Called for every
+     * link and rank judged: the check is kept apart from the pass so that it inlines (a call per judgement costs
+     * more than the check).
+     */
     private void refreshStats(final Comm c)
     {
-        if (c.statsValid && c.updates < c.linkList.size())
+        if (!c.statsValid || c.updates >= c.linkList.size())
         {
-            return;
+            recomputeStats(c);
         }
+    }
+
+    private void recomputeStats(final Comm c)
+    {
         c.updates = 0;
         c.statsValid = true;
         // Over the dense mirrors (sequential arrays), not the link objects (a cache miss each).
@@ -916,7 +932,11 @@ public final class AnomalyEngine implements AnomalyStage
             h.nicQuietUntilNs = now + (long)(config.windowPeriods + config.openAfter + 2) * (now - periodStart);
         }
         h.nicQuiet = anyStalled || now - h.nicQuietUntilNs < 0;
-        judgeNicStall();
+        if (!nicCandidates.isEmpty() || !nicDevicesOpen.isEmpty())
+        {
+            // Nothing to choose or settle otherwise (judgeNicStall returns without a candidate).
+            judgeNicStall();
+        }
     }
 
     /**
@@ -1143,9 +1163,11 @@ public final class AnomalyEngine implements AnomalyStage
                 f.comm.stallChanged = true;
             }
         }
-        for (int i = 0; i < h.recvFlows.size(); i++)
+        // Once per communicator, in the order of its first receive here (again for its other receives was a
+        // no-op: the first call leaves nothing changed and an open hang's culprit as it computes it).
+        for (int i = 0; i < h.recvComms.size(); i++)
         {
-            final Comm c = h.recvFlows.get(i).comm;
+            final Comm c = h.recvComms.get(i);
             if (c.stallChanged || (c.hang.open != null))
             {
                 c.stallChanged = false;
@@ -1486,6 +1508,8 @@ public final class AnomalyEngine implements AnomalyStage
         final List<Link> touchedLinks = new ArrayList<>();
         final List<Rank> touchedRanks = new ArrayList<>();
         final List<RecvFlow> recvFlows = new ArrayList<>();
+        /** The communicators of {@link #recvFlows}, each once. */
+        final List<Comm> recvComms = new ArrayList<>();
         final Int2ObjectHashMap<Device> devices = new Int2ObjectHashMap<>();
         /** Devices 0 … 15 without hashing. */
         final Device[] deviceByIndex = new Device[16];
