@@ -487,9 +487,10 @@ public final class AnomalyEngine implements AnomalyStage
                 judgeLink(l, periodStart, now, congestion);
             }
         }
-        if (judged > 0)
+        // A period in which none of the host's links completed a window's worth says nothing either way; without
+        // congestion now or tracked, judgeCongestion would return having changed nothing.
+        if (judged > 0 && (congestion || h.congestion.open != null || h.congestion.bad != 0))
         {
-            // A period in which none of the host's links completed a window's worth says nothing either way.
             judgeCongestion(h, dev, congestion, worst, periodStart, now);
         }
         for (int i = 0; i < h.touchedRanks.size(); i++)
