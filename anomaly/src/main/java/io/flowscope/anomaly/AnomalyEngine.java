@@ -693,10 +693,7 @@ public final class AnomalyEngine implements AnomalyStage
         final double rate = l.rate();
         if (l.warm < config.warmupPeriods)
         {
-            l.baseline = l.warm == 0 ? rate : l.baseline + (rate - l.baseline) / (l.warm + 1);
-            l.baselineOutstanding = l.warm == 0 ? l.outstandingMean()
-                : l.baselineOutstanding + (l.outstandingMean() - l.baselineOutstanding) / (l.warm + 1);
-            l.warm++;
+            warmUp(l, rate);
             return false;
         }
         l.ratio = rate / l.baseline;
@@ -716,6 +713,15 @@ public final class AnomalyEngine implements AnomalyStage
             l.baselineOutstanding += (l.outstandingMean() - l.baselineOutstanding) / config.baselinePeriods;
         }
         return bad;
+    }
+
+    /** A link's baselines while it warms up: the mean of its first windows (apart to keep judgeRate small). */
+    private static void warmUp(final Link l, final double rate)
+    {
+        l.baseline = l.warm == 0 ? rate : l.baseline + (rate - l.baseline) / (l.warm + 1);
+        l.baselineOutstanding = l.warm == 0 ? l.outstandingMean()
+            : l.baselineOutstanding + (l.outstandingMean() - l.baselineOutstanding) / (l.warm + 1);
+        l.warm++;
     }
 
     /** Whether the receiving rank's host has a NIC stalling (through the dense mirrors: no rank object). */
@@ -1065,20 +1071,13 @@ public final class AnomalyEngine implements AnomalyStage
         {
             return;
         }
-        // Credit waits into a rank count when it alone makes its senders wait (twice the runner-up): several
-        // ranks waited on alike are a pattern's back-pressure (tree parents of big operations), not a straggler.
         final double creditRaw = Math.max(0, incomingWaitPerStep(r));
-        final double credit = creditRaw >= c.creditTop && creditRaw >= 2 * c.creditSecond ? creditRaw : 0;
-        // A degraded link anywhere in the communicator reshapes every rank's collective timing: then only the
-        // credit signal counts. That holds while a slow link stays open too, also in periods where it does not
-        // read as degraded (a long-lived slow link's transients otherwise named the ranks before it as slow).
-        final double late = c.troubledLinks > 0 || c.openSlowLinks > 0 || linkExplainsLateness(r) ? 0
-            : r.collectiveLatenessNs();
+        final double credit = creditSignal(c, creditRaw);
+        final double late = lateNs(r);
         final double v = Math.max(credit, late);
         if (r.warm < config.warmupPeriods)
         {
-            r.baseline = r.warm == 0 ? v : r.baseline + (v - r.baseline) / (r.warm + 1);
-            r.warm++;
+            r.warmUp(v);
             return;
         }
         r.excess = v - r.baseline;
@@ -1098,6 +1097,18 @@ public final class AnomalyEngine implements AnomalyStage
             r.baseline += (v - r.baseline) / config.baselinePeriods;
             return;
         }
+        trackRank(r, bad, good, creditRaw, credit, late, periodStart, now);
+    }
+
+    /**
+     * {@link #judgeRank}'s rare part (a rank bad now or tracked): kept apart so that the per-period part is small
+     * enough to inline into the period end (a call per rank and period spills every live register).
+     */
+    private void trackRank(final Rank r, final boolean bad, final boolean good, final double creditRaw,
+        final double credit, final double late, final long periodStart, final long now)
+    {
+        final Comm c = r.comm;
+        final double median = c.excessMedian;
         evidence.clear();
         evidence.put("creditWaitIntoRankMaxNs", creditRaw);
         evidence.put("collectiveLatenessNs", late);
@@ -1116,6 +1127,27 @@ public final class AnomalyEngine implements AnomalyStage
             credit / 1e3, late / 1e3);
         track(r.slow, bad, good, AnomalyKind.SLOW_NODE, Culprit.rank(r.host.hostId, c.commHash, r.rank), sev,
             periodStart, now, now - (long)config.windowPeriods * (now - periodStart), summary);
+    }
+
+    /**
+     * Credit waits into a rank count when it alone makes its senders wait (twice the runner-up): several ranks
+     * waited on alike are a pattern's back-pressure (tree parents of big operations), not a straggler.
+     */
+    private static double creditSignal(final Comm c, final double creditRaw)
+    {
+        return creditRaw >= c.creditTop && creditRaw >= 2 * c.creditSecond ? creditRaw : 0;
+    }
+
+    /**
+     * How late the rank arrives at its collectives, or 0 where that says nothing: a degraded link anywhere in the
+     * communicator reshapes every rank's collective timing, and then only the credit signal counts. That holds
+     * while a slow link stays open too, also in periods where it does not read as degraded (a long-lived slow
+     * link's transients otherwise named the ranks before it as slow).
+     */
+    private static double lateNs(final Rank r)
+    {
+        final Comm c = r.comm;
+        return c.troubledLinks > 0 || c.openSlowLinks > 0 || linkExplainsLateness(r) ? 0 : r.collectiveLatenessNs();
     }
 
     /** Whether one of the rank's own sending links is degraded (then its receivers' wait is the link's doing). */
@@ -1855,6 +1887,13 @@ public final class AnomalyEngine implements AnomalyStage
                 in = java.util.Arrays.copyOf(in, inCount * 2);
             }
             in[inCount++] = linkId;
+        }
+
+        /** Its baseline while it warms up: the mean of its first periods' signal. */
+        void warmUp(final double v)
+        {
+            baseline = warm == 0 ? v : baseline + (v - baseline) / (warm + 1);
+            warm++;
         }
 
         void pushLateness(final long ns)
