@@ -318,6 +318,10 @@ public final class AnomalyEngine implements AnomalyStage
             f.ownerIdx = own;
             recvFlows.put(s.flowKey() ^ (s.hostId() * 0x9E3779B97F4A7C15L), f);
             h.recvFlows.add(f);
+            if (!h.recvComms.contains(c))
+            {
+                h.recvComms.add(c);
+            }
             f.owner.recvFlows.add(f);
             f.lastProgressNs = s.periodStartNs();
         }
@@ -339,17 +343,19 @@ public final class AnomalyEngine implements AnomalyStage
         {
             f.lastProgressNs = s.periodEndNs();
         }
-        final long[] cur = oc.rCur;
-        final int b = own * Comm.RANK_CUR;
-        if (cur[b] != s.periodStartNs())
+        // The rank's window is accumulated in place: its period's first summary opens the next slot.
+        final PeriodRing win = oc.rWin;
+        if (oc.rPeriodStartNs[own] != s.periodStartNs())
         {
-            cur[b] = s.periodStartNs();
+            oc.rPeriodStartNs[own] = s.periodStartNs();
+            win.open(own);
             h.touchedRanks.add(oc.rankList.get(own));
         }
-        cur[b + 1 + Rank.CONSUME_NS] += s.phaseSumNs(Phase.GPU_CONSUME);
-        cur[b + 1 + Rank.CONSUME_COUNT] += s.phaseCount(Phase.GPU_CONSUME);
+        final int at = win.current(own);
+        win.add(at, Rank.CONSUME_NS, s.phaseSumNs(Phase.GPU_CONSUME));
+        win.add(at, Rank.CONSUME_COUNT, s.phaseCount(Phase.GPU_CONSUME));
         // A receive waiting for data (10 → 11): kept as evidence of how long this rank waited for its senders.
-        cur[b + 1 + Rank.DATA_WAIT_MAX] = Math.max(cur[b + 1 + Rank.DATA_WAIT_MAX], s.phaseMaxNs(Phase.NETWORK));
+        win.max(at, Rank.DATA_WAIT_MAX, s.phaseMaxNs(Phase.NETWORK));
     }
 
     private void onQp(final Host h, final FlowSummary s)
@@ -423,11 +429,6 @@ public final class AnomalyEngine implements AnomalyStage
             publishWindow(l);
             l.comm.updates++;
         }
-        for (int i = 0; i < h.touchedRanks.size(); i++)
-        {
-            final Rank r = h.touchedRanks.get(i);
-            r.push();
-        }
         // Links: degraded ones of this host, then slow link (one sender rank) or congestion (several).
         int degradedRanks = 0;
         int softRanks = 0;
@@ -480,11 +481,16 @@ public final class AnomalyEngine implements AnomalyStage
         for (int i = 0; i < h.touchedLinks.size(); i++)
         {
             final Link l = h.touchedLinks.get(i);
-            judgeLink(l, periodStart, now, congestion);
+            // judgeLink's own early return, checked here: most links are healthy and have nothing tracked.
+            if ((l.degraded && !congestion) || l.slow.open != null || l.slow.bad != 0)
+            {
+                judgeLink(l, periodStart, now, congestion);
+            }
         }
-        if (judged > 0)
+        // A period in which none of the host's links completed a window's worth says nothing either way; without
+        // congestion now or tracked, judgeCongestion would return having changed nothing.
+        if (judged > 0 && (congestion || h.congestion.open != null || h.congestion.bad != 0))
         {
-            // A period in which none of the host's links completed a window's worth says nothing either way.
             judgeCongestion(h, dev, congestion, worst, periodStart, now);
         }
         for (int i = 0; i < h.touchedRanks.size(); i++)
@@ -538,13 +544,21 @@ public final class AnomalyEngine implements AnomalyStage
         return false;
     }
 
-    /** Recomputes a communicator's link and rank statistics about once per round of all its links. */
+    /**
+     * Recomputes a communicator's link and rank statistics about once per round of all its links. Called for every
+     * link and rank judged: the check is kept apart from the pass so that it inlines (a call per judgement costs
+     * more than the check).
+     */
     private void refreshStats(final Comm c)
     {
-        if (c.statsValid && c.updates < c.linkList.size())
+        if (!c.statsValid || c.updates >= c.linkList.size())
         {
-            return;
+            recomputeStats(c);
         }
+    }
+
+    private void recomputeStats(final Comm c)
+    {
         c.updates = 0;
         c.statsValid = true;
         // Over the dense mirrors (sequential arrays), not the link objects (a cache miss each).
@@ -679,10 +693,7 @@ public final class AnomalyEngine implements AnomalyStage
         final double rate = l.rate();
         if (l.warm < config.warmupPeriods)
         {
-            l.baseline = l.warm == 0 ? rate : l.baseline + (rate - l.baseline) / (l.warm + 1);
-            l.baselineOutstanding = l.warm == 0 ? l.outstandingMean()
-                : l.baselineOutstanding + (l.outstandingMean() - l.baselineOutstanding) / (l.warm + 1);
-            l.warm++;
+            warmUp(l, rate);
             return false;
         }
         l.ratio = rate / l.baseline;
@@ -702,6 +713,15 @@ public final class AnomalyEngine implements AnomalyStage
             l.baselineOutstanding += (l.outstandingMean() - l.baselineOutstanding) / config.baselinePeriods;
         }
         return bad;
+    }
+
+    /** A link's baselines while it warms up: the mean of its first windows (apart to keep judgeRate small). */
+    private static void warmUp(final Link l, final double rate)
+    {
+        l.baseline = l.warm == 0 ? rate : l.baseline + (rate - l.baseline) / (l.warm + 1);
+        l.baselineOutstanding = l.warm == 0 ? l.outstandingMean()
+            : l.baselineOutstanding + (l.outstandingMean() - l.baselineOutstanding) / (l.warm + 1);
+        l.warm++;
     }
 
     /** Whether the receiving rank's host has a NIC stalling (through the dense mirrors: no rank object). */
@@ -919,7 +939,11 @@ public final class AnomalyEngine implements AnomalyStage
             h.nicQuietUntilNs = now + (long)(config.windowPeriods + config.openAfter + 2) * (now - periodStart);
         }
         h.nicQuiet = anyStalled || now - h.nicQuietUntilNs < 0;
-        judgeNicStall();
+        if (!nicCandidates.isEmpty() || !nicDevicesOpen.isEmpty())
+        {
+            // Nothing to choose or settle otherwise (judgeNicStall returns without a candidate).
+            judgeNicStall();
+        }
     }
 
     /**
@@ -1047,20 +1071,13 @@ public final class AnomalyEngine implements AnomalyStage
         {
             return;
         }
-        // Credit waits into a rank count when it alone makes its senders wait (twice the runner-up): several
-        // ranks waited on alike are a pattern's back-pressure (tree parents of big operations), not a straggler.
         final double creditRaw = Math.max(0, incomingWaitPerStep(r));
-        final double credit = creditRaw >= c.creditTop && creditRaw >= 2 * c.creditSecond ? creditRaw : 0;
-        // A degraded link anywhere in the communicator reshapes every rank's collective timing: then only the
-        // credit signal counts. That holds while a slow link stays open too, also in periods where it does not
-        // read as degraded (a long-lived slow link's transients otherwise named the ranks before it as slow).
-        final double late = c.troubledLinks > 0 || c.openSlowLinks > 0 || linkExplainsLateness(r) ? 0
-            : r.collectiveLatenessNs();
+        final double credit = creditSignal(c, creditRaw);
+        final double late = lateNs(r);
         final double v = Math.max(credit, late);
         if (r.warm < config.warmupPeriods)
         {
-            r.baseline = r.warm == 0 ? v : r.baseline + (v - r.baseline) / (r.warm + 1);
-            r.warm++;
+            r.warmUp(v);
             return;
         }
         r.excess = v - r.baseline;
@@ -1080,6 +1097,18 @@ public final class AnomalyEngine implements AnomalyStage
             r.baseline += (v - r.baseline) / config.baselinePeriods;
             return;
         }
+        trackRank(r, bad, good, creditRaw, credit, late, periodStart, now);
+    }
+
+    /**
+     * {@link #judgeRank}'s rare part (a rank bad now or tracked): kept apart so that the per-period part is small
+     * enough to inline into the period end (a call per rank and period spills every live register).
+     */
+    private void trackRank(final Rank r, final boolean bad, final boolean good, final double creditRaw,
+        final double credit, final double late, final long periodStart, final long now)
+    {
+        final Comm c = r.comm;
+        final double median = c.excessMedian;
         evidence.clear();
         evidence.put("creditWaitIntoRankMaxNs", creditRaw);
         evidence.put("collectiveLatenessNs", late);
@@ -1098,6 +1127,27 @@ public final class AnomalyEngine implements AnomalyStage
             credit / 1e3, late / 1e3);
         track(r.slow, bad, good, AnomalyKind.SLOW_NODE, Culprit.rank(r.host.hostId, c.commHash, r.rank), sev,
             periodStart, now, now - (long)config.windowPeriods * (now - periodStart), summary);
+    }
+
+    /**
+     * Credit waits into a rank count when it alone makes its senders wait (twice the runner-up): several ranks
+     * waited on alike are a pattern's back-pressure (tree parents of big operations), not a straggler.
+     */
+    private static double creditSignal(final Comm c, final double creditRaw)
+    {
+        return creditRaw >= c.creditTop && creditRaw >= 2 * c.creditSecond ? creditRaw : 0;
+    }
+
+    /**
+     * How late the rank arrives at its collectives, or 0 where that says nothing: a degraded link anywhere in the
+     * communicator reshapes every rank's collective timing, and then only the credit signal counts. That holds
+     * while a slow link stays open too, also in periods where it does not read as degraded (a long-lived slow
+     * link's transients otherwise named the ranks before it as slow).
+     */
+    private static double lateNs(final Rank r)
+    {
+        final Comm c = r.comm;
+        return c.troubledLinks > 0 || c.openSlowLinks > 0 || linkExplainsLateness(r) ? 0 : r.collectiveLatenessNs();
     }
 
     /** Whether one of the rank's own sending links is degraded (then its receivers' wait is the link's doing). */
@@ -1146,9 +1196,11 @@ public final class AnomalyEngine implements AnomalyStage
                 f.comm.stallChanged = true;
             }
         }
-        for (int i = 0; i < h.recvFlows.size(); i++)
+        // Once per communicator, in the order of its first receive here (again for its other receives was a
+        // no-op: the first call leaves nothing changed and an open hang's culprit as it computes it).
+        for (int i = 0; i < h.recvComms.size(); i++)
         {
-            final Comm c = h.recvFlows.get(i).comm;
+            final Comm c = h.recvComms.get(i);
             if (c.stallChanged || (c.hang.open != null))
             {
                 c.stallChanged = false;
@@ -1489,6 +1541,8 @@ public final class AnomalyEngine implements AnomalyStage
         final List<Link> touchedLinks = new ArrayList<>();
         final List<Rank> touchedRanks = new ArrayList<>();
         final List<RecvFlow> recvFlows = new ArrayList<>();
+        /** The communicators of {@link #recvFlows}, each once. */
+        final List<Comm> recvComms = new ArrayList<>();
         final Int2ObjectHashMap<Device> devices = new Int2ObjectHashMap<>();
         /** Devices 0 … 15 without hashing. */
         final Device[] deviceByIndex = new Device[16];
@@ -1609,18 +1663,18 @@ public final class AnomalyEngine implements AnomalyStage
         int[] lPeerNo = new int[16];
         int[] lOwner = new int[16];
         final RingTable lWin;
-        /** Per rank: the period's start, then its accumulators ({@link Rank#CONSUME_NS} …). */
-        static final int RANK_CUR = 4;
-        long[] rCur = new long[16 * RANK_CUR];
+        /** Per rank: the start of the period its window's current slot accumulates. */
+        long[] rPeriodStartNs = new long[16];
         Host[] rHost = new Host[16];
-        final RingTable rWin;
+        /** Per rank: its window ({@link Rank#CONSUME_NS} …), read only as slow-node evidence. */
+        final PeriodRing rWin;
 
         Comm(final long commHash, final int window)
         {
             this.commHash = commHash;
             java.util.Arrays.fill(rExcess, Double.NaN);
             lWin = new RingTable(Link.SERIES, window, 16);
-            rWin = new RingTable(3, window, 16);
+            rWin = new PeriodRing(3, window, 16);
         }
 
         void setHost(final int rank, final Host h)
@@ -1667,10 +1721,10 @@ public final class AnomalyEngine implements AnomalyStage
                 java.util.Arrays.fill(rExcess, i, n, Double.NaN);
                 rWaitMax = java.util.Arrays.copyOf(rWaitMax, n);
                 rWaitCount = java.util.Arrays.copyOf(rWaitCount, n);
-                rCur = java.util.Arrays.copyOf(rCur, n * RANK_CUR);
+                rPeriodStartNs = java.util.Arrays.copyOf(rPeriodStartNs, n);
                 rHost = java.util.Arrays.copyOf(rHost, n);
             }
-            rCur[i * RANK_CUR] = Long.MIN_VALUE;
+            rPeriodStartNs[i] = Long.MIN_VALUE;
             rWin.add(i);
         }
     }
@@ -1814,7 +1868,7 @@ public final class AnomalyEngine implements AnomalyStage
         double baseline;
         int warm;
         double excess = Double.NaN;
-        /** Window series (in {@link Comm#rCur} at 1 + the series): GPU consume ns and count, longest data wait. */
+        /** Window series (in {@link Comm#rWin}): GPU consume ns and count, longest data wait. */
         static final int CONSUME_NS = 0;
         static final int CONSUME_COUNT = 1;
         static final int DATA_WAIT_MAX = 2;
@@ -1835,19 +1889,11 @@ public final class AnomalyEngine implements AnomalyStage
             in[inCount++] = linkId;
         }
 
-        void push()
+        /** Its baseline while it warms up: the mean of its first periods' signal. */
+        void warmUp(final double v)
         {
-            final long[] cur = comm.rCur;
-            final int b = idx * Comm.RANK_CUR + 1;
-            final RingTable win = comm.rWin;
-            final int slot = win.slot(idx);
-            win.set(idx, slot, CONSUME_NS, cur[b + CONSUME_NS]);
-            win.set(idx, slot, CONSUME_COUNT, cur[b + CONSUME_COUNT]);
-            win.replace(slot, DATA_WAIT_MAX, cur[b + DATA_WAIT_MAX]);
-            win.advance(idx);
-            cur[b + CONSUME_NS] = 0;
-            cur[b + CONSUME_COUNT] = 0;
-            cur[b + DATA_WAIT_MAX] = 0;
+            baseline = warm == 0 ? v : baseline + (v - baseline) / (warm + 1);
+            warm++;
         }
 
         void pushLateness(final long ns)
