@@ -1,43 +1,55 @@
 package io.flowscope.window;
 
 /**
- * The live steps and work requests (and their tombstones): a compact open-addressing key index over a slab of
- * fixed rows. Nothing is allocated after construction.
+ * The live steps and work requests, and the tombstones of stopped ones: a compact open-addressing key index over
+ * a slab of fixed rows (live entries) and a slab of small tombstone slots. Nothing is allocated after construction.
  * <p>
  * <b>Why two arrays.</b> Step keys are hashes of (host, pid, record id): a new key's home slot is random, so
  * a table that holds the rows inline costs a cold line at every step / work request start, and another at
  * every expiry (reading the slot, then shifting its chain). Here the random probe goes into an index of 8 bytes
  * a slot (8× denser than the rows; 1 MiB for the default 65,536 steps), and the row comes from a LIFO free
- * stack: a start reuses the row that the last sweep freed, a line the sweep has just read. The rows in use stay
- * packed at the bottom of the slab (its peak occupancy), not spread over the table.
+ * stack.
+ * <p>
+ * <b>Why tombstones apart.</b> A stopped step only answers "seen before" (a later record of its key is a
+ * duplicate) until its tombstone timeout: of its row only the key, the host and the last record time are still
+ * read. At a stream's rate nearly all entries are tombstones (benchmark stream: ~14 k entries before a sweep, at
+ * most ~500 of them live: 2 ms of stopped steps against tens of µs of live ones). So a stop ({@link #bury}) moves
+ * those three fields into a tombstone slot (20 bytes in three dense arrays, not a 64-byte row) and frees its row
+ * at once: the next start reuses that row while it is still in L1, the rows in use stay as few as the live
+ * steps, and the sweep expires tombstones by reading dense arrays instead of rows.
  * <p>
  * <b>Index</b> ({@code long[]}, capacity = the next power of two ≥ 2 × maxSteps, linear probing, at most half
  * full, deletion by backward shift with no deleted markers):
  * <pre>
- *   63                               32 31                                0
- *  +-----------------------------------+-----------------------------------+
- *  | tag: the key hash's high 32 bits  | row + 1 (0: empty slot)           |
- *  +-----------------------------------+-----------------------------------+
+ *   63                               32 31 30                             0
+ *  +-----------------------------------+--+--------------------------------+
+ *  | tag: the key hash's high 32 bits  |T | row + 1, or tombstone + 1 (T)  |   (low word 0: empty slot)
+ *  +-----------------------------------+--+--------------------------------+
  * </pre>
  * The home slot is the tag's high log2(capacity) bits, so the backward shift finds every entry's home without
- * reading its row, and a probe dereferences a row only on a tag match.
+ * reading its row, and a probe dereferences a row (or a tombstone's key) only on a tag match.
  * <p>
  * <b>Row</b> ({@link #t}, {@link #STRIDE} longs = 64 bytes a row, base = row × 8):
  * <pre>
  *   +0 KEY    the step / work request key
  *   +1 FLOW   flow id (low 32) | flow generation (high 32)
- *   +2 FLAGS  seen bits 0-5 | POSTED 6 | COMPLETED 7 | STOPPED 8 | SEND 9 | OCCUPIED 10 | host index 11-31
- *             | (32-63 unused)
+ *   +2 FLAGS  seen bits 0-5 | POSTED 6 | COMPLETED 7 | (8 unused: a stopped entry is a tombstone) | SEND 9
+ *             | OCCUPIED 10 | host index 11-31 | (32-63 unused)
  *   +3 START  start time
  *   +4 TA     t8 (send) / t10 (recv)
  *   +5 TB     t20 (send) / t11 (recv)
  *   +6 TC     t9 (send) / t12 (recv)
  *   +7 BYTES  transSize / WR length
  * </pre>
+ * <b>Tombstone</b> (slot i): {@link #tombKey}[i], {@link #tombStamp}[i] (last record time), {@link #tombHost}[i]
+ * (host index, -1 when the slot is free); slots from their own LIFO free stack.
+ * <p>
  * <b>Sweep</b>: each row's last record time is in {@link #stamp}, indexed by row, so a record updates it
  * without reading a list position and the sweep scans the slab's used prefix ({@link #highWater}: the LIFO
- * keeps it near the peak occupancy) without touching rows; {@link #occupied} tells a free row's stale stamp
- * from a live one. A removal pushes the row and clears its index slot; no other row moves.
+ * keeps it near the peak of live entries, a few hundred rows in the benchmark) and reads a row's flags only
+ * when its stamp is older than the step timeout (a free row's flags are 0: its stamp is stale). Tombstones:
+ * {@link #tombStamp} over {@link #tombHighWater}, then {@link #tombHost}. A removal pushes the row (slot) and
+ * clears its index slot; no other entry moves.
  */
 final class StepTable
 {
@@ -50,7 +62,6 @@ final class StepTable
     static final int SEEN_MASK = 0x3F;
     static final long POSTED = 1 << 6;
     static final long COMPLETED = 1 << 7;
-    static final long STOPPED = 1 << 8;
     static final long SEND = 1 << 9;
     /** Set in every occupied row's flags. */
     static final long OCCUPIED = 1 << 10;
@@ -69,6 +80,14 @@ final class StepTable
     static final int STRIDE = 8;
     static final int SHIFT = 3;
 
+    /** {@link #find} results other than a row base. */
+    static final int ABSENT = -1;
+    static final int BURIED = -2;
+
+    private static final long TAG_MASK = 0xFFFF_FFFF_0000_0000L;
+    /** The index entry's bit that marks a tombstone reference. */
+    private static final long TOMB = 1L << 31;
+
     /** The rows. */
     final long[] t;
     private final long[] index;
@@ -81,13 +100,21 @@ final class StepTable
     private int freeCount;
     /** Last record time of each row (stale for a free row); read in place by the sweep. */
     final long[] stamp;
-    /** Whether each row holds an entry; read in place by the sweep. */
-    final boolean[] occupied;
     /** 1 + the highest row ever used: rows at and above it were never occupied. */
     private int highWater;
+    /** Tombstones: key, last record time, host index (-1: free slot); read in place by the sweep. */
+    final long[] tombKey;
+    final long[] tombStamp;
+    final int[] tombHost;
+    private final int[] tombFree;
+    private int tombFreeCount;
+    private int tombHighWater;
+    /** Live entries and tombstones. */
     private int count;
     /** The tag of the key of the last {@link #probeInsert}, for {@link #occupy} (no second hash). */
     private long probedTag;
+    /** The index slot of the last row that {@link #find} returned, for {@link #bury} (no second probe). */
+    private int foundSlot;
 
     StepTable(final int maxSteps)
     {
@@ -103,13 +130,19 @@ final class StepTable
         final int rows = Math.max(1, maxSteps);
         t = new long[rows * STRIDE];
         free = new int[rows];
+        tombFree = new int[rows];
         for (int r = 0; r < rows; r++)
         {
             free[r] = rows - 1 - r;
+            tombFree[r] = rows - 1 - r;
         }
         freeCount = rows;
+        tombFreeCount = rows;
         stamp = new long[rows];
-        occupied = new boolean[rows];
+        tombKey = new long[rows];
+        tombStamp = new long[rows];
+        tombHost = new int[rows];
+        java.util.Arrays.fill(tombHost, -1);
     }
 
     private static long hash(final long key)
@@ -119,26 +152,38 @@ final class StepTable
         return h * 0xBF58476D1CE4E5B9L;
     }
 
-    /** The row base (index into {@link #t}) of {@code key}, or -1 when absent. */
+    /**
+     * The row base (index into {@link #t}) of the live entry {@code key}; {@link #BURIED} when {@code key} is a
+     * tombstone, {@link #ABSENT} when it is neither.
+     */
     int find(final long key)
     {
         final long[] index = this.index;
         final long h = hash(key);
-        final long tag = h & 0xFFFF_FFFF_0000_0000L;
+        final long tag = h & TAG_MASK;
         int i = (int)(h >>> shift);
         while (true)
         {
             final long e = index[i];
             if (e == 0)
             {
-                return -1;
+                return ABSENT;
             }
-            if ((e & 0xFFFF_FFFF_0000_0000L) == tag)
+            if ((e & TAG_MASK) == tag)
             {
-                final int b = (int)e - 1 << SHIFT;
-                if (t[b + KEY] == key)
+                final int ref = (int)e;
+                if (ref >= 0)
                 {
-                    return b;
+                    final int b = ref - 1 << SHIFT;
+                    if (t[b + KEY] == key)
+                    {
+                        foundSlot = i;
+                        return b;
+                    }
+                }
+                else if (tombKey[(ref & Integer.MAX_VALUE) - 1] == key)
+                {
+                    return BURIED;
                 }
             }
             i = i + 1 & mask;
@@ -146,14 +191,14 @@ final class StepTable
     }
 
     /**
-     * One probe for a new key: its (empty) index slot as a non-negative number, or {@code -1 - rowBase} when the
-     * key is present, or {@link Integer#MIN_VALUE} when the table holds maxSteps entries.
+     * One probe for a new key: its (empty) index slot as a non-negative number, or -1 when the key is present
+     * (live or a tombstone), or {@link Integer#MIN_VALUE} when the table holds maxSteps entries.
      */
     int probeInsert(final long key)
     {
         final long[] index = this.index;
         final long h = hash(key);
-        final long tag = h & 0xFFFF_FFFF_0000_0000L;
+        final long tag = h & TAG_MASK;
         int i = (int)(h >>> shift);
         while (true)
         {
@@ -163,12 +208,12 @@ final class StepTable
                 probedTag = tag;
                 return count == maxEntries ? Integer.MIN_VALUE : i;
             }
-            if ((e & 0xFFFF_FFFF_0000_0000L) == tag)
+            if ((e & TAG_MASK) == tag)
             {
-                final int b = (int)e - 1 << SHIFT;
-                if (t[b + KEY] == key)
+                final int ref = (int)e;
+                if (ref >= 0 ? t[ref - 1 << SHIFT] == key : tombKey[(ref & Integer.MAX_VALUE) - 1] == key)
                 {
-                    return -1 - b;
+                    return -1;
                 }
             }
             i = i + 1 & mask;
@@ -191,7 +236,6 @@ final class StepTable
             highWater = row + 1;
         }
         stamp[row] = startNs;
-        occupied[row] = true;
         final int b = row << SHIFT;
         t[b + KEY] = key;
         t[b + FLOW] = (flowId & 0xFFFF_FFFFL) | (long)flowGeneration << 32;
@@ -202,6 +246,27 @@ final class StepTable
         t[b + TC] = 0;
         t[b + BYTES] = 0;
         return b;
+    }
+
+    /**
+     * Turns the live entry of row base {@code b} (the last row {@link #find} returned, nothing inserted or removed
+     * in between) into a tombstone of its key, host and last record time, and frees its row.
+     */
+    void bury(final int b)
+    {
+        final int row = b >>> SHIFT;
+        // A tombstone slot is always free: live entries + tombstones ≤ maxSteps, and each slab has maxSteps.
+        final int tomb = tombFree[--tombFreeCount];
+        if (tomb >= tombHighWater)
+        {
+            tombHighWater = tomb + 1;
+        }
+        tombKey[tomb] = t[b + KEY];
+        tombStamp[tomb] = stamp[row];
+        tombHost[tomb] = hostId(t[b + FLAGS]);
+        index[foundSlot] = index[foundSlot] & TAG_MASK | TOMB | tomb + 1;
+        t[b + FLAGS] = 0;
+        free[freeCount++] = row;
     }
 
     static int hostId(final long flags)
@@ -230,6 +295,12 @@ final class StepTable
         return highWater;
     }
 
+    /** Tombstone slots {@code [0, tombHighWater())} are all that were ever used. */
+    int tombHighWater()
+    {
+        return tombHighWater;
+    }
+
     /** The last record time of the entry at row base {@code b}. */
     long stamp(final int b)
     {
@@ -241,19 +312,31 @@ final class StepTable
         stamp[b >>> SHIFT] = value;
     }
 
-    /** Removes the entry of row base {@code b}: its row back on the free stack, backward shift in the index. */
+    /** Removes the live entry of row base {@code b}: its row back on the free stack, backward shift in the index. */
     void remove(final int b)
     {
-        final long[] t = this.t;
-        final long[] index = this.index;
         count--;
         final int row = b >>> SHIFT;
-        occupied[row] = false;
         free[freeCount++] = row;
-        // The index: find the row's slot, then shift back the entries of the chain that may sit at the hole.
-        final long target = row + 1;
-        int hole = (int)(hash(t[b + KEY]) >>> shift);
-        while ((index[hole] & 0xFFFF_FFFFL) != target)
+        unindex(t[b + KEY], row + 1);
+        t[b + FLAGS] = 0;
+    }
+
+    /** Removes tombstone {@code tomb}: its slot back on the free stack, backward shift in the index. */
+    void removeTomb(final int tomb)
+    {
+        count--;
+        tombHost[tomb] = -1;
+        tombFree[tombFreeCount++] = tomb;
+        unindex(tombKey[tomb], TOMB | tomb + 1);
+    }
+
+    /** Clears the index slot of {@code key} (low word {@code ref}) and shifts back the entries of its chain. */
+    private void unindex(final long key, final long ref)
+    {
+        final long[] index = this.index;
+        int hole = (int)(hash(key) >>> shift);
+        while ((index[hole] & 0xFFFF_FFFFL) != ref)
         {
             hole = hole + 1 & mask;
         }
@@ -276,6 +359,5 @@ final class StepTable
             }
         }
         index[hole] = 0;
-        t[b + FLAGS] = 0;
     }
 }

@@ -332,8 +332,9 @@ public final class WindowEngine implements TelemetryListener
     }
 
     /**
-     * Marks the live step or work request {@code key} stopped at {@code timeNs} and returns its slot base, or
-     * -1 when the record is too old for the current period or the key is not live.
+     * The stop of the live step or work request {@code key} at {@code timeNs}: its last record time updated, its
+     * row base returned, or -1 when the record is too old for the current period or the key is not live. The
+     * caller buries the row ({@link StepTable#bury}: from then on a tombstone) once it has read it.
      */
     private int stopLive(final long key, final long timeNs)
     {
@@ -346,7 +347,6 @@ public final class WindowEngine implements TelemetryListener
         {
             return -1;
         }
-        steps.t[b + StepTable.FLAGS] |= StepTable.STOPPED;
         touch(b, timeNs);
         return b;
     }
@@ -408,6 +408,7 @@ public final class WindowEngine implements TelemetryListener
                 phase(flow, false, Phase.GPU_CONSUME, timeNs - t[b + StepTable.TC]);
             }
         }
+        steps.bury(b);
     }
 
     /** One phase duration of a stopped step; a negative one (records out of their order) is absent. */
@@ -484,6 +485,7 @@ public final class WindowEngine implements TelemetryListener
             // The work request's latency, post to completion, is the QP flow's NETWORK phase.
             flow.phase(Phase.NETWORK, d);
         }
+        steps.bury(b);
     }
 
     @Override
@@ -844,15 +846,18 @@ public final class WindowEngine implements TelemetryListener
         final int b = steps.find(stepKey);
         if (b < 0)
         {
-            unknownStepRecords++;
+            // A stopped step is a tombstone (StepTable.bury): its records are duplicates.
+            if (b == StepTable.BURIED)
+            {
+                duplicateRecords++;
+            }
+            else
+            {
+                unknownStepRecords++;
+            }
             return -1;
         }
         final long[] t = steps.t;
-        if ((t[b + StepTable.FLAGS] & StepTable.STOPPED) != 0)
-        {
-            duplicateRecords++;
-            return -1;
-        }
         final long f = t[b + StepTable.FLOW];
         if (flowById[StepTable.flowId(f)].generation != StepTable.flowGeneration(f))
         {
@@ -1310,23 +1315,21 @@ public final class WindowEngine implements TelemetryListener
     {
         final long stepTimeoutNs = config.stepTimeoutNs;
         final long tombstoneTimeoutNs = config.effectiveTombstoneTimeoutNs();
-        final long minTimeoutNs = Math.min(stepTimeoutNs, tombstoneTimeoutNs);
         final long[] t = steps.t;
-        // The arrays in locals: the scan is ~14 k rows a period, and remove() writes the table's fields.
+        // The arrays in locals: the scans are ~14 k entries a period, and remove() writes the table's fields.
         final long[] stamps = steps.stamp;
-        final boolean[] occupied = steps.occupied;
+        // Live (not stopped) steps and work requests: their stamps (last record times) first, so that only entries
+        // that may have expired are touched.
         for (int r = steps.highWater() - 1; r >= 0; r--)
         {
-            // The rows' stamps (last record times) first: only entries that may have expired are touched.
             final long idleNs = nowNs - stamps[r];
-            if (idleNs < minTimeoutNs || !occupied[r])
+            if (idleNs < stepTimeoutNs)
             {
                 continue;
             }
             final int b = r << StepTable.SHIFT;
             final long flags = t[b + StepTable.FLAGS];
-            if (StepTable.hostId(flags) == h.index &&
-                idleNs >= ((flags & StepTable.STOPPED) != 0 ? tombstoneTimeoutNs : stepTimeoutNs))
+            if ((flags & StepTable.OCCUPIED) != 0 && StepTable.hostId(flags) == h.index)
             {
                 if ((flags & StepTable.COMPLETED) == 0)
                 {
@@ -1343,6 +1346,17 @@ public final class WindowEngine implements TelemetryListener
                     }
                 }
                 steps.remove(b);
+            }
+        }
+        // Tombstones (stopped, hence completed): dense stamps, then the host; no row is read.
+        final long[] tombStamps = steps.tombStamp;
+        final int[] tombHosts = steps.tombHost;
+        final int hostIndex = h.index;
+        for (int i = steps.tombHighWater() - 1; i >= 0; i--)
+        {
+            if (nowNs - tombStamps[i] >= tombstoneTimeoutNs && tombHosts[i] == hostIndex)
+            {
+                steps.removeTomb(i);
             }
         }
         for (int i = ops.activeCount() - 1; i >= 0; i--)
