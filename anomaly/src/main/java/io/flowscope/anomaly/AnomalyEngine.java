@@ -73,7 +73,7 @@ public final class AnomalyEngine implements AnomalyStage
         // The host of the summary before, checked here: host() is too big to inline and a host's summaries come
         // together, so the call was paid per summary for this comparison.
         final Host last = lastHost;
-        final Host h = last != null && last.hostId == s.hostId() ? last : host(s.hostId());
+        final Host h = last != null && last.hostId == s.hostId() ? last : (Host)miss(MISS_HOST, null, null, s, 0);
         if (!h.started || s.periodStartNs() != h.periodStartNs)
         {
             if (h.started && h.pending)
@@ -253,8 +253,7 @@ public final class AnomalyEngine implements AnomalyStage
         int id = h.cachedLink(pos, c);
         if (id < 0 || c.lRankNo[id] != s.rank() || c.lPeerNo[id] != s.peer())
         {
-            id = link(h, c, s).id;
-            h.cacheLink(pos, c, id);
+            id = ((Link)miss(MISS_LINK, h, c, s, pos)).id;
         }
         final int own = c.lOwner[id];
         if (c.rHost[own] != h)
@@ -276,25 +275,6 @@ public final class AnomalyEngine implements AnomalyStage
         cur[b + Link.PEER_WAIT_MAX + 1] = Math.max(cur[b + Link.PEER_WAIT_MAX + 1], s.phaseMaxNs(Phase.PEER_WAIT));
     }
 
-    private Link link(final Host h, final Comm c, final FlowSummary s)
-    {
-        // Mixed (a bijection): packed consecutive ranks collide in an open-addressing map's probe sequence.
-        final long key = mix(((long)s.rank() << 32) | (s.peer() & 0xffffffffL));
-        Link l = c.links.get(key);
-        if (l == null)
-        {
-            l = new Link(c, h, s.rank(), s.peer(), c.linkList.size());
-            l.owner = rank(c, s.rank());
-            c.links.put(key, l);
-            c.linkList.add(l);
-            h.links.add(l);
-            l.peerRank = rank(c, s.peer());
-            c.addLink(l);
-            l.peerRank.addIncoming(l.id);
-        }
-        return l;
-    }
-
     private void onRecv(final Host h, final FlowSummary s)
     {
         // The flow at this position last period when it is the same (the window engine emits a host's flows in a
@@ -302,7 +282,7 @@ public final class AnomalyEngine implements AnomalyStage
         final int pos = h.position++;
         final Object cached = h.cached(pos);
         final RecvFlow f = cached instanceof RecvFlow && ((RecvFlow)cached).flowKey == s.flowKey() ? (RecvFlow)cached
-            : recvFlow(h, s, pos);
+            : (RecvFlow)miss(MISS_RECV, h, null, s, pos);
         // The receiving rank by its row in its communicator's tables (no rank object per summary).
         final Comm oc = f.comm;
         final int own = f.ownerIdx;
@@ -339,24 +319,79 @@ public final class AnomalyEngine implements AnomalyStage
         win.max(at, Rank.DATA_WAIT_MAX, s.phaseMaxNs(Phase.NETWORK));
     }
 
-    /** {@link #onRecv}'s flow when the position cache missed: looked up, else created; then cached. */
-    private RecvFlow recvFlow(final Host h, final FlowSummary s, final int pos)
+    private static final int MISS_HOST = 0;
+    private static final int MISS_LINK = 1;
+    private static final int MISS_RECV = 2;
+    private static final int MISS_DEVICE = 3;
+
+    /**
+     * What a summary resolves only when its host changes or its position cache misses: its host, its link (send),
+     * its receive flow, its NIC device (one that is not among devices 0 … 15), each looked up, else created and
+     * registered. One method on purpose: C2 never inlines a hot callee over 325 bytecodes. At 4,096 ranks the first
+     * periods take these paths thousands of times, so C2 counted them hot and inlined them (hash maps,
+     * constructors) into onSummary until its node budget ran out, and then left per-summary accessors as calls.
+     */
+    private Object miss(final int kind, final Host h, final Comm c, final FlowSummary s, final int pos)
     {
-        final Comm c = comm(s.commHash());
-        // A receive flow is one per (flow key, host).
-        RecvFlow f = recvFlows.get(s.flowKey() ^ (s.hostId() * 0x9E3779B97F4A7C15L));
-        final Comm oc = f != null ? f.comm : c;
-        final int own = f != null ? f.ownerIdx : rank(c, s.rank()).idx;
-        if (oc.rHost[own] != h)
+        switch (kind)
         {
-            oc.setHost(own, h);
+            case MISS_HOST:
+                return host(s.hostId());
+            case MISS_LINK:
+            {
+                // Mixed (a bijection): packed consecutive ranks collide in an open-addressing map's probe sequence.
+                final long key = mix(((long)s.rank() << 32) | (s.peer() & 0xffffffffL));
+                Link l = c.links.get(key);
+                if (l == null)
+                {
+                    l = new Link(c, h, s.rank(), s.peer(), c.linkList.size());
+                    l.owner = rank(c, s.rank());
+                    c.links.put(key, l);
+                    c.linkList.add(l);
+                    h.links.add(l);
+                    l.peerRank = rank(c, s.peer());
+                    c.addLink(l);
+                    l.peerRank.addIncoming(l.id);
+                }
+                h.cacheLink(pos, c, l.id);
+                return l;
+            }
+            case MISS_RECV:
+            {
+                final Comm sc = comm(s.commHash());
+                // A receive flow is one per (flow key, host).
+                RecvFlow f = recvFlows.get(s.flowKey() ^ (s.hostId() * 0x9E3779B97F4A7C15L));
+                final Comm oc = f != null ? f.comm : sc;
+                final int own = f != null ? f.ownerIdx : rank(sc, s.rank()).idx;
+                if (oc.rHost[own] != h)
+                {
+                    oc.setHost(own, h);
+                }
+                if (f == null)
+                {
+                    f = newRecvFlow(h, sc, s, own);
+                }
+                h.cache(pos, f);
+                return f;
+            }
+            default:
+            {
+                final int dev = s.device();
+                Device d = h.devices.get(dev);
+                if (d == null)
+                {
+                    d = new Device(h, dev, h.deviceList.size());
+                    h.devWin.add(d.idx);
+                    h.devices.put(dev, d);
+                    h.deviceList.add(d);
+                    if (dev >= 0 && dev < h.deviceByIndex.length)
+                    {
+                        h.deviceByIndex[dev] = d;
+                    }
+                }
+                return d;
+            }
         }
-        if (f == null)
-        {
-            f = newRecvFlow(h, c, s, own);
-        }
-        h.cache(pos, f);
-        return f;
     }
 
     /** A receive flow's first summary (apart from {@link #onRecv}, so that the per-summary part stays small). */
@@ -380,10 +415,10 @@ public final class AnomalyEngine implements AnomalyStage
     private void onQp(final Host h, final FlowSummary s)
     {
         final int dev = s.device();
-        Device d = dev >= 0 && dev < h.deviceByIndex.length ? h.deviceByIndex[dev] : h.devices.get(dev);
+        Device d = dev >= 0 && dev < h.deviceByIndex.length ? h.deviceByIndex[dev] : null;
         if (d == null)
         {
-            d = newDevice(h, dev);
+            d = (Device)miss(MISS_DEVICE, h, null, s, 0);
         }
         if (d.periodStartNs != s.periodStartNs())
         {
@@ -422,20 +457,6 @@ public final class AnomalyEngine implements AnomalyStage
             d.curNetNs += s.phaseSumNs(Phase.NETWORK);
             d.curNetCount += s.phaseCount(Phase.NETWORK);
         }
-    }
-
-    /** A NIC device's first summary (apart from {@link #onQp}, so that the per-summary part stays small). */
-    private static Device newDevice(final Host h, final int dev)
-    {
-        final Device d = new Device(h, dev, h.deviceList.size());
-        h.devWin.add(d.idx);
-        h.devices.put(dev, d);
-        h.deviceList.add(d);
-        if (dev >= 0 && dev < h.deviceByIndex.length)
-        {
-            h.deviceByIndex[dev] = d;
-        }
-        return d;
     }
 
     // Period end of one host: windows advance, that host's links, ranks and receives are judged.
