@@ -70,7 +70,10 @@ public final class AnomalyEngine implements AnomalyStage
     public void onSummary(final FlowSummary s)
     {
         summaries++;
-        final Host h = host(s.hostId());
+        // The host of the summary before, checked here: host() is too big to inline and a host's summaries come
+        // together, so the call was paid per summary for this comparison.
+        final Host last = lastHost;
+        final Host h = last != null && last.hostId == s.hostId() ? last : (Host)miss(MISS_HOST, null, null, s, 0);
         if (!h.started || s.periodStartNs() != h.periodStartNs)
         {
             if (h.started && h.pending)
@@ -250,8 +253,7 @@ public final class AnomalyEngine implements AnomalyStage
         int id = h.cachedLink(pos, c);
         if (id < 0 || c.lRankNo[id] != s.rank() || c.lPeerNo[id] != s.peer())
         {
-            id = link(h, c, s).id;
-            h.cacheLink(pos, c, id);
+            id = ((Link)miss(MISS_LINK, h, c, s, pos)).id;
         }
         final int own = c.lOwner[id];
         if (c.rHost[own] != h)
@@ -263,7 +265,7 @@ public final class AnomalyEngine implements AnomalyStage
         if (cur[b] != s.periodStartNs())
         {
             cur[b] = s.periodStartNs();
-            h.touchedLinks.add(c.linkList.get(id));
+            h.touchLink(c.linkById[id]);
         }
         cur[b + Link.BYTES + 1] += s.bytes();
         cur[b + Link.NET_NS + 1] += s.phaseSumNs(Phase.NETWORK);
@@ -273,57 +275,20 @@ public final class AnomalyEngine implements AnomalyStage
         cur[b + Link.PEER_WAIT_MAX + 1] = Math.max(cur[b + Link.PEER_WAIT_MAX + 1], s.phaseMaxNs(Phase.PEER_WAIT));
     }
 
-    private Link link(final Host h, final Comm c, final FlowSummary s)
-    {
-        // Mixed (a bijection): packed consecutive ranks collide in an open-addressing map's probe sequence.
-        final long key = mix(((long)s.rank() << 32) | (s.peer() & 0xffffffffL));
-        Link l = c.links.get(key);
-        if (l == null)
-        {
-            l = new Link(c, h, s.rank(), s.peer(), c.linkList.size());
-            l.owner = rank(c, s.rank());
-            c.links.put(key, l);
-            c.linkList.add(l);
-            h.links.add(l);
-            l.peerRank = rank(c, s.peer());
-            c.addLink(l);
-            l.peerRank.addIncoming(l.id);
-        }
-        return l;
-    }
-
     private void onRecv(final Host h, final FlowSummary s)
     {
-        final Comm c = comm(s.commHash());
+        // The flow at this position last period when it is the same (the window engine emits a host's flows in a
+        // stable order), else looked up or created apart (keeps this method small enough to inline).
         final int pos = h.position++;
         final Object cached = h.cached(pos);
-        RecvFlow f = cached instanceof RecvFlow ? (RecvFlow)cached : null;
-        if (f == null || f.flowKey != s.flowKey())
-        {
-            // A receive flow is one per (flow key, host); the cached one is of this host already.
-            f = recvFlows.get(s.flowKey() ^ (s.hostId() * 0x9E3779B97F4A7C15L));
-        }
+        final RecvFlow f = cached instanceof RecvFlow && ((RecvFlow)cached).flowKey == s.flowKey() ? (RecvFlow)cached
+            : (RecvFlow)miss(MISS_RECV, h, null, s, pos);
         // The receiving rank by its row in its communicator's tables (no rank object per summary).
-        final Comm oc = f != null ? f.comm : c;
-        final int own = f != null ? f.ownerIdx : rank(c, s.rank()).idx;
+        final Comm oc = f.comm;
+        final int own = f.ownerIdx;
         if (oc.rHost[own] != h)
         {
             oc.setHost(own, h);
-        }
-        if (f == null)
-        {
-            f = new RecvFlow(c, h, s.rank(), s.peer(), s.channel());
-            f.flowKey = s.flowKey();
-            f.owner = c.rankList.get(own);
-            f.ownerIdx = own;
-            recvFlows.put(s.flowKey() ^ (s.hostId() * 0x9E3779B97F4A7C15L), f);
-            h.recvFlows.add(f);
-            if (!h.recvComms.contains(c))
-            {
-                h.recvComms.add(c);
-            }
-            f.owner.recvFlows.add(f);
-            f.lastProgressNs = s.periodStartNs();
         }
         if (f.seenPeriodStartNs != h.previousPeriodStartNs)
         {
@@ -332,10 +297,6 @@ public final class AnomalyEngine implements AnomalyStage
             // the one just before in time: over a silence the window engine ends no period, and a receive waiting
             // all along must not count as having progressed.
             f.lastProgressNs = Math.max(f.lastProgressNs, s.periodStartNs());
-        }
-        if (cached != f)
-        {
-            h.cache(pos, f);
         }
         f.seenPeriodStartNs = s.periodStartNs();
         f.outstanding = s.outstandingSteps();
@@ -349,7 +310,7 @@ public final class AnomalyEngine implements AnomalyStage
         {
             oc.rPeriodStartNs[own] = s.periodStartNs();
             win.open(own);
-            h.touchedRanks.add(oc.rankList.get(own));
+            h.touchRank(oc.rankById[own]);
         }
         final int at = win.current(own);
         win.add(at, Rank.CONSUME_NS, s.phaseSumNs(Phase.GPU_CONSUME));
@@ -358,20 +319,106 @@ public final class AnomalyEngine implements AnomalyStage
         win.max(at, Rank.DATA_WAIT_MAX, s.phaseMaxNs(Phase.NETWORK));
     }
 
+    private static final int MISS_HOST = 0;
+    private static final int MISS_LINK = 1;
+    private static final int MISS_RECV = 2;
+    private static final int MISS_DEVICE = 3;
+
+    /**
+     * What a summary resolves only when its host changes or its position cache misses: its host, its link (send),
+     * its receive flow, its NIC device (one that is not among devices 0 … 15), each looked up, else created and
+     * registered. One method on purpose: C2 never inlines a hot callee over 325 bytecodes. At 4,096 ranks the first
+     * periods take these paths thousands of times, so C2 counted them hot and inlined them (hash maps,
+     * constructors) into onSummary until its node budget ran out, and then left per-summary accessors as calls.
+     */
+    private Object miss(final int kind, final Host h, final Comm c, final FlowSummary s, final int pos)
+    {
+        switch (kind)
+        {
+            case MISS_HOST:
+                return host(s.hostId());
+            case MISS_LINK:
+            {
+                // Mixed (a bijection): packed consecutive ranks collide in an open-addressing map's probe sequence.
+                final long key = mix(((long)s.rank() << 32) | (s.peer() & 0xffffffffL));
+                Link l = c.links.get(key);
+                if (l == null)
+                {
+                    l = new Link(c, h, s.rank(), s.peer(), c.linkList.size());
+                    l.owner = rank(c, s.rank());
+                    c.links.put(key, l);
+                    c.linkList.add(l);
+                    h.links.add(l);
+                    l.peerRank = rank(c, s.peer());
+                    c.addLink(l);
+                    l.peerRank.addIncoming(l.id);
+                }
+                h.cacheLink(pos, c, l.id);
+                return l;
+            }
+            case MISS_RECV:
+            {
+                final Comm sc = comm(s.commHash());
+                // A receive flow is one per (flow key, host).
+                RecvFlow f = recvFlows.get(s.flowKey() ^ (s.hostId() * 0x9E3779B97F4A7C15L));
+                final Comm oc = f != null ? f.comm : sc;
+                final int own = f != null ? f.ownerIdx : rank(sc, s.rank()).idx;
+                if (oc.rHost[own] != h)
+                {
+                    oc.setHost(own, h);
+                }
+                if (f == null)
+                {
+                    f = newRecvFlow(h, sc, s, own);
+                }
+                h.cache(pos, f);
+                return f;
+            }
+            default:
+            {
+                final int dev = s.device();
+                Device d = h.devices.get(dev);
+                if (d == null)
+                {
+                    d = new Device(h, dev, h.deviceList.size());
+                    h.devWin.add(d.idx);
+                    h.devices.put(dev, d);
+                    h.deviceList.add(d);
+                    if (dev >= 0 && dev < h.deviceByIndex.length)
+                    {
+                        h.deviceByIndex[dev] = d;
+                    }
+                }
+                return d;
+            }
+        }
+    }
+
+    /** A receive flow's first summary (apart from {@link #onRecv}, so that the per-summary part stays small). */
+    private RecvFlow newRecvFlow(final Host h, final Comm c, final FlowSummary s, final int own)
+    {
+        final RecvFlow f = new RecvFlow(c, h, s.rank(), s.peer(), s.channel());
+        f.flowKey = s.flowKey();
+        f.owner = c.rankList.get(own);
+        f.ownerIdx = own;
+        recvFlows.put(s.flowKey() ^ (s.hostId() * 0x9E3779B97F4A7C15L), f);
+        h.addRecvFlow(f);
+        if (!h.recvComms.contains(c))
+        {
+            h.recvComms.add(c);
+        }
+        f.owner.recvFlows.add(f);
+        f.lastProgressNs = s.periodStartNs();
+        return f;
+    }
+
     private void onQp(final Host h, final FlowSummary s)
     {
         final int dev = s.device();
-        Device d = dev >= 0 && dev < h.deviceByIndex.length ? h.deviceByIndex[dev] : h.devices.get(dev);
+        Device d = dev >= 0 && dev < h.deviceByIndex.length ? h.deviceByIndex[dev] : null;
         if (d == null)
         {
-            d = new Device(h, dev, h.deviceList.size());
-            h.devWin.add(d.idx);
-            h.devices.put(dev, d);
-            h.deviceList.add(d);
-            if (dev >= 0 && dev < h.deviceByIndex.length)
-            {
-                h.deviceByIndex[dev] = d;
-            }
+            d = (Device)miss(MISS_DEVICE, h, null, s, 0);
         }
         if (d.periodStartNs != s.periodStartNs())
         {
@@ -421,9 +468,9 @@ public final class AnomalyEngine implements AnomalyStage
         final long periodStart = h.periodStartNs;
         final long now = h.periodEndNs;
         judgeDevices(h, periodStart, now);
-        for (int i = 0; i < h.touchedLinks.size(); i++)
+        for (int i = 0; i < h.touchedLinkCount; i++)
         {
-            final Link l = h.touchedLinks.get(i);
+            final Link l = h.touchedLinks[i];
             l.push();
             l.lastActiveNs = now;
             publishWindow(l);
@@ -434,9 +481,9 @@ public final class AnomalyEngine implements AnomalyStage
         int softRanks = 0;
         int judged = 0;
         Link worst = null;
-        for (int i = 0; i < h.touchedLinks.size(); i++)
+        for (int i = 0; i < h.touchedLinkCount; i++)
         {
-            final Link l = h.touchedLinks.get(i);
+            final Link l = h.touchedLinks[i];
             refreshStats(l.comm);
             final boolean was = l.degraded;
             l.degraded = degraded(l);
@@ -463,9 +510,9 @@ public final class AnomalyEngine implements AnomalyStage
         if (degradedRanks >= 1)
         {
             // Other ranks of the host whose links slowed too (half the slow-link fraction): a shared NIC.
-            for (int i = 0; i < h.touchedLinks.size(); i++)
+            for (int i = 0; i < h.touchedLinkCount; i++)
             {
-                final Link l = h.touchedLinks.get(i);
+                final Link l = h.touchedLinks[i];
                 if (!l.degraded && l.warm >= config.warmupPeriods && l.hasRate(config)
                     && l.ratio < l.comm.rateMedian * (1 - config.slowLinkFraction / 2) && !degradedRank(h, l.rank)
                     && !softSeen(h, l, i))
@@ -478,9 +525,9 @@ public final class AnomalyEngine implements AnomalyStage
         final boolean nicSlowed = dev != null && dev.latencyRatio >= 1.25;
         final boolean congestion = degradedRanks >= 2 || (degradedRanks == 1 && softRanks >= 1 && nicSlowed)
             || (h.congestion.open != null && degradedRanks >= 1);
-        for (int i = 0; i < h.touchedLinks.size(); i++)
+        for (int i = 0; i < h.touchedLinkCount; i++)
         {
-            final Link l = h.touchedLinks.get(i);
+            final Link l = h.touchedLinks[i];
             // judgeLink's own early return, checked here: most links are healthy and have nothing tracked.
             if ((l.degraded && !congestion) || l.slow.open != null || l.slow.bad != 0)
             {
@@ -493,22 +540,22 @@ public final class AnomalyEngine implements AnomalyStage
         {
             judgeCongestion(h, dev, congestion, worst, periodStart, now);
         }
-        for (int i = 0; i < h.touchedRanks.size(); i++)
+        for (int i = 0; i < h.touchedRankCount; i++)
         {
-            final Rank r = h.touchedRanks.get(i);
+            final Rank r = h.touchedRanks[i];
             refreshStats(r.comm);
             judgeRank(r, periodStart, now);
         }
-        h.touchedLinks.clear();
-        h.touchedRanks.clear();
+        h.touchedLinkCount = 0;
+        h.touchedRankCount = 0;
         checkStalls(h);
     }
 
     private static boolean degradedRank(final Host h, final int rank)
     {
-        for (int j = 0; j < h.touchedLinks.size(); j++)
+        for (int j = 0; j < h.touchedLinkCount; j++)
         {
-            final Link o = h.touchedLinks.get(j);
+            final Link o = h.touchedLinks[j];
             if (o.degraded && o.rank == rank)
             {
                 return true;
@@ -521,7 +568,7 @@ public final class AnomalyEngine implements AnomalyStage
     {
         for (int j = 0; j < upTo; j++)
         {
-            final Link o = h.touchedLinks.get(j);
+            final Link o = h.touchedLinks[j];
             if (o.rank == l.rank && !o.degraded && o.warm >= config.warmupPeriods && o.hasRate(config)
                 && o.ratio < o.comm.rateMedian * (1 - config.slowLinkFraction / 2))
             {
@@ -535,7 +582,7 @@ public final class AnomalyEngine implements AnomalyStage
     {
         for (int j = 0; j < upTo; j++)
         {
-            final Link o = h.touchedLinks.get(j);
+            final Link o = h.touchedLinks[j];
             if (o.degraded && o.rank == l.rank)
             {
                 return true;
@@ -561,16 +608,37 @@ public final class AnomalyEngine implements AnomalyStage
     {
         c.updates = 0;
         c.statsValid = true;
-        // Over the dense mirrors (sequential arrays), not the link objects (a cache miss each).
+        // Over the dense mirrors (sequential arrays), not the link objects (a cache miss each). One pass over the
+        // links: the judged fresh ones' ratios, and each fresh one's credit wait gathered into its receiving
+        // rank's row (the rank table's scratch).
         final int links = c.linkList.size();
+        final int ranks = c.rankList.size();
         final long staleNs = config.staleNs;
+        final long[] waitMax = c.rWaitMax;
+        final long[] waitCount = c.rWaitCount;
+        java.util.Arrays.fill(waitMax, 0, ranks, 0L);
+        java.util.Arrays.fill(waitCount, 0, ranks, 0L);
+        final Host[] lHost = c.lHost;
+        final long[] lLastActiveNs = c.lLastActiveNs;
+        final boolean[] lJudged = c.lJudged;
+        final double[] lRatio = c.lRatio;
+        final int[] lPeer = c.lPeer;
+        final long[] lPeerWaitMax = c.lPeerWaitMax;
+        final long[] lNetCount = c.lNetCount;
         robust.clear();
         for (int i = 0; i < links; i++)
         {
-            if (c.lJudged[i] && c.lHost[i].nowNs - c.lLastActiveNs[i] <= staleNs)
+            if (lHost[i].nowNs - lLastActiveNs[i] > staleNs)
             {
-                robust.add(c.lRatio[i]);
+                continue;
             }
+            if (lJudged[i])
+            {
+                robust.add(lRatio[i]);
+            }
+            final int p = lPeer[i];
+            waitMax[p] = Math.max(waitMax[p], lPeerWaitMax[i]);
+            waitCount[p] += lNetCount[i];
         }
         c.linkCount = robust.count();
         robust.compute();
@@ -579,28 +647,14 @@ public final class AnomalyEngine implements AnomalyStage
         robust.clear();
         c.creditTop = 0;
         c.creditSecond = 0;
-        // Each rank's incoming credit wait, gathered link by link into the rank table.
-        final int ranks = c.rankList.size();
-        final long[] waitMax = c.rWaitMax;
-        final long[] waitCount = c.rWaitCount;
-        java.util.Arrays.fill(waitMax, 0, ranks, 0L);
-        java.util.Arrays.fill(waitCount, 0, ranks, 0L);
-        for (int i = 0; i < links; i++)
-        {
-            if (c.lHost[i].nowNs - c.lLastActiveNs[i] > staleNs)
-            {
-                continue;
-            }
-            final int p = c.lPeer[i];
-            waitMax[p] = Math.max(waitMax[p], c.lPeerWaitMax[i]);
-            waitCount[p] += c.lNetCount[i];
-        }
+        final double[] excess = c.rExcess;
+        final long minSteps = config.minWindowSteps;
         for (int i = 0; i < ranks; i++)
         {
-            final double w = waitCount[i] < config.minWindowSteps ? -1 : (double)waitMax[i];
             // Only the two largest waits are judged (a rank waited on alone): no median of them is needed.
-            if (w >= 0)
+            if (waitCount[i] >= minSteps)
             {
+                final double w = (double)waitMax[i];
                 if (w > c.creditTop)
                 {
                     c.creditSecond = c.creditTop;
@@ -611,10 +665,6 @@ public final class AnomalyEngine implements AnomalyStage
                     c.creditSecond = w;
                 }
             }
-        }
-        final double[] excess = c.rExcess;
-        for (int i = 0; i < ranks; i++)
-        {
             if (!Double.isNaN(excess[i]))
             {
                 robust.add(excess[i]);
@@ -1090,25 +1140,26 @@ public final class AnomalyEngine implements AnomalyStage
         final double limit = Math.max(median * config.slowNodeRatio, median + config.slowNodeMinNs);
         final boolean bad = r.excess > limit && r.excess - median > config.madK * c.excessSigma
             && !r.host.nicQuiet;
-        final boolean good = r.excess <= Math.max(median * config.slowNodeRatio / 2,
-            median + config.slowNodeMinNs / 2);
         if (!bad && r.slow.bad == 0 && r.slow.open == null)
         {
             r.baseline += (v - r.baseline) / config.baselinePeriods;
             return;
         }
-        trackRank(r, bad, good, creditRaw, credit, late, periodStart, now);
+        trackRank(r, bad, creditRaw, credit, late, periodStart, now);
     }
 
     /**
      * {@link #judgeRank}'s rare part (a rank bad now or tracked): kept apart so that the per-period part is small
      * enough to inline into the period end (a call per rank and period spills every live register).
      */
-    private void trackRank(final Rank r, final boolean bad, final boolean good, final double creditRaw,
-        final double credit, final double late, final long periodStart, final long now)
+    private void trackRank(final Rank r, final boolean bad, final double creditRaw, final double credit,
+        final double late, final long periodStart, final long now)
     {
         final Comm c = r.comm;
         final double median = c.excessMedian;
+        // Read only here: not computed for the ranks with nothing tracked.
+        final boolean good = r.excess <= Math.max(median * config.slowNodeRatio / 2,
+            median + config.slowNodeMinNs / 2);
         evidence.clear();
         evidence.put("creditWaitIntoRankMaxNs", creditRaw);
         evidence.put("collectiveLatenessNs", late);
@@ -1177,11 +1228,13 @@ public final class AnomalyEngine implements AnomalyStage
     private void checkStalls(final Host h)
     {
         final long now = h.nowNs;
-        for (int i = 0; i < h.recvFlows.size(); i++)
+        final RecvFlow[] flows = h.recvFlows;
+        final long threshold = config.hangThresholdNs;
+        for (int i = 0; i < h.recvFlowCount; i++)
         {
-            final RecvFlow f = h.recvFlows.get(i);
+            final RecvFlow f = flows[i];
             final boolean stalled = f.outstanding > 0 && f.seenPeriodStartNs == h.reportedPeriodStartNs
-                && now - f.lastProgressNs >= config.hangThresholdNs;
+                && now - f.lastProgressNs >= threshold;
             if (stalled != f.stalled)
             {
                 f.stalled = stalled;
@@ -1538,9 +1591,41 @@ public final class AnomalyEngine implements AnomalyStage
         long previousPeriodStartNs = Long.MIN_VALUE;
         long nowNs = Long.MIN_VALUE;
         final List<Link> links = new ArrayList<>();
-        final List<Link> touchedLinks = new ArrayList<>();
-        final List<Rank> touchedRanks = new ArrayList<>();
-        final List<RecvFlow> recvFlows = new ArrayList<>();
+        /** The links and ranks the period under way touched, in order (arrays: no list checks per access). */
+        Link[] touchedLinks = new Link[16];
+        int touchedLinkCount;
+        Rank[] touchedRanks = new Rank[16];
+        int touchedRankCount;
+
+        void touchLink(final Link l)
+        {
+            if (touchedLinkCount == touchedLinks.length)
+            {
+                touchedLinks = java.util.Arrays.copyOf(touchedLinks, touchedLinkCount * 2);
+            }
+            touchedLinks[touchedLinkCount++] = l;
+        }
+
+        void touchRank(final Rank r)
+        {
+            if (touchedRankCount == touchedRanks.length)
+            {
+                touchedRanks = java.util.Arrays.copyOf(touchedRanks, touchedRankCount * 2);
+            }
+            touchedRanks[touchedRankCount++] = r;
+        }
+        /** Its receive flows, in the order of their first summary. */
+        RecvFlow[] recvFlows = new RecvFlow[16];
+        int recvFlowCount;
+
+        void addRecvFlow(final RecvFlow f)
+        {
+            if (recvFlowCount == recvFlows.length)
+            {
+                recvFlows = java.util.Arrays.copyOf(recvFlows, recvFlowCount * 2);
+            }
+            recvFlows[recvFlowCount++] = f;
+        }
         /** The communicators of {@link #recvFlows}, each once. */
         final List<Comm> recvComms = new ArrayList<>();
         final Int2ObjectHashMap<Device> devices = new Int2ObjectHashMap<>();
@@ -1636,6 +1721,9 @@ public final class AnomalyEngine implements AnomalyStage
          * written where the link or rank changes them: the pass over thousands of links streams these arrays
          * instead of visiting every link object and the links into every rank (a cache miss each).
          */
+        /** Links and ranks by dense index (as linkList / rankList, without the list's checks per access). */
+        Link[] linkById = new Link[16];
+        Rank[] rankById = new Rank[16];
         Host[] lHost = new Host[16];
         int[] lPeer = new int[16];
         long[] lLastActiveNs = new long[16];
@@ -1689,6 +1777,7 @@ public final class AnomalyEngine implements AnomalyStage
             if (i == lHost.length)
             {
                 final int n = i * 2;
+                linkById = java.util.Arrays.copyOf(linkById, n);
                 lHost = java.util.Arrays.copyOf(lHost, n);
                 lPeer = java.util.Arrays.copyOf(lPeer, n);
                 lLastActiveNs = java.util.Arrays.copyOf(lLastActiveNs, n);
@@ -1701,6 +1790,7 @@ public final class AnomalyEngine implements AnomalyStage
                 lPeerNo = java.util.Arrays.copyOf(lPeerNo, n);
                 lOwner = java.util.Arrays.copyOf(lOwner, n);
             }
+            linkById[i] = l;
             lCur[i * LINK_CUR] = Long.MIN_VALUE;
             lRankNo[i] = l.rank;
             lPeerNo[i] = l.peer;
@@ -1723,7 +1813,9 @@ public final class AnomalyEngine implements AnomalyStage
                 rWaitCount = java.util.Arrays.copyOf(rWaitCount, n);
                 rPeriodStartNs = java.util.Arrays.copyOf(rPeriodStartNs, n);
                 rHost = java.util.Arrays.copyOf(rHost, n);
+                rankById = java.util.Arrays.copyOf(rankById, n);
             }
+            rankById[i] = rankList.get(i);
             rPeriodStartNs[i] = Long.MIN_VALUE;
             rWin.add(i);
         }
@@ -1784,12 +1876,10 @@ public final class AnomalyEngine implements AnomalyStage
             final int b = id * Comm.LINK_CUR + 1;
             final RingTable win = comm.lWin;
             final int slot = win.slot(id);
-            win.set(id, slot, BYTES, cur[b + BYTES]);
-            win.set(id, slot, NET_NS, cur[b + NET_NS]);
-            win.set(id, slot, NET_COUNT, cur[b + NET_COUNT]);
-            win.set(id, slot, PEER_WAIT_NS, cur[b + PEER_WAIT_NS]);
-            win.set(id, slot, OUTSTANDING, cur[b + OUTSTANDING]);
+            // The summed series (all before PEER_WAIT_MAX) in one go, their accumulators cleared.
+            win.setAll(id, slot, cur, b, PEER_WAIT_MAX);
             final long now = cur[b + PEER_WAIT_MAX];
+            cur[b + PEER_WAIT_MAX] = 0;
             final long left = win.replace(slot, PEER_WAIT_MAX, now);
             win.advance(id);
             // The window maximum without a rescan, unless the value leaving was the maximum and nothing as large
@@ -1802,7 +1892,6 @@ public final class AnomalyEngine implements AnomalyStage
             {
                 peerWaitMaxNow = win.max(id, PEER_WAIT_MAX);
             }
-            java.util.Arrays.fill(cur, b, b + SERIES, 0L);
             netNsSum = win.sum(id, NET_NS);
             netCountSum = win.sum(id, NET_COUNT);
             final long net = netNsSum;

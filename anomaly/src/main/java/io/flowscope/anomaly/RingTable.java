@@ -57,6 +57,24 @@ final class RingTable
     }
 
     /**
+     * The push under way at {@code slot} of owner {@code o} for series 0 … {@code n} − 1 at once: their values
+     * from {@code src[from …]}, which are cleared (a period's accumulators), their window sums kept. The same as
+     * {@link #set} per series, with the offsets computed once.
+     */
+    void setAll(final int o, final int slot, final long[] src, final int from, final int n)
+    {
+        final long[] d = data;
+        final int s = o * stride;
+        for (int k = 0; k < n; k++)
+        {
+            final long v = src[from + k];
+            d[s + k] += v - d[slot + k];
+            d[slot + k] = v;
+            src[from + k] = 0;
+        }
+    }
+
+    /**
      * Like {@link #set}, for a series whose window maximum is wanted rather than its sum: returns the value the
      * push replaces (so that the owner can keep its maximum without rescanning the ring on every push).
      */

@@ -272,12 +272,33 @@ final class AnomalySummaryStream
         max[phase] = each + each / 4;
     }
 
+    private static final java.util.Map<String, java.lang.reflect.Field> FIELDS = new java.util.HashMap<>();
+
+    /** Each field looked up once (many lookups get the JDK's reflection code compiled, which crashes under valgrind). */
+    private static java.lang.reflect.Field field(final String name) throws NoSuchFieldException
+    {
+        java.lang.reflect.Field f = FIELDS.get(name);
+        if (f == null)
+        {
+            f = FlowSummary.class.getDeclaredField(name);
+            f.setAccessible(true);
+            FIELDS.put(name, f);
+        }
+        return f;
+    }
+
     private static void set(final FlowSummary s, final String field, final Class<?> type, final Object value)
     {
+        // Plain reflection, not a VarHandle of the boxed value: its asType conversion crashes the JVM under
+        // valgrind (callgrind instruction counts of this stream, docs/benchmarks.md section 5.4).
         try
         {
-            MethodHandles.privateLookupIn(FlowSummary.class, MethodHandles.lookup())
-                .findVarHandle(FlowSummary.class, field, type).set(s, value);
+            final java.lang.reflect.Field f = field(field);
+            if (f.getType() != type)
+            {
+                throw new IllegalStateException(field + " is not a " + type);
+            }
+            f.set(s, value);
         }
         catch (final ReflectiveOperationException e)
         {
@@ -289,8 +310,7 @@ final class AnomalySummaryStream
     {
         try
         {
-            return MethodHandles.privateLookupIn(FlowSummary.class, MethodHandles.lookup())
-                .findVarHandle(FlowSummary.class, field, long[].class).get(s);
+            return field(field).get(s);
         }
         catch (final ReflectiveOperationException e)
         {
