@@ -62,7 +62,7 @@ public final class WindowEngine implements TelemetryListener
     private final Long2ObjectHashMap<AggState> aggregateByKey;
     private final Pool<FlowState> flows;
     private final Pool<OpState> ops;
-    /** Live steps and work requests with their tombstones by generation (see {@link StepTable}). */
+    /** Live steps and work requests with their tombstones, inline (see {@link StepTable}). */
     private final StepTable steps;
     /** Flows and hosts by their construction-time id (step table entries refer to them by id). */
     private final FlowState[] flowById;
@@ -173,7 +173,7 @@ public final class WindowEngine implements TelemetryListener
         aggregates = new Pool<>(maxAggregates, AggState::new);
         aggregateByKey = new Long2ObjectHashMap<>(Math.max(16, maxAggregates * 2), 0.55f);
         ops = new Pool<>(config.maxOps, OpState::new);
-        steps = new StepTable(config.maxSteps, config.maxHosts, config.effectiveTombstoneTimeoutNs());
+        steps = new StepTable(config.maxSteps);
         // Sized so that the maps never grow: at most half full.
         flowByKey = new Long2ObjectHashMap<>(config.maxFlows * 2, 0.55f);
         opByKey = new Long2ObjectHashMap<>(config.maxOps * 2, 0.55f);
@@ -1030,7 +1030,6 @@ public final class WindowEngine implements TelemetryListener
             h.seriesEpochNs = timeNs - Math.floorMod(timeNs, 1_000_000_000L);
             h.periodStartNs = Math.floorDiv(timeNs, config.periodNs) * config.periodNs;
             h.periodEndNs = h.periodStartNs + config.periodNs;
-            steps.hostPeriodStart[h.index] = h.periodStartNs;
             return true;
         }
         if (timeNs - h.periodEndNs >= 0)
@@ -1315,8 +1314,9 @@ public final class WindowEngine implements TelemetryListener
     private void sweep(final HostState h, final long nowNs)
     {
         final long stepTimeoutNs = config.stepTimeoutNs;
+        final long tombstoneTimeoutNs = config.effectiveTombstoneTimeoutNs();
         final long[] t = steps.t;
-        // The arrays in locals: remove() writes the table's fields.
+        // The arrays in locals: the scans are ~14 k entries a period, and remove() writes the table's fields.
         final long[] stamps = steps.stamp;
         // Live (not stopped) steps and work requests: their stamps (last record times) first, so that only entries
         // that may have expired are touched.
@@ -1348,9 +1348,17 @@ public final class WindowEngine implements TelemetryListener
                 steps.remove(b);
             }
         }
-        // Tombstones (stopped, hence completed): none is touched; they expire by their host's period start, and
-        // the older generation is emptied at once when all of it has expired (StepTable).
-        steps.onSweep(h.index, nowNs);
+        // Tombstones (stopped, hence completed): dense stamps, then the host; no row is read.
+        final long[] tombStamps = steps.tombStamp;
+        final int[] tombHosts = steps.tombHost;
+        final int hostIndex = h.index;
+        for (int i = steps.tombHighWater() - 1; i >= 0; i--)
+        {
+            if (nowNs - tombStamps[i] >= tombstoneTimeoutNs && tombHosts[i] == hostIndex)
+            {
+                steps.removeTomb(i);
+            }
+        }
         for (int i = ops.activeCount() - 1; i >= 0; i--)
         {
             final OpState op = ops.active(i);
