@@ -42,8 +42,7 @@ package io.flowscope.window;
  *   +7 BYTES  transSize / WR length
  * </pre>
  * <b>Tombstone</b> (slot i): {@link #tombKey}[i], {@link #tombStamp}[i] (last record time), {@link #tombHost}[i]
- * (host index, -1 when the slot is free), {@link #tombSlot}[i] (its index slot, moved along by the backward
- * shifts, so that {@link #removeTomb} needs neither a hash nor a probe); slots from their own LIFO free stack.
+ * (host index, -1 when the slot is free); slots from their own LIFO free stack.
  * <p>
  * <b>Sweep</b>: each row's last record time is in {@link #stamp}, indexed by row, so a record updates it
  * without reading a list position and the sweep scans the slab's used prefix ({@link #highWater}: the LIFO
@@ -107,8 +106,6 @@ final class StepTable
     final long[] tombKey;
     final long[] tombStamp;
     final int[] tombHost;
-    /** The index slot of each tombstone (kept through backward shifts), so that its removal needs no probe. */
-    private final int[] tombSlot;
     private final int[] tombFree;
     private int tombFreeCount;
     private int tombHighWater;
@@ -145,7 +142,6 @@ final class StepTable
         tombKey = new long[rows];
         tombStamp = new long[rows];
         tombHost = new int[rows];
-        tombSlot = new int[rows];
         java.util.Arrays.fill(tombHost, -1);
     }
 
@@ -268,7 +264,6 @@ final class StepTable
         tombKey[tomb] = t[b + KEY];
         tombStamp[tomb] = stamp[row];
         tombHost[tomb] = hostId(t[b + FLAGS]);
-        tombSlot[tomb] = foundSlot;
         index[foundSlot] = index[foundSlot] & TAG_MASK | TOMB | tomb + 1;
         t[b + FLAGS] = 0;
         free[freeCount++] = row;
@@ -333,8 +328,7 @@ final class StepTable
         count--;
         tombHost[tomb] = -1;
         tombFree[tombFreeCount++] = tomb;
-        // The tombstone's index slot is kept (and moved along by backward shifts): no hash, no probe.
-        shiftBack(tombSlot[tomb]);
+        unindex(tombKey[tomb], TOMB | tomb + 1);
     }
 
     /** Clears the index slot of {@code key} (low word {@code ref}) and shifts back the entries of its chain. */
@@ -346,13 +340,6 @@ final class StepTable
         {
             hole = hole + 1 & mask;
         }
-        shiftBack(hole);
-    }
-
-    /** Clears index slot {@code hole} and shifts back the entries of its chain (a moved tombstone's slot with it). */
-    private void shiftBack(int hole)
-    {
-        final long[] index = this.index;
         int j = hole;
         while (true)
         {
@@ -368,10 +355,6 @@ final class StepTable
             if (!stays)
             {
                 index[hole] = e;
-                if ((int)e < 0)
-                {
-                    tombSlot[((int)e & Integer.MAX_VALUE) - 1] = hole;
-                }
                 hole = j;
             }
         }
