@@ -235,10 +235,9 @@ public final class AnomalyEngine implements AnomalyStage
         Rank k = c.ranks.get(r);
         if (k == null)
         {
-            k = new Rank(c, r, c.rankList.size());
+            k = new Rank(c, r, c.rankTotal);
             c.ranks.put(r, k);
-            c.rankList.add(k);
-            c.addRank();
+            c.addRank(k);
         }
         return k;
     }
@@ -344,10 +343,9 @@ public final class AnomalyEngine implements AnomalyStage
                 Link l = c.links.get(key);
                 if (l == null)
                 {
-                    l = new Link(c, h, s.rank(), s.peer(), c.linkList.size());
+                    l = new Link(c, h, s.rank(), s.peer(), c.linkTotal);
                     l.owner = rank(c, s.rank());
                     c.links.put(key, l);
-                    c.linkList.add(l);
                     h.links.add(l);
                     l.peerRank = rank(c, s.peer());
                     c.addLink(l);
@@ -399,7 +397,7 @@ public final class AnomalyEngine implements AnomalyStage
     {
         final RecvFlow f = new RecvFlow(c, h, s.rank(), s.peer(), s.channel());
         f.flowKey = s.flowKey();
-        f.owner = c.rankList.get(own);
+        f.owner = c.rankById[own];
         f.ownerIdx = own;
         recvFlows.put(s.flowKey() ^ (s.hostId() * 0x9E3779B97F4A7C15L), f);
         h.addRecvFlow(f);
@@ -598,7 +596,7 @@ public final class AnomalyEngine implements AnomalyStage
      */
     private void refreshStats(final Comm c)
     {
-        if (!c.statsValid || c.updates >= c.linkList.size())
+        if (!c.statsValid || c.updates >= c.linkTotal)
         {
             recomputeStats(c);
         }
@@ -611,8 +609,8 @@ public final class AnomalyEngine implements AnomalyStage
         // Over the dense mirrors (sequential arrays), not the link objects (a cache miss each). One pass over the
         // links: the judged fresh ones' ratios, and each fresh one's credit wait gathered into its receiving
         // rank's row (the rank table's scratch).
-        final int links = c.linkList.size();
-        final int ranks = c.rankList.size();
+        final int links = c.linkTotal;
+        final int ranks = c.rankTotal;
         final long staleNs = config.staleNs;
         final long[] waitMax = c.rWaitMax;
         final long[] waitCount = c.rWaitCount;
@@ -1282,9 +1280,9 @@ public final class AnomalyEngine implements AnomalyStage
         // a period later are in it.
         final List<RecvFlow> waiting = c.waiting;
         waiting.clear();
-        for (int i = 0; i < c.rankList.size(); i++)
+        for (int i = 0; i < c.rankTotal; i++)
         {
-            final Rank r = c.rankList.get(i);
+            final Rank r = c.rankById[i];
             for (int j = 0; j < r.recvFlows.size(); j++)
             {
                 final RecvFlow f = r.recvFlows.get(j);
@@ -1416,9 +1414,9 @@ public final class AnomalyEngine implements AnomalyStage
     private static long latestNow(final Comm c)
     {
         long now = Long.MIN_VALUE;
-        for (int i = 0; i < c.rankList.size(); i++)
+        for (int i = 0; i < c.rankTotal; i++)
         {
-            final Rank r = c.rankList.get(i);
+            final Rank r = c.rankById[i];
             if (r.host != null)
             {
                 now = Math.max(now, r.host.nowNs);
@@ -1694,9 +1692,7 @@ public final class AnomalyEngine implements AnomalyStage
     {
         final long commHash;
         final Long2ObjectHashMap<Link> links = new Long2ObjectHashMap<>();
-        final List<Link> linkList = new ArrayList<>();
         final Int2ObjectHashMap<Rank> ranks = new Int2ObjectHashMap<>();
-        final List<Rank> rankList = new ArrayList<>();
         final List<RecvFlow> stalled = new ArrayList<>();
         final List<RecvFlow> waiting = new ArrayList<>();
         final Long2ObjectHashMap<Round> rounds = new Long2ObjectHashMap<>();
@@ -1721,9 +1717,11 @@ public final class AnomalyEngine implements AnomalyStage
          * written where the link or rank changes them: the pass over thousands of links streams these arrays
          * instead of visiting every link object and the links into every rank (a cache miss each).
          */
-        /** Links and ranks by dense index (as linkList / rankList, without the list's checks per access). */
+        /** Links and ranks by dense index (Link.id, Rank.idx): ids 0 … linkTotal − 1 and 0 … rankTotal − 1. */
         Link[] linkById = new Link[16];
+        int linkTotal;
         Rank[] rankById = new Rank[16];
+        int rankTotal;
         Host[] lHost = new Host[16];
         int[] lPeer = new int[16];
         long[] lLastActiveNs = new long[16];
@@ -1768,7 +1766,7 @@ public final class AnomalyEngine implements AnomalyStage
         void setHost(final int rank, final Host h)
         {
             rHost[rank] = h;
-            rankList.get(rank).host = h;
+            rankById[rank].host = h;
         }
 
         void addLink(final Link l)
@@ -1791,6 +1789,7 @@ public final class AnomalyEngine implements AnomalyStage
                 lOwner = java.util.Arrays.copyOf(lOwner, n);
             }
             linkById[i] = l;
+            linkTotal = i + 1;
             lCur[i * LINK_CUR] = Long.MIN_VALUE;
             lRankNo[i] = l.rank;
             lPeerNo[i] = l.peer;
@@ -1801,9 +1800,9 @@ public final class AnomalyEngine implements AnomalyStage
             lLastActiveNs[i] = l.lastActiveNs;
         }
 
-        void addRank()
+        void addRank(final Rank r)
         {
-            final int i = rankList.size() - 1;
+            final int i = r.idx;
             if (i == rExcess.length)
             {
                 final int n = i * 2;
@@ -1815,7 +1814,8 @@ public final class AnomalyEngine implements AnomalyStage
                 rHost = java.util.Arrays.copyOf(rHost, n);
                 rankById = java.util.Arrays.copyOf(rankById, n);
             }
-            rankById[i] = rankList.get(i);
+            rankById[i] = r;
+            rankTotal = i + 1;
             rPeriodStartNs[i] = Long.MIN_VALUE;
             rWin.add(i);
         }
