@@ -14,7 +14,7 @@ for i in $(seq 1 "$PAIRS"); do
   for side in A B; do
     jar=$A; [ "$side" = B ] && jar=$B
     "$JAVA" --add-exports java.base/jdk.internal.misc=ALL-UNNAMED -jar "$jar" 'WindowEngineBenchmark.engine' \
-      -f 1 -wi 3 -w 2 -i 5 -r 2 -prof gc -rf json -rff "$OUTDIR/window-$side-$i.json" >"$OUTDIR/window-$side-$i.log" 2>&1
+      -f 1 -wi 5 -w 2 -i 10 -r 2 -prof gc -rf json -rff "$OUTDIR/window-$side-$i.json" >"$OUTDIR/window-$side-$i.log" 2>&1
     python3 - "$OUTDIR/window-$side-$i.json" "$side" "$i" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))[0]

@@ -41,6 +41,9 @@ import org.openjdk.jmh.annotations.Warmup;
  * byte (step and QP summaries), aggregate summaries, no duplicate, unknown or dropped record, no step timed
  * out and all 256 flows live; the baseline's sum must match. A fast wrong answer fails the run.
  *
+ * Warm-up 5 × 2 s, measurement 10 × 2 s: on a quiet core the rate still climbs for the first ~4 s of a fork
+ * (C2's last compilations, the step table and tombstone slabs reaching their working set), so a shorter
+ * warm-up reports part of that climb (docs/benchmarks.md section 4).
  * <pre>
  * java --add-exports java.base/jdk.internal.misc=ALL-UNNAMED -jar benchmarks/target/benchmarks.jar WindowEngine -prof gc
  * </pre>
@@ -48,8 +51,8 @@ import org.openjdk.jmh.annotations.Warmup;
 @BenchmarkMode(Mode.Throughput)
 @OutputTimeUnit(TimeUnit.SECONDS)
 @Fork(value = 1, jvmArgsAppend = {"-Xms1g", "-Xmx1g"})
-@Warmup(iterations = 3, time = 2)
-@Measurement(iterations = 5, time = 2)
+@Warmup(iterations = 5, time = 2)
+@Measurement(iterations = 10, time = 2)
 public class WindowEngineBenchmark
 {
     /** Events per invocation. */
