@@ -103,8 +103,11 @@ final class FlowState extends Pooled
         return mix(h + attempt);
     }
 
-    /** Records one phase duration of this period. */
-    void phase(final int phase, final long ns)
+    /**
+     * Records one phase duration of this period; {@code slot} = {@link PhaseBuckets#slot}(phase, isSend), a constant
+     * where the callers know the direction (no load and branch on {@link #isSend} per record).
+     */
+    void phase(final int phase, final int slot, final long ns)
     {
         final long[] stats = phaseStats;
         final int at = STATS * phase;
@@ -114,7 +117,7 @@ final class FlowState extends Pooled
         {
             stats[at + 2] = ns;
         }
-        phaseBuckets.record(PhaseBuckets.slot(phase, isSend), ns);
+        phaseBuckets.record(slot, ns);
     }
 
     boolean activeInPeriod()

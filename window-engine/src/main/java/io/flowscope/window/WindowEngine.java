@@ -416,7 +416,7 @@ public final class WindowEngine implements TelemetryListener
     {
         if (d >= 0)
         {
-            flow.phase(phase, d);
+            flow.phase(phase, PhaseBuckets.slot(phase, isSend), d);
             phaseHistograms.record(isSend, phase, d);
         }
     }
@@ -483,7 +483,7 @@ public final class WindowEngine implements TelemetryListener
         if (d >= 0)
         {
             // The work request's latency, post to completion, is the QP flow's NETWORK phase.
-            flow.phase(Phase.NETWORK, d);
+            flow.phase(Phase.NETWORK, PhaseBuckets.slot(Phase.NETWORK, true), d);
         }
         steps.bury(b);
     }
