@@ -25,6 +25,11 @@ final class FlowState extends Pooled
     /** Null unless the engine keeps series. */
     final Series series;
 
+    /**
+     * The flow's latest record time, for the idle timeout, except the state records of its live steps: those are in
+     * the steps' stamps, folded in at the step's stop or, before the sweep evicts, by
+     * {@code WindowEngine.foldLiveStamps} (a state record then writes one field, not two).
+     */
     long lastActivityNs;
     long outstandingSteps;
     long outstandingBytes;

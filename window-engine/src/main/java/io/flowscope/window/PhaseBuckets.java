@@ -39,6 +39,16 @@ final class PhaseBuckets
 
     /** The reported percentiles, per mille (p50, p90, p99). */
     static final int[] PERMILLE = {500, 900, 990};
+    /** {@link #representative} of each bucket, computed once: a period's end reads three a slot. */
+    private static final long[] REPRESENTATIVE = new long[COUNT];
+
+    static
+    {
+        for (int i = 0; i < COUNT; i++)
+        {
+            REPRESENTATIVE[i] = representative(i);
+        }
+    }
 
     /** Longs of touched bits a slot. */
     static final int WORDS = (COUNT + 63) >>> 6;
@@ -158,7 +168,7 @@ final class PhaseBuckets
                 seen += counts[base + i];
                 while (k < PERMILLE.length && seen >= rank)
                 {
-                    final long v = Math.min(representative(i), maxNs);
+                    final long v = Math.min(REPRESENTATIVE[i], maxNs);
                     (k == 0 ? p50 : k == 1 ? p90 : p99)[phase] = v;
                     k++;
                     if (k < PERMILLE.length)
