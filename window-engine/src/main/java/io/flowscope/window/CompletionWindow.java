@@ -72,15 +72,12 @@ public final class CompletionWindow
      */
     public int record(final long id, final long postNs, final long completeNs, final long bytes)
     {
-        final int cap = this.cap;
-        final int n = count;
-        final long[] e = this.e;
-        // The window's entries occupy physical slots [0, n): head moves only once the window is full.
-        if (n == DEFAULT_SIZE)
+        // The usual case, a full window of the default size and a completion later than all in it, kept small
+        // enough (bytecode) for C2 to inline into the engine's handlers, with constant offsets (one range check
+        // for the four stores) and a scan of constant length (unrolled); anything else in recordAny.
+        if (count == DEFAULT_SIZE && cap == DEFAULT_SIZE)
         {
-            // The usual case (a full window of the default size): a scan of constant length, which C2 unrolls
-            // into eight compares with one range check, where the loop below costs ~4 instructions an entry
-            // plus its pre- and post-loop.
+            final long[] e = this.e;
             for (int i = 0; i < DEFAULT_SIZE; i++)
             {
                 if (e[i] == id)
@@ -88,15 +85,35 @@ public final class CompletionWindow
                     return DUPLICATE;
                 }
             }
-        }
-        else
-        {
-            for (int i = 0; i < n; i++)
+            final int oldest = head;
+            final int last = oldest == 0 ? DEFAULT_SIZE - 1 : oldest - 1;
+            if (after(completeNs, id, e[DEFAULT_SIZE + oldest], e[oldest]) &&
+                after(completeNs, id, e[DEFAULT_SIZE + last], e[last]))
             {
-                if (e[i] == id)
-                {
-                    return DUPLICATE;
-                }
+                // It replaces the oldest and becomes the last, no shifting.
+                head = oldest + 1 == DEFAULT_SIZE ? 0 : oldest + 1;
+                bytesInWindow += bytes - e[2 * DEFAULT_SIZE + oldest];
+                e[oldest] = id;
+                e[DEFAULT_SIZE + oldest] = completeNs;
+                e[2 * DEFAULT_SIZE + oldest] = bytes;
+                e[3 * DEFAULT_SIZE + oldest] = postNs;
+                return ACCEPTED;
+            }
+        }
+        return recordAny(id, postNs, completeNs, bytes);
+    }
+
+    private int recordAny(final long id, final long postNs, final long completeNs, final long bytes)
+    {
+        final int cap = this.cap;
+        final int n = count;
+        final long[] e = this.e;
+        // The window's entries occupy physical slots [0, n): head moves only once the window is full.
+        for (int i = 0; i < n; i++)
+        {
+            if (e[i] == id)
+            {
+                return DUPLICATE;
             }
         }
         int at;
@@ -107,20 +124,15 @@ public final class CompletionWindow
             {
                 return LATE;
             }
+            bytesInWindow -= e[2 * cap + oldest];
             final int last = oldest == 0 ? cap - 1 : oldest - 1;
             if (after(completeNs, id, e[cap + last], e[last]))
             {
-                // In order (the usual case): the new one replaces the oldest and becomes the last, no shifting;
-                // the four fields written here, bytesInWindow updated once.
+                // In order: the new one replaces the oldest and becomes the last, no shifting.
                 head = oldest + 1 == cap ? 0 : oldest + 1;
-                bytesInWindow += bytes - e[2 * cap + oldest];
-                e[oldest] = id;
-                e[cap + oldest] = completeNs;
-                e[2 * cap + oldest] = bytes;
-                e[3 * cap + oldest] = postNs;
+                set(oldest, id, postNs, completeNs, bytes);
                 return ACCEPTED;
             }
-            bytesInWindow -= e[2 * cap + oldest];
             // Drop the oldest and shift left while the new one belongs further on.
             at = 0;
             while (at + 1 < n && after(completeNs, id, e[cap + phys(at + 1)], e[phys(at + 1)]))
