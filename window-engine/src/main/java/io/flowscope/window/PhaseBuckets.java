@@ -18,14 +18,9 @@ package io.flowscope.window;
  * <p>
  * <b>Per flow</b>: 3 phases × 140 × 2 bytes = 840 bytes of counts. A send flow uses GPU_WAIT, PEER_WAIT,
  * NETWORK; a recv flow NETWORK, FLUSH, GPU_CONSUME; a QP flow NETWORK ({@link #slot}). Recording is one
- * increment and a touched bit; a period's end reads and clears only the touched buckets. A count that
+ * increment and a touched-range update; a period's end reads and clears only the touched range. A count that
  * would pass 65,535 in one period halves every count of that phase first (ranks keep their proportions;
  * more than 65,535 records of one phase of one flow in one period).
- * <p>
- * <b>Touched buckets</b>: a bit per bucket ({@link #WORDS} longs a slot, bit {@code i & 63} of word {@code i >>> 6}),
- * set at every record without a branch (a first record of a bucket in the period is frequent and at random, so a
- * "was it empty?" branch mispredicted often); the period's end walks the set bits in order (the non-empty
- * buckets: a count once non-zero stays non-zero, halving rounds up).
  */
 final class PhaseBuckets
 {
@@ -50,14 +45,20 @@ final class PhaseBuckets
         }
     }
 
-    /** Longs of touched bits a slot. */
-    static final int WORDS = (COUNT + 63) >>> 6;
-
     private final char[] counts = new char[SLOTS * COUNT];
-    /** The touched bits: slot s, bucket i at bit {@code i & 63} of {@code touched[s × WORDS + (i >>> 6)]}. */
-    private final long[] touched = new long[SLOTS * WORDS];
+    private final int[] lo = new int[SLOTS];
+    private final int[] hi = new int[SLOTS];
     /** Slots halved this period: their total is no longer the phase's count. */
     private int halved;
+
+    PhaseBuckets()
+    {
+        for (int s = 0; s < SLOTS; s++)
+        {
+            lo[s] = COUNT;
+            hi[s] = -1;
+        }
+    }
 
     static int index(final long valueNs)
     {
@@ -109,21 +110,36 @@ final class PhaseBuckets
         final int i = index(valueNs);
         final int at = slot * COUNT + i;
         final char c = counts[at];
-        if (c == Character.MAX_VALUE)
+        if (c == 0)
+        {
+            // The first record of a bucket in the period: the touched range may grow (rarely taken).
+            touch(slot, i);
+        }
+        else if (c == Character.MAX_VALUE)
         {
             halve(slot);
             counts[at]++;
             return;
         }
         counts[at] = (char)(c + 1);
-        touched[slot * WORDS + (i >>> 6)] |= 1L << i;
+    }
+
+    private void touch(final int slot, final int i)
+    {
+        if (i < lo[slot])
+        {
+            lo[slot] = i;
+        }
+        if (i > hi[slot])
+        {
+            hi[slot] = i;
+        }
     }
 
     private void halve(final int slot)
     {
         halved |= 1 << slot;
-        // Untouched buckets are 0 and stay 0.
-        for (int i = 0; i < COUNT; i++)
+        for (int i = lo[slot]; i <= hi[slot]; i++)
         {
             final int at = slot * COUNT + i;
             counts[at] = (char)(counts[at] + 1 >>> 1);
@@ -142,7 +158,7 @@ final class PhaseBuckets
         if ((halved & 1 << slot) != 0)
         {
             total = 0;
-            for (int i = 0; i < COUNT; i++)
+            for (int i = lo[slot]; i <= hi[slot]; i++)
             {
                 total += counts[base + i];
             }
@@ -157,24 +173,17 @@ final class PhaseBuckets
         int k = 0;
         long rank = rank(total, PERMILLE[0]);
         long seen = 0;
-        // The touched buckets in order (the empty ones between them add nothing).
-        for (int w = 0; w < WORDS && k < PERMILLE.length; w++)
+        for (int i = lo[slot]; i <= hi[slot] && k < PERMILLE.length; i++)
         {
-            long bits = touched[slot * WORDS + w];
-            while (bits != 0 && k < PERMILLE.length)
+            seen += counts[base + i];
+            while (k < PERMILLE.length && seen >= rank)
             {
-                final int i = w << 6 | Long.numberOfTrailingZeros(bits);
-                bits &= bits - 1;
-                seen += counts[base + i];
-                while (k < PERMILLE.length && seen >= rank)
+                final long v = Math.min(REPRESENTATIVE[i], maxNs);
+                (k == 0 ? p50 : k == 1 ? p90 : p99)[phase] = v;
+                k++;
+                if (k < PERMILLE.length)
                 {
-                    final long v = Math.min(REPRESENTATIVE[i], maxNs);
-                    (k == 0 ? p50 : k == 1 ? p90 : p99)[phase] = v;
-                    k++;
-                    if (k < PERMILLE.length)
-                    {
-                        rank = rank(total, PERMILLE[k]);
-                    }
+                    rank = rank(total, PERMILLE[k]);
                 }
             }
         }
@@ -186,23 +195,17 @@ final class PhaseBuckets
         return Math.max(1, (n * permille + 999) / 1000);
     }
 
-    /** Clears the period's counts (the touched buckets only). */
+    /** Clears the period's counts (the touched range only). */
     void clear()
     {
-        for (int w = 0; w < SLOTS * WORDS; w++)
+        for (int s = 0; s < SLOTS; s++)
         {
-            long bits = touched[w];
-            if (bits != 0)
+            if (hi[s] >= lo[s])
             {
-                final int base = (w / WORDS) * COUNT + (w % WORDS << 6);
-                do
-                {
-                    counts[base + Long.numberOfTrailingZeros(bits)] = 0;
-                    bits &= bits - 1;
-                }
-                while (bits != 0);
-                touched[w] = 0;
+                java.util.Arrays.fill(counts, s * COUNT + lo[s], s * COUNT + hi[s] + 1, (char)0);
             }
+            lo[s] = COUNT;
+            hi[s] = -1;
         }
         halved = 0;
     }
