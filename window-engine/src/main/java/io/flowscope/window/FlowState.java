@@ -25,6 +25,11 @@ final class FlowState extends Pooled
     /** Null unless the engine keeps series. */
     final Series series;
 
+    /**
+     * The flow's latest record time, for the idle timeout, except the state records of its live steps: those are in
+     * the steps' stamps, folded in at the step's stop or, before the sweep evicts, by
+     * {@code WindowEngine.foldLiveStamps} (a state record then writes one field, not two).
+     */
     long lastActivityNs;
     long outstandingSteps;
     long outstandingBytes;
@@ -103,8 +108,11 @@ final class FlowState extends Pooled
         return mix(h + attempt);
     }
 
-    /** Records one phase duration of this period. */
-    void phase(final int phase, final long ns)
+    /**
+     * Records one phase duration of this period; {@code slot} = {@link PhaseBuckets#slot}(phase, isSend), a constant
+     * where the callers know the direction (no load and branch on {@link #isSend} per record).
+     */
+    void phase(final int phase, final int slot, final long ns)
     {
         final long[] stats = phaseStats;
         final int at = STATS * phase;
@@ -114,7 +122,7 @@ final class FlowState extends Pooled
         {
             stats[at + 2] = ns;
         }
-        phaseBuckets.record(PhaseBuckets.slot(phase, isSend), ns);
+        phaseBuckets.record(slot, ns);
     }
 
     boolean activeInPeriod()

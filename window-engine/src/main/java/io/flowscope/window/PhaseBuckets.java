@@ -34,6 +34,16 @@ final class PhaseBuckets
 
     /** The reported percentiles, per mille (p50, p90, p99). */
     static final int[] PERMILLE = {500, 900, 990};
+    /** {@link #representative} of each bucket, computed once: a period's end reads three a slot. */
+    private static final long[] REPRESENTATIVE = new long[COUNT];
+
+    static
+    {
+        for (int i = 0; i < COUNT; i++)
+        {
+            REPRESENTATIVE[i] = representative(i);
+        }
+    }
 
     private final char[] counts = new char[SLOTS * COUNT];
     private final int[] lo = new int[SLOTS];
@@ -168,7 +178,7 @@ final class PhaseBuckets
             seen += counts[base + i];
             while (k < PERMILLE.length && seen >= rank)
             {
-                final long v = Math.min(representative(i), maxNs);
+                final long v = Math.min(REPRESENTATIVE[i], maxNs);
                 (k == 0 ? p50 : k == 1 ? p90 : p99)[phase] = v;
                 k++;
                 if (k < PERMILLE.length)

@@ -314,20 +314,21 @@ public final class WindowEngine implements TelemetryListener
             return;
         }
         t[b + StepTable.FLAGS] = flags | bit;
+        // The record's time goes into the step's stamp only, not into its flow's lastActivityNs: the stop folds the
+        // stamp in, and the sweep the stamps of live steps before it evicts (foldLiveStamps). 8, 20 and 12 (half of
+        // the records) then need no flow.
         touch(b, timeNs);
-        final FlowState flow = flowById[StepTable.flowId(t[b + StepTable.FLOW])];
-        flow.lastActivityNs = latest(flow.lastActivityNs, timeNs);
         t[b + STATE_FIELD[Integer.numberOfTrailingZeros(bit)]] = timeNs;
         // All ones for 9 (send) and 11 (recv), the states that carry transSize, else 0: no branch.
         final long carries = -(long)((bit >>> 2 | bit >>> 4) & 1);
         t[b + StepTable.BYTES] = t[b + StepTable.BYTES] & ~carries | transSize & carries;
         if ((bit & (StepTable.SEEN_9 | StepTable.SEEN_10)) != 0)
         {
-            post(t, b, flow, transSize & carries);
+            post(t, b, flowById[StepTable.flowId(t[b + StepTable.FLOW])], transSize & carries);
         }
         else if (bit == StepTable.SEEN_11)
         {
-            complete(t, b, flow, timeNs);
+            complete(t, b, flowById[StepTable.flowId(t[b + StepTable.FLOW])], timeNs);
         }
     }
 
@@ -361,7 +362,8 @@ public final class WindowEngine implements TelemetryListener
         }
         final long[] t = steps.t;
         final FlowState flow = flowById[StepTable.flowId(t[b + StepTable.FLOW])];
-        flow.lastActivityNs = latest(flow.lastActivityNs, timeNs);
+        // The stamp: this stop and every state record before it (onProxyStepState leaves the flow's time alone).
+        flow.lastActivityNs = latest(flow.lastActivityNs, steps.stamp(b));
         if ((t[b + StepTable.FLAGS] & StepTable.COMPLETED) == 0)
         {
             complete(t, b, flow, timeNs);
@@ -416,7 +418,7 @@ public final class WindowEngine implements TelemetryListener
     {
         if (d >= 0)
         {
-            flow.phase(phase, d);
+            flow.phase(phase, PhaseBuckets.slot(phase, isSend), d);
             phaseHistograms.record(isSend, phase, d);
         }
     }
@@ -483,7 +485,7 @@ public final class WindowEngine implements TelemetryListener
         if (d >= 0)
         {
             // The work request's latency, post to completion, is the QP flow's NETWORK phase.
-            flow.phase(Phase.NETWORK, d);
+            flow.phase(Phase.NETWORK, PhaseBuckets.slot(Phase.NETWORK, true), d);
         }
         steps.bury(b);
     }
@@ -1331,11 +1333,16 @@ public final class WindowEngine implements TelemetryListener
             final long flags = t[b + StepTable.FLAGS];
             if ((flags & StepTable.OCCUPIED) != 0 && StepTable.hostId(flags) == h.index)
             {
+                final long f = t[b + StepTable.FLOW];
+                final FlowState flow = flowById[StepTable.flowId(f)];
+                if (flow.generation == StepTable.flowGeneration(f))
+                {
+                    // Its state records count for the flow's idleness (see foldLiveStamps).
+                    flow.lastActivityNs = latest(flow.lastActivityNs, stamps[r]);
+                }
                 if ((flags & StepTable.COMPLETED) == 0)
                 {
                     stepsTimedOut++;
-                    final long f = t[b + StepTable.FLOW];
-                    final FlowState flow = flowById[StepTable.flowId(f)];
                     if ((flags & StepTable.POSTED) != 0 && flow.generation == StepTable.flowGeneration(f))
                     {
                         flow.outstandingSteps--;
@@ -1415,15 +1422,52 @@ public final class WindowEngine implements TelemetryListener
                 gpuClocks.release(g);
             }
         }
+        boolean folded = false;
         for (int i = flows.activeCount() - 1; i >= 0; i--)
         {
             final FlowState f = flows.active(i);
             if (f.host == h && nowNs - f.lastActivityNs >= config.idleTimeoutNs)
             {
+                if (!folded)
+                {
+                    // The first flow that looks idle: bring every flow of the host up to date first (rare: only
+                    // when some flow may be evicted), then look again.
+                    folded = true;
+                    foldLiveStamps(h);
+                    if (nowNs - f.lastActivityNs < config.idleTimeoutNs)
+                    {
+                        continue;
+                    }
+                }
                 flowsEvicted++;
                 flowByKey.remove(f.key);
                 f.generation++;
                 flows.release(f);
+            }
+        }
+    }
+
+    /**
+     * Folds the last record times (stamps) of host {@code h}'s live steps and work requests into their flows'
+     * {@link FlowState#lastActivityNs}, which state records leave alone: afterwards each flow of the host holds its
+     * latest record time, as if every record had updated it.
+     */
+    private void foldLiveStamps(final HostState h)
+    {
+        final long[] t = steps.t;
+        final long[] stamps = steps.stamp;
+        for (int r = steps.highWater() - 1; r >= 0; r--)
+        {
+            final int b = r << StepTable.SHIFT;
+            final long flags = t[b + StepTable.FLAGS];
+            if ((flags & StepTable.OCCUPIED) != 0 && StepTable.hostId(flags) == h.index)
+            {
+                final long f = t[b + StepTable.FLOW];
+                final FlowState flow = flowById[StepTable.flowId(f)];
+                if (flow.generation == StepTable.flowGeneration(f))
+                {
+                    flow.lastActivityNs = latest(flow.lastActivityNs, stamps[r]);
+                }
             }
         }
     }

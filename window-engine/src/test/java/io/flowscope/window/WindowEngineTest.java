@@ -113,6 +113,28 @@ class WindowEngineTest
     }
 
     @Test
+    void shouldCountTheStateRecordsOfALiveStepAsActivityOfItsFlow()
+    {
+        // State records update the step's stamp, not the flow (folded in before an eviction): same idleness.
+        final WindowEngine e = engine(new WindowConfig().periodNs(1_000).idleTimeoutNs(10_000)
+            .stepTimeoutNs(1_000_000));
+        e.onProxyOpStart(1, 9, 0, 1, 0, true, 0);
+        e.onProxyStepStart(2, 1, 0, 10);
+        e.onProxyStepState(2, 8, 0, 5_000);
+        e.onProxyStepState(2, 20, 0, 9_000);
+        e.onProxyStepState(2, 9, 1_000, 14_000);
+        e.onProxyOpStart(3, 9, 0, 2, 0, true, 20_000); // sweep as of 20,000: the state at 14,000 keeps flow 1
+
+        assertThat(e.flowsEvicted()).isZero();
+        assertThat(e.totalBytes(9, 0, 1, 0, true)).isZero();
+
+        e.onProxyOpStart(4, 9, 0, 2, 0, true, 24_000); // as of 24,000: 10,000 after its last record
+        assertThat(e.flowsEvicted()).isEqualTo(1);
+        assertThat(e.totalBytes(9, 0, 1, 0, true)).isEqualTo(-1);
+        assertThat(e.totalBytes(9, 0, 2, 0, true)).isZero();
+    }
+
+    @Test
     void shouldDropAStepWhoseStopNeverCameAfterTheStepTimeout()
     {
         final WindowEngine e = engine(new WindowConfig().periodNs(1_000).stepTimeoutNs(5_000));
