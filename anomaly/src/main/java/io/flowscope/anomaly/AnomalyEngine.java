@@ -279,29 +279,35 @@ public final class AnomalyEngine implements AnomalyStage
         // The flow at this position last period when it is the same (the window engine emits a host's flows in a
         // stable order), else looked up or created apart (keeps this method small enough to inline).
         final int pos = h.position++;
-        final Object cached = h.cached(pos);
-        final RecvFlow f = cached instanceof RecvFlow && ((RecvFlow)cached).flowKey == s.flowKey() ? (RecvFlow)cached
-            : (RecvFlow)miss(MISS_RECV, h, null, s, pos);
+        // The flow's row in the host's receive table (no flow object per summary).
+        int i = h.cachedRecv(pos);
+        if (i < 0 || h.recvRows[i * Host.RECV_ROW + Host.RECV_KEY] != s.flowKey())
+        {
+            i = ((RecvFlow)miss(MISS_RECV, h, null, s, pos)).idx;
+        }
+        // After the miss: a new flow may have grown the table.
+        final long[] rows = h.recvRows;
+        final int b = i * Host.RECV_ROW;
         // The receiving rank by its row in its communicator's tables (no rank object per summary).
-        final Comm oc = f.comm;
-        final int own = f.ownerIdx;
+        final Comm oc = h.recvComm[i];
+        final int own = h.recvOwner[i];
         if (oc.rHost[own] != h)
         {
             oc.setHost(own, h);
         }
-        if (f.seenPeriodStartNs != h.previousPeriodStartNs)
+        if (rows[b + Host.RECV_SEEN] != h.previousPeriodStartNs)
         {
             // Not reported in the host's period before (the window engine reports every flow with work
             // outstanding in every period it ends): nothing was outstanding then. The host's previous period, not
             // the one just before in time: over a silence the window engine ends no period, and a receive waiting
             // all along must not count as having progressed.
-            f.lastProgressNs = Math.max(f.lastProgressNs, s.periodStartNs());
+            rows[b + Host.RECV_PROGRESS] = Math.max(rows[b + Host.RECV_PROGRESS], s.periodStartNs());
         }
-        f.seenPeriodStartNs = s.periodStartNs();
-        f.outstanding = s.outstandingSteps();
+        rows[b + Host.RECV_SEEN] = s.periodStartNs();
+        rows[b + Host.RECV_OUTSTANDING] = s.outstandingSteps();
         if (s.completions() > 0 || s.outstandingSteps() == 0)
         {
-            f.lastProgressNs = s.periodEndNs();
+            rows[b + Host.RECV_PROGRESS] = s.periodEndNs();
         }
         // The rank's window is accumulated in place: its period's first summary opens the next slot.
         final PeriodRing win = oc.rWin;
@@ -360,7 +366,7 @@ public final class AnomalyEngine implements AnomalyStage
                 // A receive flow is one per (flow key, host).
                 RecvFlow f = recvFlows.get(s.flowKey() ^ (s.hostId() * 0x9E3779B97F4A7C15L));
                 final Comm oc = f != null ? f.comm : sc;
-                final int own = f != null ? f.ownerIdx : rank(sc, s.rank()).idx;
+                final int own = f != null ? f.ownerIdx() : rank(sc, s.rank()).idx;
                 if (oc.rHost[own] != h)
                 {
                     oc.setHost(own, h);
@@ -369,7 +375,7 @@ public final class AnomalyEngine implements AnomalyStage
                 {
                     f = newRecvFlow(h, sc, s, own);
                 }
-                h.cache(pos, f);
+                h.cacheRecv(pos, f.idx);
                 return f;
             }
             default:
@@ -395,18 +401,15 @@ public final class AnomalyEngine implements AnomalyStage
     /** A receive flow's first summary (apart from {@link #onRecv}, so that the per-summary part stays small). */
     private RecvFlow newRecvFlow(final Host h, final Comm c, final FlowSummary s, final int own)
     {
-        final RecvFlow f = new RecvFlow(c, h, s.rank(), s.peer(), s.channel());
-        f.flowKey = s.flowKey();
+        final RecvFlow f = new RecvFlow(c, h, s.rank(), s.peer(), s.channel(), h.recvFlowCount);
         f.owner = c.rankById[own];
-        f.ownerIdx = own;
         recvFlows.put(s.flowKey() ^ (s.hostId() * 0x9E3779B97F4A7C15L), f);
-        h.addRecvFlow(f);
+        h.addRecvFlow(f, s.flowKey(), own, s.periodStartNs());
         if (!h.recvComms.contains(c))
         {
             h.recvComms.add(c);
         }
         f.owner.recvFlows.add(f);
-        f.lastProgressNs = s.periodStartNs();
         return f;
     }
 
@@ -1226,16 +1229,19 @@ public final class AnomalyEngine implements AnomalyStage
     private void checkStalls(final Host h)
     {
         final long now = h.nowNs;
-        final RecvFlow[] flows = h.recvFlows;
+        final long[] rows = h.recvRows;
+        final boolean[] flags = h.recvStalled;
+        final long reported = h.reportedPeriodStartNs;
         final long threshold = config.hangThresholdNs;
-        for (int i = 0; i < h.recvFlowCount; i++)
+        // Over the host's receive table (sequential rows): a flow object only where its state changes.
+        for (int i = 0, b = 0; i < h.recvFlowCount; i++, b += Host.RECV_ROW)
         {
-            final RecvFlow f = flows[i];
-            final boolean stalled = f.outstanding > 0 && f.seenPeriodStartNs == h.reportedPeriodStartNs
-                && now - f.lastProgressNs >= threshold;
-            if (stalled != f.stalled)
+            final boolean stalled = rows[b + Host.RECV_OUTSTANDING] > 0 && rows[b + Host.RECV_SEEN] == reported
+                && now - rows[b + Host.RECV_PROGRESS] >= threshold;
+            if (stalled != flags[i])
             {
-                f.stalled = stalled;
+                flags[i] = stalled;
+                final RecvFlow f = h.recvFlows[i];
                 if (stalled)
                 {
                     f.comm.stalled.add(f);
@@ -1314,8 +1320,8 @@ public final class AnomalyEngine implements AnomalyStage
             for (int i = 0; i < waiting.size(); i++)
             {
                 final RecvFlow f = waiting.get(i);
-                if (best == null || f.lastProgressNs < best.lastProgressNs
-                    || (f.lastProgressNs == best.lastProgressNs && better(f, best)))
+                if (best == null || f.lastProgressNs() < best.lastProgressNs()
+                    || (f.lastProgressNs() == best.lastProgressNs() && better(f, best)))
                 {
                     best = f;
                 }
@@ -1327,17 +1333,17 @@ public final class AnomalyEngine implements AnomalyStage
         long since = Long.MAX_VALUE;
         for (int i = 0; i < stalled.size(); i++)
         {
-            since = Math.min(since, stalled.get(i).lastProgressNs);
+            since = Math.min(since, stalled.get(i).lastProgressNs());
         }
         final long now = culpritHost.nowNs;
         // Ages, not instants, cross hosts: the stall's start on the culprit's clock.
-        final long start = now - (best.host.nowNs - best.lastProgressNs);
+        final long start = now - (best.host.nowNs - best.lastProgressNs());
         since = now - (best.host.nowNs - since);
         evidence.clear();
         evidence.put("stalledReceives", stalled.size());
         evidence.put("waitingReceives", waiting.size());
         evidence.put("waitersOnCulprit", bestWaiters);
-        evidence.put("noProgressNs", best.host.nowNs - best.lastProgressNs);
+        evidence.put("noProgressNs", best.host.nowNs - best.lastProgressNs());
         evidence.put("thresholdNs", config.hangThresholdNs);
         final String summary = String.format("comm 0x%x hung: rank %d does not progress; rank %d waits for its data "
             + "on channel %d (%d stalled receives)", c.commHash, best.peer, best.rank, best.channel, stalled.size());
@@ -1385,8 +1391,10 @@ public final class AnomalyEngine implements AnomalyStage
 
     private boolean isWaitingFlow(final RecvFlow f)
     {
-        return f.outstanding > 0 && f.seenPeriodStartNs == f.host.reportedPeriodStartNs
-            && f.host.nowNs - f.lastProgressNs >= config.hangThresholdNs / 2;
+        final long[] rows = f.host.recvRows;
+        final int b = f.idx * Host.RECV_ROW;
+        return rows[b + Host.RECV_OUTSTANDING] > 0 && rows[b + Host.RECV_SEEN] == f.host.reportedPeriodStartNs
+            && f.host.nowNs - rows[b + Host.RECV_PROGRESS] >= config.hangThresholdNs / 2;
     }
 
     /**
@@ -1612,17 +1620,49 @@ public final class AnomalyEngine implements AnomalyStage
             }
             touchedRanks[touchedRankCount++] = r;
         }
-        /** Its receive flows, in the order of their first summary. */
+        /** Its receive flows, in the order of their first summary ({@link RecvFlow#idx}). */
         RecvFlow[] recvFlows = new RecvFlow[16];
         int recvFlowCount;
+        /*
+         * The receive flows' per-summary state, by RecvFlow.idx: a receive summary and the period end's stall
+         * check read and write the flow's row here, the host's rows side by side (two flows a cache line), and
+         * no flow object. Row layout (longs): RECV_KEY the flow key (the position cache's check), RECV_SEEN the
+         * start of the host period that reported it last, RECV_PROGRESS when it last progressed, RECV_OUTSTANDING
+         * its outstanding steps at its last report.
+         */
+        static final int RECV_KEY = 0;
+        static final int RECV_SEEN = 1;
+        static final int RECV_PROGRESS = 2;
+        static final int RECV_OUTSTANDING = 3;
+        static final int RECV_ROW = 4;
+        long[] recvRows = new long[16 * RECV_ROW];
+        /** Per flow: its receiving rank's communicator and row there. */
+        Comm[] recvComm = new Comm[16];
+        int[] recvOwner = new int[16];
+        /** Per flow: whether it counts as stalled (in its communicator's {@link Comm#stalled}). */
+        boolean[] recvStalled = new boolean[16];
 
-        void addRecvFlow(final RecvFlow f)
+        void addRecvFlow(final RecvFlow f, final long flowKey, final int owner, final long progressNs)
         {
-            if (recvFlowCount == recvFlows.length)
+            final int i = recvFlowCount;
+            if (i == recvFlows.length)
             {
-                recvFlows = java.util.Arrays.copyOf(recvFlows, recvFlowCount * 2);
+                final int n = i * 2;
+                recvFlows = java.util.Arrays.copyOf(recvFlows, n);
+                recvRows = java.util.Arrays.copyOf(recvRows, n * RECV_ROW);
+                recvComm = java.util.Arrays.copyOf(recvComm, n);
+                recvOwner = java.util.Arrays.copyOf(recvOwner, n);
+                recvStalled = java.util.Arrays.copyOf(recvStalled, n);
             }
-            recvFlows[recvFlowCount++] = f;
+            recvFlows[i] = f;
+            recvComm[i] = f.comm;
+            recvOwner[i] = owner;
+            final int b = i * RECV_ROW;
+            recvRows[b + RECV_KEY] = flowKey;
+            recvRows[b + RECV_SEEN] = 0;
+            recvRows[b + RECV_PROGRESS] = progressNs;
+            recvRows[b + RECV_OUTSTANDING] = 0;
+            recvFlowCount = i + 1;
         }
         /** The communicators of {@link #recvFlows}, each once. */
         final List<Comm> recvComms = new ArrayList<>();
@@ -1633,12 +1673,24 @@ public final class AnomalyEngine implements AnomalyStage
         Object[] byPosition = new Object[64];
         int position;
 
-        /** Per position holding a link: its row in the communicator cached at {@link #byPosition}. */
+        /** What {@link #byPosition} holds at a receive flow's position (its row is at {@link #linkAt}). */
+        private static final Object RECV = new Object();
+
+        /**
+         * Per position holding a link: its row in the communicator cached at {@link #byPosition}; holding a
+         * receive flow: its {@link RecvFlow#idx}.
+         */
         int[] linkAt = new int[64];
 
-        Object cached(final int pos)
+        /** The receive flow (its {@link RecvFlow#idx}) cached at this position, or -1. */
+        int cachedRecv(final int pos)
         {
-            return pos < byPosition.length ? byPosition[pos] : null;
+            return pos < byPosition.length && byPosition[pos] == RECV ? linkAt[pos] : -1;
+        }
+
+        void cacheRecv(final int pos, final int idx)
+        {
+            cacheLink(pos, RECV, idx);
         }
 
         /** The link row cached at this position for communicator {@code c}, or -1. */
@@ -1647,7 +1699,7 @@ public final class AnomalyEngine implements AnomalyStage
             return pos < byPosition.length && byPosition[pos] == c ? linkAt[pos] : -1;
         }
 
-        void cacheLink(final int pos, final Comm c, final int id)
+        void cacheLink(final int pos, final Object c, final int id)
         {
             cache(pos, c);
             if (pos < linkAt.length)
@@ -2111,22 +2163,29 @@ public final class AnomalyEngine implements AnomalyStage
         final int rank;
         final int peer;
         final int channel;
-        long flowKey;
         Rank owner;
-        /** The owner's row in its communicator's tables. */
-        int ownerIdx;
-        long outstanding;
-        long lastProgressNs;
-        long seenPeriodStartNs;
-        boolean stalled;
+        /** Its row in its host's receive table ({@link Host#recvRows}). */
+        final int idx;
 
-        RecvFlow(final Comm comm, final Host host, final int rank, final int peer, final int channel)
+        RecvFlow(final Comm comm, final Host host, final int rank, final int peer, final int channel, final int idx)
         {
             this.comm = comm;
             this.host = host;
             this.rank = rank;
             this.peer = peer;
             this.channel = channel;
+            this.idx = idx;
+        }
+
+        /** The owner's row in its communicator's tables. */
+        int ownerIdx()
+        {
+            return host.recvOwner[idx];
+        }
+
+        long lastProgressNs()
+        {
+            return host.recvRows[idx * Host.RECV_ROW + Host.RECV_PROGRESS];
         }
     }
 }
