@@ -530,7 +530,7 @@ public final class AnomalyEngine implements AnomalyStage
         {
             final Link l = h.touchedLinks[i];
             // judgeLink's own early return, checked here: most links are healthy and have nothing tracked.
-            if ((l.degraded && !congestion) || l.slow.open != null || l.slow.bad != 0)
+            if ((l.degraded && !congestion) || l.slow().open != null || l.slow().bad != 0)
             {
                 judgeLink(l, periodStart, now, congestion);
             }
@@ -753,12 +753,12 @@ public final class AnomalyEngine implements AnomalyStage
         // rank's object is another cache miss, needed only when the send did wait that long.
         final Rank receiver = l.peerRank;
         final boolean creditBound = l.peerWaitMaxNs() > config.slowNodeMinNs && receiver != null
-            && (receiver.slow.bad > 0 || receiver.slow.open != null);
+            && (receiver.slow().bad > 0 || receiver.slow().open != null);
         final boolean suppressed = l.host.nicQuiet || peerHostNicQuiet(l) || creditBound;
         final boolean bad = !suppressed && c.linkCount >= config.minLinks
             && l.ratio < c.rateMedian * (1 - config.slowLinkFraction)
             && c.rateMedian - l.ratio > config.madK * c.rateSigma;
-        if (!bad && !suppressed && l.slow.bad == 0 && l.slow.open == null && l.host.congestion.open == null)
+        if (!bad && !suppressed && l.slow().bad == 0 && l.slow().open == null && l.host.congestion.open == null)
         {
             l.baseline += (rate - l.baseline) / config.baselinePeriods;
             l.baselineOutstanding += (l.outstandingMean() - l.baselineOutstanding) / config.baselinePeriods;
@@ -792,7 +792,7 @@ public final class AnomalyEngine implements AnomalyStage
         }
         final boolean bad = l.degraded && !congestion;
         final boolean good = !l.degraded && l.ratio >= c.rateMedian * (1 - config.slowLinkFraction / 2);
-        if (!bad && l.slow.open == null && l.slow.bad == 0)
+        if (!bad && l.slow().open == null && l.slow().bad == 0)
         {
             return;
         }
@@ -808,14 +808,14 @@ public final class AnomalyEngine implements AnomalyStage
         evidence.put("links", c.linkCount);
         final double rel = c.rateMedian > 0 ? l.ratio / c.rateMedian : 0;
         final Severity sev = rel < 0.5 ? Severity.CRITICAL : Severity.WARNING;
-        final String summary = !willPublish(l.slow, bad, sev) ? null : String.format("rank %d → %d of comm 0x%x moves "
+        final String summary = !willPublish(l.slow(), bad, sev) ? null : String.format("rank %d → %d of comm 0x%x moves "
             + "data at %.0f%% of its baseline while its communicator's links keep %.0f%%: slow link (the sender's "
             + "steps wait on the network, not on credit)", l.rank, l.peer, c.commHash, 100 * l.ratio,
             100 * c.rateMedian);
-        final boolean wasOpen = l.slow.open != null;
-        track(l.slow, bad, good, AnomalyKind.SLOW_LINK, Culprit.link(l.host.hostId, c.commHash, l.rank, l.peer),
+        final boolean wasOpen = l.slow().open != null;
+        track(l.slow(), bad, good, AnomalyKind.SLOW_LINK, Culprit.link(l.host.hostId, c.commHash, l.rank, l.peer),
             sev, periodStart, now, now - (long)config.windowPeriods * (now - periodStart), summary);
-        if (wasOpen != (l.slow.open != null))
+        if (wasOpen != (l.slow().open != null))
         {
             c.openSlowLinks += wasOpen ? -1 : 1;
         }
@@ -983,7 +983,7 @@ public final class AnomalyEngine implements AnomalyStage
                     nicCandidates.remove(d);
                 }
             }
-            anyStalled |= candidate || d.stall.open != null;
+            anyStalled |= candidate || d.stall().open != null;
         }
         if (anyStalled)
         {
@@ -1046,20 +1046,20 @@ public final class AnomalyEngine implements AnomalyStage
                 if (dead != null && dead != d)
                 {
                     evidence.clear();
-                    evidence.putAll(d.stall.open.evidence());
+                    evidence.putAll(d.stall().open.evidence());
                     evidence.put("failoverToDevice", dead.host.newQpDevice);
-                    update(d.stall, Culprit.nic(dead.host.hostId, dead.device), Severity.CRITICAL, d.host.nowNs,
-                        d.stall.open.windowStartNs(), String.format("NIC %d of host 0x%x went down: its QPs "
+                    update(d.stall(), Culprit.nic(dead.host.hostId, dead.device), Severity.CRITICAL, d.host.nowNs,
+                        d.stall().open.windowStartNs(), String.format("NIC %d of host 0x%x went down: its QPs "
                         + "stalled, then its traffic failed over to NIC %d", dead.device, dead.host.hostId,
                         dead.host.newQpDevice));
                 }
-                resolve(d.stall, d.host.nowNs);
+                resolve(d.stall(), d.host.nowNs);
                 nicDevicesOpen.remove(i--);
                 nicEpisode.clear();
                 nicEpisodeEndNs = Long.MIN_VALUE;
             }
         }
-        if (best == null || !sendStuck || best.stall.open != null || best.stalledNs < config.nicStallNs
+        if (best == null || !sendStuck || best.stall().open != null || best.stalledNs < config.nicStallNs
             || !nicDevicesOpen.isEmpty())
         {
             return;
@@ -1075,8 +1075,8 @@ public final class AnomalyEngine implements AnomalyStage
             + "outstanding, none completed for %.1f ms; %d devices stalled with it): its QPs must fail over",
             best.device, best.host.hostId, best.outstanding, best.stalledNs / 1e6, nicCandidates.size());
         final long start = best.lastProgressNs;
-        best.stall.firstBadStartNs = start;
-        openAnomaly(best.stall, AnomalyKind.NIC_STALL, Culprit.nic(best.host.hostId, best.device), Severity.CRITICAL,
+        best.stall().firstBadStartNs = start;
+        openAnomaly(best.stall(), AnomalyKind.NIC_STALL, Culprit.nic(best.host.hostId, best.device), Severity.CRITICAL,
             start, best.host.nowNs, start, best.host.nowNs, summary);
         nicDevicesOpen.add(best);
         nicEpisode.clear();
@@ -1141,7 +1141,7 @@ public final class AnomalyEngine implements AnomalyStage
         final double limit = Math.max(median * config.slowNodeRatio, median + config.slowNodeMinNs);
         final boolean bad = r.excess > limit && r.excess - median > config.madK * c.excessSigma
             && !r.host.nicQuiet;
-        if (!bad && r.slow.bad == 0 && r.slow.open == null)
+        if (!bad && r.slow().bad == 0 && r.slow().open == null)
         {
             r.baseline += (v - r.baseline) / config.baselinePeriods;
             return;
@@ -1173,11 +1173,11 @@ public final class AnomalyEngine implements AnomalyStage
         evidence.put("ranks", c.excessCount);
         final Severity sev = r.excess > 10 * Math.max(median, config.slowNodeMinNs) ? Severity.CRITICAL
             : Severity.WARNING;
-        final String summary = !willPublish(r.slow, bad, sev) ? null : String.format("rank %d of comm 0x%x is late: "
+        final String summary = !willPublish(r.slow(), bad, sev) ? null : String.format("rank %d of comm 0x%x is late: "
             + "its peers wait up to %.0f µs more than usual for its credit (%.0f µs) or it arrives late at its "
             + "collectives (%.0f µs); the others are merely blocked", r.rank, c.commHash, r.excess / 1e3,
             credit / 1e3, late / 1e3);
-        track(r.slow, bad, good, AnomalyKind.SLOW_NODE, Culprit.rank(r.host.hostId, c.commHash, r.rank), sev,
+        track(r.slow(), bad, good, AnomalyKind.SLOW_NODE, Culprit.rank(r.host.hostId, c.commHash, r.rank), sev,
             periodStart, now, now - (long)config.windowPeriods * (now - periodStart), summary);
     }
 
@@ -1216,7 +1216,7 @@ public final class AnomalyEngine implements AnomalyStage
         for (int i = 0; i < r.host.links.size(); i++)
         {
             final Link l = r.host.links.get(i);
-            if (l.rank == r.rank && l.comm == r.comm && (l.degraded || l.slow.bad > 0 || l.slow.open != null))
+            if (l.rank == r.rank && l.comm == r.comm && (l.degraded || l.slow().bad > 0 || l.slow().open != null))
             {
                 return true;
             }
@@ -1539,8 +1539,12 @@ public final class AnomalyEngine implements AnomalyStage
 
     // State.
 
-    /** Open / closing state of one potential anomaly. */
-    static final class Tracker
+    /**
+     * Open / closing state of one potential anomaly. Links, ranks and devices are their own trackers (they extend
+     * this): the period end reads a tracker for every link, rank and device it judges, and a tracker of its own
+     * was one more object, a cache miss each, on that path.
+     */
+    static class Tracker
     {
         int bad;
         int good;
@@ -1877,13 +1881,12 @@ public final class AnomalyEngine implements AnomalyStage
      * One direction rank → peer of a communicator, from the sender's step flows (all channels). Its period's
      * accumulators and its window live in its communicator's tables at row {@link #id}.
      */
-    static final class Link
+    static final class Link extends Tracker
     {
         final Comm comm;
         final Host host;
         final int rank;
         final int peer;
-        final Tracker slow = new Tracker();
         Rank owner;
         /** The receiving rank (resolved once, not looked up per period). */
         Rank peerRank;
@@ -1898,6 +1901,12 @@ public final class AnomalyEngine implements AnomalyStage
         boolean degraded;
         /** Dense index in its communicator's tables. */
         final int id;
+
+        /** Its SLOW_LINK tracker: itself. */
+        Tracker slow()
+        {
+            return this;
+        }
         /** Window series; in {@link Comm#lCur} at 1 + the series (after the period's start). */
         static final int BYTES = 0;
         static final int NET_NS = 1;
@@ -1991,11 +2000,10 @@ public final class AnomalyEngine implements AnomalyStage
     }
 
     /** One rank of a communicator: its GPU consumption (its receives) and the credit waits of links into it. */
-    static final class Rank
+    static final class Rank extends Tracker
     {
         final Comm comm;
         final int rank;
-        final Tracker slow = new Tracker();
         final List<RecvFlow> recvFlows = new ArrayList<>();
         /** The host of its latest summary (mirrored in {@link Comm#rHost}: set through {@link Comm#setHost}). */
         Host host;
@@ -2003,6 +2011,12 @@ public final class AnomalyEngine implements AnomalyStage
         int latenessCount;
         /** Dense index in its communicator's rank table. */
         final int idx;
+
+        /** Its SLOW_NODE tracker: itself. */
+        Tracker slow()
+        {
+            return this;
+        }
         /** The links into this rank, as indexes of the communicator's link table. */
         int[] in = new int[2];
         int inCount;
@@ -2094,11 +2108,10 @@ public final class AnomalyEngine implements AnomalyStage
     }
 
     /** One NIC device of a host, from its QP flows. */
-    static final class Device
+    static final class Device extends Tracker
     {
         final Host host;
         final int device;
-        final Tracker stall = new Tracker();
         long periodStartNs = Long.MIN_VALUE;
         long curOutstanding;
         long curCompletions;
@@ -2146,6 +2159,12 @@ public final class AnomalyEngine implements AnomalyStage
 
         /** Its row in its host's {@link Host#devWin}. */
         final int idx;
+
+        /** Its NIC_STALL tracker: itself. */
+        Tracker stall()
+        {
+            return this;
+        }
 
         Device(final Host host, final int device, final int idx)
         {
