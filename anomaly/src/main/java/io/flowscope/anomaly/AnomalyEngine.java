@@ -290,7 +290,7 @@ public final class AnomalyEngine implements AnomalyStage
         final int b = i * Host.RECV_ROW;
         // The receiving rank by its row in its communicator's tables (no rank object per summary).
         final Comm oc = h.recvComm[i];
-        final int own = h.recvOwner[i];
+        final int own = (int)rows[b + Host.RECV_OWNER];
         if (oc.rHost[own] != h)
         {
             oc.setHost(own, h);
@@ -314,7 +314,7 @@ public final class AnomalyEngine implements AnomalyStage
         if (oc.rPeriodStartNs[own] != s.periodStartNs())
         {
             oc.rPeriodStartNs[own] = s.periodStartNs();
-            win.open(own);
+            win.open(own, Rank.SERIES);
             h.touchRank(oc.rankById[own]);
         }
         final int at = win.current(own);
@@ -1632,20 +1632,21 @@ public final class AnomalyEngine implements AnomalyStage
         int recvFlowCount;
         /*
          * The receive flows' per-summary state, by RecvFlow.idx: a receive summary and the period end's stall
-         * check read and write the flow's row here, the host's rows side by side (two flows a cache line), and
+         * check read and write the flow's row here, the host's rows side by side (40 bytes a flow), and
          * no flow object. Row layout (longs): RECV_KEY the flow key (the position cache's check), RECV_SEEN the
          * start of the host period that reported it last, RECV_PROGRESS when it last progressed, RECV_OUTSTANDING
-         * its outstanding steps at its last report.
+         * its outstanding steps at its last report, RECV_OWNER its receiving rank's row in its communicator's
+         * tables (in the row: one array and range check fewer per summary than an int[] of its own).
          */
         static final int RECV_KEY = 0;
         static final int RECV_SEEN = 1;
         static final int RECV_PROGRESS = 2;
         static final int RECV_OUTSTANDING = 3;
-        static final int RECV_ROW = 4;
+        static final int RECV_OWNER = 4;
+        static final int RECV_ROW = 5;
         long[] recvRows = new long[16 * RECV_ROW];
-        /** Per flow: its receiving rank's communicator and row there. */
+        /** Per flow: its receiving rank's communicator. */
         Comm[] recvComm = new Comm[16];
-        int[] recvOwner = new int[16];
         /** Per flow: whether it counts as stalled (in its communicator's {@link Comm#stalled}). */
         boolean[] recvStalled = new boolean[16];
 
@@ -1658,17 +1659,16 @@ public final class AnomalyEngine implements AnomalyStage
                 recvFlows = java.util.Arrays.copyOf(recvFlows, n);
                 recvRows = java.util.Arrays.copyOf(recvRows, n * RECV_ROW);
                 recvComm = java.util.Arrays.copyOf(recvComm, n);
-                recvOwner = java.util.Arrays.copyOf(recvOwner, n);
                 recvStalled = java.util.Arrays.copyOf(recvStalled, n);
             }
             recvFlows[i] = f;
             recvComm[i] = f.comm;
-            recvOwner[i] = owner;
             final int b = i * RECV_ROW;
             recvRows[b + RECV_KEY] = flowKey;
             recvRows[b + RECV_SEEN] = 0;
             recvRows[b + RECV_PROGRESS] = progressNs;
             recvRows[b + RECV_OUTSTANDING] = 0;
+            recvRows[b + RECV_OWNER] = owner;
             recvFlowCount = i + 1;
         }
         /** The communicators of {@link #recvFlows}, each once. */
@@ -1822,7 +1822,7 @@ public final class AnomalyEngine implements AnomalyStage
             this.commHash = commHash;
             java.util.Arrays.fill(rExcess, Double.NaN);
             lWin = new RingTable(Link.SERIES, window, 16);
-            rWin = new PeriodRing(3, window, 16);
+            rWin = new PeriodRing(Rank.SERIES, window, 16);
         }
 
         void setHost(final int rank, final Host h)
@@ -2033,6 +2033,7 @@ public final class AnomalyEngine implements AnomalyStage
         static final int CONSUME_NS = 0;
         static final int CONSUME_COUNT = 1;
         static final int DATA_WAIT_MAX = 2;
+        static final int SERIES = 3;
 
         Rank(final Comm comm, final int rank, final int idx)
         {
@@ -2205,7 +2206,7 @@ public final class AnomalyEngine implements AnomalyStage
         /** The owner's row in its communicator's tables. */
         int ownerIdx()
         {
-            return host.recvOwner[idx];
+            return (int)host.recvRows[idx * Host.RECV_ROW + Host.RECV_OWNER];
         }
 
         long lastProgressNs()

@@ -72,9 +72,14 @@ final class PeriodRing
         end = nblock * window;
     }
 
-    /** Starts owner {@code o}'s next period: its oldest slot is cleared and becomes the current one. */
-    void open(final int o)
+    /**
+     * Starts owner {@code o}'s next period: its oldest slot is cleared and becomes the current one. {@code series}
+     * is the table's series count, passed by the caller as a constant: the clearing loop then unrolls into as many
+     * stores (over the field, C2 compiled a general loop of a few iterations: some 27 instructions an open).
+     */
+    void open(final int o, final int series)
     {
+        assert series == this.series;
         final int next = slot[o] + block;
         final int s = next >= end ? next - end : next;
         slot[o] = s;

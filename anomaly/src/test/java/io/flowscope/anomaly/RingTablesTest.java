@@ -92,7 +92,7 @@ class RingTablesTest
                 {
                     continue;
                 }
-                ring.open(o);
+                ring.open(o, SERIES);
                 final long[] v = new long[SERIES];
                 for (int n = random.nextInt(3); n >= 0; n--)
                 {
