@@ -279,36 +279,42 @@ public final class AnomalyEngine implements AnomalyStage
         // The flow at this position last period when it is the same (the window engine emits a host's flows in a
         // stable order), else looked up or created apart (keeps this method small enough to inline).
         final int pos = h.position++;
-        final Object cached = h.cached(pos);
-        final RecvFlow f = cached instanceof RecvFlow && ((RecvFlow)cached).flowKey == s.flowKey() ? (RecvFlow)cached
-            : (RecvFlow)miss(MISS_RECV, h, null, s, pos);
+        // The flow's row in the host's receive table (no flow object per summary).
+        int i = h.cachedRecv(pos);
+        if (i < 0 || h.recvRows[i * Host.RECV_ROW + Host.RECV_KEY] != s.flowKey())
+        {
+            i = ((RecvFlow)miss(MISS_RECV, h, null, s, pos)).idx;
+        }
+        // After the miss: a new flow may have grown the table.
+        final long[] rows = h.recvRows;
+        final int b = i * Host.RECV_ROW;
         // The receiving rank by its row in its communicator's tables (no rank object per summary).
-        final Comm oc = f.comm;
-        final int own = f.ownerIdx;
+        final Comm oc = h.recvComm[i];
+        final int own = (int)rows[b + Host.RECV_OWNER];
         if (oc.rHost[own] != h)
         {
             oc.setHost(own, h);
         }
-        if (f.seenPeriodStartNs != h.previousPeriodStartNs)
+        if (rows[b + Host.RECV_SEEN] != h.previousPeriodStartNs)
         {
             // Not reported in the host's period before (the window engine reports every flow with work
             // outstanding in every period it ends): nothing was outstanding then. The host's previous period, not
             // the one just before in time: over a silence the window engine ends no period, and a receive waiting
             // all along must not count as having progressed.
-            f.lastProgressNs = Math.max(f.lastProgressNs, s.periodStartNs());
+            rows[b + Host.RECV_PROGRESS] = Math.max(rows[b + Host.RECV_PROGRESS], s.periodStartNs());
         }
-        f.seenPeriodStartNs = s.periodStartNs();
-        f.outstanding = s.outstandingSteps();
+        rows[b + Host.RECV_SEEN] = s.periodStartNs();
+        rows[b + Host.RECV_OUTSTANDING] = s.outstandingSteps();
         if (s.completions() > 0 || s.outstandingSteps() == 0)
         {
-            f.lastProgressNs = s.periodEndNs();
+            rows[b + Host.RECV_PROGRESS] = s.periodEndNs();
         }
         // The rank's window is accumulated in place: its period's first summary opens the next slot.
         final PeriodRing win = oc.rWin;
         if (oc.rPeriodStartNs[own] != s.periodStartNs())
         {
             oc.rPeriodStartNs[own] = s.periodStartNs();
-            win.open(own);
+            win.open(own, Rank.SERIES);
             h.touchRank(oc.rankById[own]);
         }
         final int at = win.current(own);
@@ -360,7 +366,7 @@ public final class AnomalyEngine implements AnomalyStage
                 // A receive flow is one per (flow key, host).
                 RecvFlow f = recvFlows.get(s.flowKey() ^ (s.hostId() * 0x9E3779B97F4A7C15L));
                 final Comm oc = f != null ? f.comm : sc;
-                final int own = f != null ? f.ownerIdx : rank(sc, s.rank()).idx;
+                final int own = f != null ? f.ownerIdx() : rank(sc, s.rank()).idx;
                 if (oc.rHost[own] != h)
                 {
                     oc.setHost(own, h);
@@ -369,7 +375,7 @@ public final class AnomalyEngine implements AnomalyStage
                 {
                     f = newRecvFlow(h, sc, s, own);
                 }
-                h.cache(pos, f);
+                h.cacheRecv(pos, f.idx);
                 return f;
             }
             default:
@@ -395,18 +401,15 @@ public final class AnomalyEngine implements AnomalyStage
     /** A receive flow's first summary (apart from {@link #onRecv}, so that the per-summary part stays small). */
     private RecvFlow newRecvFlow(final Host h, final Comm c, final FlowSummary s, final int own)
     {
-        final RecvFlow f = new RecvFlow(c, h, s.rank(), s.peer(), s.channel());
-        f.flowKey = s.flowKey();
+        final RecvFlow f = new RecvFlow(c, h, s.rank(), s.peer(), s.channel(), h.recvFlowCount);
         f.owner = c.rankById[own];
-        f.ownerIdx = own;
         recvFlows.put(s.flowKey() ^ (s.hostId() * 0x9E3779B97F4A7C15L), f);
-        h.addRecvFlow(f);
+        h.addRecvFlow(f, s.flowKey(), own, s.periodStartNs());
         if (!h.recvComms.contains(c))
         {
             h.recvComms.add(c);
         }
         f.owner.recvFlows.add(f);
-        f.lastProgressNs = s.periodStartNs();
         return f;
     }
 
@@ -527,7 +530,7 @@ public final class AnomalyEngine implements AnomalyStage
         {
             final Link l = h.touchedLinks[i];
             // judgeLink's own early return, checked here: most links are healthy and have nothing tracked.
-            if ((l.degraded && !congestion) || l.slow.open != null || l.slow.bad != 0)
+            if ((l.degraded && !congestion) || l.slow().open != null || l.slow().bad != 0)
             {
                 judgeLink(l, periodStart, now, congestion);
             }
@@ -639,8 +642,10 @@ public final class AnomalyEngine implements AnomalyStage
             waitCount[p] += lNetCount[i];
         }
         c.linkCount = robust.count();
-        robust.compute();
+        // Last time's median and MAD as guesses (same results, fewer steps: see Robust).
+        robust.compute(c.rateMedian, c.rateMad);
         c.rateMedian = robust.median;
+        c.rateMad = robust.mad;
         c.rateSigma = robust.sigma();
         robust.clear();
         c.creditTop = 0;
@@ -669,8 +674,9 @@ public final class AnomalyEngine implements AnomalyStage
             }
         }
         c.excessCount = robust.count();
-        robust.compute();
+        robust.compute(c.excessMedian, c.excessMad);
         c.excessMedian = robust.median;
+        c.excessMad = robust.mad;
         c.excessSigma = robust.sigma();
     }
 
@@ -750,12 +756,12 @@ public final class AnomalyEngine implements AnomalyStage
         // rank's object is another cache miss, needed only when the send did wait that long.
         final Rank receiver = l.peerRank;
         final boolean creditBound = l.peerWaitMaxNs() > config.slowNodeMinNs && receiver != null
-            && (receiver.slow.bad > 0 || receiver.slow.open != null);
+            && (receiver.slow().bad > 0 || receiver.slow().open != null);
         final boolean suppressed = l.host.nicQuiet || peerHostNicQuiet(l) || creditBound;
         final boolean bad = !suppressed && c.linkCount >= config.minLinks
             && l.ratio < c.rateMedian * (1 - config.slowLinkFraction)
             && c.rateMedian - l.ratio > config.madK * c.rateSigma;
-        if (!bad && !suppressed && l.slow.bad == 0 && l.slow.open == null && l.host.congestion.open == null)
+        if (!bad && !suppressed && l.slow().bad == 0 && l.slow().open == null && l.host.congestion.open == null)
         {
             l.baseline += (rate - l.baseline) / config.baselinePeriods;
             l.baselineOutstanding += (l.outstandingMean() - l.baselineOutstanding) / config.baselinePeriods;
@@ -789,7 +795,7 @@ public final class AnomalyEngine implements AnomalyStage
         }
         final boolean bad = l.degraded && !congestion;
         final boolean good = !l.degraded && l.ratio >= c.rateMedian * (1 - config.slowLinkFraction / 2);
-        if (!bad && l.slow.open == null && l.slow.bad == 0)
+        if (!bad && l.slow().open == null && l.slow().bad == 0)
         {
             return;
         }
@@ -805,14 +811,14 @@ public final class AnomalyEngine implements AnomalyStage
         evidence.put("links", c.linkCount);
         final double rel = c.rateMedian > 0 ? l.ratio / c.rateMedian : 0;
         final Severity sev = rel < 0.5 ? Severity.CRITICAL : Severity.WARNING;
-        final String summary = !willPublish(l.slow, bad, sev) ? null : String.format("rank %d → %d of comm 0x%x moves "
+        final String summary = !willPublish(l.slow(), bad, sev) ? null : String.format("rank %d → %d of comm 0x%x moves "
             + "data at %.0f%% of its baseline while its communicator's links keep %.0f%%: slow link (the sender's "
             + "steps wait on the network, not on credit)", l.rank, l.peer, c.commHash, 100 * l.ratio,
             100 * c.rateMedian);
-        final boolean wasOpen = l.slow.open != null;
-        track(l.slow, bad, good, AnomalyKind.SLOW_LINK, Culprit.link(l.host.hostId, c.commHash, l.rank, l.peer),
+        final boolean wasOpen = l.slow().open != null;
+        track(l.slow(), bad, good, AnomalyKind.SLOW_LINK, Culprit.link(l.host.hostId, c.commHash, l.rank, l.peer),
             sev, periodStart, now, now - (long)config.windowPeriods * (now - periodStart), summary);
-        if (wasOpen != (l.slow.open != null))
+        if (wasOpen != (l.slow().open != null))
         {
             c.openSlowLinks += wasOpen ? -1 : 1;
         }
@@ -980,7 +986,7 @@ public final class AnomalyEngine implements AnomalyStage
                     nicCandidates.remove(d);
                 }
             }
-            anyStalled |= candidate || d.stall.open != null;
+            anyStalled |= candidate || d.stall().open != null;
         }
         if (anyStalled)
         {
@@ -1043,20 +1049,20 @@ public final class AnomalyEngine implements AnomalyStage
                 if (dead != null && dead != d)
                 {
                     evidence.clear();
-                    evidence.putAll(d.stall.open.evidence());
+                    evidence.putAll(d.stall().open.evidence());
                     evidence.put("failoverToDevice", dead.host.newQpDevice);
-                    update(d.stall, Culprit.nic(dead.host.hostId, dead.device), Severity.CRITICAL, d.host.nowNs,
-                        d.stall.open.windowStartNs(), String.format("NIC %d of host 0x%x went down: its QPs "
+                    update(d.stall(), Culprit.nic(dead.host.hostId, dead.device), Severity.CRITICAL, d.host.nowNs,
+                        d.stall().open.windowStartNs(), String.format("NIC %d of host 0x%x went down: its QPs "
                         + "stalled, then its traffic failed over to NIC %d", dead.device, dead.host.hostId,
                         dead.host.newQpDevice));
                 }
-                resolve(d.stall, d.host.nowNs);
+                resolve(d.stall(), d.host.nowNs);
                 nicDevicesOpen.remove(i--);
                 nicEpisode.clear();
                 nicEpisodeEndNs = Long.MIN_VALUE;
             }
         }
-        if (best == null || !sendStuck || best.stall.open != null || best.stalledNs < config.nicStallNs
+        if (best == null || !sendStuck || best.stall().open != null || best.stalledNs < config.nicStallNs
             || !nicDevicesOpen.isEmpty())
         {
             return;
@@ -1072,8 +1078,8 @@ public final class AnomalyEngine implements AnomalyStage
             + "outstanding, none completed for %.1f ms; %d devices stalled with it): its QPs must fail over",
             best.device, best.host.hostId, best.outstanding, best.stalledNs / 1e6, nicCandidates.size());
         final long start = best.lastProgressNs;
-        best.stall.firstBadStartNs = start;
-        openAnomaly(best.stall, AnomalyKind.NIC_STALL, Culprit.nic(best.host.hostId, best.device), Severity.CRITICAL,
+        best.stall().firstBadStartNs = start;
+        openAnomaly(best.stall(), AnomalyKind.NIC_STALL, Culprit.nic(best.host.hostId, best.device), Severity.CRITICAL,
             start, best.host.nowNs, start, best.host.nowNs, summary);
         nicDevicesOpen.add(best);
         nicEpisode.clear();
@@ -1138,7 +1144,7 @@ public final class AnomalyEngine implements AnomalyStage
         final double limit = Math.max(median * config.slowNodeRatio, median + config.slowNodeMinNs);
         final boolean bad = r.excess > limit && r.excess - median > config.madK * c.excessSigma
             && !r.host.nicQuiet;
-        if (!bad && r.slow.bad == 0 && r.slow.open == null)
+        if (!bad && r.slow().bad == 0 && r.slow().open == null)
         {
             r.baseline += (v - r.baseline) / config.baselinePeriods;
             return;
@@ -1170,11 +1176,11 @@ public final class AnomalyEngine implements AnomalyStage
         evidence.put("ranks", c.excessCount);
         final Severity sev = r.excess > 10 * Math.max(median, config.slowNodeMinNs) ? Severity.CRITICAL
             : Severity.WARNING;
-        final String summary = !willPublish(r.slow, bad, sev) ? null : String.format("rank %d of comm 0x%x is late: "
+        final String summary = !willPublish(r.slow(), bad, sev) ? null : String.format("rank %d of comm 0x%x is late: "
             + "its peers wait up to %.0f µs more than usual for its credit (%.0f µs) or it arrives late at its "
             + "collectives (%.0f µs); the others are merely blocked", r.rank, c.commHash, r.excess / 1e3,
             credit / 1e3, late / 1e3);
-        track(r.slow, bad, good, AnomalyKind.SLOW_NODE, Culprit.rank(r.host.hostId, c.commHash, r.rank), sev,
+        track(r.slow(), bad, good, AnomalyKind.SLOW_NODE, Culprit.rank(r.host.hostId, c.commHash, r.rank), sev,
             periodStart, now, now - (long)config.windowPeriods * (now - periodStart), summary);
     }
 
@@ -1213,7 +1219,7 @@ public final class AnomalyEngine implements AnomalyStage
         for (int i = 0; i < r.host.links.size(); i++)
         {
             final Link l = r.host.links.get(i);
-            if (l.rank == r.rank && l.comm == r.comm && (l.degraded || l.slow.bad > 0 || l.slow.open != null))
+            if (l.rank == r.rank && l.comm == r.comm && (l.degraded || l.slow().bad > 0 || l.slow().open != null))
             {
                 return true;
             }
@@ -1226,16 +1232,19 @@ public final class AnomalyEngine implements AnomalyStage
     private void checkStalls(final Host h)
     {
         final long now = h.nowNs;
-        final RecvFlow[] flows = h.recvFlows;
+        final long[] rows = h.recvRows;
+        final boolean[] flags = h.recvStalled;
+        final long reported = h.reportedPeriodStartNs;
         final long threshold = config.hangThresholdNs;
-        for (int i = 0; i < h.recvFlowCount; i++)
+        // Over the host's receive table (sequential rows): a flow object only where its state changes.
+        for (int i = 0, b = 0; i < h.recvFlowCount; i++, b += Host.RECV_ROW)
         {
-            final RecvFlow f = flows[i];
-            final boolean stalled = f.outstanding > 0 && f.seenPeriodStartNs == h.reportedPeriodStartNs
-                && now - f.lastProgressNs >= threshold;
-            if (stalled != f.stalled)
+            final boolean stalled = rows[b + Host.RECV_OUTSTANDING] > 0 && rows[b + Host.RECV_SEEN] == reported
+                && now - rows[b + Host.RECV_PROGRESS] >= threshold;
+            if (stalled != flags[i])
             {
-                f.stalled = stalled;
+                flags[i] = stalled;
+                final RecvFlow f = h.recvFlows[i];
                 if (stalled)
                 {
                     f.comm.stalled.add(f);
@@ -1314,8 +1323,8 @@ public final class AnomalyEngine implements AnomalyStage
             for (int i = 0; i < waiting.size(); i++)
             {
                 final RecvFlow f = waiting.get(i);
-                if (best == null || f.lastProgressNs < best.lastProgressNs
-                    || (f.lastProgressNs == best.lastProgressNs && better(f, best)))
+                if (best == null || f.lastProgressNs() < best.lastProgressNs()
+                    || (f.lastProgressNs() == best.lastProgressNs() && better(f, best)))
                 {
                     best = f;
                 }
@@ -1327,17 +1336,17 @@ public final class AnomalyEngine implements AnomalyStage
         long since = Long.MAX_VALUE;
         for (int i = 0; i < stalled.size(); i++)
         {
-            since = Math.min(since, stalled.get(i).lastProgressNs);
+            since = Math.min(since, stalled.get(i).lastProgressNs());
         }
         final long now = culpritHost.nowNs;
         // Ages, not instants, cross hosts: the stall's start on the culprit's clock.
-        final long start = now - (best.host.nowNs - best.lastProgressNs);
+        final long start = now - (best.host.nowNs - best.lastProgressNs());
         since = now - (best.host.nowNs - since);
         evidence.clear();
         evidence.put("stalledReceives", stalled.size());
         evidence.put("waitingReceives", waiting.size());
         evidence.put("waitersOnCulprit", bestWaiters);
-        evidence.put("noProgressNs", best.host.nowNs - best.lastProgressNs);
+        evidence.put("noProgressNs", best.host.nowNs - best.lastProgressNs());
         evidence.put("thresholdNs", config.hangThresholdNs);
         final String summary = String.format("comm 0x%x hung: rank %d does not progress; rank %d waits for its data "
             + "on channel %d (%d stalled receives)", c.commHash, best.peer, best.rank, best.channel, stalled.size());
@@ -1385,8 +1394,10 @@ public final class AnomalyEngine implements AnomalyStage
 
     private boolean isWaitingFlow(final RecvFlow f)
     {
-        return f.outstanding > 0 && f.seenPeriodStartNs == f.host.reportedPeriodStartNs
-            && f.host.nowNs - f.lastProgressNs >= config.hangThresholdNs / 2;
+        final long[] rows = f.host.recvRows;
+        final int b = f.idx * Host.RECV_ROW;
+        return rows[b + Host.RECV_OUTSTANDING] > 0 && rows[b + Host.RECV_SEEN] == f.host.reportedPeriodStartNs
+            && f.host.nowNs - rows[b + Host.RECV_PROGRESS] >= config.hangThresholdNs / 2;
     }
 
     /**
@@ -1531,8 +1542,12 @@ public final class AnomalyEngine implements AnomalyStage
 
     // State.
 
-    /** Open / closing state of one potential anomaly. */
-    static final class Tracker
+    /**
+     * Open / closing state of one potential anomaly. Links, ranks and devices are their own trackers (they extend
+     * this): the period end reads a tracker for every link, rank and device it judges, and a tracker of its own
+     * was one more object, a cache miss each, on that path.
+     */
+    static class Tracker
     {
         int bad;
         int good;
@@ -1612,17 +1627,49 @@ public final class AnomalyEngine implements AnomalyStage
             }
             touchedRanks[touchedRankCount++] = r;
         }
-        /** Its receive flows, in the order of their first summary. */
+        /** Its receive flows, in the order of their first summary ({@link RecvFlow#idx}). */
         RecvFlow[] recvFlows = new RecvFlow[16];
         int recvFlowCount;
+        /*
+         * The receive flows' per-summary state, by RecvFlow.idx: a receive summary and the period end's stall
+         * check read and write the flow's row here, the host's rows side by side (40 bytes a flow), and
+         * no flow object. Row layout (longs): RECV_KEY the flow key (the position cache's check), RECV_SEEN the
+         * start of the host period that reported it last, RECV_PROGRESS when it last progressed, RECV_OUTSTANDING
+         * its outstanding steps at its last report, RECV_OWNER its receiving rank's row in its communicator's
+         * tables (in the row: one array and range check fewer per summary than an int[] of its own).
+         */
+        static final int RECV_KEY = 0;
+        static final int RECV_SEEN = 1;
+        static final int RECV_PROGRESS = 2;
+        static final int RECV_OUTSTANDING = 3;
+        static final int RECV_OWNER = 4;
+        static final int RECV_ROW = 5;
+        long[] recvRows = new long[16 * RECV_ROW];
+        /** Per flow: its receiving rank's communicator. */
+        Comm[] recvComm = new Comm[16];
+        /** Per flow: whether it counts as stalled (in its communicator's {@link Comm#stalled}). */
+        boolean[] recvStalled = new boolean[16];
 
-        void addRecvFlow(final RecvFlow f)
+        void addRecvFlow(final RecvFlow f, final long flowKey, final int owner, final long progressNs)
         {
-            if (recvFlowCount == recvFlows.length)
+            final int i = recvFlowCount;
+            if (i == recvFlows.length)
             {
-                recvFlows = java.util.Arrays.copyOf(recvFlows, recvFlowCount * 2);
+                final int n = i * 2;
+                recvFlows = java.util.Arrays.copyOf(recvFlows, n);
+                recvRows = java.util.Arrays.copyOf(recvRows, n * RECV_ROW);
+                recvComm = java.util.Arrays.copyOf(recvComm, n);
+                recvStalled = java.util.Arrays.copyOf(recvStalled, n);
             }
-            recvFlows[recvFlowCount++] = f;
+            recvFlows[i] = f;
+            recvComm[i] = f.comm;
+            final int b = i * RECV_ROW;
+            recvRows[b + RECV_KEY] = flowKey;
+            recvRows[b + RECV_SEEN] = 0;
+            recvRows[b + RECV_PROGRESS] = progressNs;
+            recvRows[b + RECV_OUTSTANDING] = 0;
+            recvRows[b + RECV_OWNER] = owner;
+            recvFlowCount = i + 1;
         }
         /** The communicators of {@link #recvFlows}, each once. */
         final List<Comm> recvComms = new ArrayList<>();
@@ -1633,12 +1680,24 @@ public final class AnomalyEngine implements AnomalyStage
         Object[] byPosition = new Object[64];
         int position;
 
-        /** Per position holding a link: its row in the communicator cached at {@link #byPosition}. */
+        /** What {@link #byPosition} holds at a receive flow's position (its row is at {@link #linkAt}). */
+        private static final Object RECV = new Object();
+
+        /**
+         * Per position holding a link: its row in the communicator cached at {@link #byPosition}; holding a
+         * receive flow: its {@link RecvFlow#idx}.
+         */
         int[] linkAt = new int[64];
 
-        Object cached(final int pos)
+        /** The receive flow (its {@link RecvFlow#idx}) cached at this position, or -1. */
+        int cachedRecv(final int pos)
         {
-            return pos < byPosition.length ? byPosition[pos] : null;
+            return pos < byPosition.length && byPosition[pos] == RECV ? linkAt[pos] : -1;
+        }
+
+        void cacheRecv(final int pos, final int idx)
+        {
+            cacheLink(pos, RECV, idx);
         }
 
         /** The link row cached at this position for communicator {@code c}, or -1. */
@@ -1647,7 +1706,7 @@ public final class AnomalyEngine implements AnomalyStage
             return pos < byPosition.length && byPosition[pos] == c ? linkAt[pos] : -1;
         }
 
-        void cacheLink(final int pos, final Comm c, final int id)
+        void cacheLink(final int pos, final Object c, final int id)
         {
             cache(pos, c);
             if (pos < linkAt.length)
@@ -1704,6 +1763,9 @@ public final class AnomalyEngine implements AnomalyStage
         int linkCount;
         double rateMedian;
         double rateSigma;
+        /** The MADs behind rateSigma and excessSigma (the next recomputation's guesses; NaN: none yet). */
+        double rateMad = Double.NaN;
+        double excessMad = Double.NaN;
         int excessCount;
         int troubledLinks;
         /** Links of this communicator with an open SLOW_LINK anomaly. */
@@ -1760,7 +1822,7 @@ public final class AnomalyEngine implements AnomalyStage
             this.commHash = commHash;
             java.util.Arrays.fill(rExcess, Double.NaN);
             lWin = new RingTable(Link.SERIES, window, 16);
-            rWin = new PeriodRing(3, window, 16);
+            rWin = new PeriodRing(Rank.SERIES, window, 16);
         }
 
         void setHost(final int rank, final Host h)
@@ -1825,13 +1887,12 @@ public final class AnomalyEngine implements AnomalyStage
      * One direction rank → peer of a communicator, from the sender's step flows (all channels). Its period's
      * accumulators and its window live in its communicator's tables at row {@link #id}.
      */
-    static final class Link
+    static final class Link extends Tracker
     {
         final Comm comm;
         final Host host;
         final int rank;
         final int peer;
-        final Tracker slow = new Tracker();
         Rank owner;
         /** The receiving rank (resolved once, not looked up per period). */
         Rank peerRank;
@@ -1846,6 +1907,12 @@ public final class AnomalyEngine implements AnomalyStage
         boolean degraded;
         /** Dense index in its communicator's tables. */
         final int id;
+
+        /** Its SLOW_LINK tracker: itself. */
+        Tracker slow()
+        {
+            return this;
+        }
         /** Window series; in {@link Comm#lCur} at 1 + the series (after the period's start). */
         static final int BYTES = 0;
         static final int NET_NS = 1;
@@ -1939,11 +2006,10 @@ public final class AnomalyEngine implements AnomalyStage
     }
 
     /** One rank of a communicator: its GPU consumption (its receives) and the credit waits of links into it. */
-    static final class Rank
+    static final class Rank extends Tracker
     {
         final Comm comm;
         final int rank;
-        final Tracker slow = new Tracker();
         final List<RecvFlow> recvFlows = new ArrayList<>();
         /** The host of its latest summary (mirrored in {@link Comm#rHost}: set through {@link Comm#setHost}). */
         Host host;
@@ -1951,6 +2017,12 @@ public final class AnomalyEngine implements AnomalyStage
         int latenessCount;
         /** Dense index in its communicator's rank table. */
         final int idx;
+
+        /** Its SLOW_NODE tracker: itself. */
+        Tracker slow()
+        {
+            return this;
+        }
         /** The links into this rank, as indexes of the communicator's link table. */
         int[] in = new int[2];
         int inCount;
@@ -1961,6 +2033,7 @@ public final class AnomalyEngine implements AnomalyStage
         static final int CONSUME_NS = 0;
         static final int CONSUME_COUNT = 1;
         static final int DATA_WAIT_MAX = 2;
+        static final int SERIES = 3;
 
         Rank(final Comm comm, final int rank, final int idx)
         {
@@ -2042,11 +2115,10 @@ public final class AnomalyEngine implements AnomalyStage
     }
 
     /** One NIC device of a host, from its QP flows. */
-    static final class Device
+    static final class Device extends Tracker
     {
         final Host host;
         final int device;
-        final Tracker stall = new Tracker();
         long periodStartNs = Long.MIN_VALUE;
         long curOutstanding;
         long curCompletions;
@@ -2095,6 +2167,12 @@ public final class AnomalyEngine implements AnomalyStage
         /** Its row in its host's {@link Host#devWin}. */
         final int idx;
 
+        /** Its NIC_STALL tracker: itself. */
+        Tracker stall()
+        {
+            return this;
+        }
+
         Device(final Host host, final int device, final int idx)
         {
             this.host = host;
@@ -2111,22 +2189,29 @@ public final class AnomalyEngine implements AnomalyStage
         final int rank;
         final int peer;
         final int channel;
-        long flowKey;
         Rank owner;
-        /** The owner's row in its communicator's tables. */
-        int ownerIdx;
-        long outstanding;
-        long lastProgressNs;
-        long seenPeriodStartNs;
-        boolean stalled;
+        /** Its row in its host's receive table ({@link Host#recvRows}). */
+        final int idx;
 
-        RecvFlow(final Comm comm, final Host host, final int rank, final int peer, final int channel)
+        RecvFlow(final Comm comm, final Host host, final int rank, final int peer, final int channel, final int idx)
         {
             this.comm = comm;
             this.host = host;
             this.rank = rank;
             this.peer = peer;
             this.channel = channel;
+            this.idx = idx;
+        }
+
+        /** The owner's row in its communicator's tables. */
+        int ownerIdx()
+        {
+            return (int)host.recvRows[idx * Host.RECV_ROW + Host.RECV_OWNER];
+        }
+
+        long lastProgressNs()
+        {
+            return host.recvRows[idx * Host.RECV_ROW + Host.RECV_PROGRESS];
         }
     }
 }

@@ -1,20 +1,30 @@
 package io.flowscope.anomaly;
 
-import java.util.Arrays;
-
 /**
- * Sliding-window sums of many owners (the links, ranks or NICs of a table, by dense index) in one flat array:
- * per owner its sums, then its ring slot by slot (a slot holds every series' value of one push). Owners created
- * one after another (a host's links) lie side by side, and a push touches an owner's sums and one slot: two or
- * three adjacent cache lines and no object of its own. Allocates only when the table grows.
+ * Sliding-window sums of many owners (the links, ranks or NICs of a table, by dense index) in one flat array,
+ * laid out block by block: block 0 holds every owner's sums, block 1 + j every owner's slot j of its ring (a slot
+ * holds every series' value of one push). Within a block owner {@code o}'s {@code series} values lie at
+ * {@code o * series}:
+ * <pre>
+ *   [ sums: owner 0 | owner 1 | … ][ slot 0: owner 0 | owner 1 | … ] … [ slot window − 1: owner 0 | … ]
+ * </pre>
+ * Owners created one after another (a host's links or NICs) lie side by side in every block, and they push
+ * together (their host's period end), so that a push of all of them touches their sums and one slot each in two
+ * short runs of adjacent cache lines (with a row of its own per owner, sums then slots, every owner's push
+ * touched two or three lines of its own). Allocates only when the table grows (the blocks are re-laid for the new capacity).
  */
 final class RingTable
 {
     private final int series;
     private final int window;
-    private final int stride;
+    /** Owners the blocks have room for, and the length of a block (capacity × series). */
+    private int capacity;
+    private int block;
+    /** The end of the last block, and the span of the slot blocks (window × block): where a ring wraps. */
+    private int end;
+    private int span;
     private long[] data;
-    /** Per owner: the start of the slot under way, and how many pushes the ring holds (at most the window). */
+    /** Per owner: the start (in {@link #data}) of its slot under way, and how many pushes its ring holds. */
     private int[] slot;
     private int[] filled;
 
@@ -22,8 +32,11 @@ final class RingTable
     {
         this.series = series;
         this.window = window;
-        stride = series * (window + 1);
-        data = new long[capacity * stride];
+        this.capacity = capacity;
+        block = capacity * series;
+        end = block * (window + 1);
+        span = block * window;
+        data = new long[end];
         slot = new int[capacity];
         filled = new int[capacity];
     }
@@ -31,14 +44,34 @@ final class RingTable
     /** Makes room for owner {@code o} (owners are added in index order). */
     void add(final int o)
     {
-        if (o >= slot.length)
+        if (o >= capacity)
         {
-            final int n = Math.max(o + 1, slot.length * 2);
-            data = Arrays.copyOf(data, n * stride);
-            slot = Arrays.copyOf(slot, n);
-            filled = Arrays.copyOf(filled, n);
+            grow(Math.max(o + 1, capacity * 2));
         }
-        slot[o] = o * stride + series;
+        slot[o] = block + o * series;
+    }
+
+    private void grow(final int n)
+    {
+        final int nblock = n * series;
+        final long[] d = new long[nblock * (window + 1)];
+        for (int b = 0; b <= window; b++)
+        {
+            System.arraycopy(data, b * block, d, b * nblock, block);
+        }
+        final int[] s = java.util.Arrays.copyOf(slot, n);
+        for (int o = 0; o < capacity; o++)
+        {
+            // Same block, same place in it.
+            s[o] = slot[o] / block * nblock + o * series;
+        }
+        data = d;
+        slot = s;
+        filled = java.util.Arrays.copyOf(filled, n);
+        capacity = n;
+        block = nblock;
+        end = nblock * (window + 1);
+        span = nblock * window;
     }
 
     /** Where owner {@code o}'s slot under way starts: pass it to {@link #set} for every series of the push. */
@@ -50,7 +83,7 @@ final class RingTable
     /** The value of series {@code k} of owner {@code o} for the push under way at {@code slot}. */
     void set(final int o, final int slot, final int k, final long v)
     {
-        final int s = o * stride + k;
+        final int s = o * series + k;
         final int i = slot + k;
         data[s] += v - data[i];
         data[i] = v;
@@ -64,7 +97,7 @@ final class RingTable
     void setAll(final int o, final int slot, final long[] src, final int from, final int n)
     {
         final long[] d = data;
-        final int s = o * stride;
+        final int s = o * series;
         for (int k = 0; k < n; k++)
         {
             final long v = src[from + k];
@@ -89,9 +122,8 @@ final class RingTable
     /** Ends owner {@code o}'s push. */
     void advance(final int o)
     {
-        final int base = o * stride;
-        final int next = slot[o] + series;
-        slot[o] = next == base + stride ? base + series : next;
+        final int next = slot[o] + block;
+        slot[o] = next >= end ? next - span : next;
         if (filled[o] < window)
         {
             filled[o]++;
@@ -100,15 +132,14 @@ final class RingTable
 
     long sum(final int o, final int k)
     {
-        return data[o * stride + k];
+        return data[o * series + k];
     }
 
     /** The largest value of series {@code k} of owner {@code o} over its ring (slots never pushed hold 0), ≥ 0. */
     long max(final int o, final int k)
     {
         long m = 0;
-        final int end = (o + 1) * stride;
-        for (int i = o * stride + series + k; i < end; i += series)
+        for (int i = block + o * series + k; i < end; i += block)
         {
             m = Math.max(m, data[i]);
         }
@@ -127,8 +158,8 @@ final class RingTable
         {
             return 0;
         }
-        final int base = o * stride + series;
-        final int i = slot[o] == base ? base + (window - 1) * series : slot[o] - series;
+        final int prev = slot[o] - block;
+        final int i = prev < block ? prev + span : prev;
         return data[i + k];
     }
 }
