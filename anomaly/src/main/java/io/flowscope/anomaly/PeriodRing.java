@@ -54,19 +54,8 @@ final class PeriodRing
     private void grow(final int n)
     {
         final int nblock = n * series;
-        final long[] d = new long[nblock * window];
-        for (int b = 0; b < window; b++)
-        {
-            System.arraycopy(data, b * block, d, b * nblock, block);
-        }
-        final int[] s = java.util.Arrays.copyOf(slot, n);
-        for (int o = 0; o < capacity; o++)
-        {
-            // Same block, same place in it.
-            s[o] = slot[o] / block * nblock + o * series;
-        }
-        data = d;
-        slot = s;
+        data = RingTable.widenBlocks(data, window, block, nblock);
+        slot = RingTable.widenSlots(slot, n, capacity, block, nblock, series);
         capacity = n;
         block = nblock;
         end = nblock * window;

@@ -54,24 +54,39 @@ final class RingTable
     private void grow(final int n)
     {
         final int nblock = n * series;
-        final long[] d = new long[nblock * (window + 1)];
-        for (int b = 0; b <= window; b++)
-        {
-            System.arraycopy(data, b * block, d, b * nblock, block);
-        }
-        final int[] s = java.util.Arrays.copyOf(slot, n);
-        for (int o = 0; o < capacity; o++)
-        {
-            // Same block, same place in it.
-            s[o] = slot[o] / block * nblock + o * series;
-        }
-        data = d;
-        slot = s;
+        data = widenBlocks(data, window + 1, block, nblock);
+        slot = widenSlots(slot, n, capacity, block, nblock, series);
         filled = java.util.Arrays.copyOf(filled, n);
         capacity = n;
         block = nblock;
         end = nblock * (window + 1);
         span = nblock * window;
+    }
+
+    /** A slot-major array of {@code blocks} blocks of {@code block} longs, each widened to {@code nblock} longs. */
+    static long[] widenBlocks(final long[] data, final int blocks, final int block, final int nblock)
+    {
+        final long[] d = new long[nblock * blocks];
+        for (int b = 0; b < blocks; b++)
+        {
+            System.arraycopy(data, b * block, d, b * nblock, block);
+        }
+        return d;
+    }
+
+    /**
+     * The slot offsets of the first {@code owners} owners after {@link #widenBlocks}: same block, same place in it;
+     * room for {@code n} owners.
+     */
+    static int[] widenSlots(final int[] slot, final int n, final int owners, final int block, final int nblock,
+        final int series)
+    {
+        final int[] s = java.util.Arrays.copyOf(slot, n);
+        for (int o = 0; o < owners; o++)
+        {
+            s[o] = slot[o] / block * nblock + o * series;
+        }
+        return s;
     }
 
     /** Where owner {@code o}'s slot under way starts: pass it to {@link #set} for every series of the push. */

@@ -1334,15 +1334,12 @@ public final class WindowEngine implements TelemetryListener
             if ((flags & StepTable.OCCUPIED) != 0 && StepTable.hostId(flags) == h.index)
             {
                 final long f = t[b + StepTable.FLOW];
-                final FlowState flow = flowById[StepTable.flowId(f)];
-                if (flow.generation == StepTable.flowGeneration(f))
-                {
-                    // Its state records count for the flow's idleness (see foldLiveStamps).
-                    flow.lastActivityNs = latest(flow.lastActivityNs, stamps[r]);
-                }
+                // Its state records count for the flow's idleness (see foldLiveStamps).
+                foldStamp(f, stamps[r]);
                 if ((flags & StepTable.COMPLETED) == 0)
                 {
                     stepsTimedOut++;
+                    final FlowState flow = flowById[StepTable.flowId(f)];
                     if ((flags & StepTable.POSTED) != 0 && flow.generation == StepTable.flowGeneration(f))
                     {
                         flow.outstandingSteps--;
@@ -1462,13 +1459,18 @@ public final class WindowEngine implements TelemetryListener
             final long flags = t[b + StepTable.FLAGS];
             if ((flags & StepTable.OCCUPIED) != 0 && StepTable.hostId(flags) == h.index)
             {
-                final long f = t[b + StepTable.FLOW];
-                final FlowState flow = flowById[StepTable.flowId(f)];
-                if (flow.generation == StepTable.flowGeneration(f))
-                {
-                    flow.lastActivityNs = latest(flow.lastActivityNs, stamps[r]);
-                }
+                foldStamp(t[b + StepTable.FLOW], stamps[r]);
             }
+        }
+    }
+
+    /** Folds a step's last record time into its flow's idleness, unless the flow was reused since (row field FLOW). */
+    private void foldStamp(final long flowField, final long stampNs)
+    {
+        final FlowState flow = flowById[StepTable.flowId(flowField)];
+        if (flow.generation == StepTable.flowGeneration(flowField))
+        {
+            flow.lastActivityNs = latest(flow.lastActivityNs, stampNs);
         }
     }
 
