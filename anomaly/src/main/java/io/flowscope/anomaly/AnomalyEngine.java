@@ -1231,16 +1231,12 @@ public final class AnomalyEngine implements AnomalyStage
 
     private void checkStalls(final Host h)
     {
-        final long now = h.nowNs;
-        final long[] rows = h.recvRows;
         final boolean[] flags = h.recvStalled;
-        final long reported = h.reportedPeriodStartNs;
         final long threshold = config.hangThresholdNs;
         // Over the host's receive table (sequential rows): a flow object only where its state changes.
-        for (int i = 0, b = 0; i < h.recvFlowCount; i++, b += Host.RECV_ROW)
+        for (int i = 0; i < h.recvFlowCount; i++)
         {
-            final boolean stalled = rows[b + Host.RECV_OUTSTANDING] > 0 && rows[b + Host.RECV_SEEN] == reported
-                && now - rows[b + Host.RECV_PROGRESS] >= threshold;
+            final boolean stalled = h.recvWaiting(i, threshold);
             if (stalled != flags[i])
             {
                 flags[i] = stalled;
@@ -1394,10 +1390,7 @@ public final class AnomalyEngine implements AnomalyStage
 
     private boolean isWaitingFlow(final RecvFlow f)
     {
-        final long[] rows = f.host.recvRows;
-        final int b = f.idx * Host.RECV_ROW;
-        return rows[b + Host.RECV_OUTSTANDING] > 0 && rows[b + Host.RECV_SEEN] == f.host.reportedPeriodStartNs
-            && f.host.nowNs - rows[b + Host.RECV_PROGRESS] >= config.hangThresholdNs / 2;
+        return f.host.recvWaiting(f.idx, config.hangThresholdNs / 2);
     }
 
     /**
@@ -1645,6 +1638,17 @@ public final class AnomalyEngine implements AnomalyStage
         static final int RECV_OWNER = 4;
         static final int RECV_ROW = 5;
         long[] recvRows = new long[16 * RECV_ROW];
+        /**
+         * Whether receive flow {@code i} has work outstanding in the host's last reported period and has not
+         * progressed for {@code thresholdNs} (a hang's stalled receive at the hang threshold, a waiting one at half).
+         */
+        boolean recvWaiting(final int i, final long thresholdNs)
+        {
+            final int b = i * RECV_ROW;
+            return recvRows[b + RECV_OUTSTANDING] > 0 && recvRows[b + RECV_SEEN] == reportedPeriodStartNs
+                && nowNs - recvRows[b + RECV_PROGRESS] >= thresholdNs;
+        }
+
         /** Per flow: its receiving rank's communicator. */
         Comm[] recvComm = new Comm[16];
         /** Per flow: whether it counts as stalled (in its communicator's {@link Comm#stalled}). */
