@@ -22,6 +22,9 @@ import io.flowscope.window.TelemetryListener;
  * events, 116 k steps, 116 k WRs, 11.7 k ops). Events are sorted by time (ties keep generation order, so each
  * step's records stay in order).
  * <p>
+ * Keys (op, step and work request alike) are numbered 1, 2, … in the order of their start events, as the
+ * plugin numbers its records.
+ * <p>
  * Replays: {@link #replay} adds a key base and a time base to every key / time, so the same arrays can be
  * replayed again and again as new ops and steps later in time ({@link #keySpan}, {@link #timeSpanNs}).
  */
@@ -92,13 +95,26 @@ final class ProxyStream
         time = new long[n];
         arg = new long[n];
         iarg = new int[n];
+        // Keys numbered in start order, as the plugin's record ids (one serial per process, taken when NCCL
+        // starts the event): generation runs flow by flow, so its own numbering would give each flow a block.
+        final long[] renumbered = new long[(int)b.nextKey];
+        long nextKey = 1;
+        for (int j = 0; j < n; j++)
+        {
+            final int i = (int)(order[j] & 0xFF_FFFF);
+            final byte t = b.type[i];
+            if (t == OP_START || t == STEP_START || t == QP_START)
+            {
+                renumbered[(int)b.key[i]] = nextKey++;
+            }
+        }
         for (int j = 0; j < n; j++)
         {
             final int i = (int)(order[j] & 0xFF_FFFF);
             type[j] = b.type[i];
-            key[j] = b.key[i];
+            key[j] = renumbered[(int)b.key[i]];
             time[j] = b.time[i];
-            arg[j] = b.arg[i];
+            arg[j] = type[j] == STEP_START ? renumbered[(int)b.arg[i]] : b.arg[i];
             iarg[j] = b.iarg[i];
         }
         events = n;
