@@ -4,11 +4,9 @@ package io.flowscope.window;
  * The live steps and work requests, and the tombstones of stopped ones: a compact open-addressing key index over
  * a slab of fixed rows (live entries) and a slab of small tombstone slots. Nothing is allocated after construction.
  * <p>
- * <b>Why two arrays.</b> Step keys are hashes of (host, pid, record id): a new key's home slot is random, so
- * a table that holds the rows inline costs a cold line at every step / work request start, and another at
- * every expiry (reading the slot, then shifting its chain). Here the random probe goes into an index of 8 bytes
- * a slot (8× denser than the rows; 1 MiB for the default 65,536 steps), and the row comes from a LIFO free
- * stack.
+ * <b>Why rows apart.</b> A table that holds the rows inline touches a 64-byte row wherever its key lands; here
+ * the key's slot holds a reference (4 bytes a direct slot, 8 an index slot), and the row comes from a LIFO
+ * free stack.
  * <p>
  * <b>Why tombstones apart.</b> A stopped step only answers "seen before" (a later record of its key is a
  * duplicate) until its tombstone timeout: of its row only the key, the host and the last record time are still
@@ -18,8 +16,18 @@ package io.flowscope.window;
  * at once: the next start reuses that row while it is still in L1, the rows in use stay as few as the live
  * steps, and the sweep expires tombstones by reading dense arrays instead of rows.
  * <p>
- * <b>Index</b> ({@code long[]}, capacity = the next power of two ≥ 2 × maxSteps, linear probing, at most half
- * full, deletion by backward shift with no deleted markers):
+ * <b>Direct slots first.</b> An entry goes into the direct slot of its key's low bits ({@link #direct}, an
+ * {@code int} reference a slot, the index entry's low word below) when that slot is free, else into the index
+ * (the overflow). Record ids are numbered in start order by the plugin (per thread, in blocks: see
+ * {@code RingEventSource#key}), so a stream's live steps and fresh tombstones sit in neighbouring direct
+ * slots: a start, a record and an expiry touch a line that the previous ones did, where a hashed home slot
+ * is a random line of the 1 MiB index, mostly a cache miss (measured: the step table took ~37 % of the engine
+ * benchmark's cycles with hashed slots alone, docs/benchmarks.md section 4). Keys of any other shape still
+ * work: colliding ones spill into the index. {@link #spilled} counts, per direct slot, its entries in the
+ * index, so a lookup probes the index only for slots that have some (none in an ordered stream).
+ * <p>
+ * <b>Index</b> ({@code long[]}, capacity = the next power of two ≥ 2 × maxSteps, as the direct slots, linear
+ * probing, at most half full, deletion by backward shift with no deleted markers):
  * <pre>
  *   63                               32 31 30                             0
  *  +-----------------------------------+--+--------------------------------+
@@ -111,10 +119,21 @@ final class StepTable
     private int tombHighWater;
     /** Live entries and tombstones. */
     private int count;
+    /**
+     * The direct slots: the reference (as an index entry's low word) of the entry whose key's low bits are the
+     * slot, 0 when none. Keys numbered in start order (the plugin's record ids) are then neighbours here as in
+     * time, so the slots a stream's live steps and fresh tombstones use share a few cache lines.
+     */
+    private final int[] direct;
+    /** Per direct slot: how many entries of that slot are in {@link #index} (the overflow). */
+    private final int[] spilled;
+    /** Whether the last {@link #probeInsert} returned a direct slot (else an index slot and {@link #probedTag}). */
+    private boolean probedDirect;
     /** The tag of the key of the last {@link #probeInsert}, for {@link #occupy} (no second hash). */
     private long probedTag;
-    /** The index slot of the last row that {@link #find} returned, for {@link #bury} (no second probe). */
+    /** The slot of the last row that {@link #find} returned, for {@link #bury} (no second probe). */
     private int foundSlot;
+    private boolean foundDirect;
 
     StepTable(final int maxSteps)
     {
@@ -124,6 +143,8 @@ final class StepTable
             capacity <<= 1;
         }
         index = new long[capacity];
+        direct = new int[capacity];
+        spilled = new int[capacity];
         mask = capacity - 1;
         shift = 64 - Integer.numberOfTrailingZeros(capacity);
         maxEntries = maxSteps;
@@ -158,6 +179,27 @@ final class StepTable
      */
     int find(final long key)
     {
+        final int s = (int)key & mask;
+        final int ref = direct[s];
+        if (ref > 0)
+        {
+            final int b = ref - 1 << SHIFT;
+            if (t[b + KEY] == key)
+            {
+                foundSlot = s;
+                foundDirect = true;
+                return b;
+            }
+        }
+        else if (ref < 0 && tombKey[(ref & Integer.MAX_VALUE) - 1] == key)
+        {
+            return BURIED;
+        }
+        return spilled[s] == 0 ? ABSENT : findSpilled(key);
+    }
+
+    private int findSpilled(final long key)
+    {
         final long[] index = this.index;
         final long h = hash(key);
         final long tag = h & TAG_MASK;
@@ -178,6 +220,7 @@ final class StepTable
                     if (t[b + KEY] == key)
                     {
                         foundSlot = i;
+                        foundDirect = false;
                         return b;
                     }
                 }
@@ -196,6 +239,18 @@ final class StepTable
      */
     int probeInsert(final long key)
     {
+        final int s = (int)key & mask;
+        final int ref = direct[s];
+        if (ref != 0 && (ref > 0 ? t[ref - 1 << SHIFT] : tombKey[(ref & Integer.MAX_VALUE) - 1]) == key)
+        {
+            return -1;
+        }
+        if (ref == 0 && spilled[s] == 0)
+        {
+            probedDirect = true;
+            return count == maxEntries ? Integer.MIN_VALUE : s;
+        }
+        // The key may be in the overflow (its direct slot's entries there), or it goes there: the slot is taken.
         final long[] index = this.index;
         final long h = hash(key);
         final long tag = h & TAG_MASK;
@@ -205,13 +260,18 @@ final class StepTable
             final long e = index[i];
             if (e == 0)
             {
+                if (count == maxEntries)
+                {
+                    return Integer.MIN_VALUE;
+                }
+                probedDirect = ref == 0;
                 probedTag = tag;
-                return count == maxEntries ? Integer.MIN_VALUE : i;
+                return ref == 0 ? s : i;
             }
             if ((e & TAG_MASK) == tag)
             {
-                final int ref = (int)e;
-                if (ref >= 0 ? t[ref - 1 << SHIFT] == key : tombKey[(ref & Integer.MAX_VALUE) - 1] == key)
+                final int r = (int)e;
+                if (r >= 0 ? t[r - 1 << SHIFT] == key : tombKey[(r & Integer.MAX_VALUE) - 1] == key)
                 {
                     return -1;
                 }
@@ -229,7 +289,15 @@ final class StepTable
     {
         final long[] t = this.t;
         final int row = free[--freeCount];
-        index[slot] = probedTag | row + 1;
+        if (probedDirect)
+        {
+            direct[slot] = row + 1;
+        }
+        else
+        {
+            index[slot] = probedTag | row + 1;
+            spilled[(int)key & mask]++;
+        }
         count++;
         if (row >= highWater)
         {
@@ -264,7 +332,14 @@ final class StepTable
         tombKey[tomb] = t[b + KEY];
         tombStamp[tomb] = stamp[row];
         tombHost[tomb] = hostId(t[b + FLAGS]);
-        index[foundSlot] = index[foundSlot] & TAG_MASK | TOMB | tomb + 1;
+        if (foundDirect)
+        {
+            direct[foundSlot] = (int)TOMB | tomb + 1;
+        }
+        else
+        {
+            index[foundSlot] = index[foundSlot] & TAG_MASK | TOMB | tomb + 1;
+        }
         t[b + FLAGS] = 0;
         free[freeCount++] = row;
     }
@@ -318,7 +393,7 @@ final class StepTable
         count--;
         final int row = b >>> SHIFT;
         free[freeCount++] = row;
-        unindex(t[b + KEY], row + 1);
+        unref(t[b + KEY], row + 1);
         t[b + FLAGS] = 0;
     }
 
@@ -328,7 +403,20 @@ final class StepTable
         count--;
         tombHost[tomb] = -1;
         tombFree[tombFreeCount++] = tomb;
-        unindex(tombKey[tomb], TOMB | tomb + 1);
+        unref(tombKey[tomb], (int)TOMB | tomb + 1);
+    }
+
+    /** Clears the slot of {@code key}, whose reference is {@code ref}: its direct slot or its overflow slot. */
+    private void unref(final long key, final int ref)
+    {
+        final int s = (int)key & mask;
+        if (direct[s] == ref)
+        {
+            direct[s] = 0;
+            return;
+        }
+        spilled[s]--;
+        unindex(key, ref & 0xFFFF_FFFFL);
     }
 
     /** Clears the index slot of {@code key} (low word {@code ref}) and shifts back the entries of its chain. */

@@ -19,9 +19,10 @@ import io.flowscope.window.TelemetryListener;
  * Host: the ring's hostname, hashed once per ring ({@link #hostId(String)}, a stable 64-bit FNV-1a), is handed
  * to {@link TelemetryListener#onHost} whenever the record comes from another ring than the previous one.
  * <p>
- * Keys: a record id is unique within its producer process; the key is a 64-bit mix of (host id, producer pid,
- * id), so the rings of several processes and hosts can feed one engine (a collision of two live keys is
- * possible in principle, with probability ~ live² / 2^64).
+ * Keys: a record id is unique within its producer process; the key is the id XORed with salts of the host id
+ * and the producer pid ({@link #key}), so the rings of several processes and hosts can feed one engine (a
+ * collision of two live keys is possible in principle, with probability ~ live² / 2^64) and a process's
+ * consecutive ids stay neighbours.
  */
 public final class RingEventSource implements RecordHandler
 {
@@ -184,11 +185,17 @@ public final class RingEventSource implements RecordHandler
         return h;
     }
 
-    /** The engine key of record id {@code id} (already mixed with the host's salt) of process {@code pid}. */
+    /**
+     * The engine key of record id {@code id} (already XORed with the host's salt) of process {@code pid}: the id
+     * XORed with a mix of the pid. Keys of different processes and hosts stay apart (two live keys collide only
+     * if their ids differ by exactly the XOR of their salts: probability ~ live² / 2^64), and the ids a process
+     * numbers in order (per thread, in blocks) keep their order in the low bits, which the step table's direct
+     * slots rely on for locality.
+     */
     public static long key(final int pid, final long id)
     {
-        long z = (id ^ ((long)pid << 32 | pid & 0xFFFFFFFFL) * 0x9E3779B97F4A7C15L) * 0xBF58476D1CE4E5B9L;
-        z = (z ^ (z >>> 31)) * 0x94D049BB133111EBL;
-        return z ^ (z >>> 29);
+        long z = ((long)pid << 32 | pid & 0xFFFFFFFFL) * 0x9E3779B97F4A7C15L;
+        z = (z ^ (z >>> 31)) * 0xBF58476D1CE4E5B9L;
+        return id ^ z ^ (z >>> 29);
     }
 }
