@@ -16,7 +16,7 @@ package io.flowscope.window;
  * exact maximum: its relative error is at most w / (2L + w) ≤ 1/9 ({@link #RELATIVE_ERROR}, 11.1 %), plus
  * 1 ns of rounding; exact below 4 ns.
  * <p>
- * <b>Per flow</b>: 3 phases × 140 × 2 bytes = 840 bytes of counts. A send flow uses GPU_WAIT, PEER_WAIT,
+ * <b>Per flow</b>: 3 phases × 140 × 2 bytes = 840 bytes of counts (and 12 of touched ranges). A send flow uses GPU_WAIT, PEER_WAIT,
  * NETWORK; a recv flow NETWORK, FLUSH, GPU_CONSUME; a QP flow NETWORK ({@link #slot}). Recording is one
  * increment and a touched-range update; a period's end reads and clears only the touched range. A count that
  * would pass 65,535 in one period halves every count of that phase first (ranks keep their proportions;
@@ -45,9 +45,14 @@ final class PhaseBuckets
         }
     }
 
-    private final char[] counts = new char[SLOTS * COUNT];
-    private final int[] lo = new int[SLOTS];
-    private final int[] hi = new int[SLOTS];
+    /**
+     * First the touched range of each slot, {@code [2s]} its lowest bucket and {@code [2s + 1]} one past its
+     * highest ({@code COUNT, 0} when untouched), then the counts, slot s's bucket i at {@link #BUCKETS}
+     * {@code + s × COUNT + i}: the ranges share the array header's line, which a record reads anyway (the
+     * bounds check), instead of two more arrays.
+     */
+    private final char[] counts = new char[BUCKETS + SLOTS * COUNT];
+    private static final int BUCKETS = 2 * SLOTS;
     /** Slots halved this period: their total is no longer the phase's count. */
     private int halved;
 
@@ -55,8 +60,7 @@ final class PhaseBuckets
     {
         for (int s = 0; s < SLOTS; s++)
         {
-            lo[s] = COUNT;
-            hi[s] = -1;
+            counts[2 * s] = (char)COUNT;
         }
     }
 
@@ -108,7 +112,7 @@ final class PhaseBuckets
     void record(final int slot, final long valueNs)
     {
         final int i = index(valueNs);
-        final int at = slot * COUNT + i;
+        final int at = BUCKETS + slot * COUNT + i;
         final char c = counts[at];
         if (c == 0)
         {
@@ -126,22 +130,24 @@ final class PhaseBuckets
 
     private void touch(final int slot, final int i)
     {
-        if (i < lo[slot])
+        final char[] counts = this.counts;
+        if (i < counts[2 * slot])
         {
-            lo[slot] = i;
+            counts[2 * slot] = (char)i;
         }
-        if (i > hi[slot])
+        if (i >= counts[2 * slot + 1])
         {
-            hi[slot] = i;
+            counts[2 * slot + 1] = (char)(i + 1);
         }
     }
 
     private void halve(final int slot)
     {
         halved |= 1 << slot;
-        for (int i = lo[slot]; i <= hi[slot]; i++)
+        final int base = BUCKETS + slot * COUNT;
+        for (int i = counts[2 * slot], end = counts[2 * slot + 1]; i < end; i++)
         {
-            final int at = slot * COUNT + i;
+            final int at = base + i;
             counts[at] = (char)(counts[at] + 1 >>> 1);
         }
     }
@@ -153,12 +159,14 @@ final class PhaseBuckets
     void percentiles(final int slot, final long count, final long maxNs, final long[] p50, final long[] p90,
         final long[] p99, final int phase)
     {
-        final int base = slot * COUNT;
+        final int base = BUCKETS + slot * COUNT;
+        final int lo = counts[2 * slot];
+        final int end = counts[2 * slot + 1];
         long total = count;
         if ((halved & 1 << slot) != 0)
         {
             total = 0;
-            for (int i = lo[slot]; i <= hi[slot]; i++)
+            for (int i = lo; i < end; i++)
             {
                 total += counts[base + i];
             }
@@ -173,7 +181,7 @@ final class PhaseBuckets
         int k = 0;
         long rank = rank(total, PERMILLE[0]);
         long seen = 0;
-        for (int i = lo[slot]; i <= hi[slot] && k < PERMILLE.length; i++)
+        for (int i = lo; i < end && k < PERMILLE.length; i++)
         {
             seen += counts[base + i];
             while (k < PERMILLE.length && seen >= rank)
@@ -200,12 +208,14 @@ final class PhaseBuckets
     {
         for (int s = 0; s < SLOTS; s++)
         {
-            if (hi[s] >= lo[s])
+            final int lo = counts[2 * s];
+            final int end = counts[2 * s + 1];
+            if (end > lo)
             {
-                java.util.Arrays.fill(counts, s * COUNT + lo[s], s * COUNT + hi[s] + 1, (char)0);
+                java.util.Arrays.fill(counts, BUCKETS + s * COUNT + lo, BUCKETS + s * COUNT + end, (char)0);
             }
-            lo[s] = COUNT;
-            hi[s] = -1;
+            counts[2 * s] = (char)COUNT;
+            counts[2 * s + 1] = 0;
         }
         halved = 0;
     }
