@@ -52,10 +52,11 @@ package io.flowscope.window;
  * <b>Tombstone</b> (slot i): {@link #tombKey}[i], {@link #tombStamp}[i] (last record time), {@link #tombHost}[i]
  * (host index, -1 when the slot is free); slots from their own LIFO free stack.
  * <p>
- * <b>Sweep</b>: each row's last record time is in {@link #stamp}, indexed by row, so a record updates it
- * without reading a list position and the sweep scans the slab's used prefix ({@link #highWater}: the LIFO
- * keeps it near the peak of live entries, a few hundred rows in the benchmark) and reads a row's flags only
- * when its stamp is older than the step timeout (a free row's flags are 0: its stamp is stale). Tombstones:
+ * <b>Sweep</b>: each row's stamp is in {@link #stamp}, indexed by row: its start time, a lower bound of its
+ * last record time (state records write only their own field; {@link #lastRecordNs} takes the later of both). The
+ * sweep scans the slab's used prefix ({@link #highWater}: the LIFO keeps it near the peak of live entries, a few
+ * hundred rows in the benchmark) and reads a row only when its stamp is older than the step timeout (a free
+ * row's flags are 0: its stamp is stale). A stop sets the stamp to the last record time. Tombstones:
  * {@link #tombStamp} over {@link #tombHighWater}, then {@link #tombHost}. A removal pushes the row (slot) and
  * clears its index slot; no other entry moves.
  */
@@ -106,7 +107,7 @@ final class StepTable
     /** Free rows, a LIFO stack: the most recently freed row (hot in cache) is reused first. */
     private final int[] free;
     private int freeCount;
-    /** Last record time of each row (stale for a free row); read in place by the sweep. */
+    /** Each row's start, or the last record time a stop or sweep set (stale for a free row); read in place by the sweep. */
     final long[] stamp;
     /** 1 + the highest row ever used: rows at and above it were never occupied. */
     private int highWater;
@@ -376,10 +377,34 @@ final class StepTable
         return tombHighWater;
     }
 
-    /** The last record time of the entry at row base {@code b}. */
+    /** The stamp of the entry at row base {@code b}: its start, or the last record time a stop or sweep set. */
     long stamp(final int b)
     {
         return stamp[b >>> SHIFT];
+    }
+
+    /**
+     * The last record time of the live entry at row base {@code b}: the later of its stamp and the times of the
+     * states it has seen (a state record writes its time into its field, 8 / 10 TA, 20 / 11 TB, 9 / 12 TC, and
+     * leaves the stamp alone). Signed differences, as every time comparison of the engine.
+     */
+    long lastRecordNs(final int b)
+    {
+        long last = stamp[b >>> SHIFT];
+        final long flags = t[b + FLAGS];
+        if ((flags & (SEEN_8 | SEEN_10)) != 0 && t[b + TA] - last > 0)
+        {
+            last = t[b + TA];
+        }
+        if ((flags & (SEEN_20 | SEEN_11)) != 0 && t[b + TB] - last > 0)
+        {
+            last = t[b + TB];
+        }
+        if ((flags & (SEEN_9 | SEEN_12)) != 0 && t[b + TC] - last > 0)
+        {
+            last = t[b + TC];
+        }
+        return last;
     }
 
     void stamp(final int b, final long value)

@@ -314,10 +314,10 @@ public final class WindowEngine implements TelemetryListener
             return;
         }
         t[b + StepTable.FLAGS] = flags | bit;
-        // The record's time goes into the step's stamp only, not into its flow's lastActivityNs: the stop folds the
-        // stamp in, and the sweep the stamps of live steps before it evicts (foldLiveStamps). 8, 20 and 12 (half of
-        // the records) then need no flow.
-        touch(b, timeNs);
+        // The record's time goes into its state's field only, not into the step's stamp nor its flow's
+        // lastActivityNs: the step's last record time is derived from the fields where needed
+        // (StepTable.lastRecordNs: the stop, the sweep, foldLiveStamps). 8, 20 and 12 (half of the records) then
+        // need no flow and no stamp line.
         t[b + STATE_FIELD[Integer.numberOfTrailingZeros(bit)]] = timeNs;
         // All ones for 9 (send) and 11 (recv), the states that carry transSize, else 0: no branch.
         final long carries = -(long)((bit >>> 2 | bit >>> 4) & 1);
@@ -348,7 +348,7 @@ public final class WindowEngine implements TelemetryListener
         {
             return -1;
         }
-        touch(b, timeNs);
+        steps.stamp(b, latest(steps.lastRecordNs(b), timeNs));
         return b;
     }
 
@@ -1000,12 +1000,6 @@ public final class WindowEngine implements TelemetryListener
         return f == null ? -1 : f.totalBytes;
     }
 
-    /** A record of the step at {@code timeNs}: its last record time, kept in the table's dense stamps. */
-    private void touch(final int b, final long timeNs)
-    {
-        steps.stamp(b, latest(steps.stamp(b), timeNs));
-    }
-
     private static long latest(final long a, final long b)
     {
         return b - a > 0 ? b : a;
@@ -1333,9 +1327,16 @@ public final class WindowEngine implements TelemetryListener
             final long flags = t[b + StepTable.FLAGS];
             if ((flags & StepTable.OCCUPIED) != 0 && StepTable.hostId(flags) == h.index)
             {
+                // The stamp is the start (or an earlier sweep's look): the state records may be later.
+                final long lastNs = steps.lastRecordNs(b);
+                if (nowNs - lastNs < stepTimeoutNs)
+                {
+                    stamps[r] = lastNs;
+                    continue;
+                }
                 final long f = t[b + StepTable.FLOW];
                 // Its state records count for the flow's idleness (see foldLiveStamps).
-                foldStamp(f, stamps[r]);
+                foldStamp(f, lastNs);
                 if ((flags & StepTable.COMPLETED) == 0)
                 {
                     stepsTimedOut++;
@@ -1459,7 +1460,7 @@ public final class WindowEngine implements TelemetryListener
             final long flags = t[b + StepTable.FLAGS];
             if ((flags & StepTable.OCCUPIED) != 0 && StepTable.hostId(flags) == h.index)
             {
-                foldStamp(t[b + StepTable.FLOW], stamps[r]);
+                foldStamp(t[b + StepTable.FLOW], steps.lastRecordNs(b));
             }
         }
     }

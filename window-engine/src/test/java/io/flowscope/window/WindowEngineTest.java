@@ -151,6 +151,27 @@ class WindowEngineTest
     }
 
     @Test
+    void shouldTimeAStepOutFromItsLastStateRecordNotFromItsStart()
+    {
+        final WindowEngine e = engine(new WindowConfig().periodNs(1_000).stepTimeoutNs(5_000));
+        e.onProxyOpStart(1, 9, 0, 1, 0, true, 0);
+        e.onProxyStepStart(2, 1, 0, 10);
+        e.onProxyStepState(2, 8, 0, 3_000);
+        e.onProxyStepState(2, 9, 1000, 4_500);
+        e.onProxyOpStart(3, 9, 0, 2, 0, true, 9_000); // sweep as of 9,000: 4,500 after the last record
+
+        assertThat(e.stepsTimedOut()).isZero();
+        final FlowSummary snap = new FlowSummary();
+        e.snapshot(9, 0, 1, 0, true, snap);
+        assertThat(snap.outstandingSteps()).isEqualTo(1);
+
+        e.onProxyOpStart(4, 9, 0, 2, 0, true, 10_000); // as of 10,000: 5,500 after it
+        assertThat(e.stepsTimedOut()).isEqualTo(1);
+        e.snapshot(9, 0, 1, 0, true, snap);
+        assertThat(snap.outstandingSteps()).isZero();
+    }
+
+    @Test
     void shouldExpireAStoppedStepsTombstoneAfterTheTombstoneTimeoutButKeepALiveStep()
     {
         assertThat(new WindowConfig().effectiveTombstoneTimeoutNs()).isEqualTo(WindowConfig.DEFAULT_TOMBSTONE_TIMEOUT_NS);
