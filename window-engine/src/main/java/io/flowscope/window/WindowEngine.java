@@ -70,6 +70,15 @@ public final class WindowEngine implements TelemetryListener
     private int nextFlowId;
     private int nextHostIndex;
     private final Long2ObjectHashMap<FlowState> flowByKey;
+    /**
+     * Live ops by the low bits of their key ({@link #findOp}): keys in start order put live ops in neighbouring
+     * slots, and a step start finds its op in one load instead of a hashed probe; an op whose slot is taken goes
+     * into {@link #opByKey}.
+     */
+    private final OpState[] opSlots;
+    private final int opMask;
+    /** Ops in {@link #opByKey}; 0: no lookup needs the map. */
+    private int opsSpilled;
     private final Long2ObjectHashMap<OpState> opByKey;
     private final PhaseHistograms phaseHistograms = new PhaseHistograms();
     /** QP flows by a hash of (host, device, qpNum), direct-mapped; an entry counts while its generation matches. */
@@ -177,6 +186,13 @@ public final class WindowEngine implements TelemetryListener
         // Sized so that the maps never grow: at most half full.
         flowByKey = new Long2ObjectHashMap<>(config.maxFlows * 2, 0.55f);
         opByKey = new Long2ObjectHashMap<>(config.maxOps * 2, 0.55f);
+        int opCapacity = 16;
+        while (opCapacity < 2L * config.maxOps)
+        {
+            opCapacity <<= 1;
+        }
+        opSlots = new OpState[opCapacity];
+        opMask = opCapacity - 1;
         onHost(0);
     }
 
@@ -216,7 +232,7 @@ public final class WindowEngine implements TelemetryListener
         {
             return;
         }
-        if (opByKey.get(opKey) != null)
+        if (findOp(opKey) != null)
         {
             duplicateRecords++;
             return;
@@ -238,7 +254,7 @@ public final class WindowEngine implements TelemetryListener
         op.flow = flow;
         op.flowGeneration = flow.generation;
         op.lastNs = timeNs;
-        opByKey.put(opKey, op);
+        putOp(op);
         flow.lastActivityNs = latest(flow.lastActivityNs, timeNs);
     }
 
@@ -249,7 +265,7 @@ public final class WindowEngine implements TelemetryListener
         {
             return;
         }
-        final OpState op = opByKey.remove(opKey);
+        final OpState op = removeOp(opKey);
         if (op == null)
         {
             unknownOpRecords++;
@@ -271,7 +287,7 @@ public final class WindowEngine implements TelemetryListener
             duplicateRecords++;
             return;
         }
-        final OpState op = opByKey.get(opKey);
+        final OpState op = findOp(opKey);
         if (op == null || op.flow.generation != op.flowGeneration)
         {
             unknownOpRecords++;
@@ -839,9 +855,56 @@ public final class WindowEngine implements TelemetryListener
 
     // Internals.
 
+    private OpState findOp(final long opKey)
+    {
+        final OpState op = opSlots[(int)opKey & opMask];
+        if (op != null && op.key == opKey)
+        {
+            return op;
+        }
+        return opsSpilled == 0 ? null : opByKey.get(opKey);
+    }
+
+    /** Adds a live op whose key is not live. */
+    private void putOp(final OpState op)
+    {
+        final int slot = (int)op.key & opMask;
+        if (opSlots[slot] == null)
+        {
+            opSlots[slot] = op;
+        }
+        else
+        {
+            opByKey.put(op.key, op);
+            opsSpilled++;
+        }
+    }
+
+    private OpState removeOp(final long opKey)
+    {
+        final int slot = (int)opKey & opMask;
+        final OpState op = opSlots[slot];
+        if (op != null && op.key == opKey)
+        {
+            opSlots[slot] = null;
+            return op;
+        }
+        if (opsSpilled == 0)
+        {
+            return null;
+        }
+        final OpState spilled = opByKey.remove(opKey);
+        if (spilled != null)
+        {
+            opsSpilled--;
+        }
+        return spilled;
+    }
+
     /**
      * The slot base of a record's step if it is live and not stopped, else -1; a record for a stopped step is a
-     * duplicate.
+     * duplicate. A live step's flow is live: an evicted flow's steps go with it ({@link #dropLiveSteps}), so no
+     * generation check here.
      */
     private int live(final long stepKey)
     {
@@ -857,13 +920,6 @@ public final class WindowEngine implements TelemetryListener
             {
                 unknownStepRecords++;
             }
-            return -1;
-        }
-        final long[] t = steps.t;
-        final long f = t[b + StepTable.FLOW];
-        if (flowById[StepTable.flowId(f)].generation != StepTable.flowGeneration(f))
-        {
-            unknownStepRecords++;
             return -1;
         }
         return b;
@@ -1370,7 +1426,7 @@ public final class WindowEngine implements TelemetryListener
             if (op.host == h && (nowNs - op.lastNs >= config.stepTimeoutNs || op.flow.generation != op.flowGeneration))
             {
                 opsTimedOut++;
-                opByKey.remove(op.key);
+                removeOp(op.key);
                 op.flow = null;
                 ops.release(op);
             }
@@ -1438,9 +1494,33 @@ public final class WindowEngine implements TelemetryListener
                     }
                 }
                 flowsEvicted++;
+                dropLiveSteps(f);
                 flowByKey.remove(f.key);
                 f.generation++;
                 flows.release(f);
+            }
+        }
+    }
+
+    /**
+     * Drops the live steps and work requests of a flow being evicted (idle longer than the idle timeout, which
+     * may be shorter than the step timeout), counted as timed out unless completed: their later records are then
+     * unknown, as the evicted flow's.
+     */
+    private void dropLiveSteps(final FlowState flow)
+    {
+        final long[] t = steps.t;
+        for (int r = steps.highWater() - 1; r >= 0; r--)
+        {
+            final int b = r << StepTable.SHIFT;
+            final long flags = t[b + StepTable.FLAGS];
+            if ((flags & StepTable.OCCUPIED) != 0 && StepTable.flowId(t[b + StepTable.FLOW]) == flow.id)
+            {
+                if ((flags & StepTable.COMPLETED) == 0)
+                {
+                    stepsTimedOut++;
+                }
+                steps.remove(b);
             }
         }
     }

@@ -151,6 +151,71 @@ class WindowEngineTest
     }
 
     @Test
+    void shouldKeepOpsWhoseKeysShareASlot()
+    {
+        // maxOps 8: 16 op slots; keys 5, 21, 37 and 53 share slot 5 (one held there, the others spilled).
+        final WindowEngine e = engine(new WindowConfig().maxOps(8));
+        e.onProxyOpStart(5, 9, 0, 1, 0, true, 0);
+        e.onProxyOpStart(21, 9, 0, 2, 0, true, 1);
+        e.onProxyOpStart(37, 9, 0, 3, 0, true, 2);
+        e.onProxyOpStart(37, 9, 0, 3, 0, true, 3); // a duplicate of a spilled op
+        assertThat(e.duplicateRecords()).isEqualTo(1);
+        e.onProxyOpStop(5, 4); // the slot frees; 21 and 37 stay findable
+        e.onProxyOpStart(53, 9, 0, 4, 0, true, 5); // into the freed slot
+        final long[] opKeys = {21, 37, 53};
+        for (int i = 0; i < opKeys.length; i++)
+        {
+            final long stepKey = 100 + i;
+            e.onProxyStepStart(stepKey, opKeys[i], 0, 10);
+            e.onProxyStepState(stepKey, 9, 1_000L * (i + 1), 20);
+            e.onProxyStepStop(stepKey, 30);
+        }
+        assertThat(e.totalBytes(9, 0, 1, 0, true)).isZero();
+        assertThat(e.totalBytes(9, 0, 2, 0, true)).isEqualTo(1_000);
+        assertThat(e.totalBytes(9, 0, 3, 0, true)).isEqualTo(2_000);
+        assertThat(e.totalBytes(9, 0, 4, 0, true)).isEqualTo(3_000);
+
+        e.onProxyOpStop(21, 40);
+        final long unknown = e.unknownOpRecords();
+        e.onProxyStepStart(200, 21, 1, 50); // its op stopped
+        e.onProxyStepStart(201, 5, 1, 50); // likewise
+        assertThat(e.unknownOpRecords()).isEqualTo(unknown + 2);
+        e.onProxyStepStart(202, 37, 1, 60);
+        e.onProxyStepState(202, 9, 4_000, 70);
+        e.onProxyStepStop(202, 80);
+        assertThat(e.totalBytes(9, 0, 3, 0, true)).isEqualTo(6_000);
+    }
+
+    @Test
+    void shouldDropTheLiveStepsOfAnEvictedFlowSoThatTheirRecordsAreUnknown()
+    {
+        // Idle timeout shorter than the step timeout: flow 1 is evicted with its step still live.
+        final WindowEngine e = engine(new WindowConfig().periodNs(1_000).idleTimeoutNs(10_000)
+            .stepTimeoutNs(1_000_000));
+        e.onProxyOpStart(1, 9, 0, 1, 0, true, 0);
+        e.onProxyStepStart(2, 1, 0, 10);
+        e.onProxyStepState(2, 8, 0, 100);
+        e.onProxyOpStart(3, 9, 0, 2, 0, true, 20_000); // sweep as of 20,000: flow 1 evicted
+        assertThat(e.flowsEvicted()).isEqualTo(1);
+        assertThat(e.stepsTimedOut()).isEqualTo(1);
+
+        e.onProxyOpStart(4, 9, 0, 3, 0, true, 20_100); // a new flow, in the evicted flow's state object
+        final long unknown = e.unknownStepRecords();
+        e.onProxyStepState(2, 9, 1_000, 20_200);
+        e.onProxyStepStop(2, 20_300);
+
+        assertThat(e.unknownStepRecords()).isEqualTo(unknown + 2);
+        final FlowSummary snap = new FlowSummary();
+        for (final int peer : new int[] {2, 3})
+        {
+            assertThat(e.snapshot(9, 0, peer, 0, true, snap)).isTrue();
+            assertThat(snap.outstandingSteps()).isZero();
+            assertThat(snap.outstandingBytes()).isZero();
+            assertThat(e.totalBytes(9, 0, peer, 0, true)).isZero();
+        }
+    }
+
+    @Test
     void shouldTimeAStepOutFromItsLastStateRecordNotFromItsStart()
     {
         final WindowEngine e = engine(new WindowConfig().periodNs(1_000).stepTimeoutNs(5_000));
