@@ -103,6 +103,33 @@ public final class CompletionWindow
         return recordAny(id, postNs, completeNs, bytes);
     }
 
+    /**
+     * {@link #record} for a caller that never records an id twice while it may still be in the window (the
+     * engine: a step or work request completes once, its COMPLETED flag), so the usual case skips the duplicate
+     * scan. @return {@link #ACCEPTED} or {@link #LATE}
+     */
+    public int recordUnique(final long id, final long postNs, final long completeNs, final long bytes)
+    {
+        if (count == DEFAULT_SIZE && cap == DEFAULT_SIZE)
+        {
+            final long[] e = this.e;
+            final int oldest = head;
+            final int last = oldest == 0 ? DEFAULT_SIZE - 1 : oldest - 1;
+            if (after(completeNs, id, e[DEFAULT_SIZE + oldest], e[oldest]) &&
+                after(completeNs, id, e[DEFAULT_SIZE + last], e[last]))
+            {
+                head = oldest + 1 == DEFAULT_SIZE ? 0 : oldest + 1;
+                bytesInWindow += bytes - e[2 * DEFAULT_SIZE + oldest];
+                e[oldest] = id;
+                e[DEFAULT_SIZE + oldest] = completeNs;
+                e[2 * DEFAULT_SIZE + oldest] = bytes;
+                e[3 * DEFAULT_SIZE + oldest] = postNs;
+                return ACCEPTED;
+            }
+        }
+        return recordAny(id, postNs, completeNs, bytes);
+    }
+
     private int recordAny(final long id, final long postNs, final long completeNs, final long bytes)
     {
         final int cap = this.cap;

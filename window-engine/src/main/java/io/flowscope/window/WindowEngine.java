@@ -965,7 +965,7 @@ public final class WindowEngine implements TelemetryListener
         flow.totalBytes += bytes;
         flow.periodCompletions++;
         flow.periodBytes += bytes;
-        if (flow.window.record(t[b + StepTable.KEY], postNs(t, b), completeNs, bytes) == CompletionWindow.LATE)
+        if (flow.window.recordUnique(t[b + StepTable.KEY], postNs(t, b), completeNs, bytes) == CompletionWindow.LATE)
         {
             lateCompletions++;
         }

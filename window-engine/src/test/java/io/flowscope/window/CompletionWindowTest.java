@@ -136,4 +136,35 @@ class CompletionWindowTest
             }
         }
     }
+    /** recordUnique (no duplicate scan) is record for distinct ids: same results and windows, in and out of order. */
+    @Test
+    void shouldRecordUniqueIdsAsRecordDoes()
+    {
+        for (long seed = 1; seed <= 200; seed++)
+        {
+            final SplittableRandom rnd = new SplittableRandom(seed);
+            final int n = rnd.nextBoolean() ? CompletionWindow.DEFAULT_SIZE : 1 + rnd.nextInt(10);
+            final CompletionWindow a = new CompletionWindow(n);
+            final CompletionWindow b = new CompletionWindow(n);
+            long time = rnd.nextBoolean() ? 0 : Long.MAX_VALUE - 5_000;
+            for (int i = 0; i < 200; i++)
+            {
+                // Mostly in order, now and then an earlier completion (late or inserted).
+                time += rnd.nextInt(4) == 0 ? -rnd.nextInt(50) : rnd.nextInt(50);
+                final long post = time - rnd.nextInt(100);
+                final long bytes = rnd.nextInt(1 << 20);
+                assertThat(b.recordUnique(i + 1, post, time, bytes)).as("seed %d", seed)
+                    .isEqualTo(a.record(i + 1, post, time, bytes));
+                assertThat(b.size()).isEqualTo(a.size());
+                assertThat(b.bytesInWindow()).as("seed %d", seed).isEqualTo(a.bytesInWindow());
+                for (int k = 0; k < a.size(); k++)
+                {
+                    assertThat(b.id(k)).as("seed %d", seed).isEqualTo(a.id(k));
+                    assertThat(b.postNs(k)).isEqualTo(a.postNs(k));
+                    assertThat(b.completeNs(k)).isEqualTo(a.completeNs(k));
+                    assertThat(b.bytes(k)).isEqualTo(a.bytes(k));
+                }
+            }
+        }
+    }
 }
