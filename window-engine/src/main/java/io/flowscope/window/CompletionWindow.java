@@ -11,8 +11,9 @@ package io.flowscope.window;
  * {@link #DUPLICATE} and changes nothing. Times are compared by signed difference, so a clock that wraps
  * past 2^63 (or 2^64) keeps working while the window spans less than 2^63 ns.
  * <p>
- * Fixed footprint: one {@code long[4N]}, four blocks of N: ids, completion times, bytes, post times (one array
- * header and contiguous lines instead of four arrays: a record touches ~5 lines, not ~9). Entries are kept sorted,
+ * Fixed footprint: one {@code long[4N]}, an entry's four fields side by side (id, completion time, bytes, post
+ * time: 32 bytes, half a line), so an in-order record reads the oldest and the last entry and writes one: at
+ * most three lines, where four blocks of N (ids, times, bytes, posts) took five. Entries are kept sorted,
  * oldest first, as a ring: a completion later than all (the usual case) replaces the oldest without moving any; an
  * out-of-order one moves at most N entries (N = 8 by default). No allocation after construction.
  */
@@ -28,8 +29,12 @@ public final class CompletionWindow
     /** {@link #record} result: the window is full and every entry completed later than this one. */
     public static final int LATE = 2;
 
-    /** Blocks of N = {@link #cap}: ids [0, N), completion times [N, 2N), bytes [2N, 3N), post times [3N, 4N). */
+    /** Entry p at [4p, 4p + 4): {@link #ID}, {@link #COMPLETE}, {@link #BYTES}, {@link #POST}. */
     private final long[] e;
+    private static final int ID = 0;
+    private static final int COMPLETE = 1;
+    private static final int BYTES = 2;
+    private static final int POST = 3;
     private final int cap;
     private int count;
     /** The array index of the oldest entry. */
@@ -80,25 +85,12 @@ public final class CompletionWindow
             final long[] e = this.e;
             for (int i = 0; i < DEFAULT_SIZE; i++)
             {
-                if (e[i] == id)
+                if (e[4 * i + ID] == id)
                 {
                     return DUPLICATE;
                 }
             }
-            final int oldest = head;
-            final int last = oldest == 0 ? DEFAULT_SIZE - 1 : oldest - 1;
-            if (after(completeNs, id, e[DEFAULT_SIZE + oldest], e[oldest]) &&
-                after(completeNs, id, e[DEFAULT_SIZE + last], e[last]))
-            {
-                // It replaces the oldest and becomes the last, no shifting.
-                head = oldest + 1 == DEFAULT_SIZE ? 0 : oldest + 1;
-                bytesInWindow += bytes - e[2 * DEFAULT_SIZE + oldest];
-                e[oldest] = id;
-                e[DEFAULT_SIZE + oldest] = completeNs;
-                e[2 * DEFAULT_SIZE + oldest] = bytes;
-                e[3 * DEFAULT_SIZE + oldest] = postNs;
-                return ACCEPTED;
-            }
+            return recordUnique(id, postNs, completeNs, bytes);
         }
         return recordAny(id, postNs, completeNs, bytes);
     }
@@ -113,17 +105,18 @@ public final class CompletionWindow
         if (count == DEFAULT_SIZE && cap == DEFAULT_SIZE)
         {
             final long[] e = this.e;
-            final int oldest = head;
-            final int last = oldest == 0 ? DEFAULT_SIZE - 1 : oldest - 1;
-            if (after(completeNs, id, e[DEFAULT_SIZE + oldest], e[oldest]) &&
-                after(completeNs, id, e[DEFAULT_SIZE + last], e[last]))
+            final int oldest = 4 * head;
+            final int last = oldest == 0 ? 4 * (DEFAULT_SIZE - 1) : oldest - 4;
+            if (after(completeNs, id, e[last + COMPLETE], e[last + ID]) &&
+                after(completeNs, id, e[oldest + COMPLETE], e[oldest + ID]))
             {
-                head = oldest + 1 == DEFAULT_SIZE ? 0 : oldest + 1;
-                bytesInWindow += bytes - e[2 * DEFAULT_SIZE + oldest];
-                e[oldest] = id;
-                e[DEFAULT_SIZE + oldest] = completeNs;
-                e[2 * DEFAULT_SIZE + oldest] = bytes;
-                e[3 * DEFAULT_SIZE + oldest] = postNs;
+                // It replaces the oldest and becomes the last, no shifting.
+                head = head + 1 == DEFAULT_SIZE ? 0 : head + 1;
+                bytesInWindow += bytes - e[oldest + BYTES];
+                e[oldest + ID] = id;
+                e[oldest + COMPLETE] = completeNs;
+                e[oldest + BYTES] = bytes;
+                e[oldest + POST] = postNs;
                 return ACCEPTED;
             }
         }
@@ -138,7 +131,7 @@ public final class CompletionWindow
         // The window's entries occupy physical slots [0, n): head moves only once the window is full.
         for (int i = 0; i < n; i++)
         {
-            if (e[i] == id)
+            if (e[4 * i + ID] == id)
             {
                 return DUPLICATE;
             }
@@ -147,13 +140,13 @@ public final class CompletionWindow
         if (n == cap)
         {
             final int oldest = head;
-            if (!after(completeNs, id, e[cap + oldest], e[oldest]))
+            if (!after(completeNs, id, e[4 * oldest + COMPLETE], e[4 * oldest + ID]))
             {
                 return LATE;
             }
-            bytesInWindow -= e[2 * cap + oldest];
+            bytesInWindow -= e[4 * oldest + BYTES];
             final int last = oldest == 0 ? cap - 1 : oldest - 1;
-            if (after(completeNs, id, e[cap + last], e[last]))
+            if (after(completeNs, id, e[4 * last + COMPLETE], e[4 * last + ID]))
             {
                 // In order: the new one replaces the oldest and becomes the last, no shifting.
                 head = oldest + 1 == cap ? 0 : oldest + 1;
@@ -162,7 +155,7 @@ public final class CompletionWindow
             }
             // Drop the oldest and shift left while the new one belongs further on.
             at = 0;
-            while (at + 1 < n && after(completeNs, id, e[cap + phys(at + 1)], e[phys(at + 1)]))
+            while (at + 1 < n && after(completeNs, id, completeNs(at + 1), id(at + 1)))
             {
                 move(phys(at + 1), phys(at));
                 at++;
@@ -171,7 +164,7 @@ public final class CompletionWindow
         else
         {
             at = n;
-            while (at > 0 && after(e[cap + phys(at - 1)], e[phys(at - 1)], completeNs, id))
+            while (at > 0 && after(completeNs(at - 1), id(at - 1), completeNs, id))
             {
                 move(phys(at - 1), phys(at));
                 at--;
@@ -185,11 +178,10 @@ public final class CompletionWindow
     private void set(final int p, final long id, final long postNs, final long completeNs, final long bytes)
     {
         final long[] e = this.e;
-        final int cap = this.cap;
-        e[p] = id;
-        e[cap + p] = completeNs;
-        e[2 * cap + p] = bytes;
-        e[3 * cap + p] = postNs;
+        e[4 * p + ID] = id;
+        e[4 * p + COMPLETE] = completeNs;
+        e[4 * p + BYTES] = bytes;
+        e[4 * p + POST] = postNs;
         bytesInWindow += bytes;
     }
 
@@ -202,12 +194,7 @@ public final class CompletionWindow
 
     private void move(final int from, final int to)
     {
-        final long[] e = this.e;
-        final int cap = this.cap;
-        e[to] = e[from];
-        e[cap + to] = e[cap + from];
-        e[2 * cap + to] = e[2 * cap + from];
-        e[3 * cap + to] = e[3 * cap + from];
+        System.arraycopy(e, 4 * from, e, 4 * to, 4);
     }
 
     /** True when (t1, id1) comes strictly after (t2, id2): by time (signed difference), then by id. */
@@ -225,16 +212,16 @@ public final class CompletionWindow
     /** The latest completion time in the window; meaningless when empty. */
     public long lastCompletionNs()
     {
-        return e[cap + phys(count - 1)];
+        return e[4 * phys(count - 1) + COMPLETE];
     }
 
     /** The earliest post time of the entries in the window (signed-difference minimum); meaningless when empty. */
     public long firstPostNs()
     {
-        long first = e[3 * cap + head];
+        long first = e[4 * head + POST];
         for (int i = 1; i < count; i++)
         {
-            final long p = e[3 * cap + phys(i)];
+            final long p = e[4 * phys(i) + POST];
             if (p - first < 0)
             {
                 first = p;
@@ -259,21 +246,21 @@ public final class CompletionWindow
     /** The i-th entry's id, oldest completion first. */
     public long id(final int i)
     {
-        return e[phys(i)];
+        return e[4 * phys(i) + ID];
     }
 
     public long postNs(final int i)
     {
-        return e[3 * cap + phys(i)];
+        return e[4 * phys(i) + POST];
     }
 
     public long completeNs(final int i)
     {
-        return e[cap + phys(i)];
+        return e[4 * phys(i) + COMPLETE];
     }
 
     public long bytes(final int i)
     {
-        return e[2 * cap + phys(i)];
+        return e[4 * phys(i) + BYTES];
     }
 }
