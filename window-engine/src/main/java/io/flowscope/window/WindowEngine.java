@@ -81,10 +81,14 @@ public final class WindowEngine implements TelemetryListener
     private int opsSpilled;
     private final Long2ObjectHashMap<OpState> opByKey;
     private final PhaseHistograms phaseHistograms = new PhaseHistograms();
-    /** QP flows by a hash of (host, device, qpNum), direct-mapped; an entry counts while its generation matches. */
+    /**
+     * QP flows by a hash of (host, device, qpNum), direct-mapped; an entry counts while its generation matches.
+     * 8,192 slots: a node's few hundred QPs then rarely share one (with 1,024, ~8 of the benchmark's 128 QP pairs
+     * did, and each of their work requests took the flow map's path).
+     */
     private final FlowState[] qpCache = new FlowState[QP_CACHE_SIZE];
     private final int[] qpCacheGeneration = new int[QP_CACHE_SIZE];
-    private static final int QP_CACHE_SIZE = 1024;
+    private static final int QP_CACHE_SIZE = 8192;
     /**
      * The seen bit of a step state: index {@code state} for a send step, {@code 32 + state} for a recv step
      * (states 0..31; 0 when the state is not one of the direction's).
