@@ -56,7 +56,7 @@ package io.flowscope.window;
  * last record time (state records write only their own field; {@link #lastRecordNs} takes the later of both). The
  * sweep scans the slab's used prefix ({@link #highWater}: the LIFO keeps it near the peak of live entries, a few
  * hundred rows in the benchmark) and reads a row only when its stamp is older than the step timeout (a free
- * row's flags are 0: its stamp is stale). A stop sets the stamp to the last record time. Tombstones:
+ * row's flags are 0: its stamp is stale); a stop hands its last record time to the tombstone. Tombstones:
  * {@link #tombStamp} over {@link #tombHighWater}, then {@link #tombHost}. A removal pushes the row (slot) and
  * clears its index slot; no other entry moves.
  */
@@ -107,7 +107,7 @@ final class StepTable
     /** Free rows, a LIFO stack: the most recently freed row (hot in cache) is reused first. */
     private final int[] free;
     private int freeCount;
-    /** Each row's start, or the last record time a stop or sweep set (stale for a free row); read in place by the sweep. */
+    /** Each row's start, or the last record time a sweep found (stale for a free row); read in place by the sweep. */
     final long[] stamp;
     /** 1 + the highest row ever used: rows at and above it were never occupied. */
     private int highWater;
@@ -319,9 +319,9 @@ final class StepTable
 
     /**
      * Turns the live entry of row base {@code b} (the last row {@link #find} returned, nothing inserted or removed
-     * in between) into a tombstone of its key, host and last record time, and frees its row.
+     * in between) into a tombstone of its key, host and last record time {@code lastNs}, and frees its row.
      */
-    void bury(final int b)
+    void bury(final int b, final long lastNs)
     {
         final int row = b >>> SHIFT;
         // A tombstone slot is always free: live entries + tombstones ≤ maxSteps, and each slab has maxSteps.
@@ -331,7 +331,7 @@ final class StepTable
             tombHighWater = tomb + 1;
         }
         tombKey[tomb] = t[b + KEY];
-        tombStamp[tomb] = stamp[row];
+        tombStamp[tomb] = lastNs;
         tombHost[tomb] = hostId(t[b + FLAGS]);
         if (foundDirect)
         {
@@ -377,20 +377,16 @@ final class StepTable
         return tombHighWater;
     }
 
-    /** The stamp of the entry at row base {@code b}: its start, or the last record time a stop or sweep set. */
-    long stamp(final int b)
-    {
-        return stamp[b >>> SHIFT];
-    }
-
     /**
-     * The last record time of the live entry at row base {@code b}: the later of its stamp and the times of the
+     * The last record time of the live entry at row base {@code b}: the later of its start and the times of the
      * states it has seen (a state record writes its time into its field, 8 / 10 TA, 20 / 11 TB, 9 / 12 TC, and
      * leaves the stamp alone). Signed differences, as every time comparison of the engine.
      */
     long lastRecordNs(final int b)
     {
-        long last = stamp[b >>> SHIFT];
+        // The start, not the stamp: the row's line is at hand, and the stamp (start, or an earlier sweep's
+        // lastRecordNs) is never later than start and state times.
+        long last = t[b + START];
         final long flags = t[b + FLAGS];
         if ((flags & (SEEN_8 | SEEN_10)) != 0 && t[b + TA] - last > 0)
         {
@@ -405,11 +401,6 @@ final class StepTable
             last = t[b + TC];
         }
         return last;
-    }
-
-    void stamp(final int b, final long value)
-    {
-        stamp[b >>> SHIFT] = value;
     }
 
     /** Removes the live entry of row base {@code b}: its row back on the free stack, backward shift in the index. */

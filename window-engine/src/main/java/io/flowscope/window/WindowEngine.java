@@ -353,9 +353,9 @@ public final class WindowEngine implements TelemetryListener
     }
 
     /**
-     * The stop of the live step or work request {@code key} at {@code timeNs}: its last record time updated, its
-     * row base returned, or -1 when the record is too old for the current period or the key is not live. The
-     * caller buries the row ({@link StepTable#bury}: from then on a tombstone) once it has read it.
+     * The stop of the live step or work request {@code key} at {@code timeNs}: its row base, or -1 when the record
+     * is too old for the current period or the key is not live. The caller buries the row ({@link StepTable#bury}:
+     * from then on a tombstone) with its last record time once it has read it.
      */
     private int stopLive(final long key, final long timeNs)
     {
@@ -363,13 +363,7 @@ public final class WindowEngine implements TelemetryListener
         {
             return -1;
         }
-        final int b = live(key);
-        if (b < 0)
-        {
-            return -1;
-        }
-        steps.stamp(b, latest(steps.lastRecordNs(b), timeNs));
-        return b;
+        return live(key);
     }
 
     @Override
@@ -382,8 +376,9 @@ public final class WindowEngine implements TelemetryListener
         }
         final long[] t = steps.t;
         final FlowState flow = flowById[StepTable.flowId(t[b + StepTable.FLOW])];
-        // The stamp: this stop and every state record before it (onProxyStepState leaves the flow's time alone).
-        flow.lastActivityNs = latest(flow.lastActivityNs, steps.stamp(b));
+        // This stop and every state record before it (onProxyStepState leaves the flow's time alone).
+        final long lastNs = latest(steps.lastRecordNs(b), timeNs);
+        flow.lastActivityNs = latest(flow.lastActivityNs, lastNs);
         if ((t[b + StepTable.FLAGS] & StepTable.COMPLETED) == 0)
         {
             complete(t, b, flow, timeNs);
@@ -430,7 +425,7 @@ public final class WindowEngine implements TelemetryListener
                 phase(flow, false, Phase.GPU_CONSUME, timeNs - t[b + StepTable.TC]);
             }
         }
-        steps.bury(b);
+        steps.bury(b, lastNs);
     }
 
     /** One phase duration of a stopped step; a negative one (records out of their order) is absent. */
@@ -507,7 +502,7 @@ public final class WindowEngine implements TelemetryListener
             // The work request's latency, post to completion, is the QP flow's NETWORK phase.
             flow.phase(Phase.NETWORK, PhaseBuckets.slot(Phase.NETWORK, true), d);
         }
-        steps.bury(b);
+        steps.bury(b, latest(steps.lastRecordNs(b), timeNs));
     }
 
     @Override

@@ -117,7 +117,7 @@ class StepTableTest
                     assertThat(table.t[b + StepTable.KEY]).as(as).isEqualTo(key);
                     if (op < 55)
                     {
-                        table.bury(b);
+                        table.bury(b, step);
                         live.remove(key);
                         liveKeys.remove(key);
                         int tomb = -1;

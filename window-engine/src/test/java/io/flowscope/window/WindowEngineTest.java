@@ -261,6 +261,28 @@ class WindowEngineTest
     }
 
     @Test
+    void shouldKeepATombstoneForTheTimeoutAfterTheStopNotAfterTheStart()
+    {
+        final WindowEngine e = engine(new WindowConfig().periodNs(1_000).stepTimeoutNs(100_000).tombstoneTimeoutNs(5_000));
+        e.onProxyOpStart(1, 9, 0, 1, 0, true, 0);
+        e.onProxyStepStart(2, 1, 0, 10);
+        e.onProxyStepState(2, 9, 1000, 20);
+        e.onProxyStepStop(2, 4_000);
+        e.onQpStart(3, 0, 7, 1, 1000, 100);
+        e.onQpStop(3, 4_000);
+        e.onProxyOpStart(4, 9, 0, 2, 0, true, 8_000); // sweep as of 8,000: 7,990 after the start, 4,000 after the stop
+        e.onProxyStepStop(2, 8_100);
+        e.onQpStop(3, 8_100);
+        assertThat(e.duplicateRecords()).isEqualTo(2);
+        assertThat(e.unknownStepRecords()).isZero();
+
+        e.onProxyOpStart(5, 9, 0, 2, 0, true, 9_000); // as of 9,000: 5,000 after the stop
+        e.onProxyStepStop(2, 9_100);
+        e.onQpStop(3, 9_100);
+        assertThat(e.unknownStepRecords()).isEqualTo(2);
+    }
+
+    @Test
     void shouldIgnoreRecordsOfUnknownStepsAndStepsOfUnknownOps()
     {
         final WindowEngine e = engine(new WindowConfig());
