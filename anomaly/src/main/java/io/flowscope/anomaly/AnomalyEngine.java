@@ -385,13 +385,8 @@ public final class AnomalyEngine implements AnomalyStage
                 if (d == null)
                 {
                     d = new Device(h, dev, h.deviceList.size());
-                    h.devWin.add(d.idx);
+                    h.addDevice(d);
                     h.devices.put(dev, d);
-                    h.deviceList.add(d);
-                    if (dev >= 0 && dev < h.deviceByIndex.length)
-                    {
-                        h.deviceByIndex[dev] = d;
-                    }
                 }
                 return d;
             }
@@ -415,48 +410,46 @@ public final class AnomalyEngine implements AnomalyStage
 
     private void onQp(final Host h, final FlowSummary s)
     {
+        // The device's row in its host's device table (no device object per summary).
         final int dev = s.device();
-        Device d = dev >= 0 && dev < h.deviceByIndex.length ? h.deviceByIndex[dev] : null;
-        if (d == null)
+        int i = dev >= 0 && dev < h.devRowByDevice.length ? h.devRowByDevice[dev] - 1 : -1;
+        if (i < 0)
         {
-            d = (Device)miss(MISS_DEVICE, h, null, s, 0);
+            i = ((Device)miss(MISS_DEVICE, h, null, s, 0)).idx;
         }
-        if (d.periodStartNs != s.periodStartNs())
+        // After the miss: a new device may have grown the table.
+        final long[] cur = h.devCur;
+        final int b = i * Host.DEV_CUR;
+        if (cur[b + Host.DEV_PERIOD] != s.periodStartNs())
         {
-            d.periodStartNs = s.periodStartNs();
-            d.curOutstanding = 0;
-            d.curCompletions = 0;
-            d.curNetNs = 0;
-            d.curNetCount = 0;
-            d.curStalledSend = 0;
-            d.curStalledRecv = 0;
+            cur[b + Host.DEV_PERIOD] = s.periodStartNs();
+            cur[b + Host.DEV_OUTSTANDING] = 0;
+            cur[b + Host.DEV_COMPLETIONS] = 0;
+            cur[b + Host.DEV_NET_NS] = 0;
+            cur[b + Host.DEV_NET_COUNT] = 0;
+            cur[b + Host.DEV_STALLED] = 0;
         }
-        if (d.newQp(s.qpNum()) && d.warm >= config.warmupPeriods)
+        final long qp = s.qpNum();
+        if (qp != cur[b + Host.DEV_QP0] && qp != cur[b + Host.DEV_QP1] && h.deviceList.get(i).newQp(qp)
+            && h.devWarm(i) >= config.warmupPeriods)
         {
             // A queue pair the device never carried: traffic moved onto it (failover).
-            h.newQpDevice = d.device;
+            h.newQpDevice = dev;
             h.newQpAtNs = s.periodEndNs();
         }
         if (s.completions() == 0 && s.outstandingSteps() > 0)
         {
             // Send work requests carry their length; NCCL leaves a receive's stale (the simulator: 0).
-            if (s.outstandingBytes() > 0)
-            {
-                d.curStalledSend++;
-            }
-            else
-            {
-                d.curStalledRecv++;
-            }
+            cur[b + Host.DEV_STALLED] += s.outstandingBytes() > 0 ? Host.STALLED_SEND : Host.STALLED_RECV;
         }
-        d.curOutstanding += s.outstandingSteps();
-        d.curCompletions += s.completions();
+        cur[b + Host.DEV_OUTSTANDING] += s.outstandingSteps();
+        cur[b + Host.DEV_COMPLETIONS] += s.completions();
         if (s.bytes() > 0)
         {
             // Send work requests only (receives carry NCCL's stale length, 0 here): a receive's latency is
             // mostly waiting for its sender, not the NIC.
-            d.curNetNs += s.phaseSumNs(Phase.NETWORK);
-            d.curNetCount += s.phaseCount(Phase.NETWORK);
+            cur[b + Host.DEV_NET_NS] += s.phaseSumNs(Phase.NETWORK);
+            cur[b + Host.DEV_NET_COUNT] += s.phaseCount(Phase.NETWORK);
         }
     }
 
@@ -523,7 +516,7 @@ public final class AnomalyEngine implements AnomalyStage
             }
         }
         final Device dev = worstDevice(h);
-        final boolean nicSlowed = dev != null && dev.latencyRatio >= 1.25;
+        final boolean nicSlowed = dev != null && dev.latencyRatio() >= 1.25;
         final boolean congestion = degradedRanks >= 2 || (degradedRanks == 1 && softRanks >= 1 && nicSlowed)
             || (h.congestion.open != null && degradedRanks >= 1);
         for (int i = 0; i < h.touchedLinkCount; i++)
@@ -842,8 +835,8 @@ public final class AnomalyEngine implements AnomalyStage
         // A link already kept full by its credits cannot queue more steps: there the NIC's latency, at least
         // twice the other NICs', is the queue.
         final double medianLatency = dev == null || !congestion ? 0 : medianDeviceLatencyRatio();
-        final boolean bad = congestion && dev != null && dev.latencyRatio >= 1.25
-            && ((queued && dev.latencyRatio >= 1.5 * medianLatency) || dev.latencyRatio >= 2 * medianLatency);
+        final boolean bad = congestion && dev != null && dev.latencyRatio() >= 1.25
+            && ((queued && dev.latencyRatio() >= 1.5 * medianLatency) || dev.latencyRatio() >= 2 * medianLatency);
         if (!bad && h.congestion.open == null && h.congestion.bad == 0)
         {
             return;
@@ -869,8 +862,8 @@ public final class AnomalyEngine implements AnomalyStage
         }
         if (dev != null)
         {
-            evidence.put("deviceLatencyRatio", dev.latencyRatio);
-            evidence.put("deviceOutstandingWorkRequests", dev.outstanding);
+            evidence.put("deviceLatencyRatio", dev.latencyRatio());
+            evidence.put("deviceOutstandingWorkRequests", dev.outstanding());
         }
         final Severity sev = worst != null && worst.ratio < 0.5 * worst.comm.rateMedian ? Severity.CRITICAL
             : Severity.WARNING;
@@ -889,9 +882,9 @@ public final class AnomalyEngine implements AnomalyStage
             for (int i = 0; i < h.deviceList.size(); i++)
             {
                 final Device d = h.deviceList.get(i);
-                if (d.latencyRatio > 0)
+                if (d.latencyRatio() > 0)
                 {
-                    robust.add(d.latencyRatio);
+                    robust.add(d.latencyRatio());
                 }
             }
         }
@@ -901,16 +894,20 @@ public final class AnomalyEngine implements AnomalyStage
 
     private static Device worstDevice(final Host h)
     {
-        Device best = null;
-        for (int i = 0; i < h.deviceList.size(); i++)
+        // Over the host's device state rows (just written by judgeDevices), not the device objects.
+        final long[] st = h.devState;
+        int best = -1;
+        double bestRatio = 0;
+        for (int i = 0; i < h.deviceCount; i++)
         {
-            final Device d = h.deviceList.get(i);
-            if (d.latencyRatio > 0 && (best == null || d.latencyRatio > best.latencyRatio))
+            final double ratio = Double.longBitsToDouble(st[i * Host.DEV_STATE + Host.S_RATIO]);
+            if (ratio > 0 && (best < 0 || ratio > bestRatio))
             {
-                best = d;
+                best = i;
+                bestRatio = ratio;
             }
         }
-        return best;
+        return best < 0 ? null : h.deviceList.get(best);
     }
 
     /**
@@ -922,61 +919,77 @@ public final class AnomalyEngine implements AnomalyStage
      */
     private void judgeDevices(final Host h, final long periodStart, final long now)
     {
+        // Over the host's dense device tables (the period's accumulators, then the judged state: two short runs
+        // of sequential rows); a device object only where its candidacy changes.
+        final long[] cur = h.devCur;
+        final long[] st = h.devState;
+        final int n = h.deviceCount;
         boolean anyStalled = false;
-        for (int i = 0; i < h.deviceList.size(); i++)
+        for (int i = 0; i < n; i++)
         {
-            final Device d = h.deviceList.get(i);
-            final boolean reported = d.periodStartNs == periodStart;
-            d.outstanding = reported ? d.curOutstanding : 0;
-            if (reported && d.reportedEndNs != periodStart)
+            final int c = i * Host.DEV_CUR;
+            final int b = i * Host.DEV_STATE;
+            final boolean reported = cur[c + Host.DEV_PERIOD] == periodStart;
+            final long outstanding = reported ? cur[c + Host.DEV_OUTSTANDING] : 0;
+            st[b + Host.S_OUTSTANDING] = outstanding;
+            long lastProgressNs = st[b + Host.S_LAST_PROGRESS];
+            if (reported && st[b + Host.S_REPORTED_END] != periodStart)
             {
                 // Not reported in the period before: nothing was outstanding then.
-                d.lastProgressNs = Math.max(d.lastProgressNs, periodStart);
+                lastProgressNs = Math.max(lastProgressNs, periodStart);
             }
-            if (!reported || d.curCompletions > 0 || d.outstanding == 0)
+            if (!reported || cur[c + Host.DEV_COMPLETIONS] > 0 || outstanding == 0)
             {
-                d.lastProgressNs = now;
+                lastProgressNs = now;
             }
+            st[b + Host.S_LAST_PROGRESS] = lastProgressNs;
             if (reported)
             {
-                d.reportedEndNs = now;
+                st[b + Host.S_REPORTED_END] = now;
             }
-            if (reported && d.curNetCount > 0)
+            if (reported && cur[c + Host.DEV_NET_COUNT] > 0)
             {
                 // Over the window, like the links: one period's few work requests are too noisy.
                 final RingTable win = h.devWin;
-                final int slot = win.slot(d.idx);
-                win.set(d.idx, slot, 0, d.curNetNs);
-                win.set(d.idx, slot, 1, d.curNetCount);
-                win.advance(d.idx);
-                final double lat = (double)win.sum(d.idx, 0) / win.sum(d.idx, 1);
-                if (d.warm < config.warmupPeriods)
+                final int slot = win.slot(i);
+                win.set(i, slot, 0, cur[c + Host.DEV_NET_NS]);
+                win.set(i, slot, 1, cur[c + Host.DEV_NET_COUNT]);
+                win.advance(i);
+                final double lat = (double)win.sum(i, 0) / win.sum(i, 1);
+                final long warm = st[b + Host.S_WARM];
+                double baseline = Double.longBitsToDouble(st[b + Host.S_BASELINE]);
+                final double ratio;
+                if (warm < config.warmupPeriods)
                 {
-                    d.baselineLatency = d.warm == 0 ? lat : d.baselineLatency + (lat - d.baselineLatency) / (d.warm + 1);
-                    d.warm++;
-                    d.latencyRatio = 0;
+                    baseline = warm == 0 ? lat : baseline + (lat - baseline) / (warm + 1);
+                    st[b + Host.S_WARM] = warm + 1;
+                    ratio = 0;
                 }
                 else
                 {
-                    d.latencyRatio = lat / d.baselineLatency;
-                    if (d.latencyRatio < 1.5 && h.congestion.open == null)
+                    ratio = lat / baseline;
+                    if (ratio < 1.5 && h.congestion.open == null)
                     {
-                        d.baselineLatency += (lat - d.baselineLatency) / config.baselinePeriods;
+                        baseline += (lat - baseline) / config.baselinePeriods;
                     }
                 }
+                st[b + Host.S_BASELINE] = Double.doubleToRawLongBits(baseline);
+                st[b + Host.S_RATIO] = Double.doubleToRawLongBits(ratio);
             }
             else if (!reported)
             {
-                d.latencyRatio = 0;
+                st[b + Host.S_RATIO] = Double.doubleToRawLongBits(0);
             }
-            d.stalledSend = reported ? d.curStalledSend : 0;
-            d.stalledRecv = reported ? d.curStalledRecv : 0;
-            d.stalledNs = now - d.lastProgressNs;
-            final boolean candidate = d.outstanding > 0 && d.stalledSend + d.stalledRecv > 0
-                && d.stalledNs >= config.nicStallNs / 2;
-            if (candidate != d.candidate)
+            final long stalled = reported ? cur[c + Host.DEV_STALLED] : 0;
+            st[b + Host.S_STALLED] = stalled;
+            final long stalledNs = now - lastProgressNs;
+            st[b + Host.S_STALLED_NS] = stalledNs;
+            // Some QP stuck either way (the two packed counts: nonzero when their sum is).
+            final boolean candidate = outstanding > 0 && stalled != 0 && stalledNs >= config.nicStallNs / 2;
+            if (candidate != (st[b + Host.S_CANDIDATE] != 0))
             {
-                d.candidate = candidate;
+                st[b + Host.S_CANDIDATE] = candidate ? 1 : 0;
+                final Device d = h.deviceList.get(i);
                 if (candidate)
                 {
                     nicCandidates.add(d);
@@ -986,8 +999,10 @@ public final class AnomalyEngine implements AnomalyStage
                     nicCandidates.remove(d);
                 }
             }
-            anyStalled |= candidate || d.stall().open != null;
+            anyStalled |= candidate;
         }
+        // A device whose NIC stall is open counts as stalled (the count stands for its tracker's open anomaly).
+        anyStalled |= h.nicStallsOpen > 0;
         if (anyStalled)
         {
             h.nicQuietUntilNs = now + (long)(config.windowPeriods + config.openAfter + 2) * (now - periodStart);
@@ -1013,7 +1028,7 @@ public final class AnomalyEngine implements AnomalyStage
         for (int i = 0; i < nicCandidates.size(); i++)
         {
             final Device d = nicCandidates.get(i);
-            sendStuck |= d.stalledSend > 0;
+            sendStuck |= d.stalledSend() > 0;
             if (best == null || nicScore(d) > nicScore(best) || (nicScore(d) == nicScore(best)
                 && (d.host.hostId < best.host.hostId || (d.host.hostId == best.host.hostId && d.device < best.device))))
             {
@@ -1025,14 +1040,14 @@ public final class AnomalyEngine implements AnomalyStage
             final Device d = nicCandidates.get(i);
             if (!nicDevicesOpen.isEmpty() && !nicEpisode.contains(d))
             {
-                d.episodeStartNs = d.lastProgressNs;
+                d.episodeStartNs = d.lastProgressNs();
                 nicEpisode.add(d);
             }
         }
         for (int i = 0; i < nicDevicesOpen.size(); i++)
         {
             final Device d = nicDevicesOpen.get(i);
-            if (d.candidate)
+            if (d.candidate())
             {
                 nicEpisodeEndNs = Long.MIN_VALUE;
                 continue;
@@ -1057,36 +1072,38 @@ public final class AnomalyEngine implements AnomalyStage
                         dead.host.newQpDevice));
                 }
                 resolve(d.stall(), d.host.nowNs);
+                d.host.nicStallsOpen--;
                 nicDevicesOpen.remove(i--);
                 nicEpisode.clear();
                 nicEpisodeEndNs = Long.MIN_VALUE;
             }
         }
-        if (best == null || !sendStuck || best.stall().open != null || best.stalledNs < config.nicStallNs
+        if (best == null || !sendStuck || best.stall().open != null || best.stalledNs() < config.nicStallNs
             || !nicDevicesOpen.isEmpty())
         {
             return;
         }
         evidence.clear();
-        evidence.put("outstandingWorkRequests", best.outstanding);
-        evidence.put("stalledSendQps", best.stalledSend);
-        evidence.put("stalledRecvQps", best.stalledRecv);
-        evidence.put("noCompletionNs", best.stalledNs);
+        evidence.put("outstandingWorkRequests", best.outstanding());
+        evidence.put("stalledSendQps", best.stalledSend());
+        evidence.put("stalledRecvQps", best.stalledRecv());
+        evidence.put("noCompletionNs", best.stalledNs());
         evidence.put("thresholdNs", config.nicStallNs);
         evidence.put("stalledDevices", nicCandidates.size());
         final String summary = String.format("NIC %d of host 0x%x stopped completing work (%d work requests "
             + "outstanding, none completed for %.1f ms; %d devices stalled with it): its QPs must fail over",
-            best.device, best.host.hostId, best.outstanding, best.stalledNs / 1e6, nicCandidates.size());
-        final long start = best.lastProgressNs;
+            best.device, best.host.hostId, best.outstanding(), best.stalledNs() / 1e6, nicCandidates.size());
+        final long start = best.lastProgressNs();
         best.stall().firstBadStartNs = start;
         openAnomaly(best.stall(), AnomalyKind.NIC_STALL, Culprit.nic(best.host.hostId, best.device), Severity.CRITICAL,
             start, best.host.nowNs, start, best.host.nowNs, summary);
+        best.host.nicStallsOpen++;
         nicDevicesOpen.add(best);
         nicEpisode.clear();
         for (int i = 0; i < nicCandidates.size(); i++)
         {
             final Device d = nicCandidates.get(i);
-            d.episodeStartNs = d.lastProgressNs;
+            d.episodeStartNs = d.lastProgressNs();
             nicEpisode.add(d);
         }
     }
@@ -1099,7 +1116,7 @@ public final class AnomalyEngine implements AnomalyStage
             final Device d = nicEpisode.get(i);
             final Host h = d.host;
             if (h.newQpDevice >= 0 && h.newQpDevice != d.device && h.newQpAtNs - d.episodeStartNs >= 0
-                && d.reportedEndNs - h.newQpAtNs <= 0 && !d.candidate)
+                && d.reportedEndNs() - h.newQpAtNs <= 0 && !d.candidate())
             {
                 found = d;
             }
@@ -1109,8 +1126,8 @@ public final class AnomalyEngine implements AnomalyStage
 
     private static long nicScore(final Device d)
     {
-        final long kind = d.stalledSend > 0 && d.stalledRecv > 0 ? 2 : d.stalledRecv > 0 ? 1 : 0;
-        return kind * 1_000_000L + d.stalledSend + d.stalledRecv;
+        final long kind = d.stalledSend() > 0 && d.stalledRecv() > 0 ? 2 : d.stalledRecv() > 0 ? 1 : 0;
+        return kind * 1_000_000L + d.stalledSend() + d.stalledRecv();
     }
 
     /**
@@ -1678,8 +1695,8 @@ public final class AnomalyEngine implements AnomalyStage
         /** The communicators of {@link #recvFlows}, each once. */
         final List<Comm> recvComms = new ArrayList<>();
         final Int2ObjectHashMap<Device> devices = new Int2ObjectHashMap<>();
-        /** Devices 0 … 15 without hashing. */
-        final Device[] deviceByIndex = new Device[16];
+        /** Devices 0 … 15 without hashing: their {@link Device#idx} + 1, 0 for none yet. */
+        final int[] devRowByDevice = new int[16];
         /** What each summary position of the host's period resolved to last (the flows come in a stable order). */
         Object[] byPosition = new Object[64];
         int position;
@@ -1741,6 +1758,78 @@ public final class AnomalyEngine implements AnomalyStage
 
         /** Its NICs' windows of send-WR network ns and count, by {@link Device#idx}. */
         final RingTable devWin;
+        /** How many of its NICs have a NIC_STALL open (their trackers' {@code open} set). */
+        int nicStallsOpen;
+        /*
+         * Its NICs' state, by Device.idx, in two dense tables instead of the device objects (8 NICs a host were
+         * 8 objects of ~3 cache lines, touched by every QP summary and every period end): a QP summary adds into
+         * its NIC's row of devCur (the period's accumulators); the period end reads devCur and keeps its judgement
+         * in devState. A host's rows lie side by side, one short sequential run per table.
+         *
+         * devCur row: DEV_PERIOD the start of the period accumulated, DEV_OUTSTANDING outstanding WRs,
+         * DEV_COMPLETIONS completions, DEV_NET_NS / DEV_NET_COUNT send WRs' network ns and count, DEV_STALLED the
+         * QPs stuck (STALLED_SEND per send QP, STALLED_RECV per receive QP: two counts in one long), DEV_QP0 / DEV_QP1
+         * the first two QPs the NIC carried (checked before its QP set: a NIC carries few).
+         */
+        static final int DEV_PERIOD = 0;
+        static final int DEV_OUTSTANDING = 1;
+        static final int DEV_COMPLETIONS = 2;
+        static final int DEV_NET_NS = 3;
+        static final int DEV_NET_COUNT = 4;
+        static final int DEV_STALLED = 5;
+        static final int DEV_QP0 = 6;
+        static final int DEV_QP1 = 7;
+        static final int DEV_CUR = 8;
+        static final long STALLED_SEND = 1L;
+        static final long STALLED_RECV = 1L << 32;
+        /*
+         * devState row (what the period end judged): S_OUTSTANDING outstanding WRs, S_LAST_PROGRESS the last
+         * completion (or idle), S_REPORTED_END the end of the last period that reported the NIC, S_STALLED_NS no
+         * completion since, S_STALLED the stuck QPs (packed as in devCur), S_BASELINE the WR latency baseline and
+         * S_RATIO the latency / baseline (doubles, as raw bits), S_WARM periods of warm-up done, S_CANDIDATE 1 while
+         * a NIC stall candidate (in nicCandidates).
+         */
+        static final int S_OUTSTANDING = 0;
+        static final int S_LAST_PROGRESS = 1;
+        static final int S_REPORTED_END = 2;
+        static final int S_STALLED_NS = 3;
+        static final int S_STALLED = 4;
+        static final int S_BASELINE = 5;
+        static final int S_RATIO = 6;
+        static final int S_WARM = 7;
+        static final int S_CANDIDATE = 8;
+        static final int DEV_STATE = 9;
+        long[] devCur = new long[8 * DEV_CUR];
+        long[] devState = new long[8 * DEV_STATE];
+        int deviceCount;
+
+        /** Registers a new device (its idx is the next row): rows initialised as a fresh device's fields were. */
+        void addDevice(final Device d)
+        {
+            final int i = d.idx;
+            if (i * DEV_CUR == devCur.length)
+            {
+                devCur = java.util.Arrays.copyOf(devCur, 2 * i * DEV_CUR);
+                devState = java.util.Arrays.copyOf(devState, 2 * i * DEV_STATE);
+            }
+            final int c = i * DEV_CUR;
+            devCur[c + DEV_PERIOD] = Long.MIN_VALUE;
+            devCur[c + DEV_QP0] = Long.MIN_VALUE;
+            devCur[c + DEV_QP1] = Long.MIN_VALUE;
+            devState[i * DEV_STATE + S_REPORTED_END] = Long.MIN_VALUE;
+            deviceList.add(d);
+            deviceCount = i + 1;
+            devWin.add(i);
+            if (d.device >= 0 && d.device < devRowByDevice.length)
+            {
+                devRowByDevice[d.device] = i + 1;
+            }
+        }
+
+        long devWarm(final int i)
+        {
+            return devState[i * DEV_STATE + S_WARM];
+        }
         /** The host whose summaries or time followed this one's last (hosts come round in a stable order). */
         Host successor;
 
@@ -2118,57 +2207,18 @@ public final class AnomalyEngine implements AnomalyStage
         }
     }
 
-    /** One NIC device of a host, from its QP flows. */
+    /**
+     * One NIC device of a host, from its QP flows: its identity, its QP set and its NIC_STALL tracker; its
+     * per-period state lives in its host's dense device tables (row {@link #idx}), read here through accessors.
+     */
     static final class Device extends Tracker
     {
         final Host host;
         final int device;
-        long periodStartNs = Long.MIN_VALUE;
-        long curOutstanding;
-        long curCompletions;
-        long curNetNs;
-        long curNetCount;
-        int curStalledSend;
-        int curStalledRecv;
         final org.agrona.collections.LongHashSet qps = new org.agrona.collections.LongHashSet();
-        /** The first QPs seen, checked before the set (a device carries few): no hashing per summary. */
-        long knownQp0 = Long.MIN_VALUE;
-        long knownQp1 = Long.MIN_VALUE;
-
-        /** Records a QP; true when the device never carried it before. */
-        boolean newQp(final long qp)
-        {
-            if (qp == knownQp0 || qp == knownQp1)
-            {
-                return false;
-            }
-            final boolean added = qps.add(qp);
-            if (added)
-            {
-                if (knownQp0 == Long.MIN_VALUE)
-                {
-                    knownQp0 = qp;
-                }
-                else if (knownQp1 == Long.MIN_VALUE)
-                {
-                    knownQp1 = qp;
-                }
-            }
-            return added;
-        }
         long episodeStartNs;
-        int stalledSend;
-        int stalledRecv;
-        long stalledNs;
-        boolean candidate;
-        long reportedEndNs = Long.MIN_VALUE;
-        long outstanding;
-        long lastProgressNs;
-        double baselineLatency;
-        int warm;
-        double latencyRatio;
 
-        /** Its row in its host's {@link Host#devWin}. */
+        /** Its row in its host's {@link Host#devCur}, {@link Host#devState} and {@link Host#devWin}. */
         final int idx;
 
         /** Its NIC_STALL tracker: itself. */
@@ -2182,6 +2232,74 @@ public final class AnomalyEngine implements AnomalyStage
             this.host = host;
             this.device = device;
             this.idx = idx;
+        }
+
+        /**
+         * Records a QP not among the first two in its row ({@link Host#DEV_QP0}, {@link Host#DEV_QP1}, checked by
+         * the caller); true when the device never carried it before.
+         */
+        boolean newQp(final long qp)
+        {
+            final boolean added = qps.add(qp);
+            if (added)
+            {
+                final long[] cur = host.devCur;
+                final int b = idx * Host.DEV_CUR;
+                if (cur[b + Host.DEV_QP0] == Long.MIN_VALUE)
+                {
+                    cur[b + Host.DEV_QP0] = qp;
+                }
+                else if (cur[b + Host.DEV_QP1] == Long.MIN_VALUE)
+                {
+                    cur[b + Host.DEV_QP1] = qp;
+                }
+            }
+            return added;
+        }
+
+        private long state(final int k)
+        {
+            return host.devState[idx * Host.DEV_STATE + k];
+        }
+
+        long outstanding()
+        {
+            return state(Host.S_OUTSTANDING);
+        }
+
+        long lastProgressNs()
+        {
+            return state(Host.S_LAST_PROGRESS);
+        }
+
+        long reportedEndNs()
+        {
+            return state(Host.S_REPORTED_END);
+        }
+
+        long stalledNs()
+        {
+            return state(Host.S_STALLED_NS);
+        }
+
+        int stalledSend()
+        {
+            return (int)(state(Host.S_STALLED) & 0xffff_ffffL);
+        }
+
+        int stalledRecv()
+        {
+            return (int)(state(Host.S_STALLED) >>> 32);
+        }
+
+        double latencyRatio()
+        {
+            return Double.longBitsToDouble(state(Host.S_RATIO));
+        }
+
+        boolean candidate()
+        {
+            return state(Host.S_CANDIDATE) != 0;
         }
     }
 
