@@ -81,6 +81,11 @@ public final class AnomalyEngine implements AnomalyStage
                 endPeriod(h);
             }
             h.previousPeriodStartNs = h.started ? h.periodStartNs : Long.MIN_VALUE;
+            // The receives of the new period are not reported yet: none can be stalled, unless the period starts
+            // at or before one reported already (then rows of then would match it: checkStalls scans them all).
+            h.waitingSinceNs = Long.MAX_VALUE;
+            h.recvScanAll = s.periodStartNs() <= h.latestPeriodStartNs;
+            h.latestPeriodStartNs = Math.max(h.latestPeriodStartNs, s.periodStartNs());
             h.started = true;
             h.position = 0;
             h.periodStartNs = s.periodStartNs();
@@ -295,19 +300,26 @@ public final class AnomalyEngine implements AnomalyStage
         {
             oc.setHost(own, h);
         }
+        long progressNs = rows[b + Host.RECV_PROGRESS];
         if (rows[b + Host.RECV_SEEN] != h.previousPeriodStartNs)
         {
             // Not reported in the host's period before (the window engine reports every flow with work
             // outstanding in every period it ends): nothing was outstanding then. The host's previous period, not
             // the one just before in time: over a silence the window engine ends no period, and a receive waiting
             // all along must not count as having progressed.
-            rows[b + Host.RECV_PROGRESS] = Math.max(rows[b + Host.RECV_PROGRESS], s.periodStartNs());
+            progressNs = Math.max(progressNs, s.periodStartNs());
         }
         rows[b + Host.RECV_SEEN] = s.periodStartNs();
         rows[b + Host.RECV_OUTSTANDING] = s.outstandingSteps();
         if (s.completions() > 0 || s.outstandingSteps() == 0)
         {
-            rows[b + Host.RECV_PROGRESS] = s.periodEndNs();
+            progressNs = s.periodEndNs();
+        }
+        rows[b + Host.RECV_PROGRESS] = progressNs;
+        // The earliest progress of a receive with work outstanding this period: checkStalls' bound.
+        if (s.outstandingSteps() > 0 && progressNs < h.waitingSinceNs)
+        {
+            h.waitingSinceNs = progressNs;
         }
         // The rank's window is accumulated in place: its period's first summary opens the next slot.
         final PeriodRing win = oc.rWin;
@@ -1250,13 +1262,18 @@ public final class AnomalyEngine implements AnomalyStage
     {
         final boolean[] flags = h.recvStalled;
         final long threshold = config.hangThresholdNs;
-        // Over the host's receive table (sequential rows): a flow object only where its state changes.
-        for (int i = 0; i < h.recvFlowCount; i++)
+        // Over the host's receive table (sequential rows): a flow object only where its state changes. Not at all
+        // when no receive is flagged and none can be stalled now: a stalled one has work outstanding in the
+        // period reported, so it progressed last at waitingSinceNs or later (the usual case: every receive
+        // progressed this period, its rows are not read).
+        final boolean scan = h.recvStalledCount > 0 || h.recvScanAll || h.nowNs - h.waitingSinceNs >= threshold;
+        for (int i = 0; scan && i < h.recvFlowCount; i++)
         {
             final boolean stalled = h.recvWaiting(i, threshold);
             if (stalled != flags[i])
             {
                 flags[i] = stalled;
+                h.recvStalledCount += stalled ? 1 : -1;
                 final RecvFlow f = h.recvFlows[i];
                 if (stalled)
                 {
@@ -1670,6 +1687,17 @@ public final class AnomalyEngine implements AnomalyStage
         Comm[] recvComm = new Comm[16];
         /** Per flow: whether it counts as stalled (in its communicator's {@link Comm#stalled}). */
         boolean[] recvStalled = new boolean[16];
+        /** How many of {@link #recvStalled} are set. */
+        int recvStalledCount;
+        /**
+         * The earliest last progress (RECV_PROGRESS) of a receive reported this period with work outstanding
+         * (Long.MAX_VALUE: none): no receive is stalled while nowNs − this is under the threshold. Valid while the
+         * reported period starts after every period reported before; else {@link #recvScanAll}.
+         */
+        long waitingSinceNs = Long.MAX_VALUE;
+        boolean recvScanAll;
+        /** The latest period start reported. */
+        long latestPeriodStartNs = Long.MIN_VALUE;
 
         void addRecvFlow(final RecvFlow f, final long flowKey, final int owner, final long progressNs)
         {
