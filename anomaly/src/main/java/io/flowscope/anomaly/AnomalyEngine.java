@@ -327,7 +327,7 @@ public final class AnomalyEngine implements AnomalyStage
         {
             oc.rPeriodStartNs[own] = s.periodStartNs();
             win.open(own, Rank.SERIES);
-            h.touchRank(oc.rankById[own]);
+            h.touchRank(oc, own);
         }
         final int at = win.current(own);
         win.add(at, Rank.CONSUME_NS, s.phaseSumNs(Phase.GPU_CONSUME));
@@ -367,7 +367,7 @@ public final class AnomalyEngine implements AnomalyStage
                     h.links.add(l);
                     l.peerRank = rank(c, s.peer());
                     c.addLink(l);
-                    l.peerRank.addIncoming(l.id);
+                    c.addIncoming(l.peerRank, l.id);
                 }
                 h.cacheLink(pos, c, l.id);
                 return l;
@@ -548,9 +548,9 @@ public final class AnomalyEngine implements AnomalyStage
         }
         for (int i = 0; i < h.touchedRankCount; i++)
         {
-            final Rank r = h.touchedRanks[i];
-            refreshStats(r.comm);
-            judgeRank(r, periodStart, now);
+            final Comm c = h.touchedRankComms[i];
+            refreshStats(c);
+            judgeRank(c, h.touchedRanks[i], periodStart, now);
         }
         h.touchedLinkCount = 0;
         h.touchedRankCount = 0;
@@ -723,14 +723,18 @@ public final class AnomalyEngine implements AnomalyStage
      * The longest credit wait (20 → 9) of a send into this rank over the window (a late receiver holds the
      * first steps of every operation), or -1 without enough data; from the communicator's link mirrors.
      */
-    private double incomingWaitPerStep(final Rank r)
+    private double incomingWaitPerStep(final Comm c, final int rank)
     {
-        final Comm c = r.comm;
         long wait = 0;
         long n = 0;
-        for (int k = 0; k < r.inCount; k++)
+        // The first two links into the rank from the communicator's dense table, more from the rank object (a
+        // maximum and a sum: the order does not matter).
+        final int count = c.rInCount[rank];
+        final int[] in = count <= 2 ? c.rIn : c.rankById[rank].in;
+        final int from = count <= 2 ? 2 * rank : 0;
+        for (int k = from; k < from + count; k++)
         {
-            final int i = r.in[k];
+            final int i = in[k];
             if (c.lHost[i].nowNs - c.lLastActiveNs[i] > config.staleNs)
             {
                 continue;
@@ -1147,38 +1151,45 @@ public final class AnomalyEngine implements AnomalyStage
      * senders wait for (20 → 9 of sends into it) and the data its receivers wait for (10 → 11 of receives from
      * it, less what it waited for data itself, so ranks merely blocked behind a late one are not named).
      */
-    private void judgeRank(final Rank r, final long periodStart, final long now)
+    private void judgeRank(final Comm c, final int rank, final long periodStart, final long now)
     {
-        final Comm c = r.comm;
-        if (r.host == null)
+        // Over the communicator's dense rank tables (a host's ranks side by side); the rank object only for its
+        // collective lateness (while no link of the communicator is troubled) and when it is tracked.
+        final Host host = c.rHost[rank];
+        if (host == null)
         {
             return;
         }
-        final double creditRaw = Math.max(0, incomingWaitPerStep(r));
+        final double creditRaw = Math.max(0, incomingWaitPerStep(c, rank));
         final double credit = creditSignal(c, creditRaw);
-        final double late = lateNs(r);
+        final double late = c.troubledLinks > 0 || c.openSlowLinks > 0 ? 0 : lateNs(c.rankById[rank]);
         final double v = Math.max(credit, late);
-        if (r.warm < config.warmupPeriods)
+        final double[] baselines = c.rBaseline;
+        final int warm = c.rWarm[rank];
+        if (warm < config.warmupPeriods)
         {
-            r.warmUp(v);
+            // Its baseline while it warms up: the mean of its first periods' signal.
+            baselines[rank] = warm == 0 ? v : baselines[rank] + (v - baselines[rank]) / (warm + 1);
+            c.rWarm[rank] = warm + 1;
             return;
         }
-        r.excess = v - r.baseline;
-        c.rExcess[r.idx] = r.excess;
+        final double excess = v - baselines[rank];
+        c.rExcess[rank] = excess;
         if (c.excessCount < config.minLinks)
         {
             return;
         }
         final double median = c.excessMedian;
         final double limit = Math.max(median * config.slowNodeRatio, median + config.slowNodeMinNs);
-        final boolean bad = r.excess > limit && r.excess - median > config.madK * c.excessSigma
-            && !r.host.nicQuiet;
-        if (!bad && r.slow().bad == 0 && r.slow().open == null)
+        final boolean bad = excess > limit && excess - median > config.madK * c.excessSigma && !host.nicQuiet;
+        if (!bad && !c.rTracked[rank])
         {
-            r.baseline += (v - r.baseline) / config.baselinePeriods;
+            baselines[rank] += (v - baselines[rank]) / config.baselinePeriods;
             return;
         }
+        final Rank r = c.rankById[rank];
         trackRank(r, bad, creditRaw, credit, late, periodStart, now);
+        c.rTracked[rank] = r.slow().bad != 0 || r.slow().open != null;
     }
 
     /**
@@ -1191,23 +1202,24 @@ public final class AnomalyEngine implements AnomalyStage
         final Comm c = r.comm;
         final double median = c.excessMedian;
         // Read only here: not computed for the ranks with nothing tracked.
-        final boolean good = r.excess <= Math.max(median * config.slowNodeRatio / 2,
+        final double excess = c.rExcess[r.idx];
+        final boolean good = excess <= Math.max(median * config.slowNodeRatio / 2,
             median + config.slowNodeMinNs / 2);
         evidence.clear();
         evidence.put("creditWaitIntoRankMaxNs", creditRaw);
         evidence.put("collectiveLatenessNs", late);
         evidence.put("dataWaitMaxNs", r.dataWaitMaxNs());
-        evidence.put("baselineNs", r.baseline);
-        evidence.put("excessNs", r.excess);
+        evidence.put("baselineNs", c.rBaseline[r.idx]);
+        evidence.put("excessNs", excess);
         evidence.put("medianExcessNs", median);
         evidence.put("robustSigmaNs", c.excessSigma);
         evidence.put("gpuConsumeNsPerStep", r.consumePerStep());
         evidence.put("ranks", c.excessCount);
-        final Severity sev = r.excess > 10 * Math.max(median, config.slowNodeMinNs) ? Severity.CRITICAL
+        final Severity sev = excess > 10 * Math.max(median, config.slowNodeMinNs) ? Severity.CRITICAL
             : Severity.WARNING;
         final String summary = !willPublish(r.slow(), bad, sev) ? null : String.format("rank %d of comm 0x%x is late: "
             + "its peers wait up to %.0f µs more than usual for its credit (%.0f µs) or it arrives late at its "
-            + "collectives (%.0f µs); the others are merely blocked", r.rank, c.commHash, r.excess / 1e3,
+            + "collectives (%.0f µs); the others are merely blocked", r.rank, c.commHash, excess / 1e3,
             credit / 1e3, late / 1e3);
         track(r.slow(), bad, good, AnomalyKind.SLOW_NODE, Culprit.rank(r.host.hostId, c.commHash, r.rank), sev,
             periodStart, now, now - (long)config.windowPeriods * (now - periodStart), summary);
@@ -1230,8 +1242,8 @@ public final class AnomalyEngine implements AnomalyStage
      */
     private static double lateNs(final Rank r)
     {
-        final Comm c = r.comm;
-        return c.troubledLinks > 0 || c.openSlowLinks > 0 || linkExplainsLateness(r) ? 0 : r.collectiveLatenessNs();
+        // The communicator's troubled and open slow links are checked by the caller (judgeRank).
+        return linkExplainsLateness(r) ? 0 : r.collectiveLatenessNs();
     }
 
     /** Whether one of the rank's own sending links is degraded (then its receivers' wait is the link's doing). */
@@ -1634,7 +1646,9 @@ public final class AnomalyEngine implements AnomalyStage
         /** The links and ranks the period under way touched, in order (arrays: no list checks per access). */
         Link[] touchedLinks = new Link[16];
         int touchedLinkCount;
-        Rank[] touchedRanks = new Rank[16];
+        /** The ranks (rows of their communicator's tables, and the communicators) the period touched. */
+        int[] touchedRanks = new int[16];
+        Comm[] touchedRankComms = new Comm[16];
         int touchedRankCount;
 
         void touchLink(final Link l)
@@ -1646,13 +1660,15 @@ public final class AnomalyEngine implements AnomalyStage
             touchedLinks[touchedLinkCount++] = l;
         }
 
-        void touchRank(final Rank r)
+        void touchRank(final Comm c, final int rank)
         {
             if (touchedRankCount == touchedRanks.length)
             {
                 touchedRanks = java.util.Arrays.copyOf(touchedRanks, touchedRankCount * 2);
+                touchedRankComms = java.util.Arrays.copyOf(touchedRankComms, touchedRankCount * 2);
             }
-            touchedRanks[touchedRankCount++] = r;
+            touchedRankComms[touchedRankCount] = c;
+            touchedRanks[touchedRankCount++] = rank;
         }
         /** Its receive flows, in the order of their first summary ({@link RecvFlow#idx}). */
         RecvFlow[] recvFlows = new RecvFlow[16];
@@ -1915,6 +1931,17 @@ public final class AnomalyEngine implements AnomalyStage
         /** Its rate / baseline when judged. */
         double[] lRatio = new double[16];
         double[] rExcess = new double[16];
+        /*
+         * Per rank, what its period judgement reads and writes (judgeRank over these, not the rank objects): its
+         * baseline, warm-up periods done, whether its SLOW_NODE tracker holds anything (bad evaluations or an open
+         * anomaly: Rank.bad != 0 || Rank.open != null), the first two links into it (rIn at 2 × its row; all of
+         * them in Rank.in) and how many there are.
+         */
+        double[] rBaseline = new double[16];
+        int[] rWarm = new int[16];
+        boolean[] rTracked = new boolean[16];
+        int[] rIn = new int[32];
+        int[] rInCount = new int[16];
         /** Scratch of the rank pass. */
         long[] rWaitMax = new long[16];
         long[] rWaitCount = new long[16];
@@ -1983,6 +2010,16 @@ public final class AnomalyEngine implements AnomalyStage
             lLastActiveNs[i] = l.lastActiveNs;
         }
 
+        void addIncoming(final Rank r, final int linkId)
+        {
+            r.addIncoming(linkId);
+            final int k = rInCount[r.idx]++;
+            if (k < 2)
+            {
+                rIn[2 * r.idx + k] = linkId;
+            }
+        }
+
         void addRank(final Rank r)
         {
             final int i = r.idx;
@@ -1992,6 +2029,11 @@ public final class AnomalyEngine implements AnomalyStage
                 rExcess = java.util.Arrays.copyOf(rExcess, n);
                 java.util.Arrays.fill(rExcess, i, n, Double.NaN);
                 rWaitMax = java.util.Arrays.copyOf(rWaitMax, n);
+                rBaseline = java.util.Arrays.copyOf(rBaseline, n);
+                rWarm = java.util.Arrays.copyOf(rWarm, n);
+                rTracked = java.util.Arrays.copyOf(rTracked, n);
+                rIn = java.util.Arrays.copyOf(rIn, 2 * n);
+                rInCount = java.util.Arrays.copyOf(rInCount, n);
                 rWaitCount = java.util.Arrays.copyOf(rWaitCount, n);
                 rPeriodStartNs = java.util.Arrays.copyOf(rPeriodStartNs, n);
                 rHost = java.util.Arrays.copyOf(rHost, n);
@@ -2147,9 +2189,6 @@ public final class AnomalyEngine implements AnomalyStage
         /** The links into this rank, as indexes of the communicator's link table. */
         int[] in = new int[2];
         int inCount;
-        double baseline;
-        int warm;
-        double excess = Double.NaN;
         /** Window series (in {@link Comm#rWin}): GPU consume ns and count, longest data wait. */
         static final int CONSUME_NS = 0;
         static final int CONSUME_COUNT = 1;
@@ -2170,13 +2209,6 @@ public final class AnomalyEngine implements AnomalyStage
                 in = java.util.Arrays.copyOf(in, inCount * 2);
             }
             in[inCount++] = linkId;
-        }
-
-        /** Its baseline while it warms up: the mean of its first periods' signal. */
-        void warmUp(final double v)
-        {
-            baseline = warm == 0 ? v : baseline + (v - baseline) / (warm + 1);
-            warm++;
         }
 
         void pushLateness(final long ns)
