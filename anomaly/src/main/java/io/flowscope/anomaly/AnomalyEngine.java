@@ -269,7 +269,7 @@ public final class AnomalyEngine implements AnomalyStage
         if (cur[b] != s.periodStartNs())
         {
             cur[b] = s.periodStartNs();
-            h.touchLink(c.linkById[id]);
+            h.touchLink(c, id);
         }
         cur[b + Link.BYTES + 1] += s.bytes();
         cur[b + Link.NET_NS + 1] += s.phaseSumNs(Phase.NETWORK);
@@ -474,54 +474,63 @@ public final class AnomalyEngine implements AnomalyStage
         final long periodStart = h.periodStartNs;
         final long now = h.periodEndNs;
         judgeDevices(h, periodStart, now);
-        for (int i = 0; i < h.touchedLinkCount; i++)
+        // The links by their rows in their communicators' dense tables (a host's links side by side): a link
+        // object only to judge one bad or tracked.
+        final int[] ids = h.touchedLinks;
+        final Comm[] comms = h.touchedLinkComms;
+        final int n = h.touchedLinkCount;
+        for (int i = 0; i < n; i++)
         {
-            final Link l = h.touchedLinks[i];
-            l.push();
-            l.lastActiveNs = now;
-            publishWindow(l);
-            l.comm.updates++;
+            final Comm c = comms[i];
+            final int id = ids[i];
+            push(c, id);
+            c.lLastActiveNs[id] = now;
+            publishRatio(c, id);
+            c.updates++;
         }
         // Links: degraded ones of this host, then slow link (one sender rank) or congestion (several).
         int degradedRanks = 0;
         int softRanks = 0;
         int judged = 0;
-        Link worst = null;
-        for (int i = 0; i < h.touchedLinkCount; i++)
+        Comm worstComm = null;
+        int worst = -1;
+        for (int i = 0; i < n; i++)
         {
-            final Link l = h.touchedLinks[i];
-            refreshStats(l.comm);
-            final boolean was = l.degraded;
-            l.degraded = degraded(l);
-            if (l.warm >= config.warmupPeriods && l.hasRate(config))
+            final Comm c = comms[i];
+            final int id = ids[i];
+            refreshStats(c);
+            final boolean was = c.lDegraded[id];
+            final boolean degraded = degraded(c, id);
+            c.lDegraded[id] = degraded;
+            if (c.lWarm[id] >= config.warmupPeriods && hasRate(c, id))
             {
                 judged++;
             }
-            if (was != l.degraded)
+            if (was != degraded)
             {
-                l.comm.troubledLinks += was ? -1 : 1;
+                c.troubledLinks += was ? -1 : 1;
             }
-            if (l.degraded)
+            if (degraded)
             {
-                if (!sameRankSeen(h, l, i))
+                if (!sameRankSeen(h, c.lRankNo[id], i))
                 {
                     degradedRanks++;
                 }
-                if (worst == null || l.ratio < worst.ratio)
+                if (worst < 0 || c.lFraction[id] < worstComm.lFraction[worst])
                 {
-                    worst = l;
+                    worstComm = c;
+                    worst = id;
                 }
             }
         }
         if (degradedRanks >= 1)
         {
             // Other ranks of the host whose links slowed too (half the slow-link fraction): a shared NIC.
-            for (int i = 0; i < h.touchedLinkCount; i++)
+            for (int i = 0; i < n; i++)
             {
-                final Link l = h.touchedLinks[i];
-                if (!l.degraded && l.warm >= config.warmupPeriods && l.hasRate(config)
-                    && l.ratio < l.comm.rateMedian * (1 - config.slowLinkFraction / 2) && !degradedRank(h, l.rank)
-                    && !softSeen(h, l, i))
+                final Comm c = comms[i];
+                final int id = ids[i];
+                if (soft(c, id) && !degradedRank(h, c.lRankNo[id]) && !softSeen(h, c.lRankNo[id], i))
                 {
                     softRanks++;
                 }
@@ -531,20 +540,21 @@ public final class AnomalyEngine implements AnomalyStage
         final boolean nicSlowed = dev != null && dev.latencyRatio() >= 1.25;
         final boolean congestion = degradedRanks >= 2 || (degradedRanks == 1 && softRanks >= 1 && nicSlowed)
             || (h.congestion.open != null && degradedRanks >= 1);
-        for (int i = 0; i < h.touchedLinkCount; i++)
+        for (int i = 0; i < n; i++)
         {
-            final Link l = h.touchedLinks[i];
+            final Comm c = comms[i];
+            final int id = ids[i];
             // judgeLink's own early return, checked here: most links are healthy and have nothing tracked.
-            if ((l.degraded && !congestion) || l.slow().open != null || l.slow().bad != 0)
+            if ((c.lDegraded[id] && !congestion) || c.lTracked[id])
             {
-                judgeLink(l, periodStart, now, congestion);
+                judgeLink(c.linkById[id], periodStart, now, congestion);
             }
         }
         // A period in which none of the host's links completed a window's worth says nothing either way; without
         // congestion now or tracked, judgeCongestion would return having changed nothing.
         if (judged > 0 && (congestion || h.congestion.open != null || h.congestion.bad != 0))
         {
-            judgeCongestion(h, dev, congestion, worst, periodStart, now);
+            judgeCongestion(h, dev, congestion, worst < 0 ? null : worstComm.linkById[worst], periodStart, now);
         }
         for (int i = 0; i < h.touchedRankCount; i++)
         {
@@ -561,8 +571,9 @@ public final class AnomalyEngine implements AnomalyStage
     {
         for (int j = 0; j < h.touchedLinkCount; j++)
         {
-            final Link o = h.touchedLinks[j];
-            if (o.degraded && o.rank == rank)
+            final Comm c = h.touchedLinkComms[j];
+            final int o = h.touchedLinks[j];
+            if (c.lDegraded[o] && c.lRankNo[o] == rank)
             {
                 return true;
             }
@@ -570,13 +581,20 @@ public final class AnomalyEngine implements AnomalyStage
         return false;
     }
 
-    private boolean softSeen(final Host h, final Link l, final int upTo)
+    /** A judged link not degraded but below its communicator's median by half the slow-link fraction. */
+    private boolean soft(final Comm c, final int id)
+    {
+        return !c.lDegraded[id] && c.lWarm[id] >= config.warmupPeriods && hasRate(c, id)
+            && c.lFraction[id] < c.rateMedian * (1 - config.slowLinkFraction / 2);
+    }
+
+    private boolean softSeen(final Host h, final int rank, final int upTo)
     {
         for (int j = 0; j < upTo; j++)
         {
-            final Link o = h.touchedLinks[j];
-            if (o.rank == l.rank && !o.degraded && o.warm >= config.warmupPeriods && o.hasRate(config)
-                && o.ratio < o.comm.rateMedian * (1 - config.slowLinkFraction / 2))
+            final Comm c = h.touchedLinkComms[j];
+            final int o = h.touchedLinks[j];
+            if (c.lRankNo[o] == rank && soft(c, o))
             {
                 return true;
             }
@@ -584,12 +602,13 @@ public final class AnomalyEngine implements AnomalyStage
         return false;
     }
 
-    private static boolean sameRankSeen(final Host h, final Link l, final int upTo)
+    private static boolean sameRankSeen(final Host h, final int rank, final int upTo)
     {
         for (int j = 0; j < upTo; j++)
         {
-            final Link o = h.touchedLinks[j];
-            if (o.degraded && o.rank == l.rank)
+            final Comm c = h.touchedLinkComms[j];
+            final int o = h.touchedLinks[j];
+            if (c.lDegraded[o] && c.lRankNo[o] == rank)
             {
                 return true;
             }
@@ -691,32 +710,62 @@ public final class AnomalyEngine implements AnomalyStage
      * warming up feeds its baseline only. The baseline follows the link while it is healthy and freezes while
      * it is degraded or part of an anomaly.
      */
-    private boolean degraded(final Link l)
+    private boolean degraded(final Comm c, final int id)
     {
-        final boolean bad = judgeRate(l);
+        final boolean bad = judgeRate(c, id);
         // The baseline and warm-up may have moved.
-        publishRatio(l);
+        publishRatio(c, id);
         return bad;
     }
 
-    /** Copies what the communicator statistics read of a link after its window advanced. */
-    private void publishWindow(final Link l)
+    /** What the communicator statistics read of a link's ratio: whether it is judged, and its rate / baseline. */
+    private void publishRatio(final Comm c, final int id)
     {
-        final Comm c = l.comm;
-        c.lLastActiveNs[l.id] = l.lastActiveNs;
-        c.lPeerWaitMax[l.id] = l.peerWaitMaxNow;
-        c.lNetCount[l.id] = l.netCountSum;
-        publishRatio(l);
+        // hasRate less its staleness, which moves with the host's time and is checked when read.
+        final boolean judged = c.lWarm[id] >= config.warmupPeriods && c.lNetCount[id] >= config.minWindowSteps
+            && c.lNetNs[id] > 0;
+        c.lJudged[id] = judged;
+        c.lRatio[id] = judged ? c.lRate[id] / c.lBaseline[id] : 0;
     }
 
-    private void publishRatio(final Link l)
+    /** Whether a link's window has a rate to judge: enough steps, network time, and not stale. */
+    private boolean hasRate(final Comm c, final int id)
     {
-        final Comm c = l.comm;
-        // hasRate less its staleness, which moves with the host's time and is checked when read.
-        final boolean judged = l.warm >= config.warmupPeriods && l.netCountSum >= config.minWindowSteps
-            && l.netNsSum > 0;
-        c.lJudged[l.id] = judged;
-        c.lRatio[l.id] = judged ? l.rate() / l.baseline : 0;
+        return c.lNetCount[id] >= config.minWindowSteps && c.lNetNs[id] > 0
+            && c.lHost[id].nowNs - c.lLastActiveNs[id] <= config.staleNs;
+    }
+
+    /**
+     * The period's accumulators of link {@code id} into its window, then cleared; the window's rate, network
+     * sums and longest credit wait into the link's rows.
+     */
+    private static void push(final Comm c, final int id)
+    {
+        final long[] cur = c.lCur;
+        final int b = id * Comm.LINK_CUR + 1;
+        final RingTable win = c.lWin;
+        final int slot = win.slot(id);
+        // The summed series (all before PEER_WAIT_MAX) in one go, their accumulators cleared.
+        win.setAll(id, slot, cur, b, Link.PEER_WAIT_MAX);
+        final long now = cur[b + Link.PEER_WAIT_MAX];
+        cur[b + Link.PEER_WAIT_MAX] = 0;
+        final long left = win.replace(slot, Link.PEER_WAIT_MAX, now);
+        win.advance(id);
+        // The window maximum without a rescan, unless the value leaving was the maximum and nothing as large
+        // came in.
+        final long max = c.lPeerWaitMax[id];
+        if (now >= max)
+        {
+            c.lPeerWaitMax[id] = now;
+        }
+        else if (left == max)
+        {
+            c.lPeerWaitMax[id] = win.max(id, Link.PEER_WAIT_MAX);
+        }
+        final long net = win.sum(id, Link.NET_NS);
+        c.lNetNs[id] = net;
+        c.lNetCount[id] = win.sum(id, Link.NET_COUNT);
+        c.lRate[id] = net == 0 ? Double.NaN : win.sum(id, Link.BYTES) * 1e9 / net;
     }
 
     /**
@@ -746,64 +795,70 @@ public final class AnomalyEngine implements AnomalyStage
     }
 
     /** {@link #degraded} before the mirrors are refreshed. */
-    private boolean judgeRate(final Link l)
+    private boolean judgeRate(final Comm c, final int id)
     {
-        final Comm c = l.comm;
-        if (!l.hasRate(config))
+        if (!hasRate(c, id))
         {
             return false;
         }
-        final double rate = l.rate();
-        if (l.warm < config.warmupPeriods)
+        final double rate = c.lRate[id];
+        if (c.lWarm[id] < config.warmupPeriods)
         {
-            warmUp(l, rate);
+            warmUp(c, id, rate);
             return false;
         }
-        l.ratio = rate / l.baseline;
+        final double ratio = rate / c.lBaseline[id];
+        c.lFraction[id] = ratio;
         // A send that waited for its receiver's credit and then went out in a burst queues on the wire: when the
-        // receiver is late (slow node), it is to blame, not the link. The link's own wait first: the receiving
-        // rank's object is another cache miss, needed only when the send did wait that long.
-        final Rank receiver = l.peerRank;
-        final boolean creditBound = l.peerWaitMaxNs() > config.slowNodeMinNs && receiver != null
-            && (receiver.slow().bad > 0 || receiver.slow().open != null);
-        final boolean suppressed = l.host.nicQuiet || peerHostNicQuiet(l) || creditBound;
+        // receiver is late (slow node), it is to blame, not the link. The link's own wait first; the receiving
+        // rank's tracked flag (bad evaluations or open) from its row.
+        final boolean creditBound = c.lPeerWaitMax[id] > config.slowNodeMinNs && c.rTracked[c.lPeer[id]];
+        final Host host = c.lHost[id];
+        final boolean suppressed = host.nicQuiet || peerHostNicQuiet(c, id) || creditBound;
         final boolean bad = !suppressed && c.linkCount >= config.minLinks
-            && l.ratio < c.rateMedian * (1 - config.slowLinkFraction)
-            && c.rateMedian - l.ratio > config.madK * c.rateSigma;
-        if (!bad && !suppressed && l.slow().bad == 0 && l.slow().open == null && l.host.congestion.open == null)
+            && ratio < c.rateMedian * (1 - config.slowLinkFraction)
+            && c.rateMedian - ratio > config.madK * c.rateSigma;
+        if (!bad && !suppressed && !c.lTracked[id] && host.congestion.open == null)
         {
-            l.baseline += (rate - l.baseline) / config.baselinePeriods;
-            l.baselineOutstanding += (l.outstandingMean() - l.baselineOutstanding) / config.baselinePeriods;
+            c.lBaseline[id] += (rate - c.lBaseline[id]) / config.baselinePeriods;
+            c.lBaselineOut[id] += (outstandingMean(c, id) - c.lBaselineOut[id]) / config.baselinePeriods;
         }
         return bad;
     }
 
     /** A link's baselines while it warms up: the mean of its first windows (apart to keep judgeRate small). */
-    private static void warmUp(final Link l, final double rate)
+    private static void warmUp(final Comm c, final int id, final double rate)
     {
-        l.baseline = l.warm == 0 ? rate : l.baseline + (rate - l.baseline) / (l.warm + 1);
-        l.baselineOutstanding = l.warm == 0 ? l.outstandingMean()
-            : l.baselineOutstanding + (l.outstandingMean() - l.baselineOutstanding) / (l.warm + 1);
-        l.warm++;
+        final int warm = c.lWarm[id];
+        c.lBaseline[id] = warm == 0 ? rate : c.lBaseline[id] + (rate - c.lBaseline[id]) / (warm + 1);
+        c.lBaselineOut[id] = warm == 0 ? outstandingMean(c, id)
+            : c.lBaselineOut[id] + (outstandingMean(c, id) - c.lBaselineOut[id]) / (warm + 1);
+        c.lWarm[id] = warm + 1;
+    }
+
+    /** Mean outstanding bytes at the ends of the link's window's periods. */
+    private static double outstandingMean(final Comm c, final int id)
+    {
+        final int n = c.lWin.filled(id);
+        return n == 0 ? 0 : (double)c.lWin.sum(id, Link.OUTSTANDING) / n;
     }
 
     /** Whether the receiving rank's host has a NIC stalling (through the dense mirrors: no rank object). */
-    private static boolean peerHostNicQuiet(final Link l)
+    private static boolean peerHostNicQuiet(final Comm c, final int id)
     {
-        final Comm c = l.comm;
-        final Host h = c.rHost[c.lPeer[l.id]];
+        final Host h = c.rHost[c.lPeer[id]];
         return h != null && h.nicQuiet;
     }
 
     private void judgeLink(final Link l, final long periodStart, final long now, final boolean congestion)
     {
         final Comm c = l.comm;
-        if (l.warm < config.warmupPeriods || !l.hasRate(config))
+        if (c.lWarm[l.id] < config.warmupPeriods || !hasRate(c, l.id))
         {
             return;
         }
-        final boolean bad = l.degraded && !congestion;
-        final boolean good = !l.degraded && l.ratio >= c.rateMedian * (1 - config.slowLinkFraction / 2);
+        final boolean bad = c.lDegraded[l.id] && !congestion;
+        final boolean good = !c.lDegraded[l.id] && c.lFraction[l.id] >= c.rateMedian * (1 - config.slowLinkFraction / 2);
         if (!bad && l.slow().open == null && l.slow().bad == 0)
         {
             return;
@@ -811,18 +866,18 @@ public final class AnomalyEngine implements AnomalyStage
         final double rate = l.rate();
         evidence.clear();
         evidence.put("bandwidthBytesPerSecond", rate);
-        evidence.put("baselineBytesPerSecond", l.baseline);
-        evidence.put("fractionOfBaseline", l.ratio);
+        evidence.put("baselineBytesPerSecond", c.lBaseline[l.id]);
+        evidence.put("fractionOfBaseline", c.lFraction[l.id]);
         evidence.put("medianFractionOfBaseline", c.rateMedian);
         evidence.put("robustSigma", c.rateSigma);
         evidence.put("outstandingBytes", l.latestOutstanding());
         evidence.put("peerWaitNsPerStep", l.peerWaitPerStep());
         evidence.put("links", c.linkCount);
-        final double rel = c.rateMedian > 0 ? l.ratio / c.rateMedian : 0;
+        final double rel = c.rateMedian > 0 ? c.lFraction[l.id] / c.rateMedian : 0;
         final Severity sev = rel < 0.5 ? Severity.CRITICAL : Severity.WARNING;
         final String summary = !willPublish(l.slow(), bad, sev) ? null : String.format("rank %d → %d of comm 0x%x moves "
             + "data at %.0f%% of its baseline while its communicator's links keep %.0f%%: slow link (the sender's "
-            + "steps wait on the network, not on credit)", l.rank, l.peer, c.commHash, 100 * l.ratio,
+            + "steps wait on the network, not on credit)", l.rank, l.peer, c.commHash, 100 * c.lFraction[l.id],
             100 * c.rateMedian);
         final boolean wasOpen = l.slow().open != null;
         track(l.slow(), bad, good, AnomalyKind.SLOW_LINK, Culprit.link(l.host.hostId, c.commHash, l.rank, l.peer),
@@ -831,6 +886,7 @@ public final class AnomalyEngine implements AnomalyStage
         {
             c.openSlowLinks += wasOpen ? -1 : 1;
         }
+        c.lTracked[l.id] = l.slow().bad != 0 || l.slow().open != null;
     }
 
     /**
@@ -845,7 +901,7 @@ public final class AnomalyEngine implements AnomalyStage
         // Work queued on the slowed links grows (mean outstanding bytes over the window above
         // congestionOutstandingRatio × their baseline); slower with nothing queued would be starvation.
         final boolean queued = worst != null
-            && worst.outstandingMean() > config.congestionOutstandingRatio * Math.max(worst.baselineOutstanding, 1);
+            && outstandingMean(worst.comm, worst.id) > config.congestionOutstandingRatio * Math.max(worst.comm.lBaselineOut[worst.id], 1);
         // ... and the NIC's work requests take longer than usual (its queue builds), more so than the other NICs'
         // (a workload change, e.g. bigger messages, lengthens them everywhere).
         // A link already kept full by its credits cannot queue more steps: there the NIC's latency, at least
@@ -861,7 +917,7 @@ public final class AnomalyEngine implements AnomalyStage
         for (int i = 0; i < h.links.size(); i++)
         {
             final Link l = h.links.get(i);
-            if (l.degraded && l.lastActiveNs == now)
+            if (l.comm.lDegraded[l.id] && l.comm.lLastActiveNs[l.id] == now)
             {
                 good = false;
             }
@@ -871,17 +927,17 @@ public final class AnomalyEngine implements AnomalyStage
         evidence.clear();
         if (worst != null)
         {
-            evidence.put("worstLinkFractionOfBaseline", worst.ratio);
+            evidence.put("worstLinkFractionOfBaseline", worst.comm.lFraction[worst.id]);
             evidence.put("medianFractionOfBaseline", worst.comm.rateMedian);
-            evidence.put("outstandingBytes", worst.outstandingMean());
-            evidence.put("baselineOutstandingBytes", worst.baselineOutstanding);
+            evidence.put("outstandingBytes", outstandingMean(worst.comm, worst.id));
+            evidence.put("baselineOutstandingBytes", worst.comm.lBaselineOut[worst.id]);
         }
         if (dev != null)
         {
             evidence.put("deviceLatencyRatio", dev.latencyRatio());
             evidence.put("deviceOutstandingWorkRequests", dev.outstanding());
         }
-        final Severity sev = worst != null && worst.ratio < 0.5 * worst.comm.rateMedian ? Severity.CRITICAL
+        final Severity sev = worst != null && worst.comm.lFraction[worst.id] < 0.5 * worst.comm.rateMedian ? Severity.CRITICAL
             : Severity.WARNING;
         final String summary = !willPublish(h.congestion, bad, sev) ? null : String.format("NIC %d of host 0x%x "
             + "congested: several of its ranks' links slowed together while work queued on them", device, h.hostId);
@@ -1260,7 +1316,8 @@ public final class AnomalyEngine implements AnomalyStage
         for (int i = 0; i < r.host.links.size(); i++)
         {
             final Link l = r.host.links.get(i);
-            if (l.rank == r.rank && l.comm == r.comm && (l.degraded || l.slow().bad > 0 || l.slow().open != null))
+            if (l.rank == r.rank && l.comm == r.comm && (l.comm.lDegraded[l.id] || l.slow().bad > 0
+                || l.slow().open != null))
             {
                 return true;
             }
@@ -1644,20 +1701,23 @@ public final class AnomalyEngine implements AnomalyStage
         long nowNs = Long.MIN_VALUE;
         final List<Link> links = new ArrayList<>();
         /** The links and ranks the period under way touched, in order (arrays: no list checks per access). */
-        Link[] touchedLinks = new Link[16];
+        int[] touchedLinks = new int[16];
+        Comm[] touchedLinkComms = new Comm[16];
         int touchedLinkCount;
         /** The ranks (rows of their communicator's tables, and the communicators) the period touched. */
         int[] touchedRanks = new int[16];
         Comm[] touchedRankComms = new Comm[16];
         int touchedRankCount;
 
-        void touchLink(final Link l)
+        void touchLink(final Comm c, final int id)
         {
             if (touchedLinkCount == touchedLinks.length)
             {
                 touchedLinks = java.util.Arrays.copyOf(touchedLinks, touchedLinkCount * 2);
+                touchedLinkComms = java.util.Arrays.copyOf(touchedLinkComms, touchedLinkCount * 2);
             }
-            touchedLinks[touchedLinkCount++] = l;
+            touchedLinkComms[touchedLinkCount] = c;
+            touchedLinks[touchedLinkCount++] = id;
         }
 
         void touchRank(final Comm c, final int rank)
@@ -1930,6 +1990,22 @@ public final class AnomalyEngine implements AnomalyStage
         boolean[] lJudged = new boolean[16];
         /** Its rate / baseline when judged. */
         double[] lRatio = new double[16];
+        /*
+         * Per link, what its period end reads and writes (endPeriod over these rows, not the link objects): the
+         * window's rate (bytes/s of network time) and network ns, the rate baseline and outstanding-bytes
+         * baseline, warm-up periods done, the last judged rate / baseline (lFraction, 1 until judged), whether it
+         * is degraded, whether its SLOW_LINK tracker holds anything (Link.bad != 0 || Link.open != null). The
+         * window's longest credit wait, step count and last active period end are lPeerWaitMax, lNetCount and
+         * lLastActiveNs.
+         */
+        double[] lRate = new double[16];
+        long[] lNetNs = new long[16];
+        double[] lBaseline = new double[16];
+        double[] lBaselineOut = new double[16];
+        int[] lWarm = new int[16];
+        double[] lFraction = new double[16];
+        boolean[] lDegraded = new boolean[16];
+        boolean[] lTracked = new boolean[16];
         double[] rExcess = new double[16];
         /*
          * Per rank, what its period judgement reads and writes (judgeRank over these, not the rank objects): its
@@ -1993,6 +2069,14 @@ public final class AnomalyEngine implements AnomalyStage
                 lNetCount = java.util.Arrays.copyOf(lNetCount, n);
                 lJudged = java.util.Arrays.copyOf(lJudged, n);
                 lRatio = java.util.Arrays.copyOf(lRatio, n);
+                lRate = java.util.Arrays.copyOf(lRate, n);
+                lNetNs = java.util.Arrays.copyOf(lNetNs, n);
+                lBaseline = java.util.Arrays.copyOf(lBaseline, n);
+                lBaselineOut = java.util.Arrays.copyOf(lBaselineOut, n);
+                lWarm = java.util.Arrays.copyOf(lWarm, n);
+                lFraction = java.util.Arrays.copyOf(lFraction, n);
+                lDegraded = java.util.Arrays.copyOf(lDegraded, n);
+                lTracked = java.util.Arrays.copyOf(lTracked, n);
                 lCur = java.util.Arrays.copyOf(lCur, n * LINK_CUR);
                 lRankNo = java.util.Arrays.copyOf(lRankNo, n);
                 lPeerNo = java.util.Arrays.copyOf(lPeerNo, n);
@@ -2007,7 +2091,8 @@ public final class AnomalyEngine implements AnomalyStage
             lWin.add(i);
             lHost[i] = l.host;
             lPeer[i] = l.peerRank.idx;
-            lLastActiveNs[i] = l.lastActiveNs;
+            lLastActiveNs[i] = 0;
+            lFraction[i] = 1;
         }
 
         void addIncoming(final Rank r, final int linkId)
@@ -2059,16 +2144,7 @@ public final class AnomalyEngine implements AnomalyStage
         Rank owner;
         /** The receiving rank (resolved once, not looked up per period). */
         Rank peerRank;
-        /** {@link #rate()} and {@link #peerWaitMaxNs()} of the current window, computed once per push. */
-        double rateNow;
-        long peerWaitMaxNow;
-        long lastActiveNs;
-        double baseline;
-        double baselineOutstanding;
-        int warm;
-        double ratio = 1;
-        boolean degraded;
-        /** Dense index in its communicator's tables. */
+        /** Dense index in its communicator's tables, where all its state is (the object: identity, tracker). */
         final int id;
 
         /** Its SLOW_LINK tracker: itself. */
@@ -2086,9 +2162,6 @@ public final class AnomalyEngine implements AnomalyStage
         static final int PEER_WAIT_MAX = 5;
         /** Completed steps are not windowed: no judgement reads them, and every series costs each push. */
         static final int SERIES = 6;
-        /** Copies of the window's network ns and count sums (read by every judgement). */
-        long netNsSum;
-        long netCountSum;
 
         Link(final Comm comm, final Host host, final int rank, final int peer, final int id)
         {
@@ -2099,61 +2172,13 @@ public final class AnomalyEngine implements AnomalyStage
             this.id = id;
         }
 
-        /** The period's accumulators into the window, then cleared. */
-        void push()
-        {
-            final long[] cur = comm.lCur;
-            final int b = id * Comm.LINK_CUR + 1;
-            final RingTable win = comm.lWin;
-            final int slot = win.slot(id);
-            // The summed series (all before PEER_WAIT_MAX) in one go, their accumulators cleared.
-            win.setAll(id, slot, cur, b, PEER_WAIT_MAX);
-            final long now = cur[b + PEER_WAIT_MAX];
-            cur[b + PEER_WAIT_MAX] = 0;
-            final long left = win.replace(slot, PEER_WAIT_MAX, now);
-            win.advance(id);
-            // The window maximum without a rescan, unless the value leaving was the maximum and nothing as large
-            // came in.
-            if (now >= peerWaitMaxNow)
-            {
-                peerWaitMaxNow = now;
-            }
-            else if (left == peerWaitMaxNow)
-            {
-                peerWaitMaxNow = win.max(id, PEER_WAIT_MAX);
-            }
-            netNsSum = win.sum(id, NET_NS);
-            netCountSum = win.sum(id, NET_COUNT);
-            final long net = netNsSum;
-            rateNow = net == 0 ? Double.NaN : win.sum(id, BYTES) * 1e9 / net;
-        }
-
-        boolean hasRate(final AnomalyConfig config)
-        {
-            return netCountSum >= config.minWindowSteps && netNsSum > 0
-                && host.nowNs - lastActiveNs <= config.staleNs;
-        }
-
         /**
          * The link's service rate over the window: bytes per ns of network time (9 → stop, queueing included),
          * all channels (computed once per push).
          */
         double rate()
         {
-            return rateNow;
-        }
-
-        /** The longest credit wait (20 → 9) of a send on this link in the window. */
-        long peerWaitMaxNs()
-        {
-            return peerWaitMaxNow;
-        }
-
-        /** Mean outstanding bytes at the ends of the window's periods. */
-        double outstandingMean()
-        {
-            final int n = comm.lWin.filled(id);
-            return n == 0 ? 0 : (double)comm.lWin.sum(id, OUTSTANDING) / n;
+            return comm.lRate[id];
         }
 
         long latestOutstanding()
@@ -2163,7 +2188,7 @@ public final class AnomalyEngine implements AnomalyStage
 
         double peerWaitPerStep()
         {
-            final long n = netCountSum;
+            final long n = comm.lNetCount[id];
             return n == 0 ? 0 : (double)comm.lWin.sum(id, PEER_WAIT_NS) / n;
         }
     }
