@@ -316,18 +316,16 @@ public final class AnomalyEngine implements AnomalyStage
             progressNs = s.periodEndNs();
         }
         rows[b + Host.RECV_PROGRESS] = progressNs;
-        // The earliest progress of a receive with work outstanding this period: checkStalls' bound.
-        if (s.outstandingSteps() > 0 && progressNs < h.waitingSinceNs)
+        if (s.outstandingSteps() > 0)
         {
-            h.waitingSinceNs = progressNs;
+            h.waiting(progressNs);
         }
         // The rank's window is accumulated in place: its period's first summary opens the next slot.
         final PeriodRing win = oc.rWin;
         if (oc.rPeriodStartNs[own] != s.periodStartNs())
         {
-            oc.rPeriodStartNs[own] = s.periodStartNs();
-            win.open(own, Rank.SERIES);
-            h.touchRank(oc, own);
+            // Apart to keep this method under C2's size limit for inlining into onSummary (325 bytecodes).
+            oc.openRankPeriod(h, own, s.periodStartNs());
         }
         final int at = win.current(own);
         win.add(at, Rank.CONSUME_NS, s.phaseSumNs(Phase.GPU_CONSUME));
@@ -430,24 +428,18 @@ public final class AnomalyEngine implements AnomalyStage
             i = ((Device)miss(MISS_DEVICE, h, null, s, 0)).idx;
         }
         // After the miss: a new device may have grown the table.
+        // The period's opening and a QP not among the row's first two are apart: this method must stay under
+        // C2's size limit for inlining into onSummary (325 bytecodes; a call per QP summary cost ~30 instructions).
         final long[] cur = h.devCur;
         final int b = i * Host.DEV_CUR;
         if (cur[b + Host.DEV_PERIOD] != s.periodStartNs())
         {
-            cur[b + Host.DEV_PERIOD] = s.periodStartNs();
-            cur[b + Host.DEV_OUTSTANDING] = 0;
-            cur[b + Host.DEV_COMPLETIONS] = 0;
-            cur[b + Host.DEV_NET_NS] = 0;
-            cur[b + Host.DEV_NET_COUNT] = 0;
-            cur[b + Host.DEV_STALLED] = 0;
+            Host.openDevicePeriod(cur, b, s.periodStartNs());
         }
         final long qp = s.qpNum();
-        if (qp != cur[b + Host.DEV_QP0] && qp != cur[b + Host.DEV_QP1] && h.deviceList.get(i).newQp(qp)
-            && h.devWarm(i) >= config.warmupPeriods)
+        if (qp != cur[b + Host.DEV_QP0] && qp != cur[b + Host.DEV_QP1])
         {
-            // A queue pair the device never carried: traffic moved onto it (failover).
-            h.newQpDevice = dev;
-            h.newQpAtNs = s.periodEndNs();
+            otherQp(h, i, s);
         }
         if (s.completions() == 0 && s.outstandingSteps() > 0)
         {
@@ -462,6 +454,17 @@ public final class AnomalyEngine implements AnomalyStage
             // mostly waiting for its sender, not the NIC.
             cur[b + Host.DEV_NET_NS] += s.phaseSumNs(Phase.NETWORK);
             cur[b + Host.DEV_NET_COUNT] += s.phaseCount(Phase.NETWORK);
+        }
+    }
+
+    /** A QP summary whose QP is not among its device row's first two (see {@link Device#newQp}). */
+    private void otherQp(final Host h, final int i, final FlowSummary s)
+    {
+        if (h.deviceList.get(i).newQp(s.qpNum()) && h.devWarm(i) >= config.warmupPeriods)
+        {
+            // A queue pair the device never carried: traffic moved onto it (failover).
+            h.newQpDevice = s.device();
+            h.newQpAtNs = s.periodEndNs();
         }
     }
 
@@ -1218,15 +1221,12 @@ public final class AnomalyEngine implements AnomalyStage
         }
         final double creditRaw = Math.max(0, incomingWaitPerStep(c, rank));
         final double credit = creditSignal(c, creditRaw);
-        final double late = c.troubledLinks > 0 || c.openSlowLinks > 0 ? 0 : lateNs(c.rankById[rank]);
+        final double late = lateNs(c, rank);
         final double v = Math.max(credit, late);
         final double[] baselines = c.rBaseline;
-        final int warm = c.rWarm[rank];
-        if (warm < config.warmupPeriods)
+        if (c.rWarm[rank] < config.warmupPeriods)
         {
-            // Its baseline while it warms up: the mean of its first periods' signal.
-            baselines[rank] = warm == 0 ? v : baselines[rank] + (v - baselines[rank]) / (warm + 1);
-            c.rWarm[rank] = warm + 1;
+            warmUpRank(c, rank, v);
             return;
         }
         final double excess = v - baselines[rank];
@@ -1296,10 +1296,24 @@ public final class AnomalyEngine implements AnomalyStage
      * while a slow link stays open too, also in periods where it does not read as degraded (a long-lived slow
      * link's transients otherwise named the ranks before it as slow).
      */
-    private static double lateNs(final Rank r)
+    private static double lateNs(final Comm c, final int rank)
     {
-        // The communicator's troubled and open slow links are checked by the caller (judgeRank).
+        if (c.troubledLinks > 0 || c.openSlowLinks > 0)
+        {
+            return 0;
+        }
+        // The rank object only here (no link of the communicator troubled: rare at scale).
+        final Rank r = c.rankById[rank];
         return linkExplainsLateness(r) ? 0 : r.collectiveLatenessNs();
+    }
+
+    /** A rank's baseline while it warms up: the mean of its first periods' signal (apart to keep judgeRank small). */
+    private static void warmUpRank(final Comm c, final int rank, final double v)
+    {
+        final double[] baselines = c.rBaseline;
+        final int warm = c.rWarm[rank];
+        baselines[rank] = warm == 0 ? v : baselines[rank] + (v - baselines[rank]) / (warm + 1);
+        c.rWarm[rank] = warm + 1;
     }
 
     /** Whether one of the rank's own sending links is degraded (then its receivers' wait is the link's doing). */
@@ -1771,6 +1785,15 @@ public final class AnomalyEngine implements AnomalyStage
          * reported period starts after every period reported before; else {@link #recvScanAll}.
          */
         long waitingSinceNs = Long.MAX_VALUE;
+
+        /** A receive reported this period with work outstanding, last progressed at {@code progressNs}. */
+        void waiting(final long progressNs)
+        {
+            if (progressNs < waitingSinceNs)
+            {
+                waitingSinceNs = progressNs;
+            }
+        }
         boolean recvScanAll;
         /** The latest period start reported. */
         long latestPeriodStartNs = Long.MIN_VALUE;
@@ -1928,6 +1951,17 @@ public final class AnomalyEngine implements AnomalyStage
             {
                 devRowByDevice[d.device] = i + 1;
             }
+        }
+
+        /** Starts the period {@code startNs} in the devCur row at {@code b}: its accumulators cleared. */
+        static void openDevicePeriod(final long[] cur, final int b, final long startNs)
+        {
+            cur[b + DEV_PERIOD] = startNs;
+            cur[b + DEV_OUTSTANDING] = 0;
+            cur[b + DEV_COMPLETIONS] = 0;
+            cur[b + DEV_NET_NS] = 0;
+            cur[b + DEV_NET_COUNT] = 0;
+            cur[b + DEV_STALLED] = 0;
         }
 
         long devWarm(final int i)
@@ -2093,6 +2127,14 @@ public final class AnomalyEngine implements AnomalyStage
             lPeer[i] = l.peerRank.idx;
             lLastActiveNs[i] = 0;
             lFraction[i] = 1;
+        }
+
+        /** Rank row {@code rank}'s first summary of host {@code h}'s period {@code startNs}: its next window slot. */
+        void openRankPeriod(final Host h, final int rank, final long startNs)
+        {
+            rPeriodStartNs[rank] = startNs;
+            rWin.open(rank, Rank.SERIES);
+            h.touchRank(this, rank);
         }
 
         void addIncoming(final Rank r, final int linkId)
