@@ -1654,8 +1654,9 @@ public final class AnomalyEngine implements AnomalyStage
 
     /**
      * Open / closing state of one potential anomaly. Links, ranks and devices are their own trackers (they extend
-     * this): the period end reads a tracker for every link, rank and device it judges, and a tracker of its own
-     * was one more object, a cache miss each, on that path.
+     * this: a tracker of its own was one more object, a cache miss each, where one is judged). The period end
+     * reads dense mirrors instead (Comm.lTracked / rTracked, Host.nicStallsOpen), kept where the trackers change,
+     * and a link's or rank's object only when it is bad or tracked.
      */
     static class Tracker
     {
