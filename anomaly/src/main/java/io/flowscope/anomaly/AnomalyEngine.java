@@ -503,7 +503,45 @@ public final class AnomalyEngine implements AnomalyStage
             final int id = ids[i];
             refreshStats(c);
             final boolean was = c.lDegraded[id];
-            final boolean degraded = degraded(c, id);
+            // Whether the link is degraded now: its service rate relative to its own baseline (the ratio) is
+            // below the communicator's median ratio by the slow-link fraction and by madK robust deviations. A
+            // link still warming up feeds its baseline only. The baseline follows the link while it is healthy
+            // and freezes while it is degraded or part of an anomaly. Written here, not in a method of its own:
+            // C2 compiled that one apart (it runs hot while the period end is recompiled after a deoptimisation)
+            // and then found it too big to inline, a call per link and period.
+            boolean degraded = false;
+            if (hasRate(c, id))
+            {
+                final double[] jd = c.lJudge;
+                final int b = id * Comm.LJ;
+                final double rate = jd[b + Comm.LJ_RATE];
+                if (c.lWarm[id] < config.warmupPeriods)
+                {
+                    warmUp(c, id, rate);
+                }
+                else
+                {
+                    final double ratio = rate / jd[b + Comm.LJ_BASELINE];
+                    jd[b + Comm.LJ_FRACTION] = ratio;
+                    // A send that waited for its receiver's credit and then went out in a burst queues on the
+                    // wire: when the receiver is late (slow node), it is to blame, not the link. The link's own
+                    // wait first; the receiving rank's tracked flag (bad evaluations or open) from its row.
+                    final boolean creditBound = c.lPeerWaitMax[id] > config.slowNodeMinNs && c.rTracked[c.lPeer[id]];
+                    final Host host = c.lHost[id];
+                    final boolean suppressed = host.nicQuiet || peerHostNicQuiet(c, id) || creditBound;
+                    degraded = !suppressed && c.linkCount >= config.minLinks
+                        && ratio < c.rateMedian * (1 - config.slowLinkFraction)
+                        && c.rateMedian - ratio > config.madK * c.rateSigma;
+                    if (!degraded && !suppressed && !c.lTracked[id] && host.congestion.open == null)
+                    {
+                        jd[b + Comm.LJ_BASELINE] += (rate - jd[b + Comm.LJ_BASELINE]) / config.baselinePeriods;
+                        jd[b + Comm.LJ_BASELINE_OUT] += (outstandingMean(c, id) - jd[b + Comm.LJ_BASELINE_OUT])
+                            / config.baselinePeriods;
+                    }
+                }
+            }
+            // The baseline and warm-up may have moved.
+            publishRatio(c, id);
             c.lDegraded[id] = degraded;
             if (c.lWarm[id] >= config.warmupPeriods && hasRate(c, id))
             {
@@ -519,7 +557,7 @@ public final class AnomalyEngine implements AnomalyStage
                 {
                     degradedRanks++;
                 }
-                if (worst < 0 || c.lFraction[id] < worstComm.lFraction[worst])
+                if (worst < 0 || c.fraction(id) < worstComm.fraction(worst))
                 {
                     worstComm = c;
                     worst = id;
@@ -588,7 +626,7 @@ public final class AnomalyEngine implements AnomalyStage
     private boolean soft(final Comm c, final int id)
     {
         return !c.lDegraded[id] && c.lWarm[id] >= config.warmupPeriods && hasRate(c, id)
-            && c.lFraction[id] < c.rateMedian * (1 - config.slowLinkFraction / 2);
+            && c.fraction(id) < c.rateMedian * (1 - config.slowLinkFraction / 2);
     }
 
     private boolean softSeen(final Host h, final int rank, final int upTo)
@@ -707,19 +745,6 @@ public final class AnomalyEngine implements AnomalyStage
         c.excessSigma = robust.sigma();
     }
 
-    /**
-     * Whether a link is degraded now: its service rate relative to its own baseline (the ratio) is below the
-     * communicator's median ratio by the slow-link fraction and by {@code madK} robust deviations. A link still
-     * warming up feeds its baseline only. The baseline follows the link while it is healthy and freezes while
-     * it is degraded or part of an anomaly.
-     */
-    private boolean degraded(final Comm c, final int id)
-    {
-        final boolean bad = judgeRate(c, id);
-        // The baseline and warm-up may have moved.
-        publishRatio(c, id);
-        return bad;
-    }
 
     /** What the communicator statistics read of a link's ratio: whether it is judged, and its rate / baseline. */
     private void publishRatio(final Comm c, final int id)
@@ -728,7 +753,8 @@ public final class AnomalyEngine implements AnomalyStage
         final boolean judged = c.lWarm[id] >= config.warmupPeriods && c.lNetCount[id] >= config.minWindowSteps
             && c.lNetNs[id] > 0;
         c.lJudged[id] = judged;
-        c.lRatio[id] = judged ? c.lRate[id] / c.lBaseline[id] : 0;
+        final int b = id * Comm.LJ;
+        c.lRatio[id] = judged ? c.lJudge[b + Comm.LJ_RATE] / c.lJudge[b + Comm.LJ_BASELINE] : 0;
     }
 
     /** Whether a link's window has a rate to judge: enough steps, network time, and not stale. */
@@ -768,7 +794,7 @@ public final class AnomalyEngine implements AnomalyStage
         final long net = win.sum(id, Link.NET_NS);
         c.lNetNs[id] = net;
         c.lNetCount[id] = win.sum(id, Link.NET_COUNT);
-        c.lRate[id] = net == 0 ? Double.NaN : win.sum(id, Link.BYTES) * 1e9 / net;
+        c.lJudge[id * Comm.LJ + Comm.LJ_RATE] = net == 0 ? Double.NaN : win.sum(id, Link.BYTES) * 1e9 / net;
     }
 
     /**
@@ -797,45 +823,16 @@ public final class AnomalyEngine implements AnomalyStage
         return n < config.minWindowSteps ? -1 : (double)wait;
     }
 
-    /** {@link #degraded} before the mirrors are refreshed. */
-    private boolean judgeRate(final Comm c, final int id)
-    {
-        if (!hasRate(c, id))
-        {
-            return false;
-        }
-        final double rate = c.lRate[id];
-        if (c.lWarm[id] < config.warmupPeriods)
-        {
-            warmUp(c, id, rate);
-            return false;
-        }
-        final double ratio = rate / c.lBaseline[id];
-        c.lFraction[id] = ratio;
-        // A send that waited for its receiver's credit and then went out in a burst queues on the wire: when the
-        // receiver is late (slow node), it is to blame, not the link. The link's own wait first; the receiving
-        // rank's tracked flag (bad evaluations or open) from its row.
-        final boolean creditBound = c.lPeerWaitMax[id] > config.slowNodeMinNs && c.rTracked[c.lPeer[id]];
-        final Host host = c.lHost[id];
-        final boolean suppressed = host.nicQuiet || peerHostNicQuiet(c, id) || creditBound;
-        final boolean bad = !suppressed && c.linkCount >= config.minLinks
-            && ratio < c.rateMedian * (1 - config.slowLinkFraction)
-            && c.rateMedian - ratio > config.madK * c.rateSigma;
-        if (!bad && !suppressed && !c.lTracked[id] && host.congestion.open == null)
-        {
-            c.lBaseline[id] += (rate - c.lBaseline[id]) / config.baselinePeriods;
-            c.lBaselineOut[id] += (outstandingMean(c, id) - c.lBaselineOut[id]) / config.baselinePeriods;
-        }
-        return bad;
-    }
-
-    /** A link's baselines while it warms up: the mean of its first windows (apart to keep judgeRate small). */
+    /** A link's baselines while it warms up: the mean of its first windows (apart to keep the period end small). */
     private static void warmUp(final Comm c, final int id, final double rate)
     {
         final int warm = c.lWarm[id];
-        c.lBaseline[id] = warm == 0 ? rate : c.lBaseline[id] + (rate - c.lBaseline[id]) / (warm + 1);
-        c.lBaselineOut[id] = warm == 0 ? outstandingMean(c, id)
-            : c.lBaselineOut[id] + (outstandingMean(c, id) - c.lBaselineOut[id]) / (warm + 1);
+        final double[] j = c.lJudge;
+        final int b = id * Comm.LJ;
+        j[b + Comm.LJ_BASELINE] = warm == 0 ? rate
+            : j[b + Comm.LJ_BASELINE] + (rate - j[b + Comm.LJ_BASELINE]) / (warm + 1);
+        j[b + Comm.LJ_BASELINE_OUT] = warm == 0 ? outstandingMean(c, id)
+            : j[b + Comm.LJ_BASELINE_OUT] + (outstandingMean(c, id) - j[b + Comm.LJ_BASELINE_OUT]) / (warm + 1);
         c.lWarm[id] = warm + 1;
     }
 
@@ -861,7 +858,7 @@ public final class AnomalyEngine implements AnomalyStage
             return;
         }
         final boolean bad = c.lDegraded[l.id] && !congestion;
-        final boolean good = !c.lDegraded[l.id] && c.lFraction[l.id] >= c.rateMedian * (1 - config.slowLinkFraction / 2);
+        final boolean good = !c.lDegraded[l.id] && c.fraction(l.id) >= c.rateMedian * (1 - config.slowLinkFraction / 2);
         if (!bad && l.slow().open == null && l.slow().bad == 0)
         {
             return;
@@ -869,18 +866,18 @@ public final class AnomalyEngine implements AnomalyStage
         final double rate = l.rate();
         evidence.clear();
         evidence.put("bandwidthBytesPerSecond", rate);
-        evidence.put("baselineBytesPerSecond", c.lBaseline[l.id]);
-        evidence.put("fractionOfBaseline", c.lFraction[l.id]);
+        evidence.put("baselineBytesPerSecond", c.baseline(l.id));
+        evidence.put("fractionOfBaseline", c.fraction(l.id));
         evidence.put("medianFractionOfBaseline", c.rateMedian);
         evidence.put("robustSigma", c.rateSigma);
         evidence.put("outstandingBytes", l.latestOutstanding());
         evidence.put("peerWaitNsPerStep", l.peerWaitPerStep());
         evidence.put("links", c.linkCount);
-        final double rel = c.rateMedian > 0 ? c.lFraction[l.id] / c.rateMedian : 0;
+        final double rel = c.rateMedian > 0 ? c.fraction(l.id) / c.rateMedian : 0;
         final Severity sev = rel < 0.5 ? Severity.CRITICAL : Severity.WARNING;
         final String summary = !willPublish(l.slow(), bad, sev) ? null : String.format("rank %d → %d of comm 0x%x moves "
             + "data at %.0f%% of its baseline while its communicator's links keep %.0f%%: slow link (the sender's "
-            + "steps wait on the network, not on credit)", l.rank, l.peer, c.commHash, 100 * c.lFraction[l.id],
+            + "steps wait on the network, not on credit)", l.rank, l.peer, c.commHash, 100 * c.fraction(l.id),
             100 * c.rateMedian);
         final boolean wasOpen = l.slow().open != null;
         track(l.slow(), bad, good, AnomalyKind.SLOW_LINK, Culprit.link(l.host.hostId, c.commHash, l.rank, l.peer),
@@ -904,7 +901,8 @@ public final class AnomalyEngine implements AnomalyStage
         // Work queued on the slowed links grows (mean outstanding bytes over the window above
         // congestionOutstandingRatio × their baseline); slower with nothing queued would be starvation.
         final boolean queued = worst != null
-            && outstandingMean(worst.comm, worst.id) > config.congestionOutstandingRatio * Math.max(worst.comm.lBaselineOut[worst.id], 1);
+            && outstandingMean(worst.comm, worst.id)
+            > config.congestionOutstandingRatio * Math.max(worst.comm.baselineOut(worst.id), 1);
         // ... and the NIC's work requests take longer than usual (its queue builds), more so than the other NICs'
         // (a workload change, e.g. bigger messages, lengthens them everywhere).
         // A link already kept full by its credits cannot queue more steps: there the NIC's latency, at least
@@ -930,17 +928,18 @@ public final class AnomalyEngine implements AnomalyStage
         evidence.clear();
         if (worst != null)
         {
-            evidence.put("worstLinkFractionOfBaseline", worst.comm.lFraction[worst.id]);
+            evidence.put("worstLinkFractionOfBaseline", worst.comm.fraction(worst.id));
             evidence.put("medianFractionOfBaseline", worst.comm.rateMedian);
             evidence.put("outstandingBytes", outstandingMean(worst.comm, worst.id));
-            evidence.put("baselineOutstandingBytes", worst.comm.lBaselineOut[worst.id]);
+            evidence.put("baselineOutstandingBytes", worst.comm.baselineOut(worst.id));
         }
         if (dev != null)
         {
             evidence.put("deviceLatencyRatio", dev.latencyRatio());
             evidence.put("deviceOutstandingWorkRequests", dev.outstanding());
         }
-        final Severity sev = worst != null && worst.comm.lFraction[worst.id] < 0.5 * worst.comm.rateMedian ? Severity.CRITICAL
+        final Severity sev = worst != null && worst.comm.fraction(worst.id) < 0.5 * worst.comm.rateMedian
+            ? Severity.CRITICAL
             : Severity.WARNING;
         final String summary = !willPublish(h.congestion, bad, sev) ? null : String.format("NIC %d of host 0x%x "
             + "congested: several of its ranks' links slowed together while work queued on them", device, h.hostId);
@@ -2033,12 +2032,33 @@ public final class AnomalyEngine implements AnomalyStage
          * window's longest credit wait, step count and last active period end are lPeerWaitMax, lNetCount and
          * lLastActiveNs.
          */
-        double[] lRate = new double[16];
+        static final int LJ_RATE = 0;
+        static final int LJ_BASELINE = 1;
+        static final int LJ_BASELINE_OUT = 2;
+        static final int LJ_FRACTION = 3;
+        static final int LJ = 4;
+        /**
+         * The doubles in one row per link (LJ_RATE …): one array for a judgement, not four (fewer loads and range
+         * checks).
+         */
+        double[] lJudge = new double[16 * LJ];
+
+        double fraction(final int id)
+        {
+            return lJudge[id * LJ + LJ_FRACTION];
+        }
+
+        double baseline(final int id)
+        {
+            return lJudge[id * LJ + LJ_BASELINE];
+        }
+
+        double baselineOut(final int id)
+        {
+            return lJudge[id * LJ + LJ_BASELINE_OUT];
+        }
         long[] lNetNs = new long[16];
-        double[] lBaseline = new double[16];
-        double[] lBaselineOut = new double[16];
         int[] lWarm = new int[16];
-        double[] lFraction = new double[16];
         boolean[] lDegraded = new boolean[16];
         boolean[] lTracked = new boolean[16];
         double[] rExcess = new double[16];
@@ -2104,12 +2124,11 @@ public final class AnomalyEngine implements AnomalyStage
                 lNetCount = java.util.Arrays.copyOf(lNetCount, n);
                 lJudged = java.util.Arrays.copyOf(lJudged, n);
                 lRatio = java.util.Arrays.copyOf(lRatio, n);
-                lRate = java.util.Arrays.copyOf(lRate, n);
+                lJudge = java.util.Arrays.copyOf(lJudge, n * LJ);
                 lNetNs = java.util.Arrays.copyOf(lNetNs, n);
-                lBaseline = java.util.Arrays.copyOf(lBaseline, n);
-                lBaselineOut = java.util.Arrays.copyOf(lBaselineOut, n);
+
                 lWarm = java.util.Arrays.copyOf(lWarm, n);
-                lFraction = java.util.Arrays.copyOf(lFraction, n);
+
                 lDegraded = java.util.Arrays.copyOf(lDegraded, n);
                 lTracked = java.util.Arrays.copyOf(lTracked, n);
                 lCur = java.util.Arrays.copyOf(lCur, n * LINK_CUR);
@@ -2127,7 +2146,7 @@ public final class AnomalyEngine implements AnomalyStage
             lHost[i] = l.host;
             lPeer[i] = l.peerRank.idx;
             lLastActiveNs[i] = 0;
-            lFraction[i] = 1;
+            lJudge[i * LJ + LJ_FRACTION] = 1;
         }
 
         /** Rank row {@code rank}'s first summary of host {@code h}'s period {@code startNs}: its next window slot. */
@@ -2221,7 +2240,7 @@ public final class AnomalyEngine implements AnomalyStage
          */
         double rate()
         {
-            return comm.lRate[id];
+            return comm.lJudge[id * Comm.LJ + Comm.LJ_RATE];
         }
 
         long latestOutstanding()
