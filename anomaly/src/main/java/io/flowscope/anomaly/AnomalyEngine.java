@@ -597,48 +597,11 @@ public final class AnomalyEngine implements AnomalyStage
         {
             judgeCongestion(h, dev, congestion, worst < 0 ? null : worstComm.linkById[worst], periodStart, now);
         }
-        // Slow node: how long a rank makes others wait, beyond its own baseline: the longer of the credit its
-        // senders wait for (20 → 9 of sends into it) and how late it arrives at its collectives. Over the
-        // communicators' dense rank tables (a host's ranks side by side); the rank object only for its collective
-        // lateness (while no link of the communicator is troubled) and when it is tracked. Written here, not in a
-        // method of its own: C2 compiled that apart and then would not inline it (a call per rank and period).
         for (int i = 0; i < h.touchedRankCount; i++)
         {
             final Comm c = h.touchedRankComms[i];
-            final int rank = h.touchedRanks[i];
             refreshStats(c);
-            final Host host = c.rHost[rank];
-            if (host == null)
-            {
-                continue;
-            }
-            final double creditRaw = Math.max(0, incomingWaitPerStep(c, rank));
-            final double credit = creditSignal(c, creditRaw);
-            final double late = lateNs(c, rank);
-            final double v = Math.max(credit, late);
-            final double[] baselines = c.rBaseline;
-            if (c.rWarm[rank] < config.warmupPeriods)
-            {
-                warmUpRank(c, rank, v);
-                continue;
-            }
-            final double excess = v - baselines[rank];
-            c.rExcess[rank] = excess;
-            if (c.excessCount < config.minLinks)
-            {
-                continue;
-            }
-            final double median = c.excessMedian;
-            final double limit = Math.max(median * config.slowNodeRatio, median + config.slowNodeMinNs);
-            final boolean bad = excess > limit && excess - median > config.madK * c.excessSigma && !host.nicQuiet;
-            if (!bad && !c.rTracked[rank])
-            {
-                baselines[rank] += (v - baselines[rank]) / config.baselinePeriods;
-                continue;
-            }
-            final Rank r = c.rankById[rank];
-            trackRank(r, bad, creditRaw, credit, late, periodStart, now);
-            c.rTracked[rank] = r.slow().bad != 0 || r.slow().open != null;
+            judgeRank(c, h.touchedRanks[i], periodStart, now);
         }
         h.touchedLinkCount = 0;
         h.touchedRankCount = 0;
@@ -1242,8 +1205,51 @@ public final class AnomalyEngine implements AnomalyStage
     }
 
     /**
-     * The slow-node judgement's rare part (a rank bad now or tracked): kept apart so that the per-period part in the
-     * period end stays small.
+     * Slow node: how long a rank makes others wait, beyond its own baseline: the longer of the credit its
+     * senders wait for (20 → 9 of sends into it) and the data its receivers wait for (10 → 11 of receives from
+     * it, less what it waited for data itself, so ranks merely blocked behind a late one are not named).
+     */
+    private void judgeRank(final Comm c, final int rank, final long periodStart, final long now)
+    {
+        // Over the communicator's dense rank tables (a host's ranks side by side); the rank object only for its
+        // collective lateness (while no link of the communicator is troubled) and when it is tracked.
+        final Host host = c.rHost[rank];
+        if (host == null)
+        {
+            return;
+        }
+        final double creditRaw = Math.max(0, incomingWaitPerStep(c, rank));
+        final double credit = creditSignal(c, creditRaw);
+        final double late = lateNs(c, rank);
+        final double v = Math.max(credit, late);
+        final double[] baselines = c.rBaseline;
+        if (c.rWarm[rank] < config.warmupPeriods)
+        {
+            warmUpRank(c, rank, v);
+            return;
+        }
+        final double excess = v - baselines[rank];
+        c.rExcess[rank] = excess;
+        if (c.excessCount < config.minLinks)
+        {
+            return;
+        }
+        final double median = c.excessMedian;
+        final double limit = Math.max(median * config.slowNodeRatio, median + config.slowNodeMinNs);
+        final boolean bad = excess > limit && excess - median > config.madK * c.excessSigma && !host.nicQuiet;
+        if (!bad && !c.rTracked[rank])
+        {
+            baselines[rank] += (v - baselines[rank]) / config.baselinePeriods;
+            return;
+        }
+        final Rank r = c.rankById[rank];
+        trackRank(r, bad, creditRaw, credit, late, periodStart, now);
+        c.rTracked[rank] = r.slow().bad != 0 || r.slow().open != null;
+    }
+
+    /**
+     * {@link #judgeRank}'s rare part (a rank bad now or tracked): kept apart so that the per-period part is small
+     * enough to inline into the period end (a call per rank and period spills every live register).
      */
     private void trackRank(final Rank r, final boolean bad, final double creditRaw, final double credit,
         final double late, final long periodStart, final long now)
@@ -1300,7 +1306,7 @@ public final class AnomalyEngine implements AnomalyStage
         return linkExplainsLateness(r) ? 0 : r.collectiveLatenessNs();
     }
 
-    /** A rank's baseline while it warms up: the mean of its first periods' signal (kept out of the period end). */
+    /** A rank's baseline while it warms up: the mean of its first periods' signal (apart to keep judgeRank small). */
     private static void warmUpRank(final Comm c, final int rank, final double v)
     {
         final double[] baselines = c.rBaseline;
@@ -2057,7 +2063,7 @@ public final class AnomalyEngine implements AnomalyStage
         boolean[] lTracked = new boolean[16];
         double[] rExcess = new double[16];
         /*
-         * Per rank, what its period judgement reads and writes (the period end over these, not the rank objects): its
+         * Per rank, what its period judgement reads and writes (judgeRank over these, not the rank objects): its
          * baseline, warm-up periods done, whether its SLOW_NODE tracker holds anything (bad evaluations or an open
          * anomaly: Rank.bad != 0 || Rank.open != null), the first two links into it (rIn at 2 × its row; all of
          * them in Rank.in) and how many there are.
