@@ -81,6 +81,11 @@ public final class AnomalyEngine implements AnomalyStage
                 endPeriod(h);
             }
             h.previousPeriodStartNs = h.started ? h.periodStartNs : Long.MIN_VALUE;
+            // The receives of the new period are not reported yet: none can be stalled, unless the period starts
+            // at or before one reported already (then rows of then would match it: checkStalls scans them all).
+            h.waitingSinceNs = Long.MAX_VALUE;
+            h.recvScanAll = s.periodStartNs() <= h.latestPeriodStartNs;
+            h.latestPeriodStartNs = Math.max(h.latestPeriodStartNs, s.periodStartNs());
             h.started = true;
             h.position = 0;
             h.periodStartNs = s.periodStartNs();
@@ -264,7 +269,7 @@ public final class AnomalyEngine implements AnomalyStage
         if (cur[b] != s.periodStartNs())
         {
             cur[b] = s.periodStartNs();
-            h.touchLink(c.linkById[id]);
+            h.touchLink(c, id);
         }
         cur[b + Link.BYTES + 1] += s.bytes();
         cur[b + Link.NET_NS + 1] += s.phaseSumNs(Phase.NETWORK);
@@ -295,27 +300,32 @@ public final class AnomalyEngine implements AnomalyStage
         {
             oc.setHost(own, h);
         }
+        long progressNs = rows[b + Host.RECV_PROGRESS];
         if (rows[b + Host.RECV_SEEN] != h.previousPeriodStartNs)
         {
             // Not reported in the host's period before (the window engine reports every flow with work
             // outstanding in every period it ends): nothing was outstanding then. The host's previous period, not
             // the one just before in time: over a silence the window engine ends no period, and a receive waiting
             // all along must not count as having progressed.
-            rows[b + Host.RECV_PROGRESS] = Math.max(rows[b + Host.RECV_PROGRESS], s.periodStartNs());
+            progressNs = Math.max(progressNs, s.periodStartNs());
         }
         rows[b + Host.RECV_SEEN] = s.periodStartNs();
         rows[b + Host.RECV_OUTSTANDING] = s.outstandingSteps();
         if (s.completions() > 0 || s.outstandingSteps() == 0)
         {
-            rows[b + Host.RECV_PROGRESS] = s.periodEndNs();
+            progressNs = s.periodEndNs();
+        }
+        rows[b + Host.RECV_PROGRESS] = progressNs;
+        if (s.outstandingSteps() > 0)
+        {
+            h.waiting(progressNs);
         }
         // The rank's window is accumulated in place: its period's first summary opens the next slot.
         final PeriodRing win = oc.rWin;
         if (oc.rPeriodStartNs[own] != s.periodStartNs())
         {
-            oc.rPeriodStartNs[own] = s.periodStartNs();
-            win.open(own, Rank.SERIES);
-            h.touchRank(oc.rankById[own]);
+            // Apart to keep this method under C2's size limit for inlining into onSummary (325 bytecodes).
+            oc.openRankPeriod(h, own, s.periodStartNs());
         }
         final int at = win.current(own);
         win.add(at, Rank.CONSUME_NS, s.phaseSumNs(Phase.GPU_CONSUME));
@@ -355,7 +365,7 @@ public final class AnomalyEngine implements AnomalyStage
                     h.links.add(l);
                     l.peerRank = rank(c, s.peer());
                     c.addLink(l);
-                    l.peerRank.addIncoming(l.id);
+                    c.addIncoming(l.peerRank, l.id);
                 }
                 h.cacheLink(pos, c, l.id);
                 return l;
@@ -385,13 +395,8 @@ public final class AnomalyEngine implements AnomalyStage
                 if (d == null)
                 {
                     d = new Device(h, dev, h.deviceList.size());
-                    h.devWin.add(d.idx);
+                    h.addDevice(d);
                     h.devices.put(dev, d);
-                    h.deviceList.add(d);
-                    if (dev >= 0 && dev < h.deviceByIndex.length)
-                    {
-                        h.deviceByIndex[dev] = d;
-                    }
                 }
                 return d;
             }
@@ -415,48 +420,51 @@ public final class AnomalyEngine implements AnomalyStage
 
     private void onQp(final Host h, final FlowSummary s)
     {
+        // The device's row in its host's device table (no device object per summary).
         final int dev = s.device();
-        Device d = dev >= 0 && dev < h.deviceByIndex.length ? h.deviceByIndex[dev] : null;
-        if (d == null)
+        int i = dev >= 0 && dev < h.devRowByDevice.length ? h.devRowByDevice[dev] - 1 : -1;
+        if (i < 0)
         {
-            d = (Device)miss(MISS_DEVICE, h, null, s, 0);
+            i = ((Device)miss(MISS_DEVICE, h, null, s, 0)).idx;
         }
-        if (d.periodStartNs != s.periodStartNs())
+        // After the miss: a new device may have grown the table.
+        // The period's opening and a QP not among the row's first two are apart: this method must stay under
+        // C2's size limit for inlining into onSummary (325 bytecodes; a call per QP summary cost ~30 instructions).
+        final long[] cur = h.devCur;
+        final int b = i * Host.DEV_CUR;
+        if (cur[b + Host.DEV_PERIOD] != s.periodStartNs())
         {
-            d.periodStartNs = s.periodStartNs();
-            d.curOutstanding = 0;
-            d.curCompletions = 0;
-            d.curNetNs = 0;
-            d.curNetCount = 0;
-            d.curStalledSend = 0;
-            d.curStalledRecv = 0;
+            Host.openDevicePeriod(cur, b, s.periodStartNs());
         }
-        if (d.newQp(s.qpNum()) && d.warm >= config.warmupPeriods)
+        final long qp = s.qpNum();
+        if (qp != cur[b + Host.DEV_QP0] && qp != cur[b + Host.DEV_QP1])
         {
-            // A queue pair the device never carried: traffic moved onto it (failover).
-            h.newQpDevice = d.device;
-            h.newQpAtNs = s.periodEndNs();
+            otherQp(h, i, s);
         }
         if (s.completions() == 0 && s.outstandingSteps() > 0)
         {
             // Send work requests carry their length; NCCL leaves a receive's stale (the simulator: 0).
-            if (s.outstandingBytes() > 0)
-            {
-                d.curStalledSend++;
-            }
-            else
-            {
-                d.curStalledRecv++;
-            }
+            cur[b + Host.DEV_STALLED] += s.outstandingBytes() > 0 ? Host.STALLED_SEND : Host.STALLED_RECV;
         }
-        d.curOutstanding += s.outstandingSteps();
-        d.curCompletions += s.completions();
+        cur[b + Host.DEV_OUTSTANDING] += s.outstandingSteps();
+        cur[b + Host.DEV_COMPLETIONS] += s.completions();
         if (s.bytes() > 0)
         {
             // Send work requests only (receives carry NCCL's stale length, 0 here): a receive's latency is
             // mostly waiting for its sender, not the NIC.
-            d.curNetNs += s.phaseSumNs(Phase.NETWORK);
-            d.curNetCount += s.phaseCount(Phase.NETWORK);
+            cur[b + Host.DEV_NET_NS] += s.phaseSumNs(Phase.NETWORK);
+            cur[b + Host.DEV_NET_COUNT] += s.phaseCount(Phase.NETWORK);
+        }
+    }
+
+    /** A QP summary whose QP is not among its device row's first two (see {@link Device#newQp}). */
+    private void otherQp(final Host h, final int i, final FlowSummary s)
+    {
+        if (h.deviceList.get(i).newQp(s.qpNum()) && h.devWarm(i) >= config.warmupPeriods)
+        {
+            // A queue pair the device never carried: traffic moved onto it (failover).
+            h.newQpDevice = s.device();
+            h.newQpAtNs = s.periodEndNs();
         }
     }
 
@@ -469,83 +477,131 @@ public final class AnomalyEngine implements AnomalyStage
         final long periodStart = h.periodStartNs;
         final long now = h.periodEndNs;
         judgeDevices(h, periodStart, now);
-        for (int i = 0; i < h.touchedLinkCount; i++)
+        // The links by their rows in their communicators' dense tables (a host's links side by side): a link
+        // object only to judge one bad or tracked.
+        final int[] ids = h.touchedLinks;
+        final Comm[] comms = h.touchedLinkComms;
+        final int n = h.touchedLinkCount;
+        for (int i = 0; i < n; i++)
         {
-            final Link l = h.touchedLinks[i];
-            l.push();
-            l.lastActiveNs = now;
-            publishWindow(l);
-            l.comm.updates++;
+            final Comm c = comms[i];
+            final int id = ids[i];
+            push(c, id);
+            c.lLastActiveNs[id] = now;
+            publishRatio(c, id);
+            c.updates++;
         }
         // Links: degraded ones of this host, then slow link (one sender rank) or congestion (several).
         int degradedRanks = 0;
         int softRanks = 0;
         int judged = 0;
-        Link worst = null;
-        for (int i = 0; i < h.touchedLinkCount; i++)
+        Comm worstComm = null;
+        int worst = -1;
+        for (int i = 0; i < n; i++)
         {
-            final Link l = h.touchedLinks[i];
-            refreshStats(l.comm);
-            final boolean was = l.degraded;
-            l.degraded = degraded(l);
-            if (l.warm >= config.warmupPeriods && l.hasRate(config))
+            final Comm c = comms[i];
+            final int id = ids[i];
+            refreshStats(c);
+            final boolean was = c.lDegraded[id];
+            // Whether the link is degraded now: its service rate relative to its own baseline (the ratio) is
+            // below the communicator's median ratio by the slow-link fraction and by madK robust deviations. A
+            // link still warming up feeds its baseline only. The baseline follows the link while it is healthy
+            // and freezes while it is degraded or part of an anomaly. Written here, not in a method of its own:
+            // C2 compiled that one apart (it runs hot while the period end is recompiled after a deoptimisation)
+            // and then found it too big to inline, a call per link and period.
+            boolean degraded = false;
+            if (hasRate(c, id))
+            {
+                final double[] jd = c.lJudge;
+                final int b = id * Comm.LJ;
+                final double rate = jd[b + Comm.LJ_RATE];
+                if (c.lWarm[id] < config.warmupPeriods)
+                {
+                    warmUp(c, id, rate);
+                }
+                else
+                {
+                    final double ratio = rate / jd[b + Comm.LJ_BASELINE];
+                    jd[b + Comm.LJ_FRACTION] = ratio;
+                    // A send that waited for its receiver's credit and then went out in a burst queues on the
+                    // wire: when the receiver is late (slow node), it is to blame, not the link. The link's own
+                    // wait first; the receiving rank's tracked flag (bad evaluations or open) from its row.
+                    final boolean creditBound = c.lPeerWaitMax[id] > config.slowNodeMinNs && c.rTracked[c.lPeer[id]];
+                    final Host host = c.lHost[id];
+                    final boolean suppressed = host.nicQuiet || peerHostNicQuiet(c, id) || creditBound;
+                    degraded = !suppressed && c.linkCount >= config.minLinks
+                        && ratio < c.rateMedian * (1 - config.slowLinkFraction)
+                        && c.rateMedian - ratio > config.madK * c.rateSigma;
+                    if (!degraded && !suppressed && !c.lTracked[id] && host.congestion.open == null)
+                    {
+                        jd[b + Comm.LJ_BASELINE] += (rate - jd[b + Comm.LJ_BASELINE]) / config.baselinePeriods;
+                        jd[b + Comm.LJ_BASELINE_OUT] += (outstandingMean(c, id) - jd[b + Comm.LJ_BASELINE_OUT])
+                            / config.baselinePeriods;
+                    }
+                }
+            }
+            // The baseline and warm-up may have moved.
+            publishRatio(c, id);
+            c.lDegraded[id] = degraded;
+            if (c.lWarm[id] >= config.warmupPeriods && hasRate(c, id))
             {
                 judged++;
             }
-            if (was != l.degraded)
+            if (was != degraded)
             {
-                l.comm.troubledLinks += was ? -1 : 1;
+                c.troubledLinks += was ? -1 : 1;
             }
-            if (l.degraded)
+            if (degraded)
             {
-                if (!sameRankSeen(h, l, i))
+                if (!sameRankSeen(h, c.lRankNo[id], i))
                 {
                     degradedRanks++;
                 }
-                if (worst == null || l.ratio < worst.ratio)
+                if (worst < 0 || c.fraction(id) < worstComm.fraction(worst))
                 {
-                    worst = l;
+                    worstComm = c;
+                    worst = id;
                 }
             }
         }
         if (degradedRanks >= 1)
         {
             // Other ranks of the host whose links slowed too (half the slow-link fraction): a shared NIC.
-            for (int i = 0; i < h.touchedLinkCount; i++)
+            for (int i = 0; i < n; i++)
             {
-                final Link l = h.touchedLinks[i];
-                if (!l.degraded && l.warm >= config.warmupPeriods && l.hasRate(config)
-                    && l.ratio < l.comm.rateMedian * (1 - config.slowLinkFraction / 2) && !degradedRank(h, l.rank)
-                    && !softSeen(h, l, i))
+                final Comm c = comms[i];
+                final int id = ids[i];
+                if (soft(c, id) && !degradedRank(h, c.lRankNo[id]) && !softSeen(h, c.lRankNo[id], i))
                 {
                     softRanks++;
                 }
             }
         }
         final Device dev = worstDevice(h);
-        final boolean nicSlowed = dev != null && dev.latencyRatio >= 1.25;
+        final boolean nicSlowed = dev != null && dev.latencyRatio() >= 1.25;
         final boolean congestion = degradedRanks >= 2 || (degradedRanks == 1 && softRanks >= 1 && nicSlowed)
             || (h.congestion.open != null && degradedRanks >= 1);
-        for (int i = 0; i < h.touchedLinkCount; i++)
+        for (int i = 0; i < n; i++)
         {
-            final Link l = h.touchedLinks[i];
+            final Comm c = comms[i];
+            final int id = ids[i];
             // judgeLink's own early return, checked here: most links are healthy and have nothing tracked.
-            if ((l.degraded && !congestion) || l.slow().open != null || l.slow().bad != 0)
+            if ((c.lDegraded[id] && !congestion) || c.lTracked[id])
             {
-                judgeLink(l, periodStart, now, congestion);
+                judgeLink(c.linkById[id], periodStart, now, congestion);
             }
         }
         // A period in which none of the host's links completed a window's worth says nothing either way; without
         // congestion now or tracked, judgeCongestion would return having changed nothing.
         if (judged > 0 && (congestion || h.congestion.open != null || h.congestion.bad != 0))
         {
-            judgeCongestion(h, dev, congestion, worst, periodStart, now);
+            judgeCongestion(h, dev, congestion, worst < 0 ? null : worstComm.linkById[worst], periodStart, now);
         }
         for (int i = 0; i < h.touchedRankCount; i++)
         {
-            final Rank r = h.touchedRanks[i];
-            refreshStats(r.comm);
-            judgeRank(r, periodStart, now);
+            final Comm c = h.touchedRankComms[i];
+            refreshStats(c);
+            judgeRank(c, h.touchedRanks[i], periodStart, now);
         }
         h.touchedLinkCount = 0;
         h.touchedRankCount = 0;
@@ -556,8 +612,9 @@ public final class AnomalyEngine implements AnomalyStage
     {
         for (int j = 0; j < h.touchedLinkCount; j++)
         {
-            final Link o = h.touchedLinks[j];
-            if (o.degraded && o.rank == rank)
+            final Comm c = h.touchedLinkComms[j];
+            final int o = h.touchedLinks[j];
+            if (c.lDegraded[o] && c.lRankNo[o] == rank)
             {
                 return true;
             }
@@ -565,13 +622,20 @@ public final class AnomalyEngine implements AnomalyStage
         return false;
     }
 
-    private boolean softSeen(final Host h, final Link l, final int upTo)
+    /** A judged link not degraded but below its communicator's median by half the slow-link fraction. */
+    private boolean soft(final Comm c, final int id)
+    {
+        return !c.lDegraded[id] && c.lWarm[id] >= config.warmupPeriods && hasRate(c, id)
+            && c.fraction(id) < c.rateMedian * (1 - config.slowLinkFraction / 2);
+    }
+
+    private boolean softSeen(final Host h, final int rank, final int upTo)
     {
         for (int j = 0; j < upTo; j++)
         {
-            final Link o = h.touchedLinks[j];
-            if (o.rank == l.rank && !o.degraded && o.warm >= config.warmupPeriods && o.hasRate(config)
-                && o.ratio < o.comm.rateMedian * (1 - config.slowLinkFraction / 2))
+            final Comm c = h.touchedLinkComms[j];
+            final int o = h.touchedLinks[j];
+            if (c.lRankNo[o] == rank && soft(c, o))
             {
                 return true;
             }
@@ -579,12 +643,13 @@ public final class AnomalyEngine implements AnomalyStage
         return false;
     }
 
-    private static boolean sameRankSeen(final Host h, final Link l, final int upTo)
+    private static boolean sameRankSeen(final Host h, final int rank, final int upTo)
     {
         for (int j = 0; j < upTo; j++)
         {
-            final Link o = h.touchedLinks[j];
-            if (o.degraded && o.rank == l.rank)
+            final Comm c = h.touchedLinkComms[j];
+            final int o = h.touchedLinks[j];
+            if (c.lDegraded[o] && c.lRankNo[o] == rank)
             {
                 return true;
             }
@@ -680,52 +745,74 @@ public final class AnomalyEngine implements AnomalyStage
         c.excessSigma = robust.sigma();
     }
 
-    /**
-     * Whether a link is degraded now: its service rate relative to its own baseline (the ratio) is below the
-     * communicator's median ratio by the slow-link fraction and by {@code madK} robust deviations. A link still
-     * warming up feeds its baseline only. The baseline follows the link while it is healthy and freezes while
-     * it is degraded or part of an anomaly.
-     */
-    private boolean degraded(final Link l)
-    {
-        final boolean bad = judgeRate(l);
-        // The baseline and warm-up may have moved.
-        publishRatio(l);
-        return bad;
-    }
 
-    /** Copies what the communicator statistics read of a link after its window advanced. */
-    private void publishWindow(final Link l)
+    /** What the communicator statistics read of a link's ratio: whether it is judged, and its rate / baseline. */
+    private void publishRatio(final Comm c, final int id)
     {
-        final Comm c = l.comm;
-        c.lLastActiveNs[l.id] = l.lastActiveNs;
-        c.lPeerWaitMax[l.id] = l.peerWaitMaxNow;
-        c.lNetCount[l.id] = l.netCountSum;
-        publishRatio(l);
-    }
-
-    private void publishRatio(final Link l)
-    {
-        final Comm c = l.comm;
         // hasRate less its staleness, which moves with the host's time and is checked when read.
-        final boolean judged = l.warm >= config.warmupPeriods && l.netCountSum >= config.minWindowSteps
-            && l.netNsSum > 0;
-        c.lJudged[l.id] = judged;
-        c.lRatio[l.id] = judged ? l.rate() / l.baseline : 0;
+        final boolean judged = c.lWarm[id] >= config.warmupPeriods && c.lNetCount[id] >= config.minWindowSteps
+            && c.lNetNs[id] > 0;
+        c.lJudged[id] = judged;
+        final int b = id * Comm.LJ;
+        c.lRatio[id] = judged ? c.lJudge[b + Comm.LJ_RATE] / c.lJudge[b + Comm.LJ_BASELINE] : 0;
+    }
+
+    /** Whether a link's window has a rate to judge: enough steps, network time, and not stale. */
+    private boolean hasRate(final Comm c, final int id)
+    {
+        return c.lNetCount[id] >= config.minWindowSteps && c.lNetNs[id] > 0
+            && c.lHost[id].nowNs - c.lLastActiveNs[id] <= config.staleNs;
+    }
+
+    /**
+     * The period's accumulators of link {@code id} into its window, then cleared; the window's rate, network
+     * sums and longest credit wait into the link's rows.
+     */
+    private static void push(final Comm c, final int id)
+    {
+        final long[] cur = c.lCur;
+        final int b = id * Comm.LINK_CUR + 1;
+        final RingTable win = c.lWin;
+        final int slot = win.slot(id);
+        // The summed series (all before PEER_WAIT_MAX) in one go, their accumulators cleared.
+        win.setAll(id, slot, cur, b, Link.PEER_WAIT_MAX);
+        final long now = cur[b + Link.PEER_WAIT_MAX];
+        cur[b + Link.PEER_WAIT_MAX] = 0;
+        final long left = win.replace(slot, Link.PEER_WAIT_MAX, now);
+        win.advance(id);
+        // The window maximum without a rescan, unless the value leaving was the maximum and nothing as large
+        // came in.
+        final long max = c.lPeerWaitMax[id];
+        if (now >= max)
+        {
+            c.lPeerWaitMax[id] = now;
+        }
+        else if (left == max)
+        {
+            c.lPeerWaitMax[id] = win.max(id, Link.PEER_WAIT_MAX);
+        }
+        final long net = win.sum(id, Link.NET_NS);
+        c.lNetNs[id] = net;
+        c.lNetCount[id] = win.sum(id, Link.NET_COUNT);
+        c.lJudge[id * Comm.LJ + Comm.LJ_RATE] = net == 0 ? Double.NaN : win.sum(id, Link.BYTES) * 1e9 / net;
     }
 
     /**
      * The longest credit wait (20 → 9) of a send into this rank over the window (a late receiver holds the
      * first steps of every operation), or -1 without enough data; from the communicator's link mirrors.
      */
-    private double incomingWaitPerStep(final Rank r)
+    private double incomingWaitPerStep(final Comm c, final int rank)
     {
-        final Comm c = r.comm;
         long wait = 0;
         long n = 0;
-        for (int k = 0; k < r.inCount; k++)
+        // The first two links into the rank from the communicator's dense table, more from the rank object (a
+        // maximum and a sum: the order does not matter).
+        final int count = c.rInCount[rank];
+        final int[] in = count <= 2 ? c.rIn : c.rankById[rank].in;
+        final int from = count <= 2 ? 2 * rank : 0;
+        for (int k = from; k < from + count; k++)
         {
-            final int i = r.in[k];
+            final int i = in[k];
             if (c.lHost[i].nowNs - c.lLastActiveNs[i] > config.staleNs)
             {
                 continue;
@@ -736,65 +823,42 @@ public final class AnomalyEngine implements AnomalyStage
         return n < config.minWindowSteps ? -1 : (double)wait;
     }
 
-    /** {@link #degraded} before the mirrors are refreshed. */
-    private boolean judgeRate(final Link l)
+    /** A link's baselines while it warms up: the mean of its first windows (apart to keep the period end small). */
+    private static void warmUp(final Comm c, final int id, final double rate)
     {
-        final Comm c = l.comm;
-        if (!l.hasRate(config))
-        {
-            return false;
-        }
-        final double rate = l.rate();
-        if (l.warm < config.warmupPeriods)
-        {
-            warmUp(l, rate);
-            return false;
-        }
-        l.ratio = rate / l.baseline;
-        // A send that waited for its receiver's credit and then went out in a burst queues on the wire: when the
-        // receiver is late (slow node), it is to blame, not the link. The link's own wait first: the receiving
-        // rank's object is another cache miss, needed only when the send did wait that long.
-        final Rank receiver = l.peerRank;
-        final boolean creditBound = l.peerWaitMaxNs() > config.slowNodeMinNs && receiver != null
-            && (receiver.slow().bad > 0 || receiver.slow().open != null);
-        final boolean suppressed = l.host.nicQuiet || peerHostNicQuiet(l) || creditBound;
-        final boolean bad = !suppressed && c.linkCount >= config.minLinks
-            && l.ratio < c.rateMedian * (1 - config.slowLinkFraction)
-            && c.rateMedian - l.ratio > config.madK * c.rateSigma;
-        if (!bad && !suppressed && l.slow().bad == 0 && l.slow().open == null && l.host.congestion.open == null)
-        {
-            l.baseline += (rate - l.baseline) / config.baselinePeriods;
-            l.baselineOutstanding += (l.outstandingMean() - l.baselineOutstanding) / config.baselinePeriods;
-        }
-        return bad;
+        final int warm = c.lWarm[id];
+        final double[] j = c.lJudge;
+        final int b = id * Comm.LJ;
+        j[b + Comm.LJ_BASELINE] = warm == 0 ? rate
+            : j[b + Comm.LJ_BASELINE] + (rate - j[b + Comm.LJ_BASELINE]) / (warm + 1);
+        j[b + Comm.LJ_BASELINE_OUT] = warm == 0 ? outstandingMean(c, id)
+            : j[b + Comm.LJ_BASELINE_OUT] + (outstandingMean(c, id) - j[b + Comm.LJ_BASELINE_OUT]) / (warm + 1);
+        c.lWarm[id] = warm + 1;
     }
 
-    /** A link's baselines while it warms up: the mean of its first windows (apart to keep judgeRate small). */
-    private static void warmUp(final Link l, final double rate)
+    /** Mean outstanding bytes at the ends of the link's window's periods. */
+    private static double outstandingMean(final Comm c, final int id)
     {
-        l.baseline = l.warm == 0 ? rate : l.baseline + (rate - l.baseline) / (l.warm + 1);
-        l.baselineOutstanding = l.warm == 0 ? l.outstandingMean()
-            : l.baselineOutstanding + (l.outstandingMean() - l.baselineOutstanding) / (l.warm + 1);
-        l.warm++;
+        final int n = c.lWin.filled(id);
+        return n == 0 ? 0 : (double)c.lWin.sum(id, Link.OUTSTANDING) / n;
     }
 
     /** Whether the receiving rank's host has a NIC stalling (through the dense mirrors: no rank object). */
-    private static boolean peerHostNicQuiet(final Link l)
+    private static boolean peerHostNicQuiet(final Comm c, final int id)
     {
-        final Comm c = l.comm;
-        final Host h = c.rHost[c.lPeer[l.id]];
+        final Host h = c.rHost[c.lPeer[id]];
         return h != null && h.nicQuiet;
     }
 
     private void judgeLink(final Link l, final long periodStart, final long now, final boolean congestion)
     {
         final Comm c = l.comm;
-        if (l.warm < config.warmupPeriods || !l.hasRate(config))
+        if (c.lWarm[l.id] < config.warmupPeriods || !hasRate(c, l.id))
         {
             return;
         }
-        final boolean bad = l.degraded && !congestion;
-        final boolean good = !l.degraded && l.ratio >= c.rateMedian * (1 - config.slowLinkFraction / 2);
+        final boolean bad = c.lDegraded[l.id] && !congestion;
+        final boolean good = !c.lDegraded[l.id] && c.fraction(l.id) >= c.rateMedian * (1 - config.slowLinkFraction / 2);
         if (!bad && l.slow().open == null && l.slow().bad == 0)
         {
             return;
@@ -802,18 +866,18 @@ public final class AnomalyEngine implements AnomalyStage
         final double rate = l.rate();
         evidence.clear();
         evidence.put("bandwidthBytesPerSecond", rate);
-        evidence.put("baselineBytesPerSecond", l.baseline);
-        evidence.put("fractionOfBaseline", l.ratio);
+        evidence.put("baselineBytesPerSecond", c.baseline(l.id));
+        evidence.put("fractionOfBaseline", c.fraction(l.id));
         evidence.put("medianFractionOfBaseline", c.rateMedian);
         evidence.put("robustSigma", c.rateSigma);
         evidence.put("outstandingBytes", l.latestOutstanding());
         evidence.put("peerWaitNsPerStep", l.peerWaitPerStep());
         evidence.put("links", c.linkCount);
-        final double rel = c.rateMedian > 0 ? l.ratio / c.rateMedian : 0;
+        final double rel = c.rateMedian > 0 ? c.fraction(l.id) / c.rateMedian : 0;
         final Severity sev = rel < 0.5 ? Severity.CRITICAL : Severity.WARNING;
         final String summary = !willPublish(l.slow(), bad, sev) ? null : String.format("rank %d → %d of comm 0x%x moves "
             + "data at %.0f%% of its baseline while its communicator's links keep %.0f%%: slow link (the sender's "
-            + "steps wait on the network, not on credit)", l.rank, l.peer, c.commHash, 100 * l.ratio,
+            + "steps wait on the network, not on credit)", l.rank, l.peer, c.commHash, 100 * c.fraction(l.id),
             100 * c.rateMedian);
         final boolean wasOpen = l.slow().open != null;
         track(l.slow(), bad, good, AnomalyKind.SLOW_LINK, Culprit.link(l.host.hostId, c.commHash, l.rank, l.peer),
@@ -822,6 +886,7 @@ public final class AnomalyEngine implements AnomalyStage
         {
             c.openSlowLinks += wasOpen ? -1 : 1;
         }
+        c.lTracked[l.id] = l.slow().bad != 0 || l.slow().open != null;
     }
 
     /**
@@ -836,14 +901,15 @@ public final class AnomalyEngine implements AnomalyStage
         // Work queued on the slowed links grows (mean outstanding bytes over the window above
         // congestionOutstandingRatio × their baseline); slower with nothing queued would be starvation.
         final boolean queued = worst != null
-            && worst.outstandingMean() > config.congestionOutstandingRatio * Math.max(worst.baselineOutstanding, 1);
+            && outstandingMean(worst.comm, worst.id)
+            > config.congestionOutstandingRatio * Math.max(worst.comm.baselineOut(worst.id), 1);
         // ... and the NIC's work requests take longer than usual (its queue builds), more so than the other NICs'
         // (a workload change, e.g. bigger messages, lengthens them everywhere).
         // A link already kept full by its credits cannot queue more steps: there the NIC's latency, at least
         // twice the other NICs', is the queue.
         final double medianLatency = dev == null || !congestion ? 0 : medianDeviceLatencyRatio();
-        final boolean bad = congestion && dev != null && dev.latencyRatio >= 1.25
-            && ((queued && dev.latencyRatio >= 1.5 * medianLatency) || dev.latencyRatio >= 2 * medianLatency);
+        final boolean bad = congestion && dev != null && dev.latencyRatio() >= 1.25
+            && ((queued && dev.latencyRatio() >= 1.5 * medianLatency) || dev.latencyRatio() >= 2 * medianLatency);
         if (!bad && h.congestion.open == null && h.congestion.bad == 0)
         {
             return;
@@ -852,7 +918,7 @@ public final class AnomalyEngine implements AnomalyStage
         for (int i = 0; i < h.links.size(); i++)
         {
             final Link l = h.links.get(i);
-            if (l.degraded && l.lastActiveNs == now)
+            if (l.comm.lDegraded[l.id] && l.comm.lLastActiveNs[l.id] == now)
             {
                 good = false;
             }
@@ -862,17 +928,18 @@ public final class AnomalyEngine implements AnomalyStage
         evidence.clear();
         if (worst != null)
         {
-            evidence.put("worstLinkFractionOfBaseline", worst.ratio);
+            evidence.put("worstLinkFractionOfBaseline", worst.comm.fraction(worst.id));
             evidence.put("medianFractionOfBaseline", worst.comm.rateMedian);
-            evidence.put("outstandingBytes", worst.outstandingMean());
-            evidence.put("baselineOutstandingBytes", worst.baselineOutstanding);
+            evidence.put("outstandingBytes", outstandingMean(worst.comm, worst.id));
+            evidence.put("baselineOutstandingBytes", worst.comm.baselineOut(worst.id));
         }
         if (dev != null)
         {
-            evidence.put("deviceLatencyRatio", dev.latencyRatio);
-            evidence.put("deviceOutstandingWorkRequests", dev.outstanding);
+            evidence.put("deviceLatencyRatio", dev.latencyRatio());
+            evidence.put("deviceOutstandingWorkRequests", dev.outstanding());
         }
-        final Severity sev = worst != null && worst.ratio < 0.5 * worst.comm.rateMedian ? Severity.CRITICAL
+        final Severity sev = worst != null && worst.comm.fraction(worst.id) < 0.5 * worst.comm.rateMedian
+            ? Severity.CRITICAL
             : Severity.WARNING;
         final String summary = !willPublish(h.congestion, bad, sev) ? null : String.format("NIC %d of host 0x%x "
             + "congested: several of its ranks' links slowed together while work queued on them", device, h.hostId);
@@ -889,9 +956,9 @@ public final class AnomalyEngine implements AnomalyStage
             for (int i = 0; i < h.deviceList.size(); i++)
             {
                 final Device d = h.deviceList.get(i);
-                if (d.latencyRatio > 0)
+                if (d.latencyRatio() > 0)
                 {
-                    robust.add(d.latencyRatio);
+                    robust.add(d.latencyRatio());
                 }
             }
         }
@@ -901,16 +968,20 @@ public final class AnomalyEngine implements AnomalyStage
 
     private static Device worstDevice(final Host h)
     {
-        Device best = null;
-        for (int i = 0; i < h.deviceList.size(); i++)
+        // Over the host's device state rows (just written by judgeDevices), not the device objects.
+        final long[] st = h.devState;
+        int best = -1;
+        double bestRatio = 0;
+        for (int i = 0; i < h.deviceCount; i++)
         {
-            final Device d = h.deviceList.get(i);
-            if (d.latencyRatio > 0 && (best == null || d.latencyRatio > best.latencyRatio))
+            final double ratio = Double.longBitsToDouble(st[i * Host.DEV_STATE + Host.S_RATIO]);
+            if (ratio > 0 && (best < 0 || ratio > bestRatio))
             {
-                best = d;
+                best = i;
+                bestRatio = ratio;
             }
         }
-        return best;
+        return best < 0 ? null : h.deviceList.get(best);
     }
 
     /**
@@ -922,61 +993,77 @@ public final class AnomalyEngine implements AnomalyStage
      */
     private void judgeDevices(final Host h, final long periodStart, final long now)
     {
+        // Over the host's dense device tables (the period's accumulators, then the judged state: two short runs
+        // of sequential rows); a device object only where its candidacy changes.
+        final long[] cur = h.devCur;
+        final long[] st = h.devState;
+        final int n = h.deviceCount;
         boolean anyStalled = false;
-        for (int i = 0; i < h.deviceList.size(); i++)
+        for (int i = 0; i < n; i++)
         {
-            final Device d = h.deviceList.get(i);
-            final boolean reported = d.periodStartNs == periodStart;
-            d.outstanding = reported ? d.curOutstanding : 0;
-            if (reported && d.reportedEndNs != periodStart)
+            final int c = i * Host.DEV_CUR;
+            final int b = i * Host.DEV_STATE;
+            final boolean reported = cur[c + Host.DEV_PERIOD] == periodStart;
+            final long outstanding = reported ? cur[c + Host.DEV_OUTSTANDING] : 0;
+            st[b + Host.S_OUTSTANDING] = outstanding;
+            long lastProgressNs = st[b + Host.S_LAST_PROGRESS];
+            if (reported && st[b + Host.S_REPORTED_END] != periodStart)
             {
                 // Not reported in the period before: nothing was outstanding then.
-                d.lastProgressNs = Math.max(d.lastProgressNs, periodStart);
+                lastProgressNs = Math.max(lastProgressNs, periodStart);
             }
-            if (!reported || d.curCompletions > 0 || d.outstanding == 0)
+            if (!reported || cur[c + Host.DEV_COMPLETIONS] > 0 || outstanding == 0)
             {
-                d.lastProgressNs = now;
+                lastProgressNs = now;
             }
+            st[b + Host.S_LAST_PROGRESS] = lastProgressNs;
             if (reported)
             {
-                d.reportedEndNs = now;
+                st[b + Host.S_REPORTED_END] = now;
             }
-            if (reported && d.curNetCount > 0)
+            if (reported && cur[c + Host.DEV_NET_COUNT] > 0)
             {
                 // Over the window, like the links: one period's few work requests are too noisy.
                 final RingTable win = h.devWin;
-                final int slot = win.slot(d.idx);
-                win.set(d.idx, slot, 0, d.curNetNs);
-                win.set(d.idx, slot, 1, d.curNetCount);
-                win.advance(d.idx);
-                final double lat = (double)win.sum(d.idx, 0) / win.sum(d.idx, 1);
-                if (d.warm < config.warmupPeriods)
+                final int slot = win.slot(i);
+                win.set(i, slot, 0, cur[c + Host.DEV_NET_NS]);
+                win.set(i, slot, 1, cur[c + Host.DEV_NET_COUNT]);
+                win.advance(i);
+                final double lat = (double)win.sum(i, 0) / win.sum(i, 1);
+                final long warm = st[b + Host.S_WARM];
+                double baseline = Double.longBitsToDouble(st[b + Host.S_BASELINE]);
+                final double ratio;
+                if (warm < config.warmupPeriods)
                 {
-                    d.baselineLatency = d.warm == 0 ? lat : d.baselineLatency + (lat - d.baselineLatency) / (d.warm + 1);
-                    d.warm++;
-                    d.latencyRatio = 0;
+                    baseline = warm == 0 ? lat : baseline + (lat - baseline) / (warm + 1);
+                    st[b + Host.S_WARM] = warm + 1;
+                    ratio = 0;
                 }
                 else
                 {
-                    d.latencyRatio = lat / d.baselineLatency;
-                    if (d.latencyRatio < 1.5 && h.congestion.open == null)
+                    ratio = lat / baseline;
+                    if (ratio < 1.5 && h.congestion.open == null)
                     {
-                        d.baselineLatency += (lat - d.baselineLatency) / config.baselinePeriods;
+                        baseline += (lat - baseline) / config.baselinePeriods;
                     }
                 }
+                st[b + Host.S_BASELINE] = Double.doubleToRawLongBits(baseline);
+                st[b + Host.S_RATIO] = Double.doubleToRawLongBits(ratio);
             }
             else if (!reported)
             {
-                d.latencyRatio = 0;
+                st[b + Host.S_RATIO] = Double.doubleToRawLongBits(0);
             }
-            d.stalledSend = reported ? d.curStalledSend : 0;
-            d.stalledRecv = reported ? d.curStalledRecv : 0;
-            d.stalledNs = now - d.lastProgressNs;
-            final boolean candidate = d.outstanding > 0 && d.stalledSend + d.stalledRecv > 0
-                && d.stalledNs >= config.nicStallNs / 2;
-            if (candidate != d.candidate)
+            final long stalled = reported ? cur[c + Host.DEV_STALLED] : 0;
+            st[b + Host.S_STALLED] = stalled;
+            final long stalledNs = now - lastProgressNs;
+            st[b + Host.S_STALLED_NS] = stalledNs;
+            // Some QP stuck either way (the two packed counts: nonzero when their sum is).
+            final boolean candidate = outstanding > 0 && stalled != 0 && stalledNs >= config.nicStallNs / 2;
+            if (candidate != (st[b + Host.S_CANDIDATE] != 0))
             {
-                d.candidate = candidate;
+                st[b + Host.S_CANDIDATE] = candidate ? 1 : 0;
+                final Device d = h.deviceList.get(i);
                 if (candidate)
                 {
                     nicCandidates.add(d);
@@ -986,8 +1073,10 @@ public final class AnomalyEngine implements AnomalyStage
                     nicCandidates.remove(d);
                 }
             }
-            anyStalled |= candidate || d.stall().open != null;
+            anyStalled |= candidate;
         }
+        // A device whose NIC stall is open counts as stalled (the count stands for its tracker's open anomaly).
+        anyStalled |= h.nicStallsOpen > 0;
         if (anyStalled)
         {
             h.nicQuietUntilNs = now + (long)(config.windowPeriods + config.openAfter + 2) * (now - periodStart);
@@ -1013,7 +1102,7 @@ public final class AnomalyEngine implements AnomalyStage
         for (int i = 0; i < nicCandidates.size(); i++)
         {
             final Device d = nicCandidates.get(i);
-            sendStuck |= d.stalledSend > 0;
+            sendStuck |= d.stalledSend() > 0;
             if (best == null || nicScore(d) > nicScore(best) || (nicScore(d) == nicScore(best)
                 && (d.host.hostId < best.host.hostId || (d.host.hostId == best.host.hostId && d.device < best.device))))
             {
@@ -1025,14 +1114,14 @@ public final class AnomalyEngine implements AnomalyStage
             final Device d = nicCandidates.get(i);
             if (!nicDevicesOpen.isEmpty() && !nicEpisode.contains(d))
             {
-                d.episodeStartNs = d.lastProgressNs;
+                d.episodeStartNs = d.lastProgressNs();
                 nicEpisode.add(d);
             }
         }
         for (int i = 0; i < nicDevicesOpen.size(); i++)
         {
             final Device d = nicDevicesOpen.get(i);
-            if (d.candidate)
+            if (d.candidate())
             {
                 nicEpisodeEndNs = Long.MIN_VALUE;
                 continue;
@@ -1057,36 +1146,38 @@ public final class AnomalyEngine implements AnomalyStage
                         dead.host.newQpDevice));
                 }
                 resolve(d.stall(), d.host.nowNs);
+                d.host.nicStallsOpen--;
                 nicDevicesOpen.remove(i--);
                 nicEpisode.clear();
                 nicEpisodeEndNs = Long.MIN_VALUE;
             }
         }
-        if (best == null || !sendStuck || best.stall().open != null || best.stalledNs < config.nicStallNs
+        if (best == null || !sendStuck || best.stall().open != null || best.stalledNs() < config.nicStallNs
             || !nicDevicesOpen.isEmpty())
         {
             return;
         }
         evidence.clear();
-        evidence.put("outstandingWorkRequests", best.outstanding);
-        evidence.put("stalledSendQps", best.stalledSend);
-        evidence.put("stalledRecvQps", best.stalledRecv);
-        evidence.put("noCompletionNs", best.stalledNs);
+        evidence.put("outstandingWorkRequests", best.outstanding());
+        evidence.put("stalledSendQps", best.stalledSend());
+        evidence.put("stalledRecvQps", best.stalledRecv());
+        evidence.put("noCompletionNs", best.stalledNs());
         evidence.put("thresholdNs", config.nicStallNs);
         evidence.put("stalledDevices", nicCandidates.size());
         final String summary = String.format("NIC %d of host 0x%x stopped completing work (%d work requests "
             + "outstanding, none completed for %.1f ms; %d devices stalled with it): its QPs must fail over",
-            best.device, best.host.hostId, best.outstanding, best.stalledNs / 1e6, nicCandidates.size());
-        final long start = best.lastProgressNs;
+            best.device, best.host.hostId, best.outstanding(), best.stalledNs() / 1e6, nicCandidates.size());
+        final long start = best.lastProgressNs();
         best.stall().firstBadStartNs = start;
         openAnomaly(best.stall(), AnomalyKind.NIC_STALL, Culprit.nic(best.host.hostId, best.device), Severity.CRITICAL,
             start, best.host.nowNs, start, best.host.nowNs, summary);
+        best.host.nicStallsOpen++;
         nicDevicesOpen.add(best);
         nicEpisode.clear();
         for (int i = 0; i < nicCandidates.size(); i++)
         {
             final Device d = nicCandidates.get(i);
-            d.episodeStartNs = d.lastProgressNs;
+            d.episodeStartNs = d.lastProgressNs();
             nicEpisode.add(d);
         }
     }
@@ -1099,7 +1190,7 @@ public final class AnomalyEngine implements AnomalyStage
             final Device d = nicEpisode.get(i);
             final Host h = d.host;
             if (h.newQpDevice >= 0 && h.newQpDevice != d.device && h.newQpAtNs - d.episodeStartNs >= 0
-                && d.reportedEndNs - h.newQpAtNs <= 0 && !d.candidate)
+                && d.reportedEndNs() - h.newQpAtNs <= 0 && !d.candidate())
             {
                 found = d;
             }
@@ -1109,8 +1200,8 @@ public final class AnomalyEngine implements AnomalyStage
 
     private static long nicScore(final Device d)
     {
-        final long kind = d.stalledSend > 0 && d.stalledRecv > 0 ? 2 : d.stalledRecv > 0 ? 1 : 0;
-        return kind * 1_000_000L + d.stalledSend + d.stalledRecv;
+        final long kind = d.stalledSend() > 0 && d.stalledRecv() > 0 ? 2 : d.stalledRecv() > 0 ? 1 : 0;
+        return kind * 1_000_000L + d.stalledSend() + d.stalledRecv();
     }
 
     /**
@@ -1118,38 +1209,42 @@ public final class AnomalyEngine implements AnomalyStage
      * senders wait for (20 → 9 of sends into it) and the data its receivers wait for (10 → 11 of receives from
      * it, less what it waited for data itself, so ranks merely blocked behind a late one are not named).
      */
-    private void judgeRank(final Rank r, final long periodStart, final long now)
+    private void judgeRank(final Comm c, final int rank, final long periodStart, final long now)
     {
-        final Comm c = r.comm;
-        if (r.host == null)
+        // Over the communicator's dense rank tables (a host's ranks side by side); the rank object only for its
+        // collective lateness (while no link of the communicator is troubled) and when it is tracked.
+        final Host host = c.rHost[rank];
+        if (host == null)
         {
             return;
         }
-        final double creditRaw = Math.max(0, incomingWaitPerStep(r));
+        final double creditRaw = Math.max(0, incomingWaitPerStep(c, rank));
         final double credit = creditSignal(c, creditRaw);
-        final double late = lateNs(r);
+        final double late = lateNs(c, rank);
         final double v = Math.max(credit, late);
-        if (r.warm < config.warmupPeriods)
+        final double[] baselines = c.rBaseline;
+        if (c.rWarm[rank] < config.warmupPeriods)
         {
-            r.warmUp(v);
+            warmUpRank(c, rank, v);
             return;
         }
-        r.excess = v - r.baseline;
-        c.rExcess[r.idx] = r.excess;
+        final double excess = v - baselines[rank];
+        c.rExcess[rank] = excess;
         if (c.excessCount < config.minLinks)
         {
             return;
         }
         final double median = c.excessMedian;
         final double limit = Math.max(median * config.slowNodeRatio, median + config.slowNodeMinNs);
-        final boolean bad = r.excess > limit && r.excess - median > config.madK * c.excessSigma
-            && !r.host.nicQuiet;
-        if (!bad && r.slow().bad == 0 && r.slow().open == null)
+        final boolean bad = excess > limit && excess - median > config.madK * c.excessSigma && !host.nicQuiet;
+        if (!bad && !c.rTracked[rank])
         {
-            r.baseline += (v - r.baseline) / config.baselinePeriods;
+            baselines[rank] += (v - baselines[rank]) / config.baselinePeriods;
             return;
         }
+        final Rank r = c.rankById[rank];
         trackRank(r, bad, creditRaw, credit, late, periodStart, now);
+        c.rTracked[rank] = r.slow().bad != 0 || r.slow().open != null;
     }
 
     /**
@@ -1162,23 +1257,24 @@ public final class AnomalyEngine implements AnomalyStage
         final Comm c = r.comm;
         final double median = c.excessMedian;
         // Read only here: not computed for the ranks with nothing tracked.
-        final boolean good = r.excess <= Math.max(median * config.slowNodeRatio / 2,
+        final double excess = c.rExcess[r.idx];
+        final boolean good = excess <= Math.max(median * config.slowNodeRatio / 2,
             median + config.slowNodeMinNs / 2);
         evidence.clear();
         evidence.put("creditWaitIntoRankMaxNs", creditRaw);
         evidence.put("collectiveLatenessNs", late);
         evidence.put("dataWaitMaxNs", r.dataWaitMaxNs());
-        evidence.put("baselineNs", r.baseline);
-        evidence.put("excessNs", r.excess);
+        evidence.put("baselineNs", c.rBaseline[r.idx]);
+        evidence.put("excessNs", excess);
         evidence.put("medianExcessNs", median);
         evidence.put("robustSigmaNs", c.excessSigma);
         evidence.put("gpuConsumeNsPerStep", r.consumePerStep());
         evidence.put("ranks", c.excessCount);
-        final Severity sev = r.excess > 10 * Math.max(median, config.slowNodeMinNs) ? Severity.CRITICAL
+        final Severity sev = excess > 10 * Math.max(median, config.slowNodeMinNs) ? Severity.CRITICAL
             : Severity.WARNING;
         final String summary = !willPublish(r.slow(), bad, sev) ? null : String.format("rank %d of comm 0x%x is late: "
             + "its peers wait up to %.0f µs more than usual for its credit (%.0f µs) or it arrives late at its "
-            + "collectives (%.0f µs); the others are merely blocked", r.rank, c.commHash, r.excess / 1e3,
+            + "collectives (%.0f µs); the others are merely blocked", r.rank, c.commHash, excess / 1e3,
             credit / 1e3, late / 1e3);
         track(r.slow(), bad, good, AnomalyKind.SLOW_NODE, Culprit.rank(r.host.hostId, c.commHash, r.rank), sev,
             periodStart, now, now - (long)config.windowPeriods * (now - periodStart), summary);
@@ -1199,10 +1295,24 @@ public final class AnomalyEngine implements AnomalyStage
      * while a slow link stays open too, also in periods where it does not read as degraded (a long-lived slow
      * link's transients otherwise named the ranks before it as slow).
      */
-    private static double lateNs(final Rank r)
+    private static double lateNs(final Comm c, final int rank)
     {
-        final Comm c = r.comm;
-        return c.troubledLinks > 0 || c.openSlowLinks > 0 || linkExplainsLateness(r) ? 0 : r.collectiveLatenessNs();
+        if (c.troubledLinks > 0 || c.openSlowLinks > 0)
+        {
+            return 0;
+        }
+        // The rank object only here (no link of the communicator troubled: rare at scale).
+        final Rank r = c.rankById[rank];
+        return linkExplainsLateness(r) ? 0 : r.collectiveLatenessNs();
+    }
+
+    /** A rank's baseline while it warms up: the mean of its first periods' signal (apart to keep judgeRank small). */
+    private static void warmUpRank(final Comm c, final int rank, final double v)
+    {
+        final double[] baselines = c.rBaseline;
+        final int warm = c.rWarm[rank];
+        baselines[rank] = warm == 0 ? v : baselines[rank] + (v - baselines[rank]) / (warm + 1);
+        c.rWarm[rank] = warm + 1;
     }
 
     /** Whether one of the rank's own sending links is degraded (then its receivers' wait is the link's doing). */
@@ -1219,7 +1329,8 @@ public final class AnomalyEngine implements AnomalyStage
         for (int i = 0; i < r.host.links.size(); i++)
         {
             final Link l = r.host.links.get(i);
-            if (l.rank == r.rank && l.comm == r.comm && (l.degraded || l.slow().bad > 0 || l.slow().open != null))
+            if (l.rank == r.rank && l.comm == r.comm && (l.comm.lDegraded[l.id] || l.slow().bad > 0
+                || l.slow().open != null))
             {
                 return true;
             }
@@ -1233,13 +1344,18 @@ public final class AnomalyEngine implements AnomalyStage
     {
         final boolean[] flags = h.recvStalled;
         final long threshold = config.hangThresholdNs;
-        // Over the host's receive table (sequential rows): a flow object only where its state changes.
-        for (int i = 0; i < h.recvFlowCount; i++)
+        // Over the host's receive table (sequential rows): a flow object only where its state changes. Not at all
+        // when no receive is flagged and none can be stalled now: a stalled one has work outstanding in the
+        // period reported, so it progressed last at waitingSinceNs or later (the usual case: every receive
+        // progressed this period, its rows are not read).
+        final boolean scan = h.recvStalledCount > 0 || h.recvScanAll || h.nowNs - h.waitingSinceNs >= threshold;
+        for (int i = 0; scan && i < h.recvFlowCount; i++)
         {
             final boolean stalled = h.recvWaiting(i, threshold);
             if (stalled != flags[i])
             {
                 flags[i] = stalled;
+                h.recvStalledCount += stalled ? 1 : -1;
                 final RecvFlow f = h.recvFlows[i];
                 if (stalled)
                 {
@@ -1537,8 +1653,9 @@ public final class AnomalyEngine implements AnomalyStage
 
     /**
      * Open / closing state of one potential anomaly. Links, ranks and devices are their own trackers (they extend
-     * this): the period end reads a tracker for every link, rank and device it judges, and a tracker of its own
-     * was one more object, a cache miss each, on that path.
+     * this: a tracker of its own was one more object, a cache miss each, where one is judged). The period end
+     * reads dense mirrors instead (Comm.lTracked / rTracked, Host.nicStallsOpen), kept where the trackers change,
+     * and a link's or rank's object only when it is bad or tracked.
      */
     static class Tracker
     {
@@ -1598,27 +1715,34 @@ public final class AnomalyEngine implements AnomalyStage
         long nowNs = Long.MIN_VALUE;
         final List<Link> links = new ArrayList<>();
         /** The links and ranks the period under way touched, in order (arrays: no list checks per access). */
-        Link[] touchedLinks = new Link[16];
+        int[] touchedLinks = new int[16];
+        Comm[] touchedLinkComms = new Comm[16];
         int touchedLinkCount;
-        Rank[] touchedRanks = new Rank[16];
+        /** The ranks (rows of their communicator's tables, and the communicators) the period touched. */
+        int[] touchedRanks = new int[16];
+        Comm[] touchedRankComms = new Comm[16];
         int touchedRankCount;
 
-        void touchLink(final Link l)
+        void touchLink(final Comm c, final int id)
         {
             if (touchedLinkCount == touchedLinks.length)
             {
                 touchedLinks = java.util.Arrays.copyOf(touchedLinks, touchedLinkCount * 2);
+                touchedLinkComms = java.util.Arrays.copyOf(touchedLinkComms, touchedLinkCount * 2);
             }
-            touchedLinks[touchedLinkCount++] = l;
+            touchedLinkComms[touchedLinkCount] = c;
+            touchedLinks[touchedLinkCount++] = id;
         }
 
-        void touchRank(final Rank r)
+        void touchRank(final Comm c, final int rank)
         {
             if (touchedRankCount == touchedRanks.length)
             {
                 touchedRanks = java.util.Arrays.copyOf(touchedRanks, touchedRankCount * 2);
+                touchedRankComms = java.util.Arrays.copyOf(touchedRankComms, touchedRankCount * 2);
             }
-            touchedRanks[touchedRankCount++] = r;
+            touchedRankComms[touchedRankCount] = c;
+            touchedRanks[touchedRankCount++] = rank;
         }
         /** Its receive flows, in the order of their first summary ({@link RecvFlow#idx}). */
         RecvFlow[] recvFlows = new RecvFlow[16];
@@ -1653,6 +1777,26 @@ public final class AnomalyEngine implements AnomalyStage
         Comm[] recvComm = new Comm[16];
         /** Per flow: whether it counts as stalled (in its communicator's {@link Comm#stalled}). */
         boolean[] recvStalled = new boolean[16];
+        /** How many of {@link #recvStalled} are set. */
+        int recvStalledCount;
+        /**
+         * The earliest last progress (RECV_PROGRESS) of a receive reported this period with work outstanding
+         * (Long.MAX_VALUE: none): no receive is stalled while nowNs − this is under the threshold. Valid while the
+         * reported period starts after every period reported before; else {@link #recvScanAll}.
+         */
+        long waitingSinceNs = Long.MAX_VALUE;
+
+        /** A receive reported this period with work outstanding, last progressed at {@code progressNs}. */
+        void waiting(final long progressNs)
+        {
+            if (progressNs < waitingSinceNs)
+            {
+                waitingSinceNs = progressNs;
+            }
+        }
+        boolean recvScanAll;
+        /** The latest period start reported. */
+        long latestPeriodStartNs = Long.MIN_VALUE;
 
         void addRecvFlow(final RecvFlow f, final long flowKey, final int owner, final long progressNs)
         {
@@ -1678,8 +1822,8 @@ public final class AnomalyEngine implements AnomalyStage
         /** The communicators of {@link #recvFlows}, each once. */
         final List<Comm> recvComms = new ArrayList<>();
         final Int2ObjectHashMap<Device> devices = new Int2ObjectHashMap<>();
-        /** Devices 0 … 15 without hashing. */
-        final Device[] deviceByIndex = new Device[16];
+        /** Devices 0 … 15 without hashing: their {@link Device#idx} + 1, 0 for none yet. */
+        final int[] devRowByDevice = new int[16];
         /** What each summary position of the host's period resolved to last (the flows come in a stable order). */
         Object[] byPosition = new Object[64];
         int position;
@@ -1741,6 +1885,89 @@ public final class AnomalyEngine implements AnomalyStage
 
         /** Its NICs' windows of send-WR network ns and count, by {@link Device#idx}. */
         final RingTable devWin;
+        /** How many of its NICs have a NIC_STALL open (their trackers' {@code open} set). */
+        int nicStallsOpen;
+        /*
+         * Its NICs' state, by Device.idx, in two dense tables instead of the device objects (8 NICs a host were
+         * 8 objects of ~3 cache lines, touched by every QP summary and every period end): a QP summary adds into
+         * its NIC's row of devCur (the period's accumulators); the period end reads devCur and keeps its judgement
+         * in devState. A host's rows lie side by side, one short sequential run per table.
+         *
+         * devCur row: DEV_PERIOD the start of the period accumulated, DEV_OUTSTANDING outstanding WRs,
+         * DEV_COMPLETIONS completions, DEV_NET_NS / DEV_NET_COUNT send WRs' network ns and count, DEV_STALLED the
+         * QPs stuck (STALLED_SEND per send QP, STALLED_RECV per receive QP: two counts in one long), DEV_QP0 / DEV_QP1
+         * the first two QPs the NIC carried (checked before its QP set: a NIC carries few).
+         */
+        static final int DEV_PERIOD = 0;
+        static final int DEV_OUTSTANDING = 1;
+        static final int DEV_COMPLETIONS = 2;
+        static final int DEV_NET_NS = 3;
+        static final int DEV_NET_COUNT = 4;
+        static final int DEV_STALLED = 5;
+        static final int DEV_QP0 = 6;
+        static final int DEV_QP1 = 7;
+        static final int DEV_CUR = 8;
+        static final long STALLED_SEND = 1L;
+        static final long STALLED_RECV = 1L << 32;
+        /*
+         * devState row (what the period end judged): S_OUTSTANDING outstanding WRs, S_LAST_PROGRESS the last
+         * completion (or idle), S_REPORTED_END the end of the last period that reported the NIC, S_STALLED_NS no
+         * completion since, S_STALLED the stuck QPs (packed as in devCur), S_BASELINE the WR latency baseline and
+         * S_RATIO the latency / baseline (doubles, as raw bits), S_WARM periods of warm-up done, S_CANDIDATE 1 while
+         * a NIC stall candidate (in nicCandidates).
+         */
+        static final int S_OUTSTANDING = 0;
+        static final int S_LAST_PROGRESS = 1;
+        static final int S_REPORTED_END = 2;
+        static final int S_STALLED_NS = 3;
+        static final int S_STALLED = 4;
+        static final int S_BASELINE = 5;
+        static final int S_RATIO = 6;
+        static final int S_WARM = 7;
+        static final int S_CANDIDATE = 8;
+        static final int DEV_STATE = 9;
+        long[] devCur = new long[8 * DEV_CUR];
+        long[] devState = new long[8 * DEV_STATE];
+        int deviceCount;
+
+        /** Registers a new device (its idx is the next row): rows initialised as a fresh device's fields were. */
+        void addDevice(final Device d)
+        {
+            final int i = d.idx;
+            if (i * DEV_CUR == devCur.length)
+            {
+                devCur = java.util.Arrays.copyOf(devCur, 2 * i * DEV_CUR);
+                devState = java.util.Arrays.copyOf(devState, 2 * i * DEV_STATE);
+            }
+            final int c = i * DEV_CUR;
+            devCur[c + DEV_PERIOD] = Long.MIN_VALUE;
+            devCur[c + DEV_QP0] = Long.MIN_VALUE;
+            devCur[c + DEV_QP1] = Long.MIN_VALUE;
+            devState[i * DEV_STATE + S_REPORTED_END] = Long.MIN_VALUE;
+            deviceList.add(d);
+            deviceCount = i + 1;
+            devWin.add(i);
+            if (d.device >= 0 && d.device < devRowByDevice.length)
+            {
+                devRowByDevice[d.device] = i + 1;
+            }
+        }
+
+        /** Starts the period {@code startNs} in the devCur row at {@code b}: its accumulators cleared. */
+        static void openDevicePeriod(final long[] cur, final int b, final long startNs)
+        {
+            cur[b + DEV_PERIOD] = startNs;
+            cur[b + DEV_OUTSTANDING] = 0;
+            cur[b + DEV_COMPLETIONS] = 0;
+            cur[b + DEV_NET_NS] = 0;
+            cur[b + DEV_NET_COUNT] = 0;
+            cur[b + DEV_STALLED] = 0;
+        }
+
+        long devWarm(final int i)
+        {
+            return devState[i * DEV_STATE + S_WARM];
+        }
         /** The host whose summaries or time followed this one's last (hosts come round in a stable order). */
         Host successor;
 
@@ -1797,7 +2024,55 @@ public final class AnomalyEngine implements AnomalyStage
         boolean[] lJudged = new boolean[16];
         /** Its rate / baseline when judged. */
         double[] lRatio = new double[16];
+        /*
+         * Per link, what its period end reads and writes (endPeriod over these rows, not the link objects): the
+         * window's rate (bytes/s of network time) and network ns, the rate baseline and outstanding-bytes
+         * baseline, warm-up periods done, the last judged rate / baseline (lFraction, 1 until judged), whether it
+         * is degraded, whether its SLOW_LINK tracker holds anything (Link.bad != 0 || Link.open != null). The
+         * window's longest credit wait, step count and last active period end are lPeerWaitMax, lNetCount and
+         * lLastActiveNs.
+         */
+        static final int LJ_RATE = 0;
+        static final int LJ_BASELINE = 1;
+        static final int LJ_BASELINE_OUT = 2;
+        static final int LJ_FRACTION = 3;
+        static final int LJ = 4;
+        /**
+         * The doubles in one row per link (LJ_RATE …): one array for a judgement, not four (fewer loads and range
+         * checks).
+         */
+        double[] lJudge = new double[16 * LJ];
+
+        double fraction(final int id)
+        {
+            return lJudge[id * LJ + LJ_FRACTION];
+        }
+
+        double baseline(final int id)
+        {
+            return lJudge[id * LJ + LJ_BASELINE];
+        }
+
+        double baselineOut(final int id)
+        {
+            return lJudge[id * LJ + LJ_BASELINE_OUT];
+        }
+        long[] lNetNs = new long[16];
+        int[] lWarm = new int[16];
+        boolean[] lDegraded = new boolean[16];
+        boolean[] lTracked = new boolean[16];
         double[] rExcess = new double[16];
+        /*
+         * Per rank, what its period judgement reads and writes (judgeRank over these, not the rank objects): its
+         * baseline, warm-up periods done, whether its SLOW_NODE tracker holds anything (bad evaluations or an open
+         * anomaly: Rank.bad != 0 || Rank.open != null), the first two links into it (rIn at 2 × its row; all of
+         * them in Rank.in) and how many there are.
+         */
+        double[] rBaseline = new double[16];
+        int[] rWarm = new int[16];
+        boolean[] rTracked = new boolean[16];
+        int[] rIn = new int[32];
+        int[] rInCount = new int[16];
         /** Scratch of the rank pass. */
         long[] rWaitMax = new long[16];
         long[] rWaitCount = new long[16];
@@ -1849,6 +2124,13 @@ public final class AnomalyEngine implements AnomalyStage
                 lNetCount = java.util.Arrays.copyOf(lNetCount, n);
                 lJudged = java.util.Arrays.copyOf(lJudged, n);
                 lRatio = java.util.Arrays.copyOf(lRatio, n);
+                lJudge = java.util.Arrays.copyOf(lJudge, n * LJ);
+                lNetNs = java.util.Arrays.copyOf(lNetNs, n);
+
+                lWarm = java.util.Arrays.copyOf(lWarm, n);
+
+                lDegraded = java.util.Arrays.copyOf(lDegraded, n);
+                lTracked = java.util.Arrays.copyOf(lTracked, n);
                 lCur = java.util.Arrays.copyOf(lCur, n * LINK_CUR);
                 lRankNo = java.util.Arrays.copyOf(lRankNo, n);
                 lPeerNo = java.util.Arrays.copyOf(lPeerNo, n);
@@ -1863,7 +2145,26 @@ public final class AnomalyEngine implements AnomalyStage
             lWin.add(i);
             lHost[i] = l.host;
             lPeer[i] = l.peerRank.idx;
-            lLastActiveNs[i] = l.lastActiveNs;
+            lLastActiveNs[i] = 0;
+            lJudge[i * LJ + LJ_FRACTION] = 1;
+        }
+
+        /** Rank row {@code rank}'s first summary of host {@code h}'s period {@code startNs}: its next window slot. */
+        void openRankPeriod(final Host h, final int rank, final long startNs)
+        {
+            rPeriodStartNs[rank] = startNs;
+            rWin.open(rank, Rank.SERIES);
+            h.touchRank(this, rank);
+        }
+
+        void addIncoming(final Rank r, final int linkId)
+        {
+            r.addIncoming(linkId);
+            final int k = rInCount[r.idx]++;
+            if (k < 2)
+            {
+                rIn[2 * r.idx + k] = linkId;
+            }
         }
 
         void addRank(final Rank r)
@@ -1875,6 +2176,11 @@ public final class AnomalyEngine implements AnomalyStage
                 rExcess = java.util.Arrays.copyOf(rExcess, n);
                 java.util.Arrays.fill(rExcess, i, n, Double.NaN);
                 rWaitMax = java.util.Arrays.copyOf(rWaitMax, n);
+                rBaseline = java.util.Arrays.copyOf(rBaseline, n);
+                rWarm = java.util.Arrays.copyOf(rWarm, n);
+                rTracked = java.util.Arrays.copyOf(rTracked, n);
+                rIn = java.util.Arrays.copyOf(rIn, 2 * n);
+                rInCount = java.util.Arrays.copyOf(rInCount, n);
                 rWaitCount = java.util.Arrays.copyOf(rWaitCount, n);
                 rPeriodStartNs = java.util.Arrays.copyOf(rPeriodStartNs, n);
                 rHost = java.util.Arrays.copyOf(rHost, n);
@@ -1900,16 +2206,7 @@ public final class AnomalyEngine implements AnomalyStage
         Rank owner;
         /** The receiving rank (resolved once, not looked up per period). */
         Rank peerRank;
-        /** {@link #rate()} and {@link #peerWaitMaxNs()} of the current window, computed once per push. */
-        double rateNow;
-        long peerWaitMaxNow;
-        long lastActiveNs;
-        double baseline;
-        double baselineOutstanding;
-        int warm;
-        double ratio = 1;
-        boolean degraded;
-        /** Dense index in its communicator's tables. */
+        /** Dense index in its communicator's tables, where all its state is (the object: identity, tracker). */
         final int id;
 
         /** Its SLOW_LINK tracker: itself. */
@@ -1927,9 +2224,6 @@ public final class AnomalyEngine implements AnomalyStage
         static final int PEER_WAIT_MAX = 5;
         /** Completed steps are not windowed: no judgement reads them, and every series costs each push. */
         static final int SERIES = 6;
-        /** Copies of the window's network ns and count sums (read by every judgement). */
-        long netNsSum;
-        long netCountSum;
 
         Link(final Comm comm, final Host host, final int rank, final int peer, final int id)
         {
@@ -1940,61 +2234,13 @@ public final class AnomalyEngine implements AnomalyStage
             this.id = id;
         }
 
-        /** The period's accumulators into the window, then cleared. */
-        void push()
-        {
-            final long[] cur = comm.lCur;
-            final int b = id * Comm.LINK_CUR + 1;
-            final RingTable win = comm.lWin;
-            final int slot = win.slot(id);
-            // The summed series (all before PEER_WAIT_MAX) in one go, their accumulators cleared.
-            win.setAll(id, slot, cur, b, PEER_WAIT_MAX);
-            final long now = cur[b + PEER_WAIT_MAX];
-            cur[b + PEER_WAIT_MAX] = 0;
-            final long left = win.replace(slot, PEER_WAIT_MAX, now);
-            win.advance(id);
-            // The window maximum without a rescan, unless the value leaving was the maximum and nothing as large
-            // came in.
-            if (now >= peerWaitMaxNow)
-            {
-                peerWaitMaxNow = now;
-            }
-            else if (left == peerWaitMaxNow)
-            {
-                peerWaitMaxNow = win.max(id, PEER_WAIT_MAX);
-            }
-            netNsSum = win.sum(id, NET_NS);
-            netCountSum = win.sum(id, NET_COUNT);
-            final long net = netNsSum;
-            rateNow = net == 0 ? Double.NaN : win.sum(id, BYTES) * 1e9 / net;
-        }
-
-        boolean hasRate(final AnomalyConfig config)
-        {
-            return netCountSum >= config.minWindowSteps && netNsSum > 0
-                && host.nowNs - lastActiveNs <= config.staleNs;
-        }
-
         /**
          * The link's service rate over the window: bytes per ns of network time (9 → stop, queueing included),
          * all channels (computed once per push).
          */
         double rate()
         {
-            return rateNow;
-        }
-
-        /** The longest credit wait (20 → 9) of a send on this link in the window. */
-        long peerWaitMaxNs()
-        {
-            return peerWaitMaxNow;
-        }
-
-        /** Mean outstanding bytes at the ends of the window's periods. */
-        double outstandingMean()
-        {
-            final int n = comm.lWin.filled(id);
-            return n == 0 ? 0 : (double)comm.lWin.sum(id, OUTSTANDING) / n;
+            return comm.lJudge[id * Comm.LJ + Comm.LJ_RATE];
         }
 
         long latestOutstanding()
@@ -2004,7 +2250,7 @@ public final class AnomalyEngine implements AnomalyStage
 
         double peerWaitPerStep()
         {
-            final long n = netCountSum;
+            final long n = comm.lNetCount[id];
             return n == 0 ? 0 : (double)comm.lWin.sum(id, PEER_WAIT_NS) / n;
         }
     }
@@ -2030,9 +2276,6 @@ public final class AnomalyEngine implements AnomalyStage
         /** The links into this rank, as indexes of the communicator's link table. */
         int[] in = new int[2];
         int inCount;
-        double baseline;
-        int warm;
-        double excess = Double.NaN;
         /** Window series (in {@link Comm#rWin}): GPU consume ns and count, longest data wait. */
         static final int CONSUME_NS = 0;
         static final int CONSUME_COUNT = 1;
@@ -2053,13 +2296,6 @@ public final class AnomalyEngine implements AnomalyStage
                 in = java.util.Arrays.copyOf(in, inCount * 2);
             }
             in[inCount++] = linkId;
-        }
-
-        /** Its baseline while it warms up: the mean of its first periods' signal. */
-        void warmUp(final double v)
-        {
-            baseline = warm == 0 ? v : baseline + (v - baseline) / (warm + 1);
-            warm++;
         }
 
         void pushLateness(final long ns)
@@ -2118,57 +2354,18 @@ public final class AnomalyEngine implements AnomalyStage
         }
     }
 
-    /** One NIC device of a host, from its QP flows. */
+    /**
+     * One NIC device of a host, from its QP flows: its identity, its QP set and its NIC_STALL tracker; its
+     * per-period state lives in its host's dense device tables (row {@link #idx}), read here through accessors.
+     */
     static final class Device extends Tracker
     {
         final Host host;
         final int device;
-        long periodStartNs = Long.MIN_VALUE;
-        long curOutstanding;
-        long curCompletions;
-        long curNetNs;
-        long curNetCount;
-        int curStalledSend;
-        int curStalledRecv;
         final org.agrona.collections.LongHashSet qps = new org.agrona.collections.LongHashSet();
-        /** The first QPs seen, checked before the set (a device carries few): no hashing per summary. */
-        long knownQp0 = Long.MIN_VALUE;
-        long knownQp1 = Long.MIN_VALUE;
-
-        /** Records a QP; true when the device never carried it before. */
-        boolean newQp(final long qp)
-        {
-            if (qp == knownQp0 || qp == knownQp1)
-            {
-                return false;
-            }
-            final boolean added = qps.add(qp);
-            if (added)
-            {
-                if (knownQp0 == Long.MIN_VALUE)
-                {
-                    knownQp0 = qp;
-                }
-                else if (knownQp1 == Long.MIN_VALUE)
-                {
-                    knownQp1 = qp;
-                }
-            }
-            return added;
-        }
         long episodeStartNs;
-        int stalledSend;
-        int stalledRecv;
-        long stalledNs;
-        boolean candidate;
-        long reportedEndNs = Long.MIN_VALUE;
-        long outstanding;
-        long lastProgressNs;
-        double baselineLatency;
-        int warm;
-        double latencyRatio;
 
-        /** Its row in its host's {@link Host#devWin}. */
+        /** Its row in its host's {@link Host#devCur}, {@link Host#devState} and {@link Host#devWin}. */
         final int idx;
 
         /** Its NIC_STALL tracker: itself. */
@@ -2182,6 +2379,74 @@ public final class AnomalyEngine implements AnomalyStage
             this.host = host;
             this.device = device;
             this.idx = idx;
+        }
+
+        /**
+         * Records a QP not among the first two in its row ({@link Host#DEV_QP0}, {@link Host#DEV_QP1}, checked by
+         * the caller); true when the device never carried it before.
+         */
+        boolean newQp(final long qp)
+        {
+            final boolean added = qps.add(qp);
+            if (added)
+            {
+                final long[] cur = host.devCur;
+                final int b = idx * Host.DEV_CUR;
+                if (cur[b + Host.DEV_QP0] == Long.MIN_VALUE)
+                {
+                    cur[b + Host.DEV_QP0] = qp;
+                }
+                else if (cur[b + Host.DEV_QP1] == Long.MIN_VALUE)
+                {
+                    cur[b + Host.DEV_QP1] = qp;
+                }
+            }
+            return added;
+        }
+
+        private long state(final int k)
+        {
+            return host.devState[idx * Host.DEV_STATE + k];
+        }
+
+        long outstanding()
+        {
+            return state(Host.S_OUTSTANDING);
+        }
+
+        long lastProgressNs()
+        {
+            return state(Host.S_LAST_PROGRESS);
+        }
+
+        long reportedEndNs()
+        {
+            return state(Host.S_REPORTED_END);
+        }
+
+        long stalledNs()
+        {
+            return state(Host.S_STALLED_NS);
+        }
+
+        int stalledSend()
+        {
+            return (int)(state(Host.S_STALLED) & 0xffff_ffffL);
+        }
+
+        int stalledRecv()
+        {
+            return (int)(state(Host.S_STALLED) >>> 32);
+        }
+
+        double latencyRatio()
+        {
+            return Double.longBitsToDouble(state(Host.S_RATIO));
+        }
+
+        boolean candidate()
+        {
+            return state(Host.S_CANDIDATE) != 0;
         }
     }
 
