@@ -22,8 +22,8 @@ import io.flowscope.window.TelemetryListener;
  * events, 116 k steps, 116 k WRs, 11.7 k ops). Events are sorted by time (ties keep generation order, so each
  * step's records stay in order).
  * <p>
- * Keys (op, step and work request alike) are numbered 1, 2, … in the order of their start events, as the
- * plugin numbers its records.
+ * Keys (op, step and work request alike) are, per rank, the serials 1, 2, … in the order of their start events
+ * XORed with a salt of the rank, as the plugin numbers a process's records and RingEventSource keys them.
  * <p>
  * Replays: {@link #replay} adds a key base and a time base to every key / time, so the same arrays can be
  * replayed again and again as new ops and steps later in time ({@link #keySpan}, {@link #timeSpanNs}).
@@ -48,6 +48,23 @@ final class ProxyStream
     static final int RANKS = 8;
     static final int PEERS = 2;
     static final int CHANNELS = 4;
+    /**
+     * Keys of one replay differ in their low 24 bits only (a serial below 2^24 XORed with a salt), so a key base
+     * advanced by 2^24 per replay keeps every replay's keys apart.
+     */
+    static final long KEY_SPAN = 1L << 24;
+    /** Each rank's (process's) key salt, as RingEventSource derives one from the host and the pid. */
+    private static final long[] PROCESS_SALT = new long[RANKS];
+
+    static
+    {
+        for (int rank = 0; rank < RANKS; rank++)
+        {
+            long z = (rank + 4_000L) * 0x9E3779B97F4A7C15L;
+            z = (z ^ z >>> 31) * 0xBF58476D1CE4E5B9L;
+            PROCESS_SALT[rank] = z ^ z >>> 29;
+        }
+    }
 
     /** Event kind. */
     final byte[] type;
@@ -95,17 +112,31 @@ final class ProxyStream
         time = new long[n];
         arg = new long[n];
         iarg = new int[n];
-        // Keys numbered in start order, as the plugin's record ids (one serial per process, taken when NCCL
-        // starts the event): generation runs flow by flow, so its own numbering would give each flow a block.
+        // Keys as the plugin and RingEventSource make them: each rank is a process that numbers its records in
+        // start order (one serial, taken when NCCL starts the event), and the key is that serial XORed with the
+        // process's salt (RingEventSource.key: host and pid). Generation runs flow by flow, so its own numbering
+        // would give each flow a block of keys, and one numbering for all ranks would make one sequence of eight.
         final long[] renumbered = new long[(int)b.nextKey];
-        long nextKey = 1;
+        final int[] rankOfKey = new int[(int)b.nextKey];
+        final long[] serial = new long[RANKS];
         for (int j = 0; j < n; j++)
         {
             final int i = (int)(order[j] & 0xFF_FFFF);
             final byte t = b.type[i];
             if (t == OP_START || t == STEP_START || t == QP_START)
             {
-                renumbered[(int)b.key[i]] = nextKey++;
+                final int k = (int)b.key[i];
+                final int rank = t == OP_START ? b.iarg[i] & 0xFF : t == STEP_START ? rankOfKey[(int)b.arg[i]] :
+                    b.iarg[i] >>> 24;
+                rankOfKey[k] = rank;
+                renumbered[k] = ++serial[rank] ^ PROCESS_SALT[rank];
+            }
+        }
+        for (final long count : serial)
+        {
+            if (count >= KEY_SPAN)
+            {
+                throw new IllegalStateException("more than 2^24 records of one rank in one replay");
             }
         }
         for (int j = 0; j < n; j++)
@@ -130,7 +161,7 @@ final class ProxyStream
         ops = b.ops;
         steps = b.steps;
         bytes = b.bytes;
-        keySpan = b.nextKey + 1;
+        keySpan = KEY_SPAN;
         timeSpanNs = time[n - 1] + 10_000;
     }
 
