@@ -3,7 +3,8 @@ package io.flowscope.window;
 /**
  * Fixed-size state of one flow (communicator, rank, peer, channel, direction): its completion window,
  * outstanding work, totals and the statistics of the current period. Pooled and reused; {@link #generation}
- * changes on every reuse so that stale references (from ops and steps) are recognised.
+ * changes on every reuse so that stale references (from ops and the QP cache) are recognised; steps of an evicted
+ * flow are dropped with it.
  */
 final class FlowState extends Pooled
 {

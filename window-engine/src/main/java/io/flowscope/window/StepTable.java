@@ -40,7 +40,7 @@ package io.flowscope.window;
  * <b>Row</b> ({@link #t}, {@link #STRIDE} longs = 64 bytes a row, base = row × 8):
  * <pre>
  *   +0 KEY    the step / work request key
- *   +1 FLOW   flow id (low 32) | flow generation (high 32)
+ *   +1 FLOW   flow id (low 32; a live step's flow is live: an evicted flow's steps are dropped with it)
  *   +2 FLAGS  seen bits 0-5 | POSTED 6 | COMPLETED 7 | (8 unused: a stopped entry is a tombstone) | SEND 9
  *             | OCCUPIED 10 | host index 11-31 | (32-63 unused)
  *   +3 START  start time
@@ -285,8 +285,8 @@ final class StepTable
      * Occupies the empty index slot {@code slot} (from the last {@link #probeInsert}, of the same key, nothing
      * inserted or removed in between) with a free row; the caller sets the rest of the fields. @return the row base.
      */
-    int occupy(final int slot, final long key, final int flowId, final int flowGeneration, final long flags,
-        final int hostId, final long startNs)
+    int occupy(final int slot, final long key, final int flowId, final long flags, final int hostId,
+        final long startNs)
     {
         final long[] t = this.t;
         final int row = free[--freeCount];
@@ -307,7 +307,7 @@ final class StepTable
         stamp[row] = startNs;
         final int b = row << SHIFT;
         t[b + KEY] = key;
-        t[b + FLOW] = (flowId & 0xFFFF_FFFFL) | (long)flowGeneration << 32;
+        t[b + FLOW] = flowId & 0xFFFF_FFFFL;
         t[b + FLAGS] = flags | OCCUPIED | ((long)hostId & HOST_MASK) << HOST_SHIFT;
         t[b + START] = startNs;
         t[b + TA] = 0;
@@ -353,11 +353,6 @@ final class StepTable
     static int flowId(final long flow)
     {
         return (int)flow;
-    }
-
-    static int flowGeneration(final long flow)
-    {
-        return (int)(flow >>> 32);
     }
 
     int count()

@@ -304,7 +304,7 @@ public final class WindowEngine implements TelemetryListener
         }
         op.lastNs = latest(op.lastNs, timeNs);
         final FlowState flow = op.flow;
-        steps.occupy(b, stepKey, flow.id, flow.generation, flow.isSend ? StepTable.SEND : 0, op.host.index, timeNs);
+        steps.occupy(b, stepKey, flow.id, flow.isSend ? StepTable.SEND : 0, op.host.index, timeNs);
         flow.lastActivityNs = latest(flow.lastActivityNs, timeNs);
     }
 
@@ -475,7 +475,7 @@ public final class WindowEngine implements TelemetryListener
             return;
         }
         // A work request is a send-like step posted at its start (state 9) with its length known.
-        final int r = steps.occupy(b, wrKey, flow.id, flow.generation, StepTable.SEND | StepTable.SEEN_9, host.index,
+        final int r = steps.occupy(b, wrKey, flow.id, StepTable.SEND | StepTable.SEEN_9, host.index,
             timeNs);
         final long[] t = steps.t;
         t[r + StepTable.TC] = timeNs;
@@ -1396,7 +1396,7 @@ public final class WindowEngine implements TelemetryListener
                 {
                     stepsTimedOut++;
                     final FlowState flow = flowById[StepTable.flowId(f)];
-                    if ((flags & StepTable.POSTED) != 0 && flow.generation == StepTable.flowGeneration(f))
+                    if ((flags & StepTable.POSTED) != 0)
                     {
                         flow.outstandingSteps--;
                         if ((flags & StepTable.SEND) != 0)
@@ -1544,14 +1544,11 @@ public final class WindowEngine implements TelemetryListener
         }
     }
 
-    /** Folds a step's last record time into its flow's idleness, unless the flow was reused since (row field FLOW). */
+    /** Folds a live step's last record time into its flow's idleness (row field FLOW: a live step's flow is live). */
     private void foldStamp(final long flowField, final long stampNs)
     {
         final FlowState flow = flowById[StepTable.flowId(flowField)];
-        if (flow.generation == StepTable.flowGeneration(flowField))
-        {
-            flow.lastActivityNs = latest(flow.lastActivityNs, stampNs);
-        }
+        flow.lastActivityNs = latest(flow.lastActivityNs, stampNs);
     }
 
     // Queries and snapshots.

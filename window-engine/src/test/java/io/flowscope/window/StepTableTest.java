@@ -103,7 +103,7 @@ class StepTableTest
                 else
                 {
                     assertThat(slot).as(as).isGreaterThanOrEqualTo(0);
-                    table.occupy(slot, key, 0, 0, 0, 0, step);
+                    table.occupy(slot, key, 0, 0, 0, step);
                     live.add(key);
                     liveKeys.add(key);
                 }
