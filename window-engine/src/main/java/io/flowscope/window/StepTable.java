@@ -101,6 +101,7 @@ final class StepTable
     final long[] t;
     private final long[] index;
     private final int mask;
+    private final int directMask;
     /** 64 − log2(capacity): an entry's (or a hash's) home slot is its value {@code >>> shift}. */
     private final int shift;
     private final int maxEntries;
@@ -144,8 +145,9 @@ final class StepTable
             capacity <<= 1;
         }
         index = new long[capacity];
-        direct = new int[capacity];
-        spilled = new int[capacity];
+        direct = new int[4 * capacity];
+        spilled = new int[4 * capacity];
+        directMask = 4 * capacity - 1;
         mask = capacity - 1;
         shift = 64 - Integer.numberOfTrailingZeros(capacity);
         maxEntries = maxSteps;
@@ -180,7 +182,7 @@ final class StepTable
      */
     int find(final long key)
     {
-        final int s = (int)key & mask;
+        final int s = (int)key & directMask;
         final int ref = direct[s];
         if (ref > 0)
         {
@@ -240,7 +242,7 @@ final class StepTable
      */
     int probeInsert(final long key)
     {
-        final int s = (int)key & mask;
+        final int s = (int)key & directMask;
         final int ref = direct[s];
         if (ref != 0 && (ref > 0 ? t[ref - 1 << SHIFT] : tombKey[(ref & Integer.MAX_VALUE) - 1]) == key)
         {
@@ -297,7 +299,7 @@ final class StepTable
         else
         {
             index[slot] = probedTag | row + 1;
-            spilled[(int)key & mask]++;
+            spilled[(int)key & directMask]++;
         }
         count++;
         if (row >= highWater)
@@ -420,7 +422,7 @@ final class StepTable
     /** Clears the slot of {@code key}, whose reference is {@code ref}: its direct slot or its overflow slot. */
     private void unref(final long key, final int ref)
     {
-        final int s = (int)key & mask;
+        final int s = (int)key & directMask;
         if (direct[s] == ref)
         {
             direct[s] = 0;

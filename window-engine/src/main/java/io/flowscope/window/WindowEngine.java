@@ -191,7 +191,7 @@ public final class WindowEngine implements TelemetryListener
         flowByKey = new Long2ObjectHashMap<>(config.maxFlows * 2, 0.55f);
         opByKey = new Long2ObjectHashMap<>(config.maxOps * 2, 0.55f);
         int opCapacity = 16;
-        while (opCapacity < 2L * config.maxOps)
+        while (opCapacity < 8L * config.maxOps)
         {
             opCapacity <<= 1;
         }

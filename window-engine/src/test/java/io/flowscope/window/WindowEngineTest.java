@@ -153,16 +153,16 @@ class WindowEngineTest
     @Test
     void shouldKeepOpsWhoseKeysShareASlot()
     {
-        // maxOps 8: 16 op slots; keys 5, 21, 37 and 53 share slot 5 (one held there, the others spilled).
+        // maxOps 8: 64 op slots; keys 5, 69, 133 and 197 share slot 5 (one held there, the others spilled).
         final WindowEngine e = engine(new WindowConfig().maxOps(8));
         e.onProxyOpStart(5, 9, 0, 1, 0, true, 0);
-        e.onProxyOpStart(21, 9, 0, 2, 0, true, 1);
-        e.onProxyOpStart(37, 9, 0, 3, 0, true, 2);
-        e.onProxyOpStart(37, 9, 0, 3, 0, true, 3); // a duplicate of a spilled op
+        e.onProxyOpStart(69, 9, 0, 2, 0, true, 1);
+        e.onProxyOpStart(133, 9, 0, 3, 0, true, 2);
+        e.onProxyOpStart(133, 9, 0, 3, 0, true, 3); // a duplicate of a spilled op
         assertThat(e.duplicateRecords()).isEqualTo(1);
-        e.onProxyOpStop(5, 4); // the slot frees; 21 and 37 stay findable
-        e.onProxyOpStart(53, 9, 0, 4, 0, true, 5); // into the freed slot
-        final long[] opKeys = {21, 37, 53};
+        e.onProxyOpStop(5, 4); // the slot frees; 69 and 133 stay findable
+        e.onProxyOpStart(197, 9, 0, 4, 0, true, 5); // into the freed slot
+        final long[] opKeys = {69, 133, 197};
         for (int i = 0; i < opKeys.length; i++)
         {
             final long stepKey = 100 + i;
@@ -175,12 +175,12 @@ class WindowEngineTest
         assertThat(e.totalBytes(9, 0, 3, 0, true)).isEqualTo(2_000);
         assertThat(e.totalBytes(9, 0, 4, 0, true)).isEqualTo(3_000);
 
-        e.onProxyOpStop(21, 40);
+        e.onProxyOpStop(69, 40);
         final long unknown = e.unknownOpRecords();
-        e.onProxyStepStart(200, 21, 1, 50); // its op stopped
+        e.onProxyStepStart(200, 69, 1, 50); // its op stopped
         e.onProxyStepStart(201, 5, 1, 50); // likewise
         assertThat(e.unknownOpRecords()).isEqualTo(unknown + 2);
-        e.onProxyStepStart(202, 37, 1, 60);
+        e.onProxyStepStart(202, 133, 1, 60);
         e.onProxyStepState(202, 9, 4_000, 70);
         e.onProxyStepStop(202, 80);
         assertThat(e.totalBytes(9, 0, 3, 0, true)).isEqualTo(6_000);
