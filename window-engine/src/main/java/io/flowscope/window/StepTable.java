@@ -24,9 +24,11 @@ package io.flowscope.window;
  * is a random line of the 1 MiB index, mostly a cache miss (measured: the step table took ~37 % of the engine
  * benchmark's cycles with hashed slots alone, docs/benchmarks.md section 4). Keys of any other shape still
  * work: colliding ones spill into the index. {@link #spilled} counts, per direct slot, its entries in the
- * index, so a lookup probes the index only for slots that have some (none in an ordered stream).
+ * index, so a lookup probes the index only for slots that have some (none in an ordered stream). The direct
+ * slots are four times the index's: each process of a node numbers its own records (eight sequences at eight
+ * places of the slots), and a larger table lets their regions meet, and keys spill, less often.
  * <p>
- * <b>Index</b> ({@code long[]}, capacity = the next power of two ≥ 2 × maxSteps, as the direct slots, linear
+ * <b>Index</b> ({@code long[]}, capacity = the next power of two ≥ 2 × maxSteps, a quarter of the direct slots, linear
  * probing, at most half full, deletion by backward shift with no deleted markers):
  * <pre>
  *   63                               32 31 30                             0
