@@ -21,7 +21,7 @@ package io.flowscope.window;
  * (the overflow). Record ids are numbered in start order by the plugin (per thread, in blocks: see
  * {@code RingEventSource#key}), so a stream's live steps and fresh tombstones sit in neighbouring direct
  * slots: a start, a record and an expiry touch a line that the previous ones did, where a hashed home slot
- * is a random line of the 1 MiB index, mostly a cache miss (measured: the step table took ~37 % of the engine
+ * is a random line of the 1 MiB index, mostly a cache miss (measured: the step table took ~39 % of the engine
  * benchmark's cycles with hashed slots alone, docs/benchmarks.md section 4). Keys of any other shape still
  * work: colliding ones spill into the index. {@link #spilled} counts, per direct slot, its entries in the
  * index, so a lookup probes the index only for slots that have some (none in an ordered stream). The direct
@@ -246,7 +246,7 @@ final class StepTable
     {
         final int s = (int)key & directMask;
         final int ref = direct[s];
-        if (ref != 0 && (ref > 0 ? t[ref - 1 << SHIFT] : tombKey[(ref & Integer.MAX_VALUE) - 1]) == key)
+        if (ref != 0 && keyOf(ref) == key)
         {
             return -1;
         }
@@ -273,21 +273,24 @@ final class StepTable
                 probedTag = tag;
                 return ref == 0 ? s : i;
             }
-            if ((e & TAG_MASK) == tag)
+            if ((e & TAG_MASK) == tag && keyOf((int)e) == key)
             {
-                final int r = (int)e;
-                if (r >= 0 ? t[r - 1 << SHIFT] == key : tombKey[(r & Integer.MAX_VALUE) - 1] == key)
-                {
-                    return -1;
-                }
+                return -1;
             }
             i = i + 1 & mask;
         }
     }
 
+    /** The key of a non-zero reference (a direct slot, or an index entry's low word): its row's or its tombstone's. */
+    private long keyOf(final int ref)
+    {
+        return ref > 0 ? t[ref - 1 << SHIFT] : tombKey[(ref & Integer.MAX_VALUE) - 1];
+    }
+
     /**
-     * Occupies the empty index slot {@code slot} (from the last {@link #probeInsert}, of the same key, nothing
-     * inserted or removed in between) with a free row; the caller sets the rest of the fields. @return the row base.
+     * Occupies the empty slot {@code slot}, direct or index (from the last {@link #probeInsert}, of the same key,
+     * nothing inserted or removed in between) with a free row; the caller sets the rest of the fields. @return the
+     * row base.
      */
     int occupy(final int slot, final long key, final int flowId, final long flags, final int hostId,
         final long startNs)
