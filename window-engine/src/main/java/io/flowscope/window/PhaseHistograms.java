@@ -34,7 +34,11 @@ final class PhaseHistograms
     /** Counts per histogram: HdrHistogram's countsArrayLength for (HIGHEST, 2 digits): 36 buckets × 128. */
     static final int LENGTH = 36 * SUB_HALF;
 
-    private final long[] counts = new long[2 * Phase.COUNT * LENGTH];
+    /**
+     * Counts since the last fold, {@code int} (half the lines of {@code long}); a count about to overflow is folded
+     * into its histogram at once.
+     */
+    private final int[] counts = new int[2 * Phase.COUNT * LENGTH];
     private final Histogram[] histograms = new Histogram[2 * Phase.COUNT];
 
     PhaseHistograms()
@@ -66,7 +70,17 @@ final class PhaseHistograms
     /** Records a duration (≥ 0) of a phase; clamped to {@link #HIGHEST} as the histograms would need. */
     void record(final boolean isSend, final int phase, final long ns)
     {
-        counts[(isSend ? phase : Phase.COUNT + phase) * LENGTH + index(Math.min(ns, HIGHEST))]++;
+        final int at = (isSend ? phase : Phase.COUNT + phase) * LENGTH + index(Math.min(ns, HIGHEST));
+        if (++counts[at] == Integer.MAX_VALUE)
+        {
+            fold(at);
+        }
+    }
+
+    private void fold(final int at)
+    {
+        histograms[at / LENGTH].recordValueWithCount(value(at % LENGTH), counts[at]);
+        counts[at] = 0;
     }
 
     /** Adds every duration recorded so far of one direction and phase to {@code target}. */
@@ -77,11 +91,9 @@ final class PhaseHistograms
         final int base = h * LENGTH;
         for (int i = 0; i < LENGTH; i++)
         {
-            final long c = counts[base + i];
-            if (c != 0)
+            if (counts[base + i] != 0)
             {
-                histogram.recordValueWithCount(value(i), c);
-                counts[base + i] = 0;
+                fold(base + i);
             }
         }
         target.add(histogram);

@@ -79,4 +79,22 @@ class PhaseHistogramsTest
             }
         }
     }
+
+    @Test
+    void aCountAboutToOverflowIsFoldedIntoItsHistogramAndNothingIsLost()
+    {
+        // 2^31 + 2 records of one value in one bucket (an int count holds 2^31 - 1): ~2 G increments, a few s.
+        final PhaseHistograms deferred = new PhaseHistograms();
+        final long records = Integer.MAX_VALUE + 3L;
+        for (long i = 0; i < records; i++)
+        {
+            deferred.record(false, Phase.FLUSH, 1_500);
+        }
+        deferred.record(false, Phase.FLUSH, 70_000);
+        final Histogram h = new Histogram(PhaseHistograms.HIGHEST, PhaseHistograms.DIGITS);
+        deferred.addTo(false, Phase.FLUSH, h);
+        assertThat(h.getTotalCount()).isEqualTo(records + 1);
+        assertThat(h.getCountAtValue(1_500)).isEqualTo(records);
+        assertThat(h.getMaxValue()).isEqualTo(h.highestEquivalentValue(70_000));
+    }
 }
