@@ -39,7 +39,7 @@ package io.flowscope.window;
  * The home slot is the tag's high log2(capacity) bits, so the backward shift finds every entry's home without
  * reading its row, and a probe dereferences a row (or a tombstone's key) only on a tag match.
  * <p>
- * <b>Row</b> ({@link #t}, {@link #STRIDE} longs = 64 bytes a row, base = row × 8):
+ * <b>Row</b> ({@link #t}, {@link #STRIDE} longs = 64 bytes a row, base = row × 8 + {@link #ALIGN}):
  * <pre>
  *   +0 KEY    the step / work request key
  *   +1 FLOW   flow id (low 32; a live step's flow is live: an evicted flow's steps are dropped with it)
@@ -90,6 +90,13 @@ final class StepTable
     static final int BYTES = 7;
     static final int STRIDE = 8;
     static final int SHIFT = 3;
+    /**
+     * Longs before row 0, so that every row is one cache line: a {@code long[]}'s elements start 16 bytes after
+     * the array (header, compressed class pointers), and the row slab is large enough to be a humongous object
+     * (G1: it starts a region, line-aligned), so row r at {@code 8r + 6} starts at byte 16 + 48 + 64r. Unpadded,
+     * each row straddled two lines (TC and BYTES in the second) and most records touched both.
+     */
+    static final int ALIGN = 6;
 
     /** {@link #find} results other than a row base. */
     static final int ABSENT = -1;
@@ -154,7 +161,7 @@ final class StepTable
         shift = 64 - Integer.numberOfTrailingZeros(capacity);
         maxEntries = maxSteps;
         final int rows = Math.max(1, maxSteps);
-        t = new long[rows * STRIDE];
+        t = new long[ALIGN + rows * STRIDE + (STRIDE - ALIGN)];
         free = new int[rows];
         tombFree = new int[rows];
         for (int r = 0; r < rows; r++)
@@ -188,7 +195,7 @@ final class StepTable
         final int ref = direct[s];
         if (ref > 0)
         {
-            final int b = ref - 1 << SHIFT;
+            final int b = base(ref - 1);
             if (t[b + KEY] == key)
             {
                 foundSlot = s;
@@ -221,7 +228,7 @@ final class StepTable
                 final int ref = (int)e;
                 if (ref >= 0)
                 {
-                    final int b = ref - 1 << SHIFT;
+                    final int b = base(ref - 1);
                     if (t[b + KEY] == key)
                     {
                         foundSlot = i;
@@ -284,7 +291,7 @@ final class StepTable
     /** The key of a non-zero reference (a direct slot, or an index entry's low word): its row's or its tombstone's. */
     private long keyOf(final int ref)
     {
-        return ref > 0 ? t[ref - 1 << SHIFT] : tombKey[(ref & Integer.MAX_VALUE) - 1];
+        return ref > 0 ? t[base(ref - 1)] : tombKey[(ref & Integer.MAX_VALUE) - 1];
     }
 
     /**
@@ -312,7 +319,7 @@ final class StepTable
             highWater = row + 1;
         }
         stamp[row] = startNs;
-        final int b = row << SHIFT;
+        final int b = base(row);
         t[b + KEY] = key;
         t[b + FLOW] = flowId & 0xFFFF_FFFFL;
         t[b + FLAGS] = flags | OCCUPIED | ((long)hostId & HOST_MASK) << HOST_SHIFT;
@@ -350,6 +357,12 @@ final class StepTable
         }
         t[b + FLAGS] = 0;
         free[freeCount++] = row;
+    }
+
+    /** The base (index of its first long in {@link #t}) of row {@code row}; {@code b >>> SHIFT} is the row again. */
+    static int base(final int row)
+    {
+        return (row << SHIFT) + ALIGN;
     }
 
     static int hostId(final long flags)

@@ -1378,7 +1378,7 @@ public final class WindowEngine implements TelemetryListener
             {
                 continue;
             }
-            final int b = r << StepTable.SHIFT;
+            final int b = StepTable.base(r);
             final long flags = t[b + StepTable.FLAGS];
             if ((flags & StepTable.OCCUPIED) != 0 && StepTable.hostId(flags) == h.index)
             {
@@ -1511,7 +1511,7 @@ public final class WindowEngine implements TelemetryListener
         final long[] t = steps.t;
         for (int r = steps.highWater() - 1; r >= 0; r--)
         {
-            final int b = r << StepTable.SHIFT;
+            final int b = StepTable.base(r);
             final long flags = t[b + StepTable.FLAGS];
             if ((flags & StepTable.OCCUPIED) != 0 && StepTable.flowId(t[b + StepTable.FLOW]) == flow.id)
             {
@@ -1535,7 +1535,7 @@ public final class WindowEngine implements TelemetryListener
         final long[] stamps = steps.stamp;
         for (int r = steps.highWater() - 1; r >= 0; r--)
         {
-            final int b = r << StepTable.SHIFT;
+            final int b = StepTable.base(r);
             final long flags = t[b + StepTable.FLAGS];
             if ((flags & StepTable.OCCUPIED) != 0 && StepTable.hostId(flags) == h.index)
             {
