@@ -59,11 +59,12 @@ final class AggState extends Pooled
         bytes += f.periodBytes;
         outstandingSteps += f.outstandingSteps;
         outstandingBytes += f.outstandingBytes;
-        for (int p = 0; p < Phase.COUNT; p++)
+        for (int slot = 0; slot < PhaseBuckets.SLOTS; slot++)
         {
-            phaseCount[p] += f.phaseCount(p);
-            phaseSumNs[p] += f.phaseSumNs(p);
-            phaseMaxNs[p] = Math.max(phaseMaxNs[p], f.phaseMaxNs(p));
+            final int p = PhaseBuckets.phase(slot, f.isSend);
+            phaseCount[p] += PhaseBuckets.count(f.phases, slot);
+            phaseSumNs[p] += PhaseBuckets.sumNs(f.phases, slot);
+            phaseMaxNs[p] = Math.max(phaseMaxNs[p], PhaseBuckets.maxNs(f.phases, slot));
         }
     }
 

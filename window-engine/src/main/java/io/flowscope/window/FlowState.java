@@ -22,7 +22,8 @@ final class FlowState extends Pooled
     int generation;
     /** Index of this object among the engine's flows, fixed at construction. */
     int id;
-    final CompletionWindow window;
+    /** The completion window ({@link CompletionWindow}'s static methods over it). */
+    final long[] window;
     /** Null unless the engine keeps series. */
     final Series series;
 
@@ -34,24 +35,18 @@ final class FlowState extends Pooled
     long lastActivityNs;
     long outstandingSteps;
     long outstandingBytes;
-    long totalCompletions;
-    long totalBytes;
+    /** Bytes of the flow's completed periods: {@link #totalBytes()} adds the current one's. */
+    long bytesBeforePeriod;
 
     long periodPosts;
     long periodCompletions;
     long periodBytes;
-    /**
-     * The period's phase statistics, {@code [3p]} count, {@code [3p + 1]} sum ns, {@code [3p + 2]} max ns of phase
-     * p: a record updates three adjacent longs (one cache line), not one line in each of three arrays.
-     */
-    final long[] phaseStats = new long[STATS * Phase.COUNT];
-    static final int STATS = 3;
-    /** The period's phase durations, bucketed, for per-flow percentiles. */
-    final PhaseBuckets phaseBuckets = new PhaseBuckets();
+    /** The period's phase statistics and duration buckets, for per-flow percentiles ({@link PhaseBuckets}). */
+    final long[] phases = PhaseBuckets.allocate();
 
     FlowState(final int windowSize, final boolean series)
     {
-        window = new CompletionWindow(windowSize);
+        window = CompletionWindow.allocate(windowSize);
         this.series = series ? new Series() : null;
     }
 
@@ -68,7 +63,7 @@ final class FlowState extends Pooled
         this.peer = peer;
         this.channel = channel;
         this.isSend = isSend;
-        window.clear();
+        CompletionWindow.clear(window);
         if (series != null)
         {
             series.clear();
@@ -76,9 +71,8 @@ final class FlowState extends Pooled
         lastActivityNs = nowNs;
         outstandingSteps = 0;
         outstandingBytes = 0;
-        totalCompletions = 0;
-        totalBytes = 0;
         resetPeriod();
+        bytesBeforePeriod = 0;
     }
 
     boolean is(final long hostId, final long commHash, final int rank, final int peer, final int channel,
@@ -113,47 +107,29 @@ final class FlowState extends Pooled
      * Records one phase duration of this period; {@code slot} = {@link PhaseBuckets#slot}(phase, isSend), a constant
      * where the callers know the direction (no load and branch on {@link #isSend} per record).
      */
-    void phase(final int phase, final int slot, final long ns)
+    void phase(final int slot, final long ns)
     {
-        final long[] stats = phaseStats;
-        final int at = STATS * phase;
-        stats[at]++;
-        stats[at + 1] += ns;
-        if (ns > stats[at + 2])
-        {
-            stats[at + 2] = ns;
-        }
-        phaseBuckets.record(slot, ns);
+        PhaseBuckets.record(phases, slot, ns);
     }
 
     boolean activeInPeriod()
     {
-        return periodPosts != 0 || periodCompletions != 0 || phaseCount(Phase.NETWORK) != 0 ||
-            phaseCount(Phase.GPU_WAIT) != 0 || phaseCount(Phase.GPU_CONSUME) != 0;
+        return periodPosts != 0 || periodCompletions != 0 || PhaseBuckets.recorded(phases);
     }
 
-    long phaseCount(final int phase)
+    /** Lifetime bytes completed. */
+    long totalBytes()
     {
-        return phaseStats[STATS * phase];
-    }
-
-    long phaseSumNs(final int phase)
-    {
-        return phaseStats[STATS * phase + 1];
-    }
-
-    long phaseMaxNs(final int phase)
-    {
-        return phaseStats[STATS * phase + 2];
+        return bytesBeforePeriod + periodBytes;
     }
 
     void resetPeriod()
     {
+        bytesBeforePeriod += periodBytes;
         periodPosts = 0;
         periodCompletions = 0;
         periodBytes = 0;
-        java.util.Arrays.fill(phaseStats, 0);
-        phaseBuckets.clear();
+        PhaseBuckets.clear(phases);
     }
 
     /** The flow key: a 64-bit mix of the identity; {@code attempt} > 0 rehashes after a collision. */

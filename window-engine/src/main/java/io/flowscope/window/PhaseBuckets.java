@@ -1,8 +1,10 @@
 package io.flowscope.window;
 
 /**
- * A flow's per-period phase duration percentiles in fixed memory: for each of the (at most three) phases a
- * flow can have, a log-linear bucket array of 16-bit counts.
+ * A flow's per-period phase statistics in one fixed {@code long[]} ({@link #allocate}): for each of the (at most
+ * three) phases a flow can have, its count, sum and maximum, and a log-linear bucket array of 16-bit counts for
+ * its percentiles. Static methods over the array, as a flyweight: the flow holds the array itself, so a record
+ * reaches it with one load and no object in between.
  * <p>
  * <b>Bucket math</b> (HdrHistogram-style, two sub-bucket bits): values 0..3 ns have a bucket each; a value
  * {@code v ≥ 4} with highest set bit {@code e} falls into one of 4 equal sub-buckets of {@code [2^e, 2^(e+1))}:
@@ -16,11 +18,18 @@ package io.flowscope.window;
  * exact maximum: its relative error is at most w / (2L + w) ≤ 1/9 ({@link #RELATIVE_ERROR}, 11.1 %), plus
  * 1 ns of rounding; exact below 4 ns.
  * <p>
- * <b>Per flow</b>: 3 phases × 140 × 2 bytes = 840 bytes of counts (and 12 of touched ranges). A send flow uses GPU_WAIT, PEER_WAIT,
- * NETWORK; a recv flow NETWORK, FLUSH, GPU_CONSUME; a QP flow NETWORK ({@link #slot}). Recording is one
- * increment and a touched-range update; a period's end reads and clears only the touched range. A count that
- * would pass 65,535 in one period halves every count of that phase first (ranks keep their proportions;
- * more than 65,535 records of one phase of one flow in one period).
+ * <b>Layout</b> (longs; slot s = {@link #slot}(phase, direction): a send flow uses GPU_WAIT, PEER_WAIT, NETWORK, a
+ * recv flow NETWORK, FLUSH, GPU_CONSUME, a QP flow NETWORK):
+ * <pre>
+ *   [s]                    touched words of slot s this period, one bit a word (35 words); bit 63: halved
+ *   [3 + 3s]               count      [4 + 3s] sum ns      [5 + 3s] max ns
+ *   [12 + 35s + (i / 4)]   bucket i's count in bits 16·(i mod 4) .. +15
+ * </pre>
+ * 117 longs (936 bytes) a flow. A record is one add to a bucket word, one OR into the touched mask and the three
+ * statistics, no branch on the data (the first record of a bucket, a new maximum: both once mispredicted about
+ * every other record); the statistics and masks share the array header's lines. A period's end reads and clears
+ * only the touched words. A count that would pass 65,535 in one period halves every count of that slot first
+ * (ranks keep their proportions; the percentiles then sum the counts instead of using the phase's count).
  */
 final class PhaseBuckets
 {
@@ -37,6 +46,18 @@ final class PhaseBuckets
     /** {@link #representative} of each bucket, computed once: a period's end reads three a slot. */
     private static final long[] REPRESENTATIVE = new long[COUNT];
 
+    /** Bucket counts a word (16 bits each). */
+    private static final int LANES = 4;
+    /** The touched mask's bit of a slot halved this period (its counts no longer sum to its count). */
+    private static final long HALVED = 1L << 63;
+    private static final long LANE_MASK = 0xFFFF;
+    /** Bucket words a slot. */
+    static final int WORDS = (COUNT + LANES - 1) / LANES;
+    private static final int STATS = SLOTS;
+    private static final int BUCKETS = STATS + 3 * SLOTS;
+    /** The array's length. */
+    static final int LENGTH = BUCKETS + SLOTS * WORDS;
+
     static
     {
         for (int i = 0; i < COUNT; i++)
@@ -45,23 +66,14 @@ final class PhaseBuckets
         }
     }
 
-    /**
-     * First the touched range of each slot, {@code [2s]} its lowest bucket and {@code [2s + 1]} one past its
-     * highest ({@code COUNT, 0} when untouched), then the counts, slot s's bucket i at {@link #BUCKETS}
-     * {@code + s × COUNT + i}: the ranges share the array header's line, which a record reads anyway (the
-     * bounds check), instead of two more arrays.
-     */
-    private final char[] counts = new char[BUCKETS + SLOTS * COUNT];
-    private static final int BUCKETS = 2 * SLOTS;
-    /** Slots halved this period: their total is no longer the phase's count. */
-    private int halved;
-
-    PhaseBuckets()
+    private PhaseBuckets()
     {
-        for (int s = 0; s < SLOTS; s++)
-        {
-            counts[2 * s] = (char)COUNT;
-        }
+    }
+
+    /** A flow's empty statistics. */
+    static long[] allocate()
+    {
+        return new long[LENGTH];
     }
 
     static int index(final long valueNs)
@@ -109,66 +121,80 @@ final class PhaseBuckets
         return isSend ? phase : phase - 2;
     }
 
-    void record(final int slot, final long valueNs)
+    /** The phase of slot {@code slot} in a flow of direction {@code isSend} ({@link #slot}'s inverse). */
+    static int phase(final int slot, final boolean isSend)
+    {
+        return isSend ? slot : slot + 2;
+    }
+
+    /** Records one duration (≥ 0) of slot {@code slot}. */
+    static void record(final long[] w, final int slot, final long valueNs)
     {
         final int i = index(valueNs);
-        final int at = BUCKETS + slot * COUNT + i;
-        final char c = counts[at];
-        if (c == 0)
+        final int word = i >>> 2;
+        final int at = BUCKETS + slot * WORDS + word;
+        final int shift = (i & LANES - 1) << 4;
+        if ((w[at] >>> shift & LANE_MASK) == LANE_MASK)
         {
-            // The first record of a bucket in the period: the touched range may grow (rarely taken).
-            touch(slot, i);
+            halve(w, slot);
         }
-        else if (c == Character.MAX_VALUE)
-        {
-            halve(slot);
-            counts[at]++;
-            return;
-        }
-        counts[at] = (char)(c + 1);
+        w[at] += 1L << shift;
+        w[slot] |= 1L << word;
+        final int stats = STATS + 3 * slot;
+        w[stats]++;
+        w[stats + 1] += valueNs;
+        w[stats + 2] = Math.max(w[stats + 2], valueNs);
     }
 
-    private void touch(final int slot, final int i)
+    /** Halves every count of a slot (rounding up, so that no touched bucket empties). */
+    private static void halve(final long[] w, final int slot)
     {
-        final char[] counts = this.counts;
-        if (i < counts[2 * slot])
+        final int base = BUCKETS + slot * WORDS;
+        w[slot] |= HALVED;
+        for (long touched = w[slot] & ~HALVED; touched != 0; touched &= touched - 1)
         {
-            counts[2 * slot] = (char)i;
-        }
-        if (i >= counts[2 * slot + 1])
-        {
-            counts[2 * slot + 1] = (char)(i + 1);
+            final int at = base + Long.numberOfTrailingZeros(touched);
+            long halved = 0;
+            for (int lane = 0; lane < LANES; lane++)
+            {
+                final long c = w[at] >>> 16 * lane & LANE_MASK;
+                halved |= (c + 1 >>> 1) << 16 * lane;
+            }
+            w[at] = halved;
         }
     }
 
-    private void halve(final int slot)
+    static long count(final long[] w, final int slot)
     {
-        halved |= 1 << slot;
-        final int base = BUCKETS + slot * COUNT;
-        for (int i = counts[2 * slot], end = counts[2 * slot + 1]; i < end; i++)
-        {
-            final int at = base + i;
-            counts[at] = (char)(counts[at] + 1 >>> 1);
-        }
+        return w[STATS + 3 * slot];
+    }
+
+    static long sumNs(final long[] w, final int slot)
+    {
+        return w[STATS + 3 * slot + 1];
+    }
+
+    static long maxNs(final long[] w, final int slot)
+    {
+        return w[STATS + 3 * slot + 2];
     }
 
     /**
-     * Writes the p50, p90, p99 of a slot's period ({@code count} records, the phase's count) into {@code p50[phase]}, {@code p90[phase]}, {@code p99[phase]},
-     * each at most {@code maxNs}; {@link Phase#ABSENT} when the slot recorded nothing.
+     * Writes the p50, p90, p99 of a slot's period into {@code p50[phase]}, {@code p90[phase]}, {@code p99[phase]},
+     * each at most the slot's maximum; {@link Phase#ABSENT} when the slot recorded nothing.
      */
-    void percentiles(final int slot, final long count, final long maxNs, final long[] p50, final long[] p90,
-        final long[] p99, final int phase)
+    static void percentiles(final long[] w, final int slot, final long[] p50, final long[] p90, final long[] p99,
+        final int phase)
     {
-        final int base = BUCKETS + slot * COUNT;
-        final int lo = counts[2 * slot];
-        final int end = counts[2 * slot + 1];
-        long total = count;
-        if ((halved & 1 << slot) != 0)
+        final int base = BUCKETS + slot * WORDS;
+        final long touched = w[slot] & ~HALVED;
+        long total = count(w, slot);
+        if ((w[slot] & HALVED) != 0)
         {
             total = 0;
-            for (int i = lo; i < end; i++)
+            for (long m = touched; m != 0; m &= m - 1)
             {
-                total += counts[base + i];
+                total += laneSum(w[base + Long.numberOfTrailingZeros(m)]);
             }
         }
         if (total == 0)
@@ -178,23 +204,49 @@ final class PhaseBuckets
             p99[phase] = Phase.ABSENT;
             return;
         }
+        final long maxNs = maxNs(w, slot);
         int k = 0;
         long rank = rank(total, PERMILLE[0]);
         long seen = 0;
-        for (int i = lo; i < end && k < PERMILLE.length; i++)
+        for (long m = touched; m != 0; m &= m - 1)
         {
-            seen += counts[base + i];
-            while (k < PERMILLE.length && seen >= rank)
+            final int word = Long.numberOfTrailingZeros(m);
+            final long counts = w[base + word];
+            final long inWord = laneSum(counts);
+            if (seen + inWord < rank)
             {
-                final long v = Math.min(REPRESENTATIVE[i], maxNs);
-                (k == 0 ? p50 : k == 1 ? p90 : p99)[phase] = v;
-                k++;
-                if (k < PERMILLE.length)
+                // No percentile in this word's four buckets.
+                seen += inWord;
+                continue;
+            }
+            for (int lane = 0; lane < LANES; lane++)
+            {
+                seen += counts >>> 16 * lane & LANE_MASK;
+                while (seen >= rank)
                 {
+                    final long v = Math.min(REPRESENTATIVE[word * LANES + lane], maxNs);
+                    (k == 0 ? p50 : k == 1 ? p90 : p99)[phase] = v;
+                    if (++k == PERMILLE.length)
+                    {
+                        return;
+                    }
                     rank = rank(total, PERMILLE[k]);
                 }
             }
         }
+    }
+
+    /** The sum of a word's four 16-bit counts. */
+    private static long laneSum(final long word)
+    {
+        final long pairs = (word & 0x0000_FFFF_0000_FFFFL) + (word >>> 16 & 0x0000_FFFF_0000_FFFFL);
+        return (pairs & 0xFFFF_FFFFL) + (pairs >>> 32);
+    }
+
+    /** Whether any slot recorded a duration this period. */
+    static boolean recorded(final long[] w)
+    {
+        return (w[STATS] | w[STATS + 3] | w[STATS + 6]) != 0;
     }
 
     /** The 1-based rank of a percentile: ceil(n · permille / 1000), at least 1. */
@@ -203,20 +255,18 @@ final class PhaseBuckets
         return Math.max(1, (n * permille + 999) / 1000);
     }
 
-    /** Clears the period's counts (the touched range only). */
-    void clear()
+    /** Clears the period's statistics and counts (the touched words only). */
+    static void clear(final long[] w)
     {
         for (int s = 0; s < SLOTS; s++)
         {
-            final int lo = counts[2 * s];
-            final int end = counts[2 * s + 1];
-            if (end > lo)
+            final int base = BUCKETS + s * WORDS;
+            for (long m = w[s] & ~HALVED; m != 0; m &= m - 1)
             {
-                java.util.Arrays.fill(counts, BUCKETS + s * COUNT + lo, BUCKETS + s * COUNT + end, (char)0);
+                w[base + Long.numberOfTrailingZeros(m)] = 0;
             }
-            counts[2 * s] = (char)COUNT;
-            counts[2 * s + 1] = 0;
+            w[s] = 0;
         }
-        halved = 0;
+        java.util.Arrays.fill(w, STATS, BUCKETS, 0);
     }
 }

@@ -433,7 +433,7 @@ public final class WindowEngine implements TelemetryListener
     {
         if (d >= 0)
         {
-            flow.phase(phase, PhaseBuckets.slot(phase, isSend), d);
+            flow.phase(PhaseBuckets.slot(phase, isSend), d);
             phaseHistograms.record(isSend, phase, d);
         }
     }
@@ -500,9 +500,10 @@ public final class WindowEngine implements TelemetryListener
         if (d >= 0)
         {
             // The work request's latency, post to completion, is the QP flow's NETWORK phase.
-            flow.phase(Phase.NETWORK, PhaseBuckets.slot(Phase.NETWORK, true), d);
+            flow.phase(PhaseBuckets.slot(Phase.NETWORK, true), d);
         }
-        steps.bury(b, latest(steps.lastRecordNs(b), timeNs));
+        // A work request's only times are its start and this stop (its TC is its start).
+        steps.bury(b, latest(t[b + StepTable.START], timeNs));
     }
 
     @Override
@@ -960,11 +961,9 @@ public final class WindowEngine implements TelemetryListener
                 flow.outstandingBytes -= bytes;
             }
         }
-        flow.totalCompletions++;
-        flow.totalBytes += bytes;
         flow.periodCompletions++;
         flow.periodBytes += bytes;
-        if (flow.window.recordUnique(t[b + StepTable.KEY], postNs(t, b), completeNs, bytes) == CompletionWindow.LATE)
+        if (CompletionWindow.recordUnique(flow.window, t[b + StepTable.KEY], postNs(t, b), completeNs, bytes) == CompletionWindow.LATE)
         {
             lateCompletions++;
         }
@@ -1052,7 +1051,7 @@ public final class WindowEngine implements TelemetryListener
     public long totalBytesQp(final long hostId, final int device, final long qpNum)
     {
         final FlowState f = findQp(hostId, device, qpNum);
-        return f == null ? -1 : f.totalBytes;
+        return f == null ? -1 : f.totalBytes();
     }
 
     private static long latest(final long a, final long b)
@@ -1334,30 +1333,32 @@ public final class WindowEngine implements TelemetryListener
         s.posts = f.periodPosts;
         s.completions = f.periodCompletions;
         s.bytes = f.periodBytes;
-        s.windowCompletions = f.window.size();
-        s.windowBytes = f.window.bytesInWindow();
+        s.windowCompletions = CompletionWindow.size(f.window);
+        s.windowBytes = CompletionWindow.bytesInWindow(f.window);
         // One span (a scan of the window's posts) for both fields: bandwidthBytesPerSecond() would scan again.
-        final long span = f.window.spanNs();
+        final long span = CompletionWindow.spanNs(f.window);
         s.windowSpanNs = span;
         s.windowBandwidthBytesPerSecond = span <= 0 ? 0.0 : s.windowBytes * 1e9 / span;
         s.outstandingSteps = f.outstandingSteps;
         s.outstandingBytes = f.outstandingBytes;
-        for (int p = 0; p < Phase.COUNT; p++)
+        // The phases the flow cannot have (two of five) are empty; the others by their slot (PhaseBuckets.slot).
+        java.util.Arrays.fill(s.phaseCount, 0);
+        java.util.Arrays.fill(s.phaseSumNs, 0);
+        java.util.Arrays.fill(s.phaseMaxNs, 0);
+        java.util.Arrays.fill(s.phaseP50Ns, Phase.ABSENT);
+        java.util.Arrays.fill(s.phaseP90Ns, Phase.ABSENT);
+        java.util.Arrays.fill(s.phaseP99Ns, Phase.ABSENT);
+        final long[] phases = f.phases;
+        for (int slot = 0; slot < PhaseBuckets.SLOTS; slot++)
         {
-            s.phaseCount[p] = f.phaseCount(p);
-            s.phaseSumNs[p] = f.phaseSumNs(p);
-            s.phaseMaxNs[p] = f.phaseMaxNs(p);
-            final int slot = PhaseBuckets.slot(p, f.isSend);
-            if (f.phaseCount(p) == 0 || slot < 0 || slot >= PhaseBuckets.SLOTS)
+            final long count = PhaseBuckets.count(phases, slot);
+            if (count != 0)
             {
-                s.phaseP50Ns[p] = Phase.ABSENT;
-                s.phaseP90Ns[p] = Phase.ABSENT;
-                s.phaseP99Ns[p] = Phase.ABSENT;
-            }
-            else
-            {
-                f.phaseBuckets.percentiles(slot, f.phaseCount(p), f.phaseMaxNs(p), s.phaseP50Ns, s.phaseP90Ns, s.phaseP99Ns,
-                    p);
+                final int p = PhaseBuckets.phase(slot, f.isSend);
+                s.phaseCount[p] = count;
+                s.phaseSumNs[p] = PhaseBuckets.sumNs(phases, slot);
+                s.phaseMaxNs[p] = PhaseBuckets.maxNs(phases, slot);
+                PhaseBuckets.percentiles(phases, slot, s.phaseP50Ns, s.phaseP90Ns, s.phaseP99Ns, p);
             }
         }
     }
@@ -1597,7 +1598,7 @@ public final class WindowEngine implements TelemetryListener
         final boolean isSend)
     {
         final FlowState f = find(hostId, commHash, rank, peer, channel, isSend);
-        return f == null ? -1 : f.totalBytes;
+        return f == null ? -1 : f.totalBytes();
     }
 
     /** {@link #totalBytes(long, long, int, int, int, boolean)} of host 0. */

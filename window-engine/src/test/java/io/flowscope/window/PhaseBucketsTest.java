@@ -58,7 +58,7 @@ class PhaseBucketsTest
     void percentilesOfAPeriodAgreeWithTheSortedValuesWithinTheBucketError()
     {
         final SplittableRandom rnd = new SplittableRandom(11);
-        final PhaseBuckets b = new PhaseBuckets();
+        final long[] b = PhaseBuckets.allocate();
         final long[] p50 = new long[Phase.COUNT];
         final long[] p90 = new long[Phase.COUNT];
         final long[] p99 = new long[Phase.COUNT];
@@ -73,9 +73,12 @@ class PhaseBucketsTest
                 final long v = (long)Math.exp(rnd.nextDouble() * Math.log(1e9));
                 values.add(v);
                 max = Math.max(max, v);
-                b.record(1, v);
+                PhaseBuckets.record(b, 1, v);
             }
-            b.percentiles(1, n, max, p50, p90, p99, Phase.NETWORK);
+            assertThat(PhaseBuckets.count(b, 1)).isEqualTo(n);
+            assertThat(PhaseBuckets.maxNs(b, 1)).isEqualTo(max);
+            assertThat(PhaseBuckets.sumNs(b, 1)).isEqualTo(values.stream().mapToLong(Long::longValue).sum());
+            PhaseBuckets.percentiles(b, 1, p50, p90, p99, Phase.NETWORK);
             final long[] got = {p50[Phase.NETWORK], p90[Phase.NETWORK], p99[Phase.NETWORK]};
             for (int k = 0; k < 3; k++)
             {
@@ -83,8 +86,9 @@ class PhaseBucketsTest
                 assertThat((double)Math.abs(got[k] - exact)).as("round %d k %d", round, k)
                     .isLessThanOrEqualTo(exact * PhaseBuckets.RELATIVE_ERROR + 1);
             }
-            b.clear();
-            b.percentiles(1, 0, max, p50, p90, p99, Phase.NETWORK);
+            PhaseBuckets.clear(b);
+            assertThat(b).as("cleared").containsOnly(0L);
+            PhaseBuckets.percentiles(b, 1, p50, p90, p99, Phase.NETWORK);
             assertThat(p50[Phase.NETWORK]).as("cleared").isEqualTo(Phase.ABSENT);
         }
     }
@@ -92,16 +96,17 @@ class PhaseBucketsTest
     @Test
     void aBucketThatWouldOverflowHalvesItsPhaseAndKeepsThePercentilesInPlace()
     {
-        final PhaseBuckets b = new PhaseBuckets();
+        final long[] b = PhaseBuckets.allocate();
         // 70,000 records of 1,000 ns and 30,000 of 100,000 ns: p50 in the first, p90 / p99 in the second.
         for (int i = 0; i < 100_000; i++)
         {
-            b.record(0, i % 10 < 7 ? 1_000 : 100_000);
+            PhaseBuckets.record(b, 0, i % 10 < 7 ? 1_000 : 100_000);
         }
         final long[] p50 = new long[Phase.COUNT];
         final long[] p90 = new long[Phase.COUNT];
         final long[] p99 = new long[Phase.COUNT];
-        b.percentiles(0, 100_000, 100_000, p50, p90, p99, 0);
+        PhaseBuckets.percentiles(b, 0, p50, p90, p99, 0);
+        assertThat(PhaseBuckets.count(b, 0)).isEqualTo(100_000);
         assertThat((double)Math.abs(p50[0] - 1_000)).isLessThanOrEqualTo(1_000 * PhaseBuckets.RELATIVE_ERROR + 1);
         assertThat((double)Math.abs(p90[0] - 100_000)).isLessThanOrEqualTo(100_000 * PhaseBuckets.RELATIVE_ERROR + 1);
         assertThat(p99[0]).isEqualTo(p90[0]);
