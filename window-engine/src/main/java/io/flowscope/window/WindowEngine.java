@@ -257,6 +257,8 @@ public final class WindowEngine implements TelemetryListener
         op.host = host;
         op.flow = flow;
         op.flowGeneration = flow.generation;
+        op.flowId = flow.id;
+        op.isSend = flow.isSend;
         op.lastNs = timeNs;
         putOp(op);
         flow.lastActivityNs = latest(flow.lastActivityNs, timeNs);
@@ -291,8 +293,10 @@ public final class WindowEngine implements TelemetryListener
             duplicateRecords++;
             return;
         }
+        // A live op's flow is live (the sweep that evicts a flow removes its ops), and the step's start counts for
+        // the flow's idleness through its row (foldLiveStamps, then the stop): the flow itself is not read.
         final OpState op = findOp(opKey);
-        if (op == null || op.flow.generation != op.flowGeneration)
+        if (op == null)
         {
             unknownOpRecords++;
             return;
@@ -303,9 +307,7 @@ public final class WindowEngine implements TelemetryListener
             return;
         }
         op.lastNs = latest(op.lastNs, timeNs);
-        final FlowState flow = op.flow;
-        steps.occupy(b, stepKey, flow.id, flow.isSend ? StepTable.SEND : 0, op.host.index, timeNs);
-        flow.lastActivityNs = latest(flow.lastActivityNs, timeNs);
+        steps.occupy(b, stepKey, op.flowId, op.isSend ? StepTable.SEND : 0, op.host.index, timeNs);
     }
 
     @Override
@@ -1420,17 +1422,6 @@ public final class WindowEngine implements TelemetryListener
                 steps.removeTomb(i);
             }
         }
-        for (int i = ops.activeCount() - 1; i >= 0; i--)
-        {
-            final OpState op = ops.active(i);
-            if (op.host == h && (nowNs - op.lastNs >= config.stepTimeoutNs || op.flow.generation != op.flowGeneration))
-            {
-                opsTimedOut++;
-                removeOp(op.key);
-                op.flow = null;
-                ops.release(op);
-            }
-        }
         for (int i = colls.activeCount() - 1; i >= 0; i--)
         {
             final CollState c = colls.active(i);
@@ -1498,6 +1489,19 @@ public final class WindowEngine implements TelemetryListener
                 flowByKey.remove(f.key);
                 f.generation++;
                 flows.release(f);
+            }
+        }
+        // After the flows: the ops of a flow evicted just now go in this sweep, so that a live op's flow is always
+        // live (a step start reads only the op).
+        for (int i = ops.activeCount() - 1; i >= 0; i--)
+        {
+            final OpState op = ops.active(i);
+            if (op.host == h && (nowNs - op.lastNs >= config.stepTimeoutNs || op.flow.generation != op.flowGeneration))
+            {
+                opsTimedOut++;
+                removeOp(op.key);
+                op.flow = null;
+                ops.release(op);
             }
         }
     }

@@ -216,6 +216,29 @@ class WindowEngineTest
     }
 
     @Test
+    void shouldRemoveTheOpsOfAnEvictedFlowInTheSameSweepSoThatTheirNewStepsAreUnknown()
+    {
+        final WindowEngine e = engine(new WindowConfig().periodNs(1_000).idleTimeoutNs(10_000)
+            .stepTimeoutNs(1_000_000));
+        e.onProxyOpStart(1, 9, 0, 1, 0, true, 0);
+        e.onProxyStepStart(2, 1, 0, 10);
+        e.onProxyStepStop(2, 20);
+        e.onProxyOpStart(3, 9, 0, 2, 0, true, 20_000); // sweep as of 20,000: flow 1 evicted, op 1 with it
+        assertThat(e.flowsEvicted()).isEqualTo(1);
+        e.onProxyOpStart(4, 9, 0, 3, 0, true, 20_100); // a new flow, in the evicted flow's state object
+
+        // Same period, no sweep in between: a step of op 1 is unknown, not a step of the new flow.
+        final long unknownOp = e.unknownOpRecords();
+        final long unknownStep = e.unknownStepRecords();
+        e.onProxyStepStart(5, 1, 1, 20_150);
+        e.onProxyStepState(5, 9, 1_000, 20_200);
+        e.onProxyStepStop(5, 20_300);
+        assertThat(e.unknownOpRecords()).isEqualTo(unknownOp + 1);
+        assertThat(e.unknownStepRecords()).isEqualTo(unknownStep + 2);
+        assertThat(e.totalBytes(9, 0, 3, 0, true)).isZero();
+    }
+
+    @Test
     void shouldTimeAStepOutFromItsLastStateRecordNotFromItsStart()
     {
         final WindowEngine e = engine(new WindowConfig().periodNs(1_000).stepTimeoutNs(5_000));
