@@ -41,6 +41,10 @@ import org.openjdk.jmh.annotations.Warmup;
  * byte (step and QP summaries), aggregate summaries, no duplicate, unknown or dropped record, no step timed
  * out and all 256 flows live; the baseline's sum must match. A fast wrong answer fails the run.
  *
+ * The fork runs under G1, the collector service's GC on any multi-core host: a fork pinned to one core
+ * ({@code taskset}) would otherwise get SerialGC, whose copying leaves the step slab at a random 8-byte offset, so
+ * that its rows straddle cache lines in some runs and not in others ({@code StepTable.ALIGN}).
+ * <p>
  * Warm-up 5 × 2 s, measurement 10 × 2 s: on a quiet core the rate still climbs for the first ~4 s of a fork
  * (C2's last compilations, the step table and tombstone slabs reaching their working set), so a shorter
  * warm-up reports part of that climb (docs/benchmarks.md section 4).
