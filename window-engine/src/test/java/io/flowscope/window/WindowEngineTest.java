@@ -112,14 +112,24 @@ class WindowEngineTest
         assertThat(e.liveSteps()).isZero();
     }
 
-    @Test
-    void shouldCountTheStateRecordsOfALiveStepAsActivityOfItsFlow()
+    /**
+     * An engine whose idle timeout (10 µs) is shorter than its step timeout (1 ms), with op 1 of flow (9, 0, 1, 0,
+     * send) started at 0 and its step 2 at 10.
+     */
+    private WindowEngine idleFlowEngineWithStepOfOp1()
     {
-        // State records update the step's stamp, not the flow (folded in before an eviction): same idleness.
         final WindowEngine e = engine(new WindowConfig().periodNs(1_000).idleTimeoutNs(10_000)
             .stepTimeoutNs(1_000_000));
         e.onProxyOpStart(1, 9, 0, 1, 0, true, 0);
         e.onProxyStepStart(2, 1, 0, 10);
+        return e;
+    }
+
+    @Test
+    void shouldCountTheStateRecordsOfALiveStepAsActivityOfItsFlow()
+    {
+        // State records update the step's stamp, not the flow (folded in before an eviction): same idleness.
+        final WindowEngine e = idleFlowEngineWithStepOfOp1();
         e.onProxyStepState(2, 8, 0, 5_000);
         e.onProxyStepState(2, 20, 0, 9_000);
         e.onProxyStepState(2, 9, 1_000, 14_000);
@@ -190,10 +200,7 @@ class WindowEngineTest
     void shouldDropTheLiveStepsOfAnEvictedFlowSoThatTheirRecordsAreUnknown()
     {
         // Idle timeout shorter than the step timeout: flow 1 is evicted with its step still live.
-        final WindowEngine e = engine(new WindowConfig().periodNs(1_000).idleTimeoutNs(10_000)
-            .stepTimeoutNs(1_000_000));
-        e.onProxyOpStart(1, 9, 0, 1, 0, true, 0);
-        e.onProxyStepStart(2, 1, 0, 10);
+        final WindowEngine e = idleFlowEngineWithStepOfOp1();
         e.onProxyStepState(2, 8, 0, 100);
         e.onProxyOpStart(3, 9, 0, 2, 0, true, 20_000); // sweep as of 20,000: flow 1 evicted
         assertThat(e.flowsEvicted()).isEqualTo(1);
@@ -218,10 +225,7 @@ class WindowEngineTest
     @Test
     void shouldRemoveTheOpsOfAnEvictedFlowInTheSameSweepSoThatTheirNewStepsAreUnknown()
     {
-        final WindowEngine e = engine(new WindowConfig().periodNs(1_000).idleTimeoutNs(10_000)
-            .stepTimeoutNs(1_000_000));
-        e.onProxyOpStart(1, 9, 0, 1, 0, true, 0);
-        e.onProxyStepStart(2, 1, 0, 10);
+        final WindowEngine e = idleFlowEngineWithStepOfOp1();
         e.onProxyStepStop(2, 20);
         e.onProxyOpStart(3, 9, 0, 2, 0, true, 20_000); // sweep as of 20,000: flow 1 evicted, op 1 with it
         assertThat(e.flowsEvicted()).isEqualTo(1);
