@@ -14,6 +14,8 @@ final class JournalJson implements TelemetryListener, JournalReader.Meta
 {
     private final PrintStream out;
     private long wallNs;
+    /** The batch (journal document) of the lines being written: 0, 1, 2, ... in reading order. */
+    private long batch = -1;
     private long lines;
     private final long limit;
 
@@ -36,6 +38,7 @@ final class JournalJson implements TelemetryListener, JournalReader.Meta
         }
         final Map<String, Object> m = new LinkedHashMap<>();
         m.put("type", type);
+        m.put("batch", batch);
         m.put("batchWallNs", wallNs);
         for (int i = 0; i < kv.length; i += 2)
         {
@@ -56,6 +59,7 @@ final class JournalJson implements TelemetryListener, JournalReader.Meta
     public void onBatch(final long wallNs)
     {
         this.wallNs = wallNs;
+        batch++;
     }
 
     @Override

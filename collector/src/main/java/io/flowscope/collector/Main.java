@@ -336,7 +336,8 @@ public final class Main implements Callable<Integer>
             "live run; a progress bar on stderr; --trace exports the range as Chrome / Perfetto trace JSON."})
     static final class Replay implements Callable<Integer>
     {
-        @Parameters(index = "0", paramLabel = "JOURNAL", description = "The journal directory.")
+        @Parameters(index = "0", paramLabel = "JOURNAL",
+            description = "The journal directory, or a JSON-lines trace (.jsonl / .jsonl.gz, as inspect writes it).")
         Path journal;
 
         @Option(names = {"-c", "--config"}, paramLabel = "FILE",
@@ -369,9 +370,10 @@ public final class Main implements Callable<Integer>
         public Integer call() throws Exception
         {
             final CollectorConfig cfg = CollectorConfig.load(config, System.getenv(), Map.of());
-            if (JournalWriter.cycleFiles(journal).isEmpty())
+            if (!io.flowscope.collector.journal.TraceReader.isTrace(journal) &&
+                JournalWriter.cycleFiles(journal).isEmpty())
             {
-                throw new IllegalArgumentException("not a journal (no .cq4 cycle files): " + journal);
+                throw new IllegalArgumentException("not a journal (no .cq4 cycle files) nor a .jsonl trace: " + journal);
             }
             final PrintWriter out = spec.commandLine().getOut();
             final PrintStream err = parent.stderr;

@@ -5,7 +5,9 @@ import java.nio.file.Path;
 import java.util.List;
 import java.util.function.LongConsumer;
 
+import io.flowscope.collector.journal.EventLog;
 import io.flowscope.collector.journal.JournalReader;
+import io.flowscope.collector.journal.TraceReader;
 import io.flowscope.window.CollectiveSink;
 import io.flowscope.window.FlowSummarySink;
 import net.openhft.chronicle.queue.ChronicleQueue;
@@ -13,7 +15,7 @@ import net.openhft.chronicle.queue.ExcerptTailer;
 import net.openhft.chronicle.wire.DocumentContext;
 
 /**
- * Runs the service's engines over a journal as fast as they go (no pacing): the same window configuration and
+ * Runs the service's engines over a journal or a JSON-lines trace ({@link EventLog}) as fast as they go (no pacing): the same window configuration and
  * anomaly stage as the live service, so the same input gives the same anomalies.
  */
 public final class Replay
@@ -28,9 +30,13 @@ public final class Replay
     {
     }
 
-    /** Counts the excerpts of a journal (for the progress bar). */
+    /** Counts the excerpts of a journal (for the progress bar); a trace's batches are not counted (0). */
     public static long countDocuments(final Path journal)
     {
+        if (TraceReader.isTrace(journal))
+        {
+            return 0;
+        }
         long n = 0;
         try (ChronicleQueue q = ChronicleQueue.singleBuilder(journal).readOnly(true).build();
             ExcerptTailer t = q.createTailer())
@@ -60,7 +66,7 @@ public final class Replay
         final long start = System.nanoTime();
         final Pipeline pipeline = new Pipeline(Pipeline.windowConfig(config), AnomalyStages::create, e -> { });
         pipeline.tap(summaryTap, collectiveTap);
-        try (JournalReader reader = new JournalReader(journal).timeRange(fromNs, toNs))
+        try (EventLog reader = EventLog.open(journal).timeRange(fromNs, toNs))
         {
             long docs = 0;
             int n;

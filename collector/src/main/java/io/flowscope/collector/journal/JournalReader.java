@@ -15,7 +15,7 @@ import net.openhft.chronicle.wire.DocumentContext;
  * (host entries always pass). A document with an unknown entry type or a truncated entry is counted as corrupt
  * and the rest of it is skipped; the next documents are read.
  */
-public final class JournalReader implements AutoCloseable
+public final class JournalReader implements EventLog
 {
     /** The journal's non-telemetry entries. */
     public interface Meta
@@ -72,6 +72,7 @@ public final class JournalReader implements AutoCloseable
         this.tailer = queue.createTailer();
     }
 
+    @Override
     public JournalReader timeRange(final long fromNs, final long toNs)
     {
         this.fromNs = fromNs;
@@ -80,6 +81,7 @@ public final class JournalReader implements AutoCloseable
     }
 
     /** Reads up to {@code maxDocuments} documents; returns how many were read (0 at the end). */
+    @Override
     public int read(final TelemetryListener out, final Meta meta, final int maxDocuments)
     {
         int n = 0;
@@ -341,36 +343,43 @@ public final class JournalReader implements AutoCloseable
      * The queue index of the document being (or last) read: stable for the life of the journal, also when older
      * cycle files are deleted (retention), unlike a count from the reader's start. Valid from {@link Meta#onBatch}.
      */
+    @Override
     public long index()
     {
         return index;
     }
 
+    @Override
     public long documents()
     {
         return documents;
     }
 
+    @Override
     public long entries()
     {
         return entries;
     }
 
+    @Override
     public long corruptDocuments()
     {
         return corruptDocuments;
     }
 
+    @Override
     public String lastCorruption()
     {
         return lastCorruption;
     }
 
+    @Override
     public long firstEventNs()
     {
         return firstEventNs;
     }
 
+    @Override
     public long lastEventNs()
     {
         return lastEventNs;

@@ -1,0 +1,428 @@
+package io.flowscope.collector.journal;
+
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.InputStreamReader;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.zip.GZIPInputStream;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.ObjectReader;
+import io.flowscope.window.TelemetryListener;
+
+/**
+ * Reads a JSON-lines trace, the text form of a journal that {@code flowscope inspect} writes (one object a line,
+ * {@code docs/trace-format.md}), plain or gzipped, and feeds it to the engines as {@link JournalReader} feeds a
+ * journal: the same {@link TelemetryListener} calls and {@link JournalReader.Meta} callbacks, batch by batch.
+ * <p>
+ * A batch is one journal document (one drain of the live run). Lines carry it as {@code batch} (its sequence
+ * number, written since the format's second version); older traces have only {@code batchWallNs}, and a change
+ * of it starts a new batch there (two drains in the same millisecond then read as one).
+ * <p>
+ * A line that is not JSON, has an unknown {@code type} or lacks a field is counted as corrupt, remembered in
+ * {@link #lastCorruption()} with its line number, and skipped: the rest of the trace is read.
+ */
+public final class TraceReader implements EventLog
+{
+    private static final ObjectReader JSON = new ObjectMapper().reader();
+
+    private final Path path;
+    private final BufferedReader in;
+    private long fromNs = Long.MIN_VALUE;
+    private long toNs = Long.MAX_VALUE;
+    private long lineNumber;
+    private long documents;
+    private long entries;
+    private long corruptLines;
+    private String lastCorruption;
+    private long firstEventNs = Long.MIN_VALUE;
+    private long lastEventNs = Long.MIN_VALUE;
+    /** The line read ahead: the first of the next batch. */
+    private JsonNode pending;
+    private long currentBatch = Long.MIN_VALUE;
+    private boolean atEnd;
+
+    public TraceReader(final Path path)
+    {
+        if (!Files.isRegularFile(path))
+        {
+            throw new IllegalArgumentException("not a trace file: " + path);
+        }
+        this.path = path;
+        try
+        {
+            InputStream s = Files.newInputStream(path);
+            if (isGzip(path))
+            {
+                s = new GZIPInputStream(s, 1 << 16);
+            }
+            this.in = new BufferedReader(new InputStreamReader(s, StandardCharsets.UTF_8), 1 << 16);
+        }
+        catch (final IOException e)
+        {
+            throw new UncheckedIOException("cannot open trace " + path + ": " + e.getMessage(), e);
+        }
+    }
+
+    /** Whether a path names a JSON-lines trace ({@code .jsonl}, {@code .json}, optionally {@code .gz}). */
+    public static boolean isTrace(final Path path)
+    {
+        final String n = path.getFileName().toString();
+        return Files.isRegularFile(path) && (n.endsWith(".jsonl") || n.endsWith(".jsonl.gz") ||
+            n.endsWith(".json") || n.endsWith(".json.gz") || n.endsWith(".ndjson") || n.endsWith(".ndjson.gz"));
+    }
+
+    private static boolean isGzip(final Path path)
+    {
+        try (InputStream s = Files.newInputStream(path))
+        {
+            return s.read() == 0x1f && s.read() == 0x8b;
+        }
+        catch (final IOException e)
+        {
+            return false;
+        }
+    }
+
+    @Override
+    public TraceReader timeRange(final long fromNs, final long toNs)
+    {
+        this.fromNs = fromNs;
+        this.toNs = toNs;
+        return this;
+    }
+
+    @Override
+    public int read(final TelemetryListener out, final JournalReader.Meta meta, final int maxDocuments)
+    {
+        int n = 0;
+        while (n < maxDocuments && !atEnd)
+        {
+            JsonNode line = pending != null ? pending : next();
+            pending = null;
+            if (line == null)
+            {
+                atEnd = true;
+                break;
+            }
+            final long batch = batchOf(line);
+            currentBatch = batch;
+            documents++;
+            n++;
+            meta.onBatch(line.path("batchWallNs").asLong(0));
+            while (line != null)
+            {
+                dispatch(line, out, meta);
+                line = next();
+                if (line != null && batchOf(line) != batch)
+                {
+                    pending = line;
+                    break;
+                }
+            }
+            if (line == null && pending == null)
+            {
+                atEnd = true;
+            }
+        }
+        return n;
+    }
+
+    private static long batchOf(final JsonNode line)
+    {
+        final JsonNode b = line.get("batch");
+        return b != null && b.canConvertToLong() ? b.asLong() : line.path("batchWallNs").asLong(Long.MIN_VALUE);
+    }
+
+    /** The next well-formed line, or null at the end; corrupt lines are counted and skipped. */
+    private JsonNode next()
+    {
+        while (true)
+        {
+            final String s;
+            try
+            {
+                s = in.readLine();
+            }
+            catch (final IOException e)
+            {
+                // A gzip stream cut short (a trace copied while written): what was read stands.
+                corrupt("read error after line " + lineNumber + ": " + e.getMessage());
+                return null;
+            }
+            if (s == null)
+            {
+                return null;
+            }
+            lineNumber++;
+            if (s.isBlank())
+            {
+                continue;
+            }
+            try
+            {
+                final JsonNode node = JSON.readTree(s);
+                if (node != null && node.isObject() && node.hasNonNull("type"))
+                {
+                    return node;
+                }
+                corrupt("line " + lineNumber + ": not an object with a \"type\"");
+            }
+            catch (final com.fasterxml.jackson.core.JsonProcessingException e)
+            {
+                corrupt("line " + lineNumber + ": not JSON: " + e.getOriginalMessage());
+            }
+        }
+    }
+
+    private void dispatch(final JsonNode o, final TelemetryListener out, final JournalReader.Meta meta)
+    {
+        final String type = o.get("type").asText();
+        try
+        {
+            switch (type)
+            {
+                case "host" -> out.onHost(hex(o, "hostId"));
+                case "proxyOpStart" ->
+                {
+                    final long t = num(o, "timeNs");
+                    if (inRange(t))
+                    {
+                        out.onProxyOpStart(num(o, "opKey"), hex(o, "commHash"), (int)num(o, "rank"),
+                            (int)num(o, "peer"), (int)num(o, "channel"), bool(o, "isSend"), t);
+                    }
+                }
+                case "proxyOpStop" ->
+                {
+                    final long t = num(o, "timeNs");
+                    if (inRange(t))
+                    {
+                        out.onProxyOpStop(num(o, "opKey"), t);
+                    }
+                }
+                case "proxyStepStart" ->
+                {
+                    final long t = num(o, "timeNs");
+                    if (inRange(t))
+                    {
+                        out.onProxyStepStart(num(o, "stepKey"), num(o, "opKey"), (int)num(o, "step"), t);
+                    }
+                }
+                case "proxyStepState" ->
+                {
+                    final long t = num(o, "timeNs");
+                    if (inRange(t))
+                    {
+                        out.onProxyStepState(num(o, "stepKey"), (int)num(o, "state"), num(o, "transSize"), t);
+                    }
+                }
+                case "proxyStepStop" ->
+                {
+                    final long t = num(o, "timeNs");
+                    if (inRange(t))
+                    {
+                        out.onProxyStepStop(num(o, "stepKey"), t);
+                    }
+                }
+                case "qpStart" ->
+                {
+                    final long t = num(o, "timeNs");
+                    if (inRange(t))
+                    {
+                        out.onQpStart(num(o, "wrKey"), (int)num(o, "device"), num(o, "qpNum"), (int)num(o, "opcode"),
+                            num(o, "length"), t);
+                    }
+                }
+                case "qpStop" ->
+                {
+                    final long t = num(o, "timeNs");
+                    if (inRange(t))
+                    {
+                        out.onQpStop(num(o, "wrKey"), t);
+                    }
+                }
+                case "collStart" ->
+                {
+                    final long t = num(o, "timeNs");
+                    if (inRange(t))
+                    {
+                        out.onCollStart(num(o, "collKey"), hex(o, "commHash"), (int)num(o, "rank"),
+                            (int)num(o, "nranks"), (int)num(o, "func"), (int)num(o, "algo"), (int)num(o, "proto"),
+                            num(o, "count"), (int)num(o, "datatypeSize"), (int)num(o, "nChannels"),
+                            num(o, "seqNumber"), t);
+                    }
+                }
+                case "collStop" ->
+                {
+                    final long t = num(o, "timeNs");
+                    if (inRange(t))
+                    {
+                        out.onCollStop(num(o, "collKey"), t);
+                    }
+                }
+                case "kernelChStart" ->
+                {
+                    final long t = num(o, "timeNs");
+                    if (inRange(t))
+                    {
+                        out.onKernelChStart(num(o, "chKey"), num(o, "collKey"), (int)num(o, "channel"),
+                            num(o, "pTimerNs"), t);
+                    }
+                }
+                case "kernelChStop" ->
+                {
+                    final long t = num(o, "timeNs");
+                    if (inRange(t))
+                    {
+                        out.onKernelChStop(num(o, "chKey"), num(o, "pTimerNs"), t);
+                    }
+                }
+                case "ringAttached" -> meta.onRingAttached(hex(o, "hostId"), (int)num(o, "pid"),
+                    o.path("hostname").asText(""), o.path("path").asText(""));
+                case "ringDetached" -> meta.onRingDetached((int)num(o, "pid"), o.path("path").asText(""),
+                    o.path("reason").asText(""));
+                case "anomaly" -> meta.onAnomaly(hex(o, "id"), "opened".equals(o.path("state").asText()),
+                    o.path("summary").asText(""));
+                case "source" -> meta.onSource(o.path("spec").asText(""));
+                case "end" -> meta.onEnd();
+                default ->
+                {
+                    corrupt("line " + lineNumber + ": unknown type \"" + type + "\"");
+                    return;
+                }
+            }
+            entries++;
+        }
+        catch (final IllegalArgumentException e)
+        {
+            corrupt("line " + lineNumber + " (" + type + "): " + e.getMessage());
+        }
+    }
+
+    private boolean inRange(final long t)
+    {
+        if (firstEventNs == Long.MIN_VALUE)
+        {
+            firstEventNs = t;
+        }
+        lastEventNs = t;
+        return t >= fromNs && t <= toNs;
+    }
+
+    private static long num(final JsonNode o, final String field)
+    {
+        final JsonNode v = o.get(field);
+        if (v == null || !v.canConvertToLong())
+        {
+            throw new IllegalArgumentException("missing or non-integer \"" + field + "\"");
+        }
+        return v.asLong();
+    }
+
+    private static boolean bool(final JsonNode o, final String field)
+    {
+        final JsonNode v = o.get(field);
+        if (v == null || !v.isBoolean())
+        {
+            throw new IllegalArgumentException("missing or non-boolean \"" + field + "\"");
+        }
+        return v.booleanValue();
+    }
+
+    /** An id written as hex text ("0x8cf3707b570dbec", as inspect writes host ids and hashes) or as a number. */
+    private static long hex(final JsonNode o, final String field)
+    {
+        final JsonNode v = o.get(field);
+        if (v == null)
+        {
+            throw new IllegalArgumentException("missing \"" + field + "\"");
+        }
+        if (v.canConvertToLong())
+        {
+            return v.asLong();
+        }
+        final String s = v.asText();
+        try
+        {
+            return s.startsWith("0x") || s.startsWith("0X") ? Long.parseUnsignedLong(s.substring(2), 16) :
+                Long.parseLong(s);
+        }
+        catch (final NumberFormatException e)
+        {
+            throw new IllegalArgumentException("\"" + field + "\" is not a hex id: " + s);
+        }
+    }
+
+    private void corrupt(final String why)
+    {
+        corruptLines++;
+        lastCorruption = why;
+    }
+
+    public Path path()
+    {
+        return path;
+    }
+
+    /** The batch being (or last) read: its {@code batch} number, or its {@code batchWallNs} in older traces. */
+    @Override
+    public long index()
+    {
+        return currentBatch;
+    }
+
+    @Override
+    public long documents()
+    {
+        return documents;
+    }
+
+    @Override
+    public long entries()
+    {
+        return entries;
+    }
+
+    /** Lines skipped as corrupt (not JSON, unknown type, a missing field). */
+    @Override
+    public long corruptDocuments()
+    {
+        return corruptLines;
+    }
+
+    @Override
+    public String lastCorruption()
+    {
+        return lastCorruption;
+    }
+
+    @Override
+    public long firstEventNs()
+    {
+        return firstEventNs;
+    }
+
+    @Override
+    public long lastEventNs()
+    {
+        return lastEventNs;
+    }
+
+    @Override
+    public void close()
+    {
+        try
+        {
+            in.close();
+        }
+        catch (final IOException e)
+        {
+            // nothing was written: nothing is lost
+        }
+    }
+}
