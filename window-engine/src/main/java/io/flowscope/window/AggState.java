@@ -18,6 +18,8 @@ final class AggState extends Pooled
     long bytes;
     long outstandingSteps;
     long outstandingBytes;
+    long firstSteps;
+    long firstStepWaitSumNs;
     final long[] phaseCount = new long[Phase.COUNT];
     final long[] phaseSumNs = new long[Phase.COUNT];
     final long[] phaseMaxNs = new long[Phase.COUNT];
@@ -37,6 +39,8 @@ final class AggState extends Pooled
         bytes = 0;
         outstandingSteps = 0;
         outstandingBytes = 0;
+        firstSteps = 0;
+        firstStepWaitSumNs = 0;
         for (int p = 0; p < Phase.COUNT; p++)
         {
             phaseCount[p] = 0;
@@ -59,6 +63,8 @@ final class AggState extends Pooled
         bytes += f.periodBytes;
         outstandingSteps += f.outstandingSteps;
         outstandingBytes += f.outstandingBytes;
+        firstSteps += f.periodFirstSteps;
+        firstStepWaitSumNs += f.periodFirstStepWaitNs;
         for (int slot = 0; slot < PhaseBuckets.SLOTS; slot++)
         {
             final int p = PhaseBuckets.phase(slot, f.isSend);

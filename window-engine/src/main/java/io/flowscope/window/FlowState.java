@@ -41,6 +41,9 @@ final class FlowState extends Pooled
     long periodPosts;
     long periodCompletions;
     long periodBytes;
+    /** Ops' first steps stopped this period, and the sum of their waits (see {@link FlowSummary#firstSteps}). */
+    long periodFirstSteps;
+    long periodFirstStepWaitNs;
     /** The period's phase statistics and duration buckets, for per-flow percentiles ({@link PhaseBuckets}). */
     final long[] phases = PhaseBuckets.allocate();
 
@@ -129,6 +132,8 @@ final class FlowState extends Pooled
         periodPosts = 0;
         periodCompletions = 0;
         periodBytes = 0;
+        periodFirstSteps = 0;
+        periodFirstStepWaitNs = 0;
         PhaseBuckets.clear(phases);
     }
 

@@ -7,7 +7,7 @@ package io.flowscope.window;
 public final class FlowSummary
 {
     /** Schema version of the fields below. */
-    public static final int SCHEMA_VERSION = 3;
+    public static final int SCHEMA_VERSION = 4;
 
     /** {@link #kind()}: a step flow (commHash, rank, peer, channel, direction) from ProxyOp / ProxyStep. */
     public static final int KIND_STEP = 0;
@@ -43,6 +43,8 @@ public final class FlowSummary
     double windowBandwidthBytesPerSecond;
     long outstandingSteps;
     long outstandingBytes;
+    long firstSteps;
+    long firstStepWaitSumNs;
     final long[] phaseCount = new long[Phase.COUNT];
     final long[] phaseSumNs = new long[Phase.COUNT];
     final long[] phaseMaxNs = new long[Phase.COUNT];
@@ -179,6 +181,22 @@ public final class FlowSummary
         return outstandingBytes;
     }
 
+    /**
+     * Ops' first steps (step index 0) that stopped in the period (schema v4). The first step is where the ranks of
+     * an operation meet: on a receive flow its wait is 10 → 11, how long the peer's first data took after the
+     * receive was posted; on a send flow 8 → 20 (or 9), how long the own GPU took to fill the first slot.
+     */
+    public long firstSteps()
+    {
+        return firstSteps;
+    }
+
+    /** The sum of the waits of {@link #firstSteps()}, ns. */
+    public long firstStepWaitSumNs()
+    {
+        return firstStepWaitSumNs;
+    }
+
     public long phaseCount(final int phase)
     {
         return phaseCount[phase];
@@ -241,6 +259,8 @@ public final class FlowSummary
         windowBandwidthBytesPerSecond = o.windowBandwidthBytesPerSecond;
         outstandingSteps = o.outstandingSteps;
         outstandingBytes = o.outstandingBytes;
+        firstSteps = o.firstSteps;
+        firstStepWaitSumNs = o.firstStepWaitSumNs;
         System.arraycopy(o.phaseCount, 0, phaseCount, 0, Phase.COUNT);
         System.arraycopy(o.phaseSumNs, 0, phaseSumNs, 0, Phase.COUNT);
         System.arraycopy(o.phaseMaxNs, 0, phaseMaxNs, 0, Phase.COUNT);

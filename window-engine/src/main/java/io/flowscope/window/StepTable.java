@@ -73,6 +73,8 @@ final class StepTable
     static final int SEEN_MASK = 0x3F;
     static final long POSTED = 1 << 6;
     static final long COMPLETED = 1 << 7;
+    /** The step is its op's first (step index 0): its wait is the op's entry wait ({@code FlowSummary#firstStepWaits}). */
+    static final long FIRST = 1 << 8;
     static final long SEND = 1 << 9;
     /** Set in every occupied row's flags. */
     static final long OCCUPIED = 1 << 10;

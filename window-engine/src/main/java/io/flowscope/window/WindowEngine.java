@@ -307,7 +307,8 @@ public final class WindowEngine implements TelemetryListener
             return;
         }
         op.lastNs = latest(op.lastNs, timeNs);
-        steps.occupy(b, stepKey, op.flowId, op.isSend ? StepTable.SEND : 0, op.host.index, timeNs);
+        steps.occupy(b, stepKey, op.flowId, (op.isSend ? StepTable.SEND : 0) | (step == 0 ? StepTable.FIRST : 0),
+            op.host.index, timeNs);
     }
 
     @Override
@@ -394,10 +395,12 @@ public final class WindowEngine implements TelemetryListener
                 if ((seen & StepTable.SEEN_20) != 0)
                 {
                     phase(flow, true, Phase.GPU_WAIT, t[b + StepTable.TB] - t[b + StepTable.TA]);
+                    firstStep(flow, seen, t[b + StepTable.TB] - t[b + StepTable.TA]);
                 }
                 else if ((seen & StepTable.SEEN_9) != 0)
                 {
                     phase(flow, true, Phase.GPU_WAIT, t[b + StepTable.TC] - t[b + StepTable.TA]);
+                    firstStep(flow, seen, t[b + StepTable.TC] - t[b + StepTable.TA]);
                 }
             }
             if ((seen & StepTable.SEEN_9) != 0)
@@ -416,6 +419,7 @@ public final class WindowEngine implements TelemetryListener
                 if ((seen & StepTable.SEEN_10) != 0)
                 {
                     phase(flow, false, Phase.NETWORK, t[b + StepTable.TB] - t[b + StepTable.TA]);
+                    firstStep(flow, seen, t[b + StepTable.TB] - t[b + StepTable.TA]);
                 }
                 if ((seen & StepTable.SEEN_12) != 0)
                 {
@@ -428,6 +432,21 @@ public final class WindowEngine implements TelemetryListener
             }
         }
         steps.bury(b, lastNs);
+    }
+
+    /**
+     * The first step of an op (step index 0): its wait is the op's entry wait, on a receive the time its peer's
+     * first data took (10 → 11), on a send the time its own GPU took to fill the first slot (8 → 20 or 9). The
+     * first step is where the ranks of a collective meet: a rank that arrives late makes its receivers' entry waits
+     * long while its own are short (docs in anomaly/README.md).
+     */
+    private static void firstStep(final FlowState flow, final long seen, final long d)
+    {
+        if ((seen & StepTable.FIRST) != 0 && d >= 0)
+        {
+            flow.periodFirstSteps++;
+            flow.periodFirstStepWaitNs += d;
+        }
     }
 
     /** One phase duration of a stopped step; a negative one (records out of their order) is absent. */
@@ -1183,6 +1202,8 @@ public final class WindowEngine implements TelemetryListener
         s.windowBandwidthBytesPerSecond = 0;
         s.outstandingSteps = a.outstandingSteps;
         s.outstandingBytes = a.outstandingBytes;
+        s.firstSteps = a.firstSteps;
+        s.firstStepWaitSumNs = a.firstStepWaitSumNs;
         System.arraycopy(a.phaseCount, 0, s.phaseCount, 0, Phase.COUNT);
         System.arraycopy(a.phaseSumNs, 0, s.phaseSumNs, 0, Phase.COUNT);
         System.arraycopy(a.phaseMaxNs, 0, s.phaseMaxNs, 0, Phase.COUNT);
@@ -1343,6 +1364,8 @@ public final class WindowEngine implements TelemetryListener
         s.windowBandwidthBytesPerSecond = span <= 0 ? 0.0 : s.windowBytes * 1e9 / span;
         s.outstandingSteps = f.outstandingSteps;
         s.outstandingBytes = f.outstandingBytes;
+        s.firstSteps = f.periodFirstSteps;
+        s.firstStepWaitSumNs = f.periodFirstStepWaitNs;
         // The phases the flow cannot have (two of five) are empty; the others by their slot (PhaseBuckets.slot).
         java.util.Arrays.fill(s.phaseCount, 0);
         java.util.Arrays.fill(s.phaseSumNs, 0);
