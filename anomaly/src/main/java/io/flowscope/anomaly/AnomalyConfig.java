@@ -18,6 +18,61 @@ public final class AnomalyConfig
     long staleNs = 100_000_000L;
     int warmupPeriods = 20;
     int baselinePeriods = 32;
+    long waitWindowNs = 25_000_000L;
+    int waitOpenAfter = 2;
+    int waitResolveAfter = 4;
+    int linkOpenAfter = 7;
+    int minEntrySteps = 4;
+    double slowNodeEntryNs = 100_000;
+    double slowNodeEntryRatio = 2.0;
+    double slowNodeCriticalNs = 1_000_000;
+    int minLinkSteps = 8;
+    int linkWarmupWindows = 8;
+    double slowLinkRatio = 1.4;
+    double slowLinkRelative = 1.3;
+    double kernelLatenessNs = 50_000;
+    double kernelLatenessRatio = 2.0;
+
+    /** The wait-state detectors' evaluation window (default 25 ms of the communicator's anchor host). */
+    public AnomalyConfig waitWindowNs(final long ns)
+    {
+        if (ns <= 0)
+        {
+            throw new IllegalArgumentException("waitWindowNs must be > 0, was " + ns);
+        }
+        waitWindowNs = ns;
+        return this;
+    }
+
+    /**
+     * A rank straggles when its receivers' op entry wait exceeds its own by this much (default 100 µs) and by
+     * {@link #slowNodeEntryRatio} (default 2).
+     */
+    public AnomalyConfig slowNodeEntryNs(final double ns)
+    {
+        slowNodeEntryNs = ns;
+        return this;
+    }
+
+    public AnomalyConfig slowNodeEntryRatio(final double r)
+    {
+        slowNodeEntryRatio = r;
+        return this;
+    }
+
+    /** A link is slow at this multiple of its baseline network time per byte (default 1.4)... */
+    public AnomalyConfig slowLinkRatio(final double r)
+    {
+        slowLinkRatio = r;
+        return this;
+    }
+
+    /** ... and this multiple of its communicator's other links' (default 1.3). */
+    public AnomalyConfig slowLinkRelative(final double r)
+    {
+        slowLinkRelative = r;
+        return this;
+    }
 
     /** Active periods a link or NIC averages into its baseline before it is judged (default 20). */
     public AnomalyConfig warmupPeriods(final int n)

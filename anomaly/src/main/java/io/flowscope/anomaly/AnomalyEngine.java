@@ -47,10 +47,62 @@ public final class AnomalyEngine implements AnomalyStage
     private Host lastHost;
     private Comm lastComm;
 
+    /** Stragglers and slow links from real NCCL's wait states (first steps, network time per byte). */
+    private final WaitStateDetector waitStates;
+    /** Stragglers from GPU kernel timing (NVLink: no proxy steps). */
+    private final KernelLatenessDetector kernelLateness;
+
     public AnomalyEngine(final AnomalyConfig config, final AnomalySink sink)
     {
         this.config = config;
         this.sink = sink;
+        final Episode.Publisher publisher = new DetectorPublisher();
+        this.waitStates = new WaitStateDetector(config, publisher);
+        this.kernelLateness = new KernelLatenessDetector(config, publisher);
+    }
+
+    /** Publishes the wait-state detectors' anomalies into the engine's open set, once per kind and culprit. */
+    private final class DetectorPublisher implements Episode.Publisher
+    {
+        @Override
+        public Anomaly open(final AnomalyKind kind, final Culprit culprit, final Severity severity, final long startNs,
+            final long nowNs, final SortedMap<String, Double> ev, final String summary)
+        {
+            for (final Anomaly a : open.values())
+            {
+                final Culprit o = a.culprit();
+                if (a.kind() == kind && o.commHash() == culprit.commHash() && o.rank() == culprit.rank()
+                    && (kind != AnomalyKind.SLOW_LINK || o.peer() == culprit.peer()))
+                {
+                    return null;
+                }
+            }
+            final Anomaly a = new Anomaly(id(kind, culprit, startNs), kind, culprit, severity, startNs, nowNs, -1, ev,
+                startNs, nowNs, summary);
+            open.put(a.id(), a);
+            sink.onOpened(a);
+            return a;
+        }
+
+        @Override
+        public Anomaly update(final Anomaly o, final Severity severity, final long nowNs,
+            final SortedMap<String, Double> ev, final String summary)
+        {
+            final Anomaly a = new Anomaly(o.id(), o.kind(), o.culprit(), severity, o.startNs(), o.detectedNs(), -1, ev,
+                o.windowStartNs(), nowNs, summary);
+            open.put(a.id(), a);
+            sink.onUpdated(a);
+            return a;
+        }
+
+        @Override
+        public void resolve(final Anomaly o, final long nowNs)
+        {
+            final Anomaly a = new Anomaly(o.id(), o.kind(), o.culprit(), o.severity(), o.startNs(), o.detectedNs(),
+                nowNs, o.evidence(), o.windowStartNs(), o.windowEndNs(), o.summary());
+            open.remove(a.id());
+            sink.onResolved(a);
+        }
     }
 
     public AnomalyConfig config()
@@ -70,6 +122,7 @@ public final class AnomalyEngine implements AnomalyStage
     public void onSummary(final FlowSummary s)
     {
         summaries++;
+        waitStates.onSummary(s);
         // The host of the summary before, checked here: host() is too big to inline and a host's summaries come
         // together, so the call was paid per summary for this comparison.
         final Host last = lastHost;
@@ -121,6 +174,7 @@ public final class AnomalyEngine implements AnomalyStage
     @Override
     public void onCollective(final CollectiveSummary cs)
     {
+        kernelLateness.onCollective(cs);
         if (!cs.complete() || cs.nranks() < config.minLinks || cs.rank() < 0 || cs.rank() >= cs.nranks())
         {
             return;
@@ -170,6 +224,7 @@ public final class AnomalyEngine implements AnomalyStage
     @Override
     public void advanceTo(final long hostId, final long timeNs)
     {
+        waitStates.advanceTo(hostId, timeNs);
         final Host h = host(hostId);
         if (h.pending && timeNs - h.periodEndNs >= 0)
         {
@@ -1429,19 +1484,22 @@ public final class AnomalyEngine implements AnomalyStage
                 bestWaiters = waiters;
             }
         }
+        // With no waiting receive left in the graph (the stalled ones are on hosts whose time ran ahead of the
+        // others'), the stalled receives themselves are the graph: never a null culprit.
+        final List<RecvFlow> graph = waiting.isEmpty() ? stalled : waiting;
         if (best == null)
         {
             // A cycle: the sender of the receive that stalled first.
-            for (int i = 0; i < waiting.size(); i++)
+            for (int i = 0; i < graph.size(); i++)
             {
-                final RecvFlow f = waiting.get(i);
+                final RecvFlow f = graph.get(i);
                 if (best == null || f.lastProgressNs() < best.lastProgressNs()
                     || (f.lastProgressNs() == best.lastProgressNs() && better(f, best)))
                 {
                     best = f;
                 }
             }
-            bestWaiters = waitersOn(waiting, best.peer);
+            bestWaiters = waitersOn(graph, best.peer);
         }
         final Rank culpritRank = c.ranks.get(best.peer);
         final Host culpritHost = culpritRank != null && culpritRank.host != null ? culpritRank.host : best.host;

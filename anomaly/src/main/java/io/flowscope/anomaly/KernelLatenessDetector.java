@@ -1,0 +1,226 @@
+package io.flowscope.anomaly;
+
+import java.util.Arrays;
+import java.util.SortedMap;
+import java.util.TreeMap;
+
+import io.flowscope.window.CollectiveSummary;
+import org.agrona.collections.Int2ObjectHashMap;
+import org.agrona.collections.Long2LongHashMap;
+import org.agrona.collections.Long2ObjectHashMap;
+
+/**
+ * Stragglers (SLOW_NODE) from GPU kernel timing (KernelCh, GPU {@code %globaltimer}), where no proxy steps flow
+ * (NVLink inside a node). The ranks of a collective leave it together, so the rank whose kernel started last runs
+ * the shortest: the others wait inside theirs for its data. Per collective (matched by sequence number across
+ * ranks), each rank's lateness is the median of the others' GPU durations minus its own; a rank is late over an
+ * evaluation window when its mean lateness exceeds {@code kernelLatenessNs} and the others run
+ * {@code kernelLatenessRatio} times as long. Durations only: the GPUs' clocks never meet.
+ */
+final class KernelLatenessDetector
+{
+    /** A collective of one communicator waiting for every rank's duration. */
+    private static final class Round
+    {
+        long seq;
+        final long[] durationNs;
+        final long[] hostIds;
+        final long[] hostNs;
+        int reported;
+
+        Round(final int nranks)
+        {
+            durationNs = new long[nranks];
+            hostIds = new long[nranks];
+            hostNs = new long[nranks];
+        }
+    }
+
+    private static final class RankState
+    {
+        long hostId;
+        long latenessSumNs;
+        long ownSumNs;
+        long othersSumNs;
+        int collectives;
+        final Episode straggling;
+
+        RankState(final Episode e)
+        {
+            straggling = e;
+        }
+    }
+
+    private static final class Comm
+    {
+        final int nranks;
+        final long anchorHostId;
+        long windowStartNs;
+        long windowEndNs;
+        final Long2ObjectHashMap<Round> rounds = new Long2ObjectHashMap<>();
+        final Int2ObjectHashMap<RankState> ranks = new Int2ObjectHashMap<>();
+
+        Comm(final int nranks, final long anchorHostId)
+        {
+            this.nranks = nranks;
+            this.anchorHostId = anchorHostId;
+        }
+    }
+
+    /** Rounds kept per communicator before the oldest incomplete ones are dropped (a rank that never reports). */
+    private static final int MAX_ROUNDS = 256;
+
+    private final AnomalyConfig config;
+    private final Episode.Publisher publisher;
+    private final Long2ObjectHashMap<Comm> comms = new Long2ObjectHashMap<>();
+    private final Long2LongHashMap hostNow = new Long2LongHashMap(Long.MIN_VALUE);
+    private long[] scratch = new long[8];
+
+    KernelLatenessDetector(final AnomalyConfig config, final Episode.Publisher publisher)
+    {
+        this.config = config;
+        this.publisher = publisher;
+    }
+
+    void onCollective(final CollectiveSummary cs)
+    {
+        final int n = cs.nranks();
+        if (!cs.complete() || !cs.gpuTimed() || n < 2 || n > 1 << 16 || cs.rank() < 0 || cs.rank() >= n
+            || cs.durationNs() <= 0)
+        {
+            return;
+        }
+        final long t = cs.hostStopNs();
+        if (hostNow.get(cs.hostId()) == Long.MIN_VALUE || t - hostNow.get(cs.hostId()) > 0)
+        {
+            hostNow.put(cs.hostId(), t);
+        }
+        Comm c = comms.get(cs.commHash());
+        if (c == null || c.nranks != n)
+        {
+            c = new Comm(n, cs.hostId());
+            c.windowStartNs = t;
+            c.windowEndNs = t + config.waitWindowNs;
+            comms.put(cs.commHash(), c);
+        }
+        if (cs.hostId() == c.anchorHostId && t - c.windowEndNs >= 0)
+        {
+            evaluate(cs.commHash(), c, t);
+        }
+        Round r = c.rounds.get(cs.seqNumber());
+        if (r == null)
+        {
+            if (c.rounds.size() >= MAX_ROUNDS)
+            {
+                dropOldest(c);
+            }
+            r = new Round(n);
+            r.seq = cs.seqNumber();
+            Arrays.fill(r.durationNs, -1);
+            c.rounds.put(cs.seqNumber(), r);
+        }
+        if (r.durationNs[cs.rank()] < 0)
+        {
+            r.durationNs[cs.rank()] = cs.durationNs();
+            r.hostIds[cs.rank()] = cs.hostId();
+            r.hostNs[cs.rank()] = t;
+            if (++r.reported == n)
+            {
+                c.rounds.remove(r.seq);
+                account(c, r);
+            }
+        }
+    }
+
+    private static void dropOldest(final Comm c)
+    {
+        long oldest = Long.MAX_VALUE;
+        for (final Round r : c.rounds.values())
+        {
+            oldest = Math.min(oldest, r.seq);
+        }
+        c.rounds.remove(oldest);
+    }
+
+    /** Each rank's lateness in one complete collective. */
+    private void account(final Comm c, final Round r)
+    {
+        final int n = c.nranks;
+        if (scratch.length < n)
+        {
+            scratch = new long[n];
+        }
+        for (int i = 0; i < n; i++)
+        {
+            // The median of the others: over all n with this rank's own duration replaced by the others' spread
+            // is not exact, so sort the others (n is a communicator's size; rounds are rare next to summaries).
+            int k = 0;
+            for (int j = 0; j < n; j++)
+            {
+                if (j != i)
+                {
+                    scratch[k++] = r.durationNs[j];
+                }
+            }
+            Arrays.sort(scratch, 0, k);
+            final long others = k % 2 == 1 ? scratch[k / 2] : (scratch[k / 2 - 1] + scratch[k / 2]) / 2;
+            RankState s = c.ranks.get(i);
+            if (s == null)
+            {
+                s = new RankState(new Episode(config.waitOpenAfter, config.waitResolveAfter));
+                c.ranks.put(i, s);
+            }
+            s.hostId = r.hostIds[i];
+            s.latenessSumNs += others - r.durationNs[i];
+            s.ownSumNs += r.durationNs[i];
+            s.othersSumNs += others;
+            s.collectives++;
+        }
+    }
+
+    private void evaluate(final long commHash, final Comm c, final long nowNs)
+    {
+        final long anchorEnd = c.windowEndNs;
+        for (final Int2ObjectHashMap<RankState>.EntryIterator it = c.ranks.entrySet().iterator(); it.hasNext(); )
+        {
+            it.next();
+            final int rank = it.getIntKey();
+            final RankState s = it.getValue();
+            final long now = hostNow.get(s.hostId);
+            final boolean enough = s.collectives >= config.minEntrySteps;
+            final double late = enough ? (double)s.latenessSumNs / s.collectives : 0;
+            final double own = enough ? (double)s.ownSumNs / s.collectives : 0;
+            final double others = enough ? (double)s.othersSumNs / s.collectives : 0;
+            final boolean bad = enough && late >= config.kernelLatenessNs
+                && others >= config.kernelLatenessRatio * Math.max(own, 1.0);
+            final int collectives = s.collectives;
+            s.latenessSumNs = 0;
+            s.ownSumNs = 0;
+            s.othersSumNs = 0;
+            s.collectives = 0;
+            if (!bad)
+            {
+                s.straggling.good(publisher, now);
+                continue;
+            }
+            if (!s.straggling.bad(c.windowStartNs))
+            {
+                continue;
+            }
+            final SortedMap<String, Double> ev = new TreeMap<>();
+            ev.put("latenessNsPerOp", late);
+            ev.put("ownGpuDurationNs", own);
+            ev.put("othersGpuDurationNs", others);
+            ev.put("operations", (double)collectives);
+            final String summary = String.format("rank %d delays comm 0x%x by %.3f ms per collective: its kernels "
+                + "start last and run %.3f ms while the others' run %.3f ms waiting for it (GPU timestamps)", rank,
+                commHash, late / 1e6, own / 1e6, others / 1e6);
+            final Severity sev = late >= config.slowNodeCriticalNs ? Severity.CRITICAL : Severity.WARNING;
+            s.straggling.publish(publisher, AnomalyKind.SLOW_NODE, Culprit.rank(s.hostId, commHash, rank), sev,
+                now - (anchorEnd - s.straggling.firstBadStartNs()), now, ev, summary);
+        }
+        final long w = config.waitWindowNs;
+        c.windowStartNs = nowNs - c.windowEndNs >= w ? nowNs - Math.floorMod(nowNs - c.windowEndNs, w) : c.windowEndNs;
+        c.windowEndNs = c.windowStartNs + w;
+    }
+}
