@@ -7,7 +7,6 @@ import java.util.Map;
 import java.util.stream.Stream;
 
 import io.flowscope.anomaly.Anomaly;
-import io.flowscope.collector.AnomalyEvent;
 import io.flowscope.collector.CollectorConfig;
 import io.flowscope.collector.Replay;
 
@@ -32,13 +31,10 @@ public final class TraceProbe
                     final Replay.Result r = Replay.run(events, cfg, Long.MIN_VALUE, Long.MAX_VALUE, null, null, x -> { });
                     System.out.printf("== %s (%s) %d batches %d entries, %d corrupt, %.1f s%n", d.getFileName(), truth,
                         r.documents(), r.entries(), r.corruptDocuments(), r.seconds());
-                    for (final AnomalyEvent e : r.events())
+                    final Map<Long, Anomaly> last = new java.util.LinkedHashMap<>();
+                    r.events().forEach(e -> last.put(e.anomaly().id(), e.anomaly()));
+                    for (final Anomaly a : last.values())
                     {
-                        if (!"opened".equals(e.type()))
-                        {
-                            continue;
-                        }
-                        final Anomaly a = e.anomaly();
                         System.out.printf("  %s %s %s rank=%d peer=%d start=%+.1fms detect=%+.1fms end=%s  %s%n",
                             a.kind(), a.severity(), Long.toHexString(a.culprit().hostId()), a.culprit().rank(),
                             a.culprit().peer(), (a.startNs() - truth.faultStartNs()) / 1e6,
