@@ -132,9 +132,9 @@ final class WaitStateDetector
         ev.put("ownEntryWaitNs", of[0]);
         ev.put("ownGpuFirstSlotWaitNs", ownGpu);
         ev.put("operations", on[1]);
-        final String summary = String.format("rank %d delays comm 0x%x by %.2f ms per operation: its peers wait "
-            + "%.2f ms for its first data, it waits %.2f ms for theirs (%s)", r.rank, c.commHash, late / 1e6,
-            on[0] / 1e6, of[0] / 1e6, gpu ? String.format("its own GPU takes %.2f ms to its first data", ownGpu / 1e6)
+        final String summary = String.format("rank %d holds up comm 0x%x: at each operation's start its peers "
+            + "wait %.2f ms for its first data, it waits %.2f ms for theirs (%.2f ms more, %d operations; %s)",
+            r.rank, c.commHash, on[0] / 1e6, of[0] / 1e6, late / 1e6, (long)on[1], gpu ? String.format("its own GPU takes %.2f ms to its first data", ownGpu / 1e6)
                 : "it arrives late: its CPU calls late, its GPU is not the cause");
         final Severity sev = late >= config.slowNodeCriticalNs ? Severity.CRITICAL : Severity.WARNING;
         // The onset on the culprit's clock: the first bad window's start, translated by its age.

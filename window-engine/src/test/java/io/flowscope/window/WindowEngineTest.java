@@ -55,6 +55,42 @@ class WindowEngineTest
     }
 
     @Test
+    void anOpsFirstStepsWaitsAreItsEntryWaitsAndOnlyTheFirstStepCounts()
+    {
+        final WindowEngine e = engine(new WindowConfig());
+        e.onProxyOpStart(1, 9, 0, 1, 0, false, 1_000);
+        // Receive steps 0 and 1: only step 0's 10 -> 11 (100 ns) is the entry wait.
+        recvStep(e, 2, 1, 1_000, 4096);
+        e.onProxyStepStart(3, 1, 1, 2_000);
+        e.onProxyStepState(3, 10, 0, 2_000);
+        e.onProxyStepState(3, 11, 4096, 2_900);
+        e.onProxyStepStop(3, 3_000);
+        // Send steps 0 (8 -> 20 after 300 ns, then 9) and 1 (8 -> 9 after 50 ns): step 0's GPU wait only.
+        e.onProxyOpStart(4, 9, 0, 1, 0, true, 1_000);
+        e.onProxyStepStart(5, 4, 0, 1_000);
+        e.onProxyStepState(5, 8, 0, 1_000);
+        e.onProxyStepState(5, 20, 4096, 1_300);
+        e.onProxyStepState(5, 9, 4096, 1_400);
+        e.onProxyStepStop(5, 1_600);
+        e.onProxyStepStart(6, 4, 1, 1_700);
+        e.onProxyStepState(6, 8, 0, 1_700);
+        e.onProxyStepState(6, 9, 4096, 1_750);
+        e.onProxyStepStop(6, 1_900);
+        e.flush();
+
+        assertThat(out).hasSize(2);
+        final FlowSummary recv = out.stream().filter(s -> !s.isSend()).findFirst().orElseThrow();
+        final FlowSummary send = out.stream().filter(FlowSummary::isSend).findFirst().orElseThrow();
+        assertThat(recv.firstSteps()).isEqualTo(1);
+        assertThat(recv.firstStepWaitSumNs()).isEqualTo(100);
+        assertThat(recv.phaseSumNs(Phase.NETWORK)).as("every step's network phase").isEqualTo(1_000);
+        assertThat(send.firstSteps()).isEqualTo(1);
+        assertThat(send.firstStepWaitSumNs()).isEqualTo(300);
+        assertThat(aggregates).filteredOn(a -> a.kind() == FlowSummary.KIND_RANK && !a.isSend())
+            .extracting(FlowSummary::firstStepWaitSumNs).containsExactly(100L);
+    }
+
+    @Test
     void shouldCountPostedSendBytesAsOutstandingUntilTheStop()
     {
         final WindowEngine e = engine(new WindowConfig());

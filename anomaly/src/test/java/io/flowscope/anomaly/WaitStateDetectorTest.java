@@ -1,0 +1,113 @@
+package io.flowscope.anomaly;
+
+import java.util.List;
+
+import org.junit.jupiter.api.Test;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The wait-state detectors on proxy-step traffic shaped like real NCCL's ({@link RingTraffic}): a straggler is
+ * named from the op entry waits on a 2-rank communicator, sustained lateness only; a slow link from the sender's
+ * network time per byte, never when its sender straggles.
+ */
+class WaitStateDetectorTest
+{
+    private static final int OPS = 600;
+    /** Ops 200..400 (360 ms .. 720 ms at 1.8 ms an op). */
+    private static final int FROM = 200;
+    private static final int TO = 400;
+
+    @Test
+    void aFaultFreeTwoRankRingRaisesNothing()
+    {
+        final RingTraffic t = new RingTraffic();
+        assertThat(t.run(OPS, new AnomalyConfig())).isEmpty();
+    }
+
+    @Test
+    void aRankWhoseCpuArrivesLateIsNamedOnATwoRankCommunicatorAndResolvedAfter()
+    {
+        final RingTraffic t = new RingTraffic();
+        t.lateNs = RingTraffic.between(FROM, TO, 1, 1_000_000, 0);
+        final List<Anomaly> opened = t.run(OPS, new AnomalyConfig());
+
+        assertThat(opened).hasSize(1);
+        final Anomaly a = opened.get(0);
+        assertThat(a.kind()).isEqualTo(AnomalyKind.SLOW_NODE);
+        assertThat(a.culprit().rank()).isEqualTo(1);
+        assertThat(a.culprit().commHash()).isEqualTo(RingTraffic.COMM);
+        final long onset = 1_000_000_000L + FROM * t.opPeriodNs;
+        assertThat(a.detectedNs() - onset).isBetween(0L, 100_000_000L);
+        assertThat(a.evidence().get("latenessNsPerOp")).isBetween(900_000.0, 1_600_000.0);
+        assertThat(a.summary()).contains("arrives late");
+        assertThat(t.resolved).extracting(Anomaly::id).containsExactly(a.id());
+        assertThat(t.resolved.get(0).resolvedNs() - (1_000_000_000L + TO * t.opPeriodNs)).isBetween(0L, 150_000_000L);
+    }
+
+    @Test
+    void aRankWhoseGpuIsBusyIsNamedWithItsGpuAsTheCause()
+    {
+        final RingTraffic t = new RingTraffic();
+        t.ranks = 4;
+        t.gpu = true;
+        t.lateNs = RingTraffic.between(FROM, TO, 2, 600_000, 0);
+        final List<Anomaly> opened = t.run(OPS, new AnomalyConfig());
+
+        assertThat(opened).extracting(Anomaly::kind).containsExactly(AnomalyKind.SLOW_NODE);
+        assertThat(opened.get(0).culprit().rank()).as("the late rank, not the ones behind it").isEqualTo(2);
+        assertThat(opened.get(0).summary()).contains("its own GPU");
+    }
+
+    @Test
+    void oneLateOperationAmongHealthyOnesIsNotAStraggler()
+    {
+        final RingTraffic t = new RingTraffic();
+        // Every 25th op of rank 0 is 3 ms late (a scheduling outlier, a GC pause): never two windows running.
+        t.lateNs = (op, rank) -> rank == 0 && op % 25 == 0 ? 3_000_000 : 0;
+        assertThat(t.run(OPS, new AnomalyConfig())).isEmpty();
+    }
+
+    @Test
+    void aLatenessUnderTheThresholdIsNotNamed()
+    {
+        final RingTraffic t = new RingTraffic();
+        t.lateNs = RingTraffic.between(FROM, TO, 1, 60_000, 0);
+        assertThat(t.run(OPS, new AnomalyConfig())).isEmpty();
+    }
+
+    @Test
+    void aSlowLinkIsNamedBySenderAndReceiver()
+    {
+        final RingTraffic t = new RingTraffic();
+        t.slowdownPercent = RingTraffic.between(FROM, TO, 1, 180, 100);
+        final List<Anomaly> opened = t.run(OPS, new AnomalyConfig());
+
+        assertThat(opened).extracting(Anomaly::kind).containsExactly(AnomalyKind.SLOW_LINK);
+        final Anomaly a = opened.get(0);
+        assertThat(a.culprit().rank()).isEqualTo(1);
+        assertThat(a.culprit().peer()).isEqualTo(0);
+        assertThat(a.detectedNs() - (1_000_000_000L + FROM * t.opPeriodNs)).isBetween(0L, 250_000_000L);
+        assertThat(a.evidence().get("fractionOfBaseline")).isBetween(0.45, 0.65);
+    }
+
+    @Test
+    void aShortSlowdownOfOneDirectionIsNoSlowLink()
+    {
+        final RingTraffic t = new RingTraffic();
+        // 100 ms at twice the network time: fault-free socket runs show such episodes (docs/detection.md).
+        t.slowdownPercent = RingTraffic.between(FROM, FROM + 55, 1, 200, 100);
+        assertThat(t.run(OPS, new AnomalyConfig())).isEmpty();
+    }
+
+    @Test
+    void theSendsOfALateRankLookSlowButNameNoLink()
+    {
+        final RingTraffic t = new RingTraffic();
+        t.lateNs = RingTraffic.between(FROM, TO, 1, 1_000_000, 0);
+        // A late rank bursts its sends: they queue on the connection (real traces: 1.7x the network time).
+        t.slowdownPercent = RingTraffic.between(FROM, TO, 1, 175, 100);
+        assertThat(t.run(OPS, new AnomalyConfig())).extracting(Anomaly::kind)
+            .containsExactly(AnomalyKind.SLOW_NODE);
+    }
+}
