@@ -91,7 +91,7 @@ record() {
   [ $rc -eq 0 ] || { echo "   FAILED: tail of workload.log:"; tail -15 "$dir/workload.log" | sed 's/^/   | /'; }
   # decode in the background while the next case runs
   ( "$JAVA" "${JFLAGS[@]}" -Xmx2g -cp "$ROOT/.carry/lib/*" io.flowscope.collector.Main inspect "$journal" \
-      2>"$logs/inspect.err" | gzip -6 >"$dir/events.jsonl.gz"
+      2>"$logs/inspect.err" | gzip -9n >"$dir/events.jsonl.gz"
     rm -rf "$journal" ) &
 }
 

@@ -7,8 +7,11 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
+import java.util.function.Function;
 import java.util.function.Supplier;
 
+import io.flowscope.anomaly.AnomalySink;
+import io.flowscope.anomaly.AnomalyStage;
 import io.flowscope.sink.influx.InfluxSchema;
 import io.vertx.core.Vertx;
 import io.vertx.core.VertxOptions;
@@ -98,6 +101,13 @@ public final class CollectorService implements AutoCloseable
     public static CollectorService start(final CollectorConfig config, final Source source,
         final Consumer<AnomalyEvent> console) throws Exception
     {
+        return start(config, source, AnomalyStages::create, console);
+    }
+
+    /** With another anomaly stage than the service's: tests inject a stage that fails. */
+    static CollectorService start(final CollectorConfig config, final Source source,
+        final Function<AnomalySink, AnomalyStage> stageFactory, final Consumer<AnomalyEvent> console) throws Exception
+    {
         LOG.info("configuration: {}", config);
         final Vertx vertx = Vertx.vertx(new VertxOptions().setEventLoopPoolSize(1).setWorkerPoolSize(2));
         final DrainLoop[] drainRef = new DrainLoop[1];
@@ -115,7 +125,7 @@ public final class CollectorService implements AutoCloseable
                 ext.health.forEach((k, v) -> h.put(k, v.get()));
                 return h;
             }, config.security(), () -> Metrics.renderSinks(sinks.statuses()) + ext.metrics());
-        final DrainLoop drain = new DrainLoop(config, source, AnomalyStages::create, e ->
+        final DrainLoop drain = new DrainLoop(config, source, stageFactory, e ->
         {
             http.publish(e);
             sinks.onAnomaly(e);
@@ -158,8 +168,10 @@ public final class CollectorService implements AutoCloseable
         final Map<String, Object> h = new LinkedHashMap<>();
         final Snapshot s = drain.snapshot();
         final String jf = s.stats().journalFailure();
+        final IngestFailures.Counts failures = s.stats().failures();
+        // input that made a stage throw lately: detection may have missed what that input carried
         final String status = drain.crashed() != null ? "DOWN" :
-            jf != null ? "DEGRADED" : "UP";
+            jf != null || failures.recent(System.currentTimeMillis()) ? "DEGRADED" : "UP";
         h.put("status", status);
         h.put("ready", drain.isReady());
         h.put("source", s.stats().source());
@@ -174,11 +186,29 @@ public final class CollectorService implements AutoCloseable
         j.put("failure", jf);
         j.put("recoveredEntries", drain.recoveredEntries());
         h.put("journal", j);
+        h.put("failures", failuresHealth(failures));
         if (drain.crashed() != null)
         {
             h.put("error", drain.crashed().toString());
         }
         return h;
+    }
+
+    /** {@code failures} of {@code /api/health}: how many, by stage, and the last one with its time. */
+    private static Map<String, Object> failuresHealth(final IngestFailures.Counts c)
+    {
+        final Map<String, Object> f = new LinkedHashMap<>();
+        f.put("total", c.total());
+        final Map<String, Object> byStage = new LinkedHashMap<>();
+        for (final IngestFailures.Stage stage : IngestFailures.Stage.values())
+        {
+            byStage.put(stage.label(), c.of(stage));
+        }
+        f.put("byStage", byStage);
+        f.put("last", c.last());
+        f.put("lastAtMs", c.total() > 0 ? c.lastWallMs() : null);
+        f.put("recent", c.recent(System.currentTimeMillis()));
+        return f;
     }
 
     public int port()

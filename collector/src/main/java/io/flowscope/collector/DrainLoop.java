@@ -22,6 +22,12 @@ import org.slf4j.LoggerFactory;
  * {@link Snapshot} every {@code publish.intervalMs}. Everything the engines own stays on this thread; the HTTP side
  * reads the latest snapshot and receives anomaly events through {@code anomalyListener} (which must hand them over,
  * e.g. {@code Context.runOnContext}).
+ * <p>
+ * No input stops the loop: an exception in a batch is caught where it was thrown (the {@link Pipeline} isolates the
+ * window engine, the anomaly stage and the outputs from each other; the source's poll and the loop's own work are
+ * caught here), counted by stage in {@link IngestFailures} ({@code flowscope_ingest_failures_total}, {@code
+ * failures} in {@code /api/health}), logged rate-limited, and the next batch is drained. What a failing poll handed
+ * over before it threw is still journaled. Only an {@link Error} (out of memory) ends the loop: DOWN in health.
  */
 public final class DrainLoop
 {
@@ -230,27 +236,44 @@ public final class DrainLoop
     private void loop(final Pipeline pipeline, final JournalWriter journal)
     {
         final long intervalNs = TimeUnit.MILLISECONDS.toNanos(config.publishIntervalMs());
+        final IngestFailures failures = pipeline.failures();
         long nextPublish = System.nanoTime();
         long lastEvents = 0;
         long lastPublishNs = System.nanoTime();
         int idle = 0;
         while (running && !source.finished())
         {
-            final int n = source.poll(pipeline);
-            final long nowMono = System.nanoTime();
-            pipeline.endBatch(System.currentTimeMillis() * 1_000_000L);
-            lastIterationMs = System.currentTimeMillis();
-            if (nowMono - nextPublish >= 0)
+            int n = 0;
+            try
             {
-                final double rate = (pipeline.events() - lastEvents) * 1e9 / Math.max(1, nowMono - lastPublishNs);
-                lastEvents = pipeline.events();
-                lastPublishNs = nowMono;
-                nextPublish = nowMono + intervalNs;
-                if (pipeline.lastEventNs() != Long.MIN_VALUE)
+                n = source.poll(pipeline);
+            }
+            catch (final RuntimeException e)
+            {
+                failures.record(IngestFailures.Stage.SOURCE, "poll of " + source.describe(), e);
+            }
+            final long nowMono = System.nanoTime();
+            try
+            {
+                // also after a failed poll: what it handed over before it threw is journaled with this batch
+                pipeline.endBatch(System.currentTimeMillis() * 1_000_000L);
+                lastIterationMs = System.currentTimeMillis();
+                if (nowMono - nextPublish >= 0)
                 {
-                    pipeline.expireBefore(pipeline.lastEventNs() - TimeUnit.SECONDS.toNanos(30));
+                    final double rate = (pipeline.events() - lastEvents) * 1e9 / Math.max(1, nowMono - lastPublishNs);
+                    lastEvents = pipeline.events();
+                    lastPublishNs = nowMono;
+                    nextPublish = nowMono + intervalNs;
+                    if (pipeline.lastEventNs() != Long.MIN_VALUE)
+                    {
+                        pipeline.expireBefore(pipeline.lastEventNs() - TimeUnit.SECONDS.toNanos(30));
+                    }
+                    snapshot.set(pipeline.snapshot(System.currentTimeMillis(), stats(pipeline, journal, rate)));
                 }
-                snapshot.set(pipeline.snapshot(System.currentTimeMillis(), stats(pipeline, journal, rate)));
+            }
+            catch (final RuntimeException e)
+            {
+                failures.record(IngestFailures.Stage.DRAIN, "end of batch", e);
             }
             if (n == 0)
             {
@@ -281,6 +304,6 @@ public final class DrainLoop
         return new Stats(p.events(), rate, rf.records(), rf.attached(), rf.corrupt(), rf.producerDrops(), rf.lag(),
             engineDrops, journal != null ? journal.bytesOnDisk() : 0, journal != null ? journal.entriesWritten() : 0,
             journal != null ? journal.entriesDropped() : 0, jf, System.currentTimeMillis() - lastIterationMs,
-            p.summaries(), open, source.describe());
+            p.summaries(), open, source.describe(), p.failures().counts());
     }
 }

@@ -34,6 +34,14 @@ public final class Metrics
         gauge(b, "flowscope_journal_up", "1 while the journal is written", st.journalFailure() == null ? 1 : 0);
         counter(b, "flowscope_summaries_total", "Flow summaries emitted by the window engine", st.summariesTotal());
         gauge(b, "flowscope_anomalies_open", "Anomalies open now", st.anomaliesOpen());
+        b.append("# HELP flowscope_ingest_failures_total Exceptions caught while handling input, by stage " +
+            "(counted and skipped: ingest went on)\n");
+        b.append("# TYPE flowscope_ingest_failures_total counter\n");
+        for (final IngestFailures.Stage stage : IngestFailures.Stage.values())
+        {
+            b.append("flowscope_ingest_failures_total{stage=\"").append(stage.label()).append("\"} ")
+                .append(st.failures().of(stage)).append('\n');
+        }
         b.append("# HELP flowscope_anomaly_open An open anomaly (1) by kind and culprit\n");
         b.append("# TYPE flowscope_anomaly_open gauge\n");
         for (final Anomaly a : s.anomalies())

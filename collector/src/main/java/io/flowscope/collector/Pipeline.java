@@ -29,6 +29,12 @@ import org.agrona.collections.Long2ObjectHashMap;
  * its flow and collective summaries go to the anomaly stage and to the latest-value tables; anomalies go to the
  * listener (the live stream) and the journal. {@link #snapshot} copies what the HTTP side serves into an immutable
  * {@link Snapshot}. Nothing here is shared: the drain thread owns it (or the replay command).
+ * <p>
+ * An exception thrown by one of them is caught where it was thrown, counted in {@link #failures()} and logged
+ * (rate-limited), and the rest goes on: the journal has already taken the input (it is written before the engine
+ * sees it), an anomaly stage that throws on a summary does not stop the window engine from emitting the period's
+ * other summaries, a listener that throws does not stop the other announcements, and the drain loop gets the next
+ * batch. One bad input costs what it touched, never the service.
  */
 public final class Pipeline implements TelemetryListener, AnomalySink
 {
@@ -56,10 +62,20 @@ public final class Pipeline implements TelemetryListener, AnomalySink
     private FlowSummarySink summaryTap;
     private CollectiveSink collectiveTap;
     private List<Anomaly> anomalyList = List.of();
+    private final IngestFailures failures;
+    /** Tells the stage one host's time; a field, so that ending a batch allocates and boxes nothing. */
+    private final org.agrona.collections.LongLongConsumer advanceHost = this::advanceStage;
 
     public Pipeline(final WindowConfig windowConfig, final Function<AnomalySink, AnomalyStage> stageFactory,
         final Consumer<AnomalyEvent> anomalyListener)
     {
+        this(windowConfig, stageFactory, anomalyListener, new IngestFailures());
+    }
+
+    public Pipeline(final WindowConfig windowConfig, final Function<AnomalySink, AnomalyStage> stageFactory,
+        final Consumer<AnomalyEvent> anomalyListener, final IngestFailures failures)
+    {
+        this.failures = failures;
         this.stage = stageFactory.apply(this);
         this.anomalyListener = anomalyListener;
         this.engine = new WindowEngine(windowConfig, this::onFlowSummary, this::onCollectiveSummary);
@@ -93,6 +109,12 @@ public final class Pipeline implements TelemetryListener, AnomalySink
     public WindowEngine engine()
     {
         return engine;
+    }
+
+    /** Exceptions caught while handling input (by stage), here and in the drain loop around it. */
+    public IngestFailures failures()
+    {
+        return failures;
     }
 
     public long events()
@@ -142,7 +164,14 @@ public final class Pipeline implements TelemetryListener, AnomalySink
         {
             journal.onProxyOpStop(SimulatedRun.TICK_KEY, timeNs);
         }
-        engine.onProxyOpStop(SimulatedRun.TICK_KEY, timeNs);
+        try
+        {
+            engine.onProxyOpStop(SimulatedRun.TICK_KEY, timeNs);
+        }
+        catch (final RuntimeException e)
+        {
+            failures.record(IngestFailures.Stage.WINDOW, "idle tick", e);
+        }
         idleTicks++;
         if (saved != hostId)
         {
@@ -184,7 +213,7 @@ public final class Pipeline implements TelemetryListener, AnomalySink
      */
     public void endBatch(final long wallNowNs)
     {
-        hostTimes.forEach(stage::advanceTo);
+        hostTimes.forEachLong(advanceHost);
         if (journal != null)
         {
             journal.flush(wallNowNs);
@@ -204,17 +233,44 @@ public final class Pipeline implements TelemetryListener, AnomalySink
             return false;
         }
         eventsAtFinish = events;
-        engine.flush();
-        hostTimes.forEach(stage::advanceTo);
+        try
+        {
+            engine.flush();
+        }
+        catch (final RuntimeException e)
+        {
+            failures.record(IngestFailures.Stage.WINDOW, "end of input", e);
+        }
+        hostTimes.forEachLong(advanceHost);
         announcePending();
         return true;
+    }
+
+    /** One host at a time: a stage that throws on one host's clock still hears the others'. */
+    private void advanceStage(final long hostId, final long timeNs)
+    {
+        try
+        {
+            stage.advanceTo(hostId, timeNs);
+        }
+        catch (final RuntimeException e)
+        {
+            failures.record(IngestFailures.Stage.ANOMALY, "advanceTo(host " + FlowRow.hex(hostId) + ")", e);
+        }
     }
 
     private void announcePending()
     {
         for (int i = 0; i < pendingAnnouncements.size(); i++)
         {
-            anomalyListener.accept(pendingAnnouncements.get(i));
+            try
+            {
+                anomalyListener.accept(pendingAnnouncements.get(i));
+            }
+            catch (final RuntimeException e)
+            {
+                failures.record(IngestFailures.Stage.OUTPUT, "anomaly announcement", e);
+            }
         }
         pendingAnnouncements.clear();
     }
@@ -236,7 +292,14 @@ public final class Pipeline implements TelemetryListener, AnomalySink
         {
             journal.onHost(hostId);
         }
-        engine.onHost(hostId);
+        try
+        {
+            engine.onHost(hostId);
+        }
+        catch (final RuntimeException e)
+        {
+            failures.record(IngestFailures.Stage.WINDOW, "host", e);
+        }
     }
 
     @Override
@@ -248,7 +311,14 @@ public final class Pipeline implements TelemetryListener, AnomalySink
         {
             journal.onProxyOpStart(opKey, commHash, rank, peer, channel, isSend, timeNs);
         }
-        engine.onProxyOpStart(opKey, commHash, rank, peer, channel, isSend, timeNs);
+        try
+        {
+            engine.onProxyOpStart(opKey, commHash, rank, peer, channel, isSend, timeNs);
+        }
+        catch (final RuntimeException e)
+        {
+            failures.record(IngestFailures.Stage.WINDOW, "ProxyOp start", e);
+        }
     }
 
     @Override
@@ -259,7 +329,14 @@ public final class Pipeline implements TelemetryListener, AnomalySink
         {
             journal.onProxyOpStop(opKey, timeNs);
         }
-        engine.onProxyOpStop(opKey, timeNs);
+        try
+        {
+            engine.onProxyOpStop(opKey, timeNs);
+        }
+        catch (final RuntimeException e)
+        {
+            failures.record(IngestFailures.Stage.WINDOW, "ProxyOp stop", e);
+        }
     }
 
     @Override
@@ -270,7 +347,14 @@ public final class Pipeline implements TelemetryListener, AnomalySink
         {
             journal.onProxyStepStart(stepKey, opKey, step, timeNs);
         }
-        engine.onProxyStepStart(stepKey, opKey, step, timeNs);
+        try
+        {
+            engine.onProxyStepStart(stepKey, opKey, step, timeNs);
+        }
+        catch (final RuntimeException e)
+        {
+            failures.record(IngestFailures.Stage.WINDOW, "ProxyStep start", e);
+        }
     }
 
     @Override
@@ -281,7 +365,14 @@ public final class Pipeline implements TelemetryListener, AnomalySink
         {
             journal.onProxyStepState(stepKey, state, transSize, timeNs);
         }
-        engine.onProxyStepState(stepKey, state, transSize, timeNs);
+        try
+        {
+            engine.onProxyStepState(stepKey, state, transSize, timeNs);
+        }
+        catch (final RuntimeException e)
+        {
+            failures.record(IngestFailures.Stage.WINDOW, "ProxyStep state", e);
+        }
     }
 
     @Override
@@ -292,7 +383,14 @@ public final class Pipeline implements TelemetryListener, AnomalySink
         {
             journal.onProxyStepStop(stepKey, timeNs);
         }
-        engine.onProxyStepStop(stepKey, timeNs);
+        try
+        {
+            engine.onProxyStepStop(stepKey, timeNs);
+        }
+        catch (final RuntimeException e)
+        {
+            failures.record(IngestFailures.Stage.WINDOW, "ProxyStep stop", e);
+        }
     }
 
     @Override
@@ -304,7 +402,14 @@ public final class Pipeline implements TelemetryListener, AnomalySink
         {
             journal.onQpStart(wrKey, device, qpNum, opcode, length, timeNs);
         }
-        engine.onQpStart(wrKey, device, qpNum, opcode, length, timeNs);
+        try
+        {
+            engine.onQpStart(wrKey, device, qpNum, opcode, length, timeNs);
+        }
+        catch (final RuntimeException e)
+        {
+            failures.record(IngestFailures.Stage.WINDOW, "QP work request posted", e);
+        }
     }
 
     @Override
@@ -315,7 +420,14 @@ public final class Pipeline implements TelemetryListener, AnomalySink
         {
             journal.onQpStop(wrKey, timeNs);
         }
-        engine.onQpStop(wrKey, timeNs);
+        try
+        {
+            engine.onQpStop(wrKey, timeNs);
+        }
+        catch (final RuntimeException e)
+        {
+            failures.record(IngestFailures.Stage.WINDOW, "QP work request completed", e);
+        }
     }
 
     @Override
@@ -329,8 +441,15 @@ public final class Pipeline implements TelemetryListener, AnomalySink
             journal.onCollStart(collKey, commHash, rank, nranks, func, algo, proto, count, datatypeSize, nChannels,
                 seqNumber, timeNs);
         }
-        engine.onCollStart(collKey, commHash, rank, nranks, func, algo, proto, count, datatypeSize, nChannels,
-            seqNumber, timeNs);
+        try
+        {
+            engine.onCollStart(collKey, commHash, rank, nranks, func, algo, proto, count, datatypeSize, nChannels,
+                seqNumber, timeNs);
+        }
+        catch (final RuntimeException e)
+        {
+            failures.record(IngestFailures.Stage.WINDOW, "collective start", e);
+        }
     }
 
     @Override
@@ -341,7 +460,14 @@ public final class Pipeline implements TelemetryListener, AnomalySink
         {
             journal.onCollStop(collKey, timeNs);
         }
-        engine.onCollStop(collKey, timeNs);
+        try
+        {
+            engine.onCollStop(collKey, timeNs);
+        }
+        catch (final RuntimeException e)
+        {
+            failures.record(IngestFailures.Stage.WINDOW, "collective stop", e);
+        }
     }
 
     @Override
@@ -353,7 +479,14 @@ public final class Pipeline implements TelemetryListener, AnomalySink
         {
             journal.onKernelChStart(chKey, collKey, channel, pTimerNs, timeNs);
         }
-        engine.onKernelChStart(chKey, collKey, channel, pTimerNs, timeNs);
+        try
+        {
+            engine.onKernelChStart(chKey, collKey, channel, pTimerNs, timeNs);
+        }
+        catch (final RuntimeException e)
+        {
+            failures.record(IngestFailures.Stage.WINDOW, "KernelCh start", e);
+        }
     }
 
     @Override
@@ -364,7 +497,14 @@ public final class Pipeline implements TelemetryListener, AnomalySink
         {
             journal.onKernelChStop(chKey, pTimerNs, timeNs);
         }
-        engine.onKernelChStop(chKey, pTimerNs, timeNs);
+        try
+        {
+            engine.onKernelChStop(chKey, pTimerNs, timeNs);
+        }
+        catch (final RuntimeException e)
+        {
+            failures.record(IngestFailures.Stage.WINDOW, "KernelCh stop", e);
+        }
     }
 
     // ---- window engine output -------------------------------------------------------------------------------
@@ -372,10 +512,24 @@ public final class Pipeline implements TelemetryListener, AnomalySink
     private void onFlowSummary(final FlowSummary s)
     {
         summaries++;
-        stage.onSummary(s);
+        try
+        {
+            stage.onSummary(s);
+        }
+        catch (final RuntimeException e)
+        {
+            failures.record(IngestFailures.Stage.ANOMALY, "flow summary", e);
+        }
         if (summaryTap != null)
         {
-            summaryTap.onSummary(s);
+            try
+            {
+                summaryTap.onSummary(s);
+            }
+            catch (final RuntimeException e)
+            {
+                failures.record(IngestFailures.Stage.OUTPUT, "flow summary tap", e);
+            }
         }
         final long key = key(s);
         FlowSummary copy = latest.get(key);
@@ -390,10 +544,24 @@ public final class Pipeline implements TelemetryListener, AnomalySink
     private void onCollectiveSummary(final CollectiveSummary s)
     {
         collectives++;
-        stage.onCollective(s);
+        try
+        {
+            stage.onCollective(s);
+        }
+        catch (final RuntimeException e)
+        {
+            failures.record(IngestFailures.Stage.ANOMALY, "collective summary", e);
+        }
         if (collectiveTap != null)
         {
-            collectiveTap.onCollective(s);
+            try
+            {
+                collectiveTap.onCollective(s);
+            }
+            catch (final RuntimeException e)
+            {
+                failures.record(IngestFailures.Stage.OUTPUT, "collective summary tap", e);
+            }
         }
     }
 

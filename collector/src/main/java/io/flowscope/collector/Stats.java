@@ -19,11 +19,13 @@ package io.flowscope.collector;
  * @param summariesTotal      flow summaries emitted by the window engine
  * @param anomaliesOpen       anomalies open now
  * @param source              what feeds the service
+ * @param failures            exceptions caught while handling input, by stage (ingest went on)
  */
 public record Stats(long eventsTotal, double eventsPerSecond, long ringRecordsTotal, int ringsAttached,
     long ringCorrupt, long ringProducerDrops, long ringLagRecords, long engineDrops, long journalBytes,
     long journalEntries, long journalDropped, String journalFailure, long drainLoopLagMs, long summariesTotal,
-    long anomaliesOpen, String source)
+    long anomaliesOpen, String source, IngestFailures.Counts failures)
 {
-    public static final Stats ZERO = new Stats(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, null, 0, 0, 0, "starting");
+    public static final Stats ZERO = new Stats(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, null, 0, 0, 0, "starting",
+        IngestFailures.Counts.NONE);
 }

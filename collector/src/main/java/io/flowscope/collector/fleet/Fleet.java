@@ -142,7 +142,8 @@ public final class Fleet
         final List<io.flowscope.anomaly.Anomaly> list = agg.anomalies();
         final long open = list.stream().filter(io.flowscope.anomaly.Anomaly::isOpen).count();
         final Stats s = new Stats(agg.records(), 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, null, 0, agg.records(), open,
-            "fleet aggregator " + agg.instance() + " on " + fleet.summariesTopic());
+            "fleet aggregator " + agg.instance() + " on " + fleet.summariesTopic(),
+            io.flowscope.collector.IngestFailures.Counts.NONE);
         return new Snapshot(System.currentTimeMillis(), Long.MIN_VALUE, List.of(), List.of(), List.of(), List.of(),
             List.of(), list, s);
     }

@@ -1,0 +1,104 @@
+package io.flowscope.collector;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicLong;
+
+import io.flowscope.anomaly.AnomalyKind;
+import io.flowscope.collector.journal.JournalWriter;
+import net.openhft.chronicle.queue.RollCycles;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * One stage throwing costs what it touched, never the rest (issue #15, acceptance 4): the window engine's summaries
+ * all come out, the journal takes every input, the listeners hear every announcement, failures are counted by
+ * stage.
+ */
+class PipelineFailureTest
+{
+    @TempDir
+    Path dir;
+
+    private final CollectorConfig config = CollectorConfig.load(null, Map.of(), Map.of());
+
+    /** Counts the window engine's output through the taps: [flow summaries, collective summaries]. */
+    private static long[] tap(final Pipeline p)
+    {
+        final long[] n = {0, 0};
+        p.tap(s -> n[0]++, s -> n[1]++);
+        return n;
+    }
+
+    @Test
+    void shouldKeepTheWindowEnginesOutputAndTheJournalsInputWhenTheAnomalyStageThrows()
+    {
+        final Pipeline healthy = new Pipeline(Pipeline.windowConfig(config), AnomalyStages::create, e -> { });
+        final long[] healthyOut = tap(healthy);
+        SimulatedInput.drive(healthy, SimulatedInput.FAULTS);
+
+        // throws on every summary of rank 0 and whenever it is told the time of the first host it hears of
+        final AtomicLong thrown = new AtomicLong();
+        final long[] victim = {0};
+        final Pipeline failing = new Pipeline(Pipeline.windowConfig(config), FailingStage.factory(
+            s -> s.rank() == 0, host ->
+            {
+                victim[0] = victim[0] == 0 ? host : victim[0];
+                return host == victim[0];
+            }, thrown), e -> { });
+        final long[] failingOut = tap(failing);
+        try (JournalWriter w = new JournalWriter(dir.resolve("journal"), RollCycles.FAST_HOURLY, 0, 0))
+        {
+            failing.journal(w);
+            SimulatedInput.drive(failing, SimulatedInput.FAULTS);
+            failing.endBatch(0);
+        }
+
+        assertThat(thrown.get()).isGreaterThan(1000);
+        assertThat(failing.failures().of(IngestFailures.Stage.ANOMALY)).isEqualTo(thrown.get());
+        assertThat(failing.failures().total()).isEqualTo(thrown.get());
+        assertThat(failing.failures().counts().last()).startsWith("anomaly (")
+            .contains("NullPointerException: injected by the test");
+        // the window engine did all its work: every summary of every period came out
+        assertThat(failing.events()).isEqualTo(healthy.events());
+        assertThat(failingOut).containsExactly(healthyOut);
+        assertThat(failing.summaries()).isEqualTo(healthy.summaries());
+        // the journal has every input call, so a replay (with the stage fixed) loses nothing
+        assertThat(SimulatedInput.telemetryCalls(dir.resolve("journal"))).isEqualTo(failing.events());
+        // and the stage still judged what it was given: the slow link 3 -> 4 (another rank, another host) is named
+        assertThat(failing.history()).anySatisfy(e ->
+        {
+            assertThat(e.anomaly().kind()).isEqualTo(AnomalyKind.SLOW_LINK);
+            assertThat(e.anomaly().culprit().rank()).isEqualTo(3);
+        });
+    }
+
+    @Test
+    void shouldAnnounceEveryAnomalyToTheOtherListenersWhenOneListenerOrATapThrows()
+    {
+        final List<AnomalyEvent> heard = new java.util.ArrayList<>();
+        final Pipeline p = new Pipeline(Pipeline.windowConfig(config), AnomalyStages::create, e ->
+        {
+            heard.add(e);
+            throw new IllegalStateException("listener broken");
+        });
+        final long[] summaries = {0};
+        p.tap(s ->
+        {
+            if (++summaries[0] % 100 == 0)
+            {
+                throw new IllegalArgumentException("tap broken");
+            }
+        }, null);
+        SimulatedInput.drive(p, SimulatedInput.FAULTS);
+
+        final long announced = p.history().stream().filter(e -> !e.recovered()).count();
+        assertThat(heard).hasSize((int)announced).isNotEmpty();
+        assertThat(p.failures().of(IngestFailures.Stage.OUTPUT)).isEqualTo(announced + summaries[0] / 100);
+        assertThat(p.failures().of(IngestFailures.Stage.ANOMALY)).isZero();
+        assertThat(p.failures().of(IngestFailures.Stage.WINDOW)).isZero();
+    }
+}
