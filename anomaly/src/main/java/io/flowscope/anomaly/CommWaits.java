@@ -1,14 +1,20 @@
 package io.flowscope.anomaly;
 
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+
 import io.flowscope.window.FlowSummary;
 import io.flowscope.window.Phase;
-import org.agrona.collections.Int2ObjectHashMap;
+import org.agrona.collections.Long2ObjectHashMap;
 
 /**
  * One communicator's wait states over one evaluation window, from its step flows' summaries: per link
- * (sender → receiver) the receiver's op entry waits (first steps, 10 → 11) and the sender's network time and bytes
- * (9 → stop); per rank its sends' first-slot GPU waits (8 → 20 / 9). Durations only, so hosts' clocks never meet.
- * The window closes on its anchor host's clock (the first host that reported the comm): {@link #windowEndNs}.
+ * (sender → receiver, all channels) the receiver's op entry waits (first steps, 10 → 11) and the sender's network
+ * time and bytes (9 → stop); per rank its sends' first-slot GPU waits (8 → 20 / 9). Durations only, so hosts'
+ * clocks never meet. The window closes on its anchor host's clock (the first host that reported the comm):
+ * {@link #windowEndNs}. Ranks are dense rows (arrays by rank), links a list: a window's judgement is one pass over
+ * the links ({@link #sumPerRank}) and one over the ranks, O(links + ranks).
  */
 final class CommWaits
 {
@@ -18,7 +24,6 @@ final class CommWaits
         final int sender;
         final int receiver;
         long senderHostId;
-        long receiverHostId;
         long entryWaits;
         long entryWaitSumNs;
         long sendSteps;
@@ -27,6 +32,8 @@ final class CommWaits
         /** Baseline network ns per byte (healthy windows), 0 before the first. */
         double baselineNsPerByte;
         int baselineWindows;
+        /** This window's network time per byte over the baseline (NaN when not judged). */
+        double ratio;
         final Episode slow;
 
         Link(final int sender, final int receiver, final Episode slow)
@@ -34,11 +41,6 @@ final class CommWaits
             this.sender = sender;
             this.receiver = receiver;
             this.slow = slow;
-        }
-
-        double entryWaitNs()
-        {
-            return entryWaits == 0 ? 0 : (double)entryWaitSumNs / entryWaits;
         }
 
         double nsPerByte()
@@ -56,36 +58,24 @@ final class CommWaits
         }
     }
 
-    /** One rank's own figures of the window. */
-    static final class Rank
-    {
-        final int rank;
-        long hostId;
-        long gpuFirstWaits;
-        long gpuFirstWaitSumNs;
-        final Episode straggling;
-
-        Rank(final int rank, final Episode straggling)
-        {
-            this.rank = rank;
-            this.straggling = straggling;
-        }
-
-        double gpuFirstWaitNs()
-        {
-            return gpuFirstWaits == 0 ? 0 : (double)gpuFirstWaitSumNs / gpuFirstWaits;
-        }
-    }
-
     final long commHash;
     final long anchorHostId;
     long windowStartNs;
     long windowEndNs;
-    // Iterators not shared (shouldAvoidAllocation = false): a judgement iterates the links inside a loop over them.
-    final Int2ObjectHashMap<Rank> ranks = new Int2ObjectHashMap<>(8, 0.65f, false);
-    /** Links by sender << 20 | receiver (ranks below 2^20). */
-    final org.agrona.collections.Long2ObjectHashMap<Link> links =
-        new org.agrona.collections.Long2ObjectHashMap<>(8, 0.65f, false);
+    /** Ranks seen: rows 0 .. rankRows - 1 of the arrays below (by rank number). */
+    int rankRows;
+    boolean[] present = new boolean[8];
+    long[] hostOf = new long[8];
+    long[] gpuFirstWaits = new long[8];
+    long[] gpuFirstWaitSumNs = new long[8];
+    /** Entry waits of the receivers of each rank's data ("on") and of each rank on its senders' ("of"). */
+    long[] onCount = new long[8];
+    long[] onSumNs = new long[8];
+    long[] ofCount = new long[8];
+    long[] ofSumNs = new long[8];
+    Episode[] straggling = new Episode[8];
+    final List<Link> links = new ArrayList<>();
+    private final Long2ObjectHashMap<Link> linkByKey = new Long2ObjectHashMap<>();
     private final AnomalyConfig config;
 
     CommWaits(final long commHash, final long anchorHostId, final long startNs, final AnomalyConfig config)
@@ -97,41 +87,55 @@ final class CommWaits
         this.windowEndNs = startNs + config.waitWindowNs;
     }
 
-    Rank rank(final int r, final long hostId)
+    /** Makes {@code rank}'s row exist (on {@code hostId}); ranks below 2^20. */
+    void rank(final int rank, final long hostId)
     {
-        Rank x = ranks.get(r);
-        if (x == null)
+        if (rank >= present.length)
         {
-            x = new Rank(r, new Episode(config.waitOpenAfter, config.waitResolveAfter));
-            ranks.put(r, x);
+            final int n = Math.max(rank + 1, present.length * 2);
+            present = Arrays.copyOf(present, n);
+            hostOf = Arrays.copyOf(hostOf, n);
+            gpuFirstWaits = Arrays.copyOf(gpuFirstWaits, n);
+            gpuFirstWaitSumNs = Arrays.copyOf(gpuFirstWaitSumNs, n);
+            onCount = Arrays.copyOf(onCount, n);
+            onSumNs = Arrays.copyOf(onSumNs, n);
+            ofCount = Arrays.copyOf(ofCount, n);
+            ofSumNs = Arrays.copyOf(ofSumNs, n);
+            straggling = Arrays.copyOf(straggling, n);
         }
-        x.hostId = hostId;
-        return x;
+        if (!present[rank])
+        {
+            present[rank] = true;
+            straggling[rank] = new Episode(config.waitOpenAfter, config.waitResolveAfter);
+            rankRows = Math.max(rankRows, rank + 1);
+        }
+        hostOf[rank] = hostId;
     }
 
+    /** The link sender → receiver, made on first use (the flow's cache in {@link WaitStateDetector} saves the lookup). */
     Link link(final int sender, final int receiver)
     {
         final long key = (long)sender << 20 | receiver;
-        Link l = links.get(key);
+        Link l = linkByKey.get(key);
         if (l == null)
         {
             l = new Link(sender, receiver, new Episode(config.linkOpenAfter, config.waitResolveAfter));
-            links.put(key, l);
+            linkByKey.put(key, l);
+            links.add(l);
         }
         return l;
     }
 
-    /** Adds one step flow's period summary. */
-    void add(final FlowSummary s)
+    static boolean validRanks(final FlowSummary s)
     {
-        if (s.rank() < 0 || s.peer() < 0 || s.rank() >= 1 << 20 || s.peer() >= 1 << 20)
-        {
-            return;
-        }
+        return s.rank() >= 0 && s.peer() >= 0 && s.rank() < 1 << 20 && s.peer() < 1 << 20;
+    }
+
+    /** Adds one step flow's period summary to its link (and, for a send's first steps, to its rank). */
+    void add(final FlowSummary s, final Link l)
+    {
         if (s.isSend())
         {
-            final Link l = link(s.rank(), s.peer());
-            l.senderHostId = s.hostId();
             final long steps = s.phaseCount(Phase.NETWORK);
             if (steps > 0 && s.bytes() > 0)
             {
@@ -141,73 +145,57 @@ final class CommWaits
             }
             if (s.firstSteps() > 0)
             {
-                final Rank r = rank(s.rank(), s.hostId());
-                r.gpuFirstWaits += s.firstSteps();
-                r.gpuFirstWaitSumNs += s.firstStepWaitSumNs();
-            }
-            else
-            {
-                rank(s.rank(), s.hostId());
+                gpuFirstWaits[s.rank()] += s.firstSteps();
+                gpuFirstWaitSumNs[s.rank()] += s.firstStepWaitSumNs();
             }
         }
-        else
+        else if (s.firstSteps() > 0)
         {
-            final Link l = link(s.peer(), s.rank());
-            l.receiverHostId = s.hostId();
-            rank(s.rank(), s.hostId());
-            if (s.firstSteps() > 0)
-            {
-                l.entryWaits += s.firstSteps();
-                l.entryWaitSumNs += s.firstStepWaitSumNs();
-            }
+            l.entryWaits += s.firstSteps();
+            l.entryWaitSumNs += s.firstStepWaitSumNs();
         }
     }
 
-    /** Mean entry wait of the receivers of {@code rank}'s data, and their count, into {@code out[0..1]}. */
-    void waitsOn(final int rank, final double[] out)
+    /** The window's entry waits per rank, on and of it, from its links: one pass. */
+    void sumPerRank()
     {
-        long n = 0;
-        long sum = 0;
-        for (final Link l : links.values())
+        Arrays.fill(onCount, 0, rankRows, 0);
+        Arrays.fill(onSumNs, 0, rankRows, 0);
+        Arrays.fill(ofCount, 0, rankRows, 0);
+        Arrays.fill(ofSumNs, 0, rankRows, 0);
+        for (int i = 0; i < links.size(); i++)
         {
-            if (l.sender == rank)
-            {
-                n += l.entryWaits;
-                sum += l.entryWaitSumNs;
-            }
+            final Link l = links.get(i);
+            onCount[l.sender] += l.entryWaits;
+            onSumNs[l.sender] += l.entryWaitSumNs;
+            ofCount[l.receiver] += l.entryWaits;
+            ofSumNs[l.receiver] += l.entryWaitSumNs;
         }
-        out[0] = n == 0 ? 0 : (double)sum / n;
-        out[1] = n;
     }
 
-    /** Mean entry wait of {@code rank} on its senders' data, and its count, into {@code out[0..1]}. */
-    void waitsOf(final int rank, final double[] out)
+    double waitsOnNs(final int rank)
     {
-        long n = 0;
-        long sum = 0;
-        for (final Link l : links.values())
-        {
-            if (l.receiver == rank)
-            {
-                n += l.entryWaits;
-                sum += l.entryWaitSumNs;
-            }
-        }
-        out[0] = n == 0 ? 0 : (double)sum / n;
-        out[1] = n;
+        return onCount[rank] == 0 ? 0 : (double)onSumNs[rank] / onCount[rank];
+    }
+
+    double waitsOfNs(final int rank)
+    {
+        return ofCount[rank] == 0 ? 0 : (double)ofSumNs[rank] / ofCount[rank];
+    }
+
+    double gpuFirstWaitNs(final int rank)
+    {
+        return gpuFirstWaits[rank] == 0 ? 0 : (double)gpuFirstWaitSumNs[rank] / gpuFirstWaits[rank];
     }
 
     void nextWindow(final long nowNs)
     {
-        for (final Link l : links.values())
+        for (int i = 0; i < links.size(); i++)
         {
-            l.clearWindow();
+            links.get(i).clearWindow();
         }
-        for (final Rank r : ranks.values())
-        {
-            r.gpuFirstWaits = 0;
-            r.gpuFirstWaitSumNs = 0;
-        }
+        Arrays.fill(gpuFirstWaits, 0, rankRows, 0);
+        Arrays.fill(gpuFirstWaitSumNs, 0, rankRows, 0);
         final long w = config.waitWindowNs;
         windowStartNs = nowNs - windowEndNs >= w ? nowNs - Math.floorMod(nowNs - windowEndNs, w) : windowEndNs;
         windowEndNs = windowStartNs + w;

@@ -1,8 +1,6 @@
 package io.flowscope.anomaly;
 
-import java.util.ArrayList;
-import java.util.Collections;
-import java.util.List;
+import java.util.Arrays;
 import java.util.SortedMap;
 import java.util.TreeMap;
 
@@ -18,23 +16,30 @@ import org.agrona.collections.Long2ObjectHashMap;
  * calls late or its GPU is busy, makes the receivers of its data wait at their first step (10 → 11) while its own
  * first receives find their data already there. Rank r is late when the entry wait of its receivers exceeds its own
  * by {@code slowNodeEntryNs} and by the factor {@code slowNodeEntryRatio}: no cross-rank statistics, so a 2-rank
- * communicator is judged like a 4,096-rank one. The excess is what r costs each operation.</li>
+ * communicator is judged like a 4,096-rank one.</li>
  * <li><b>Slow link.</b> The sender's network time per byte (9 → stop) of one direction rises over its own
  * healthy baseline and over the other links of the communicator (a host-wide slowdown moves them all), while
  * neither end straggles (a late rank bursts its sends, which queue on the connection and look slow).</li>
  * </ul>
+ * Per summary: a flow cache lookup (direct-mapped by flow key: its communicator and link) and a few additions; per
+ * window and communicator: one pass over its links and one over its ranks. Allocation only when a flow, link or
+ * communicator first appears, and when publishing.
  */
 final class WaitStateDetector
 {
+    private static final int CACHE_SIZE = 1 << 14;
+
     private final AnomalyConfig config;
     private final Episode.Publisher publisher;
     private final Long2ObjectHashMap<CommWaits> comms = new Long2ObjectHashMap<>();
     /** Each host's latest period end: anomaly times are on the culprit's host clock. */
     private final Long2LongHashMap hostNow = new Long2LongHashMap(Long.MIN_VALUE);
-    private final double[] on = new double[2];
-    private final double[] of = new double[2];
-    private final List<CommWaits.Link> judged = new ArrayList<>();
-    private final List<Double> ratios = new ArrayList<>();
+    private long lastHostId = Long.MIN_VALUE;
+    private long lastHostEndNs = Long.MIN_VALUE;
+    private final long[] cacheFlowKey = new long[CACHE_SIZE];
+    private final CommWaits[] cacheComm = new CommWaits[CACHE_SIZE];
+    private final CommWaits.Link[] cacheLink = new CommWaits.Link[CACHE_SIZE];
+    private double[] ratios = new double[16];
 
     WaitStateDetector(final AnomalyConfig config, final Episode.Publisher publisher)
     {
@@ -48,31 +53,65 @@ final class WaitStateDetector
         {
             return;
         }
-        final long end = s.periodEndNs();
-        if (end - hostNow.get(s.hostId()) > 0 || hostNow.get(s.hostId()) == Long.MIN_VALUE)
+        if (s.hostId() != lastHostId || s.periodEndNs() != lastHostEndNs)
         {
-            hostNow.put(s.hostId(), end);
+            hostTime(s.hostId(), s.periodEndNs());
         }
+        final int slot = (int)(s.flowKey() ^ s.flowKey() >>> 29) & (CACHE_SIZE - 1);
+        CommWaits c = cacheComm[slot];
+        CommWaits.Link l = cacheLink[slot];
+        if (c == null || cacheFlowKey[slot] != s.flowKey() || c.commHash != s.commHash()
+            || l.sender != (s.isSend() ? s.rank() : s.peer()) || l.receiver != (s.isSend() ? s.peer() : s.rank()))
+        {
+            if (!CommWaits.validRanks(s))
+            {
+                return;
+            }
+            c = comm(s);
+            l = s.isSend() ? c.link(s.rank(), s.peer()) : c.link(s.peer(), s.rank());
+            c.rank(s.rank(), s.hostId());
+            if (s.isSend())
+            {
+                l.senderHostId = s.hostId();
+            }
+            cacheFlowKey[slot] = s.flowKey();
+            cacheComm[slot] = c;
+            cacheLink[slot] = l;
+        }
+        if (s.hostId() == c.anchorHostId && s.periodStartNs() - c.windowEndNs >= 0)
+        {
+            evaluate(c, s.periodStartNs());
+        }
+        c.add(s, l);
+    }
+
+    private void hostTime(final long hostId, final long timeNs)
+    {
+        final long before = hostNow.get(hostId);
+        if (before == Long.MIN_VALUE || timeNs - before > 0)
+        {
+            hostNow.put(hostId, timeNs);
+        }
+        lastHostId = hostId;
+        lastHostEndNs = timeNs;
+    }
+
+    private CommWaits comm(final FlowSummary s)
+    {
         CommWaits c = comms.get(s.commHash());
         if (c == null)
         {
             c = new CommWaits(s.commHash(), s.hostId(), s.periodStartNs(), config);
             comms.put(s.commHash(), c);
         }
-        if (s.hostId() == c.anchorHostId && s.periodStartNs() - c.windowEndNs >= 0)
-        {
-            evaluate(c, s.periodStartNs());
-        }
-        c.add(s);
+        return c;
     }
 
     /** A host's time moved on with no summary: windows anchored there close (empty ones help resolve). */
     void advanceTo(final long hostId, final long timeNs)
     {
-        if (hostNow.get(hostId) == Long.MIN_VALUE || timeNs - hostNow.get(hostId) > 0)
-        {
-            hostNow.put(hostId, timeNs);
-        }
+        hostTime(hostId, timeNs);
+        lastHostId = Long.MIN_VALUE;
         for (final CommWaits c : comms.values())
         {
             if (c.anchorHostId == hostId && timeNs - c.windowEndNs >= 0)
@@ -85,149 +124,162 @@ final class WaitStateDetector
     private void evaluate(final CommWaits c, final long nowNs)
     {
         final long anchorEnd = c.windowEndNs;
-        for (final CommWaits.Rank r : c.ranks.values())
+        c.sumPerRank();
+        for (int r = 0; r < c.rankRows; r++)
         {
-            judgeRank(c, r, anchorEnd);
+            if (c.present[r])
+            {
+                judgeRank(c, r, anchorEnd);
+            }
         }
         judgeLinks(c, anchorEnd);
         c.nextWindow(nowNs);
     }
 
-    /** Whether rank r's receivers waited on it at entry, this window: its lateness ns, or NaN when too few ops. */
-    private double lateness(final CommWaits c, final int rank)
-    {
-        c.waitsOn(rank, on);
-        c.waitsOf(rank, of);
-        if (on[1] < config.minEntrySteps || of[1] < config.minEntrySteps)
-        {
-            return Double.NaN;
-        }
-        return on[0] - of[0];
-    }
-
+    /** Whether rank r's receivers waited on it at entry this window, by enough and with enough operations. */
     private boolean straggles(final CommWaits c, final int rank)
     {
-        final double late = lateness(c, rank);
-        return late >= config.slowNodeEntryNs && on[0] >= config.slowNodeEntryRatio * Math.max(of[0], 1.0);
+        if (c.onCount[rank] < config.minEntrySteps || c.ofCount[rank] < config.minEntrySteps)
+        {
+            return false;
+        }
+        final double on = c.waitsOnNs(rank);
+        final double of = c.waitsOfNs(rank);
+        return on - of >= config.slowNodeEntryNs && on >= config.slowNodeEntryRatio * Math.max(of, 1.0);
     }
 
-    private void judgeRank(final CommWaits c, final CommWaits.Rank r, final long anchorEnd)
+    private void judgeRank(final CommWaits c, final int rank, final long anchorEnd)
     {
-        final long now = hostNow.get(r.hostId);
-        if (!straggles(c, r.rank))
+        final Episode episode = c.straggling[rank];
+        final long now = hostNow.get(c.hostOf[rank]);
+        if (!straggles(c, rank))
         {
-            r.straggling.good(publisher, now);
+            episode.good(publisher, now);
             return;
         }
-        final double late = on[0] - of[0];
-        if (!r.straggling.bad(c.windowStartNs))
+        if (!episode.bad(c.windowStartNs))
         {
             return;
         }
-        final double ownGpu = r.gpuFirstWaitNs();
+        final double on = c.waitsOnNs(rank);
+        final double of = c.waitsOfNs(rank);
+        final double late = on - of;
+        final double ownGpu = c.gpuFirstWaitNs(rank);
         final boolean gpu = ownGpu >= late / 2;
         final SortedMap<String, Double> ev = new TreeMap<>();
         ev.put("latenessNsPerOp", late);
-        ev.put("peersEntryWaitNs", on[0]);
-        ev.put("ownEntryWaitNs", of[0]);
+        ev.put("peersEntryWaitNs", on);
+        ev.put("ownEntryWaitNs", of);
         ev.put("ownGpuFirstSlotWaitNs", ownGpu);
-        ev.put("operations", on[1]);
+        ev.put("operations", (double)c.onCount[rank]);
         final String summary = String.format("rank %d holds up comm 0x%x: at each operation's start its peers "
             + "wait %.2f ms for its first data, it waits %.2f ms for theirs (%.2f ms more, %d operations; %s)",
-            r.rank, c.commHash, on[0] / 1e6, of[0] / 1e6, late / 1e6, (long)on[1], gpu ? String.format("its own GPU takes %.2f ms to its first data", ownGpu / 1e6)
+            rank, c.commHash, on / 1e6, of / 1e6, late / 1e6, c.onCount[rank], gpu
+                ? String.format("its own GPU takes %.2f ms to its first data", ownGpu / 1e6)
                 : "it arrives late: its CPU calls late, its GPU is not the cause");
         final Severity sev = late >= config.slowNodeCriticalNs ? Severity.CRITICAL : Severity.WARNING;
         // The onset on the culprit's clock: the first bad window's start, translated by its age.
-        final long start = now - (anchorEnd - r.straggling.firstBadStartNs());
-        r.straggling.publish(publisher, AnomalyKind.SLOW_NODE, Culprit.rank(r.hostId, c.commHash, r.rank), sev,
-            start, now, ev, summary);
+        episode.publish(publisher, AnomalyKind.SLOW_NODE, Culprit.rank(c.hostOf[rank], c.commHash, rank), sev,
+            now - (anchorEnd - episode.firstBadStartNs()), now, ev, summary);
     }
 
     private void judgeLinks(final CommWaits c, final long anchorEnd)
     {
-        judged.clear();
-        for (final CommWaits.Link l : c.links.values())
+        // This window's ratio to baseline of every judged link with a baseline, sorted, for the others' median.
+        int n = 0;
+        for (int i = 0; i < c.links.size(); i++)
         {
-            if (l.sendSteps >= config.minLinkSteps && l.sendBytes > 0)
+            final CommWaits.Link l = c.links.get(i);
+            l.ratio = Double.NaN;
+            if (l.sendSteps >= config.minLinkSteps && l.sendBytes > 0 && l.baselineWindows >= config.linkWarmupWindows)
             {
-                judged.add(l);
+                l.ratio = l.nsPerByte() / l.baselineNsPerByte;
+                if (n == ratios.length)
+                {
+                    ratios = Arrays.copyOf(ratios, n * 2);
+                }
+                ratios[n++] = l.ratio;
             }
         }
-        // The ratio of every link with a baseline, for the communicator's median.
-        ratios.clear();
-        for (final CommWaits.Link l : judged)
+        Arrays.sort(ratios, 0, n);
+        for (int i = 0; i < c.links.size(); i++)
         {
-            if (l.baselineWindows >= config.linkWarmupWindows)
-            {
-                ratios.add(l.nsPerByte() / l.baselineNsPerByte);
-            }
-        }
-        for (final CommWaits.Link l : c.links.values())
-        {
-            final long now = hostNow.get(l.senderHostId);
-            if (!judged.contains(l))
-            {
-                l.slow.good(publisher, now);
-                continue;
-            }
-            final boolean endsStraggle = straggles(c, l.sender) || straggles(c, l.receiver);
-            final double x = l.nsPerByte();
-            if (l.baselineWindows < config.linkWarmupWindows)
-            {
-                if (!endsStraggle)
-                {
-                    l.baselineNsPerByte = (l.baselineNsPerByte * l.baselineWindows + x) / (l.baselineWindows + 1);
-                    l.baselineWindows++;
-                }
-                continue;
-            }
-            final double ratio = x / l.baselineNsPerByte;
-            final double others = medianOfOthers(ratio);
-            final double relative = Double.isNaN(others) ? ratio : ratio / others;
-            final boolean bad = !endsStraggle && ratio >= config.slowLinkRatio && relative >= config.slowLinkRelative;
-            if (!bad)
-            {
-                if (!endsStraggle && ratio < config.slowLinkRatio)
-                {
-                    // A healthy window moves the baseline slowly (drift of the host, other jobs).
-                    l.baselineNsPerByte += (x - l.baselineNsPerByte) / config.baselinePeriods;
-                }
-                l.slow.good(publisher, now);
-                continue;
-            }
-            if (!l.slow.bad(c.windowStartNs))
-            {
-                continue;
-            }
-            final SortedMap<String, Double> ev = new TreeMap<>();
-            ev.put("networkNsPerMiB", x * (1 << 20));
-            ev.put("baselineNetworkNsPerMiB", l.baselineNsPerByte * (1 << 20));
-            ev.put("fractionOfBaseline", 1 / ratio);
-            ev.put("othersRatio", Double.isNaN(others) ? 1.0 : others);
-            ev.put("bandwidthBytesPerSecond", 1e9 / x);
-            ev.put("baselineBytesPerSecond", 1e9 / l.baselineNsPerByte);
-            ev.put("steps", (double)l.sendSteps);
-            final String summary = String.format("link rank %d → %d of comm 0x%x moves data at %.0f%% of its "
-                + "baseline (%.2f GB/s against %.2f GB/s; the communicator's other links at %.0f%%), both ends on "
-                + "time", l.sender, l.receiver, c.commHash, 100 / ratio, 1 / x, 1 / l.baselineNsPerByte,
-                100 / (Double.isNaN(others) ? 1.0 : others));
-            final Severity sev = ratio >= 2 ? Severity.CRITICAL : Severity.WARNING;
-            l.slow.publish(publisher, AnomalyKind.SLOW_LINK, Culprit.link(l.senderHostId, c.commHash, l.sender,
-                l.receiver), sev, now - (anchorEnd - l.slow.firstBadStartNs()), now, ev, summary);
+            judgeLink(c, c.links.get(i), n, anchorEnd);
         }
     }
 
-    /** The median of the communicator's ratios without one instance of {@code own}; NaN when none is left. */
-    private double medianOfOthers(final double own)
+    private void judgeLink(final CommWaits c, final CommWaits.Link l, final int n, final long anchorEnd)
     {
-        final List<Double> rest = new ArrayList<>(ratios);
-        rest.remove(own);
-        if (rest.isEmpty())
+        final long now = hostNow.get(l.senderHostId);
+        if (l.sendSteps < config.minLinkSteps || l.sendBytes == 0)
+        {
+            l.slow.good(publisher, now);
+            return;
+        }
+        final boolean endsStraggle = straggles(c, l.sender) || straggles(c, l.receiver);
+        final double x = l.nsPerByte();
+        if (l.baselineWindows < config.linkWarmupWindows)
+        {
+            if (!endsStraggle)
+            {
+                l.baselineNsPerByte = (l.baselineNsPerByte * l.baselineWindows + x) / (l.baselineWindows + 1);
+                l.baselineWindows++;
+            }
+            return;
+        }
+        final double ratio = l.ratio;
+        final double others = medianWithout(ratios, n, ratio);
+        final double relative = Double.isNaN(others) ? ratio : ratio / others;
+        final boolean bad = !endsStraggle && ratio >= config.slowLinkRatio && relative >= config.slowLinkRelative;
+        if (!bad)
+        {
+            if (!endsStraggle && ratio < config.slowLinkRatio)
+            {
+                // A healthy window moves the baseline slowly (drift of the host, other jobs).
+                l.baselineNsPerByte += (x - l.baselineNsPerByte) / config.baselinePeriods;
+            }
+            l.slow.good(publisher, now);
+            return;
+        }
+        if (!l.slow.bad(c.windowStartNs))
+        {
+            return;
+        }
+        final double othersOrOne = Double.isNaN(others) ? 1.0 : others;
+        final SortedMap<String, Double> ev = new TreeMap<>();
+        ev.put("networkNsPerMiB", x * (1 << 20));
+        ev.put("baselineNetworkNsPerMiB", l.baselineNsPerByte * (1 << 20));
+        ev.put("fractionOfBaseline", 1 / ratio);
+        ev.put("othersFractionOfBaseline", 1 / othersOrOne);
+        ev.put("bandwidthBytesPerSecond", 1e9 / x);
+        ev.put("baselineBytesPerSecond", 1e9 / l.baselineNsPerByte);
+        ev.put("steps", (double)l.sendSteps);
+        final String summary = String.format("link rank %d → %d of comm 0x%x moves data at %.0f%% of its "
+            + "baseline (%.2f GB/s against %.2f GB/s; the communicator's other links at %.0f%%), both ends on "
+            + "time", l.sender, l.receiver, c.commHash, 100 / ratio, 1 / x, 1 / l.baselineNsPerByte,
+            100 / othersOrOne);
+        final Severity sev = ratio >= 2 ? Severity.CRITICAL : Severity.WARNING;
+        l.slow.publish(publisher, AnomalyKind.SLOW_LINK, Culprit.link(l.senderHostId, c.commHash, l.sender,
+            l.receiver), sev, now - (anchorEnd - l.slow.firstBadStartNs()), now, ev, summary);
+    }
+
+    /** The median of sorted[0..n) with one instance of {@code own} left out; NaN when nothing is left. */
+    static double medianWithout(final double[] sorted, final int n, final double own)
+    {
+        final int k = Arrays.binarySearch(sorted, 0, n, own);
+        final int m = k >= 0 ? n - 1 : n;
+        if (m <= 0)
         {
             return Double.NaN;
         }
-        Collections.sort(rest);
-        final int n = rest.size();
-        return n % 2 == 1 ? rest.get(n / 2) : (rest.get(n / 2 - 1) + rest.get(n / 2)) / 2;
+        final double lo = at(sorted, k, (m - 1) / 2);
+        final double hi = at(sorted, k, m / 2);
+        return (lo + hi) / 2;
+    }
+
+    /** Element j of sorted with index k removed (k < 0: nothing removed). */
+    private static double at(final double[] sorted, final int k, final int j)
+    {
+        return k >= 0 && j >= k ? sorted[j + 1] : sorted[j];
     }
 }

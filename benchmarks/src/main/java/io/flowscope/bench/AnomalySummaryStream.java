@@ -221,6 +221,9 @@ final class AnomalySummaryStream
         set(s, "windowSpanNs", long.class, 8 * 40_000L);
         set(s, "outstandingSteps", long.class, send ? 1L : 3L);
         set(s, "outstandingBytes", long.class, send ? 512L << 10 : 0L);
+        // One op starts per period (24 steps of 512 KiB: a 12 MiB collective a ms): its first step's wait.
+        set(s, "firstSteps", long.class, 1L);
+        set(s, "firstStepWaitSumNs", long.class, send ? 4_000L : 30_000L);
         final long[] count = (long[])get(s, "phaseCount");
         final long[] sum = (long[])get(s, "phaseSumNs");
         final long[] max = (long[])get(s, "phaseMaxNs");
