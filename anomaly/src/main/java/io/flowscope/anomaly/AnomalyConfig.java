@@ -23,7 +23,7 @@ public final class AnomalyConfig
     int waitResolveAfter = 4;
     int linkOpenAfter = 7;
     int minEntrySteps = 4;
-    double slowNodeEntryNs = 100_000;
+    double slowNodeEntryNs = 450_000;
     double slowNodeEntryRatio = 2.0;
     double slowNodeCriticalNs = 1_000_000;
     int minLinkSteps = 8;
