@@ -54,6 +54,38 @@ public record GroundTruth(int rank, int world, long sizeBytes, String op, String
         return usPerOp.length >= 2 && usPerOp[0] > 0 ? usPerOp[1] / usPerOp[0] - 1 : 0;
     }
 
+    /** The fault in words: "GPU busy 2 ms", "CPU 1 ms late", "send() +100 µs", "stops 3.0 s", "none". */
+    public String fault()
+    {
+        return switch (expect())
+        {
+            case NOTHING -> "none";
+            case HANG -> String.format("rank %d stops %.1f s", rank, slowMs >= 1000 ? slowMs / 1000
+                : (faultEndNs - faultStartNs) / 1e9);
+            case SLOW_LINK -> String.format("rank %d send() +%.0f µs", rank, slowUs > 0 ? slowUs : slowMs * 1000);
+            case SLOW_NODE -> String.format("rank %d %s %s ms", rank, "cpu".equals(mode) ? "CPU late" : "GPU busy",
+                slowMs == Math.rint(slowMs) ? String.valueOf((long)slowMs) : String.valueOf(slowMs));
+        };
+    }
+
+    /** The workload: transport, collective, size ("socket all_reduce 4 MiB"). */
+    public String workload()
+    {
+        final String size = sizeBytes >= 1 << 20 ? (sizeBytes >> 20) + " MiB" : (sizeBytes >> 10) + " KiB";
+        return transport + " " + op + " " + size;
+    }
+
+    /** The job's slowdown in words: "+95 %", "×4.3", "hang". */
+    public String slowdownText()
+    {
+        if (expect() == Expect.HANG)
+        {
+            return "hang";
+        }
+        final double f = slowdown();
+        return f >= 1 ? String.format("×%.1f", f + 1) : String.format("%+.0f %%", f * 100);
+    }
+
     @Override
     public String toString()
     {

@@ -57,8 +57,8 @@ class RealTraceSuiteTest
     {
         final List<Path> traces = traces();
         assertThat(traces).as("real traces in ../shared/traces or testdata/traces").isNotEmpty();
-        final StringBuilder table = new StringBuilder(
-            "| trace | fault | slowdown | named (kind, culprit) | time to detect | false alarms |\n|---|---|---|---|---|---|\n");
+        final StringBuilder table = new StringBuilder("| trace | workload | fault | slowdown | named (kind, culprit) "
+            + "| time to detect | false alarms |\n|---|---|---|---|---|---|---|\n");
         return traces.stream().map(dir -> DynamicTest.dynamicTest(dir.getFileName().toString(), () ->
         {
             final GroundTruth truth = GroundTruth.read(dir.resolve("truth.json"));
@@ -76,9 +76,9 @@ class RealTraceSuiteTest
             final double detectMs = first == null ? Double.NaN : (first.detectedNs() - truth.faultStartNs()) / 1e6;
             synchronized (table)
             {
-                table.append(String.format("| %s | %s | %+.0f %% | %s | %s | %d%s |%n", dir.getFileName(),
-                    truth.expect() == GroundTruth.Expect.NOTHING ? "none" : truth.mode() + " rank " + truth.rank(),
-                    truth.slowdown() * 100, first == null ? "—" : first.kind() + " rank " + first.culprit().rank()
+                table.append(String.format("| %s | %s | %s | %s | %s | %s | %d%s |%n", dir.getFileName(),
+                    truth.workload(), truth.fault(), truth.expect() == GroundTruth.Expect.NOTHING ? "—"
+                        : truth.slowdownText(), first == null ? "—" : first.kind() + " rank " + first.culprit().rank()
                         + (first.kind() == AnomalyKind.SLOW_LINK ? " → " + first.culprit().peer() : ""),
                     first == null ? "—" : String.format("%.0f ms", detectMs), falseAlarms.size(),
                     falseAlarms.isEmpty() ? "" : " (" + falseAlarms.get(0).summary() + ")"));
