@@ -12,8 +12,8 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 
-import io.flowscope.collector.journal.JournalReader;
-import io.flowscope.collector.journal.JournalWriter;
+import io.flowscope.collector.journal.EventLog;
+import io.flowscope.collector.journal.TraceReader;
 import io.flowscope.ring.cli.RingTool;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
@@ -80,7 +80,8 @@ public final class Main implements Callable<Integer>
                 cmd.getErr().println("flowscope: " + ex.getMessage());
                 return EXIT_CONFIG;
             }
-            if (ex instanceof IllegalArgumentException || ex instanceof java.io.IOException)
+            if (ex instanceof IllegalArgumentException || ex instanceof java.io.IOException ||
+                ex instanceof java.io.UncheckedIOException)
             {
                 cmd.getErr().println("flowscope: " + ex.getMessage());
                 return EXIT_INPUT;
@@ -331,9 +332,10 @@ public final class Main implements Callable<Integer>
     }
 
     @Command(name = "replay", mixinStandardHelpOptions = true,
-        description = {"Replay a journal through the engines, faster than real time; print the anomalies.",
-            "The same window engine and anomaly stage as the live service, so the same anomalies as the",
-            "live run; a progress bar on stderr; --trace exports the range as Chrome / Perfetto trace JSON."})
+        description = {"Replay a journal or a JSON-lines trace through the engines, faster than real time;",
+            "print the anomalies. The same window engine and anomaly stage as the live service, so the same",
+            "anomalies as the live run; a progress bar on stderr; --trace exports the range as Chrome /",
+            "Perfetto trace JSON. Trace format: docs/trace-format.md."})
     static final class Replay implements Callable<Integer>
     {
         @Parameters(index = "0", paramLabel = "JOURNAL",
@@ -370,17 +372,20 @@ public final class Main implements Callable<Integer>
         public Integer call() throws Exception
         {
             final CollectorConfig cfg = CollectorConfig.load(config, System.getenv(), Map.of());
-            if (!io.flowscope.collector.journal.TraceReader.isTrace(journal) &&
-                JournalWriter.cycleFiles(journal).isEmpty())
-            {
-                throw new IllegalArgumentException("not a journal (no .cq4 cycle files) nor a .jsonl trace: " + journal);
-            }
+            // before the progress count and the export file: a wrong path is said plainly, and nothing is written
+            EventLog.open(journal).close();
             final PrintWriter out = spec.commandLine().getOut();
             final PrintStream err = parent.stderr;
             final long total = noProgress ? 0 : io.flowscope.collector.Replay.countDocuments(journal);
             final TraceExport export = trace != null ? new TraceExport(trace) : null;
+            final io.flowscope.collector.Replay.Progress progress =
+                noProgress ? null : io.flowscope.collector.Replay.progressBar(err, total);
             final io.flowscope.collector.Replay.Result r = io.flowscope.collector.Replay.run(journal, cfg, fromNs, toNs,
-                export, export, noProgress ? d -> { } : io.flowscope.collector.Replay.progressBar(err, total));
+                export, export, progress == null ? d -> { } : progress);
+            if (progress != null)
+            {
+                progress.end();
+            }
             for (final AnomalyEvent e : r.events())
             {
                 if (!"updated".equals(e.type()))
@@ -395,28 +400,33 @@ public final class Main implements Callable<Integer>
                 export.finish(List.copyOf(last.values()), fromNs, toNs);
                 export.close();
             }
-            final long span = r.lastEventNs() - r.firstEventNs();
-            err.printf("replay: %d batches, %d entries in %.2f s (%.1f M entries/s; %.1fx real time over %.3f s " +
-                    "of events); %d corrupt batches skipped%s%s%n", r.documents(), r.entries(), r.seconds(),
-                r.entries() / Math.max(1e-9, r.seconds()) / 1e6, span / 1e9 / Math.max(1e-9, r.seconds()), span / 1e9,
-                r.corruptDocuments(), r.lastCorruption() == null ? "" : " (last: " + r.lastCorruption() + ")",
-                trace == null ? "" : "; trace written to " + trace);
+            err.println(r.describe() + (trace == null ? "" : "; trace written to " + trace));
             out.flush();
             return 0;
         }
     }
 
     @Command(name = "inspect", mixinStandardHelpOptions = true,
-        description = {"Decode a ring file or a journal directory to JSON lines on stdout.",
+        description = {"Decode a ring file, a journal directory or a JSON-lines trace to JSON lines on stdout.",
             "A ring is drained (its consumer lock taken, its head moved): see 'ring-tool inspect'.",
-            "A journal is read, not changed: one line per entry, with the batch's wall time."})
+            "A journal or a trace is read, not changed: one line per entry with its batch and the batch's",
+            "wall time, in the current trace format (docs/trace-format.md; an older trace is upgraded)."})
     static final class Inspect implements Callable<Integer>
     {
-        @Parameters(index = "0", paramLabel = "RING|JOURNAL", description = "A ring file or a journal directory.")
+        @Parameters(index = "0", paramLabel = "RING|JOURNAL|TRACE",
+            description = "A ring file, a journal directory or a trace (.jsonl / .jsonl.gz).")
         Path input;
 
         @Option(names = "--limit", paramLabel = "N", description = "Stop after N lines (default: all).")
         long limit = Long.MAX_VALUE;
+
+        @Option(names = "--from", paramLabel = "NS",
+            description = "Journal or trace: only events at or after this event time (ns); other entries pass.")
+        Long fromNs;
+
+        @Option(names = "--to", paramLabel = "NS",
+            description = "Journal or trace: only events at or before this event time (ns); other entries pass.")
+        Long toNs;
 
         @CommandLine.ParentCommand
         Main parent;
@@ -424,32 +434,44 @@ public final class Main implements Callable<Integer>
         @Override
         public Integer call()
         {
-            if (Files.isDirectory(input))
+            if (Files.isDirectory(input) || TraceReader.isTrace(input))
             {
-                final PrintStream target = parent.stdout;
-                final JournalJson json = new JournalJson(target, limit);
-                try (JournalReader reader = new JournalReader(input))
-                {
-                    while (json.lines() < limit && reader.read(json, json, 64) > 0)
-                    {
-                        // decoded into json
-                    }
-                    target.flush();
-                    if (reader.corruptDocuments() > 0)
-                    {
-                        parent.stderr.println("flowscope inspect: " + reader.corruptDocuments() +
-                            " corrupt batches skipped (last: " + reader.lastCorruption() + ")");
-                    }
-                }
-                return 0;
+                return inspectLog();
+            }
+            if (fromNs != null || toNs != null)
+            {
+                throw new IllegalArgumentException("--from / --to apply to a journal or a trace, not to a ring file: " +
+                    input);
             }
             if (!Files.isRegularFile(input))
             {
-                throw new IllegalArgumentException("no such ring file or journal directory: " + input);
+                throw new IllegalArgumentException("no such ring file or journal directory (or trace file): " + input);
             }
             final String[] args = limit == Long.MAX_VALUE ? new String[] {"inspect", input.toString()} :
                 new String[] {"inspect", input.toString(), "--limit", Long.toString(limit)};
             return RingTool.run(parent.stdout, parent.stderr, args);
+        }
+
+        /** A journal or a trace, as JSON lines of the current version (a trace of an older one is upgraded). */
+        private int inspectLog()
+        {
+            final PrintStream target = parent.stdout;
+            final JournalJson json = new JournalJson(target, limit);
+            try (EventLog reader = EventLog.open(input).timeRange(fromNs != null ? fromNs : Long.MIN_VALUE,
+                toNs != null ? toNs : Long.MAX_VALUE))
+            {
+                while (json.lines() < limit && reader.read(json, json, 64) > 0)
+                {
+                    // decoded into json
+                }
+                target.flush();
+                if (reader.corruptDocuments() > 0)
+                {
+                    parent.stderr.println("flowscope inspect: " + reader.corruptDocuments() + " corrupt " +
+                        reader.corruptionUnit() + " skipped (last: " + reader.lastCorruption() + ")");
+                }
+            }
+            return 0;
         }
     }
 }

@@ -3,8 +3,11 @@ package io.flowscope.collector;
 import java.io.PrintStream;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.function.Function;
 import java.util.function.LongConsumer;
 
+import io.flowscope.anomaly.AnomalySink;
+import io.flowscope.anomaly.AnomalyStage;
 import io.flowscope.collector.journal.EventLog;
 import io.flowscope.collector.journal.JournalReader;
 import io.flowscope.collector.journal.TraceReader;
@@ -15,15 +18,48 @@ import net.openhft.chronicle.queue.ExcerptTailer;
 import net.openhft.chronicle.wire.DocumentContext;
 
 /**
- * Runs the service's engines over a journal or a JSON-lines trace ({@link EventLog}) as fast as they go (no pacing): the same window configuration and
- * anomaly stage as the live service, so the same input gives the same anomalies.
+ * Runs the service's engines over a journal or a JSON-lines trace ({@link EventLog}) as fast as they go (no
+ * pacing): the same window configuration and anomaly stage as the live service, so the same input gives the same
+ * anomalies. A trace that {@code inspect} wrote from a journal gives the anomalies of that journal.
  */
 public final class Replay
 {
-    /** What a replay found. */
+    /**
+     * What a replay found.
+     *
+     * @param corruptDocuments damaged input skipped: journal batches or trace lines ({@code corruptionUnit})
+     * @param failures         exceptions the engines threw on well-formed input: counted, the replay went on
+     */
     public record Result(List<AnomalyEvent> events, long documents, long entries, long corruptDocuments,
-        String lastCorruption, long firstEventNs, long lastEventNs, double seconds)
+        String lastCorruption, long firstEventNs, long lastEventNs, double seconds, String corruptionUnit,
+        IngestFailures.Counts failures)
     {
+        /** One line for humans: what was read, how fast, what was skipped and what failed. */
+        public String describe()
+        {
+            final long span = lastEventNs - firstEventNs;
+            final StringBuilder b = new StringBuilder(String.format(java.util.Locale.ROOT,
+                "replay: %d batches, %d entries in %.2f s (%.1f M entries/s; %.1fx real time over %.3f s of " +
+                "events); %d corrupt %s skipped", documents, entries, seconds, entries / Math.max(1e-9, seconds) / 1e6,
+                span / 1e9 / Math.max(1e-9, seconds), span / 1e9, corruptDocuments, corruptionUnit));
+            if (lastCorruption != null)
+            {
+                b.append(" (last: ").append(lastCorruption).append(')');
+            }
+            if (failures.total() > 0)
+            {
+                b.append("; ").append(failures.total()).append(" engine failures counted and skipped (");
+                for (final IngestFailures.Stage s : IngestFailures.Stage.values())
+                {
+                    if (failures.of(s) > 0)
+                    {
+                        b.append(s.label()).append(' ').append(failures.of(s)).append(", ");
+                    }
+                }
+                b.append("last: ").append(failures.last()).append(')');
+            }
+            return b.toString();
+        }
     }
 
     private Replay()
@@ -63,8 +99,18 @@ public final class Replay
     public static Result run(final Path journal, final CollectorConfig config, final long fromNs, final long toNs,
         final FlowSummarySink summaryTap, final CollectiveSink collectiveTap, final LongConsumer progress)
     {
+        return run(journal, config, fromNs, toNs, summaryTap, collectiveTap, progress, AnomalyStages::create);
+    }
+
+    /** With another anomaly stage than the service's: tests inject a stage that fails. */
+    static Result run(final Path journal, final CollectorConfig config, final long fromNs, final long toNs,
+        final FlowSummarySink summaryTap, final CollectiveSink collectiveTap, final LongConsumer progress,
+        final Function<AnomalySink, AnomalyStage> stageFactory)
+    {
         final long start = System.nanoTime();
-        final Pipeline pipeline = new Pipeline(Pipeline.windowConfig(config), AnomalyStages::create, e -> { });
+        // an engine that throws on one input is counted by the pipeline and the replay goes on, as the live service
+        // does: a replay is how such an input is found, so it must get past it
+        final Pipeline pipeline = new Pipeline(Pipeline.windowConfig(config), stageFactory, e -> { });
         pipeline.tap(summaryTap, collectiveTap);
         try (EventLog reader = EventLog.open(journal).timeRange(fromNs, toNs))
         {
@@ -90,33 +136,76 @@ public final class Replay
             pipeline.finish();
             return new Result(List.copyOf(pipeline.history()), reader.documents(), reader.entries(),
                 reader.corruptDocuments(), reader.lastCorruption(), reader.firstEventNs(), reader.lastEventNs(),
-                (System.nanoTime() - start) / 1e9);
+                (System.nanoTime() - start) / 1e9, reader.corruptionUnit(), pipeline.failures().counts());
         }
     }
 
-    /** A progress bar on a terminal stream, redrawn at most every 100 ms. */
-    public static LongConsumer progressBar(final PrintStream err, final long total)
+    /**
+     * A progress bar on a terminal stream, redrawn at most every 100 ms; with {@code total} 0 (a trace, whose
+     * batches are not counted ahead) a count of batches instead. {@link Progress#end} ends its line.
+     */
+    public static Progress progressBar(final PrintStream err, final long total)
     {
-        final long[] last = {0};
-        return done ->
+        return new Progress(err, total);
+    }
+
+    /** See {@link #progressBar}. */
+    public static final class Progress implements LongConsumer
+    {
+        private final PrintStream err;
+        private final long total;
+        private long lastNs;
+        private long done;
+        private boolean open;
+
+        private Progress(final PrintStream err, final long total)
         {
+            this.err = err;
+            this.total = total;
+        }
+
+        @Override
+        public void accept(final long done)
+        {
+            this.done = done;
             final long now = System.nanoTime();
-            if (now - last[0] < 100_000_000L && done < total)
+            if (open && now - lastNs < 100_000_000L && (total <= 0 || done < total))
             {
                 return;
             }
-            last[0] = now;
-            final int width = 40;
-            final double f = total <= 0 ? 1.0 : Math.min(1.0, (double)done / total);
-            final int filled = (int)Math.round(f * width);
-            err.print("\rreplay [" + "#".repeat(filled) + " ".repeat(width - filled) + "] " +
-                String.format("%3.0f%% %d/%d batches", f * 100, done, total));
-            if (done >= total)
+            lastNs = now;
+            draw();
+        }
+
+        private void draw()
+        {
+            open = true;
+            if (total <= 0)
             {
-                err.println();
+                err.print("\rreplay: " + done + " batches");
+            }
+            else
+            {
+                final int width = 40;
+                final double f = Math.min(1.0, (double)done / total);
+                final int filled = (int)Math.round(f * width);
+                err.print("\rreplay [" + "#".repeat(filled) + " ".repeat(width - filled) + "] " +
+                    String.format("%3.0f%% %d/%d batches", f * 100, done, total));
             }
             err.flush();
-        };
+        }
+
+        /** Draws the final figure and ends the line (once; nothing when nothing was drawn). */
+        public void end()
+        {
+            if (open)
+            {
+                draw();
+                err.println();
+                err.flush();
+                open = false;
+            }
+        }
     }
 
 }

@@ -11,12 +11,13 @@ import net.openhft.chronicle.queue.RollCycles;
 final class SimulatedInput
 {
     /**
-     * A slow link 3 → 4 and a slow GPU of rank 1 that open and resolve, then a hang of rank 5: anomalies of three
-     * kinds, with starts, detections and resolutions, for comparisons that are not vacuous.
+     * On a 2 x 2 ring, a slow link 1 → 2 and a slow GPU of rank 0 that open and resolve, then a hang of rank 2 that
+     * stays: anomalies of three kinds, with starts, detections and resolutions, for comparisons that are not
+     * vacuous; ~400,000 input calls (a quarter of a second to simulate).
      */
-    static final String FAULTS = "clean-ring-2x4,duration=800ms," +
-        "fault=slow-link,rank=3,peer=4,fraction=0.5,at=100ms,for=250ms," +
-        "fault=slow-gpu,rank=1,fraction=0.5,at=400ms,for=150ms,fault=hang,rank=5,at=650ms";
+    static final String FAULTS = "nodes=2,gpus=2,channels=1,size=2M,seed=5,duration=1200ms," +
+        "fault=slow-link,rank=1,peer=2,fraction=0.5,at=100ms,for=200ms," +
+        "fault=slow-gpu,rank=0,fraction=0.5,at=350ms,for=150ms,fault=hang,rank=2,at=600ms";
 
     private SimulatedInput()
     {

@@ -1,5 +1,8 @@
 package io.flowscope.collector.journal;
 
+import java.nio.file.Files;
+import java.nio.file.Path;
+
 import io.flowscope.window.TelemetryListener;
 
 /**
@@ -8,10 +11,27 @@ import io.flowscope.window.TelemetryListener;
  */
 public interface EventLog extends AutoCloseable
 {
-    /** Opens a journal directory or a trace file, whichever the path is. */
-    static EventLog open(final java.nio.file.Path path)
+    /**
+     * Opens a journal directory or a trace file, whichever the path is; an {@link IllegalArgumentException} that
+     * says what is wrong (missing, a file that is not named as a trace, a directory without cycle files) otherwise.
+     */
+    static EventLog open(final Path path)
     {
-        return TraceReader.isTrace(path) ? new TraceReader(path) : new JournalReader(path);
+        if (Files.isDirectory(path))
+        {
+            return new JournalReader(path);
+        }
+        if (!Files.exists(path))
+        {
+            throw new IllegalArgumentException("no such journal directory or trace file: " + path);
+        }
+        if (!TraceReader.isTrace(path))
+        {
+            throw new IllegalArgumentException(path + " is a file but not a trace: a trace is JSON lines named " +
+                "*.jsonl or *.jsonl.gz (as 'flowscope inspect JOURNAL > run.jsonl' writes it); a journal is a " +
+                "directory of .cq4 cycle files");
+        }
+        return new TraceReader(path);
     }
 
     EventLog timeRange(long fromNs, long toNs);
@@ -28,6 +48,9 @@ public interface EventLog extends AutoCloseable
 
     /** Damaged batches (journal) or lines (trace) skipped. */
     long corruptDocuments();
+
+    /** What {@link #corruptDocuments()} counts, for messages: "batches" or "lines". */
+    String corruptionUnit();
 
     String lastCorruption();
 

@@ -368,6 +368,12 @@ public final class JournalReader implements EventLog
     }
 
     @Override
+    public String corruptionUnit()
+    {
+        return "batches";
+    }
+
+    @Override
     public String lastCorruption()
     {
         return lastCorruption;

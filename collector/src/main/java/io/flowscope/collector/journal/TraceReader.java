@@ -149,9 +149,14 @@ public final class TraceReader implements EventLog
             {
                 s = in.readLine();
             }
+            catch (final java.io.EOFException e)
+            {
+                // A gzip stream cut short (a trace copied while written, a download stopped): what was read stands.
+                corrupt("the file ends early after line " + lineNumber + " (truncated gzip?): " + e.getMessage());
+                return null;
+            }
             catch (final IOException e)
             {
-                // A gzip stream cut short (a trace copied while written): what was read stands.
                 corrupt("read error after line " + lineNumber + ": " + e.getMessage());
                 return null;
             }
@@ -393,6 +398,12 @@ public final class TraceReader implements EventLog
     public long corruptDocuments()
     {
         return corruptLines;
+    }
+
+    @Override
+    public String corruptionUnit()
+    {
+        return "lines";
     }
 
     @Override
