@@ -5,11 +5,11 @@ import java.util.Arrays;
 import java.util.List;
 
 import io.flowscope.window.FlowSummary;
-import io.flowscope.window.Phase;
 import org.agrona.collections.Long2ObjectHashMap;
 
 /**
- * One communicator's wait states over one evaluation window, from its step flows' summaries: per link
+ * One communicator's wait states over one evaluation window, from its step flows' summaries (gathered per flow in
+ * {@link FlowRows}, folded in at the window's end): per link
  * (sender → receiver, all channels) the receiver's op entry waits (first steps, 10 → 11) and the sender's network
  * time and bytes (9 → stop); per rank its sends' first-slot GPU waits (8 → 20 / 9). Durations only, so hosts'
  * clocks never meet. The window closes on its anchor host's clock (the first host that reported the comm):
@@ -21,6 +21,7 @@ final class CommWaits
     /** One direction between two ranks, all channels. */
     static final class Link
     {
+        final int index;
         final int sender;
         final int receiver;
         long senderHostId;
@@ -36,8 +37,9 @@ final class CommWaits
         double ratio;
         final Episode slow;
 
-        Link(final int sender, final int receiver, final Episode slow)
+        Link(final int index, final int sender, final int receiver, final Episode slow)
         {
+            this.index = index;
             this.sender = sender;
             this.receiver = receiver;
             this.slow = slow;
@@ -75,11 +77,18 @@ final class CommWaits
     long[] ofSumNs = new long[8];
     Episode[] straggling = new Episode[8];
     final List<Link> links = new ArrayList<>();
+    /** The flow rows ({@link FlowRows}) of this communicator's step flows. */
+    private int[] rows = new int[16];
+    private int rowCount;
+    /** Index among the detector's communicators (a flow row's META carries it). */
+    final int index;
     private final Long2ObjectHashMap<Link> linkByKey = new Long2ObjectHashMap<>();
     private final AnomalyConfig config;
 
-    CommWaits(final long commHash, final long anchorHostId, final long startNs, final AnomalyConfig config)
+    CommWaits(final int index, final long commHash, final long anchorHostId, final long startNs,
+        final AnomalyConfig config)
     {
+        this.index = index;
         this.commHash = commHash;
         this.anchorHostId = anchorHostId;
         this.config = config;
@@ -119,7 +128,7 @@ final class CommWaits
         Link l = linkByKey.get(key);
         if (l == null)
         {
-            l = new Link(sender, receiver, new Episode(config.linkOpenAfter, config.waitResolveAfter));
+            l = new Link(links.size(), sender, receiver, new Episode(config.linkOpenAfter, config.waitResolveAfter));
             linkByKey.put(key, l);
             links.add(l);
         }
@@ -131,29 +140,43 @@ final class CommWaits
         return s.rank() >= 0 && s.peer() >= 0 && s.rank() < 1 << 20 && s.peer() < 1 << 20;
     }
 
-    /** Adds one step flow's period summary to its link (and, for a send's first steps, to its rank). */
-    void add(final FlowSummary s, final Link l)
+    /**
+     * Folds this communicator's flow rows ({@link FlowRows}: what its step flows' summaries added since the last
+     * window) into its links and ranks, and clears them.
+     */
+    void fold(final FlowRows flows)
     {
-        if (s.isSend())
+        final long[] t = flows.t;
+        for (int i = 0; i < rowCount; i++)
         {
-            final long steps = s.phaseCount(Phase.NETWORK);
-            if (steps > 0 && s.bytes() > 0)
+            final int b = FlowRows.base(rows[i]);
+            final Link l = links.get(FlowRows.link(t[b + FlowRows.META]));
+            if (FlowRows.isSend(t[b + FlowRows.META]))
             {
-                l.sendSteps += steps;
-                l.sendNetworkNs += s.phaseSumNs(Phase.NETWORK);
-                l.sendBytes += s.bytes();
+                l.sendSteps += t[b + FlowRows.SEND_STEPS];
+                l.sendNetworkNs += t[b + FlowRows.SEND_NETWORK_NS];
+                l.sendBytes += t[b + FlowRows.SEND_BYTES];
+                final int rank = (int)t[b + FlowRows.RANK];
+                gpuFirstWaits[rank] += t[b + FlowRows.FIRST_STEPS];
+                gpuFirstWaitSumNs[rank] += t[b + FlowRows.FIRST_WAIT_NS];
             }
-            if (s.firstSteps() > 0)
+            else
             {
-                gpuFirstWaits[s.rank()] += s.firstSteps();
-                gpuFirstWaitSumNs[s.rank()] += s.firstStepWaitSumNs();
+                l.entryWaits += t[b + FlowRows.FIRST_STEPS];
+                l.entryWaitSumNs += t[b + FlowRows.FIRST_WAIT_NS];
             }
+            FlowRows.clearSums(t, b);
         }
-        else if (s.firstSteps() > 0)
+    }
+
+    /** Adds a flow row of this communicator. */
+    void addRow(final int row)
+    {
+        if (rowCount == rows.length)
         {
-            l.entryWaits += s.firstSteps();
-            l.entryWaitSumNs += s.firstStepWaitSumNs();
+            rows = Arrays.copyOf(rows, rowCount * 2);
         }
+        rows[rowCount++] = row;
     }
 
     /** The window's entry waits per rank, on and of it, from its links: one pass. */

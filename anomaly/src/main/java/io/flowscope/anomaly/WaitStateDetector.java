@@ -1,10 +1,13 @@
 package io.flowscope.anomaly;
 
+import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.List;
 import java.util.SortedMap;
 import java.util.TreeMap;
 
 import io.flowscope.window.FlowSummary;
+import io.flowscope.window.Phase;
 import org.agrona.collections.Long2LongHashMap;
 import org.agrona.collections.Long2ObjectHashMap;
 
@@ -21,24 +24,23 @@ import org.agrona.collections.Long2ObjectHashMap;
  * healthy baseline and over the other links of the communicator (a host-wide slowdown moves them all), while
  * neither end straggles (a late rank bursts its sends, which queue on the connection and look slow).</li>
  * </ul>
- * Per summary: a flow cache lookup (direct-mapped by flow key: its communicator and link) and a few additions; per
- * window and communicator: one pass over its links and one over its ranks. Allocation only when a flow, link or
- * communicator first appears, and when publishing.
+ * Per summary: its flow's row found by position ({@link FlowRows}) and five additions into it; per window and
+ * communicator: one pass over its flow rows, one over its links and one over its ranks. Allocation only when a
+ * flow, link, host or communicator first appears, and when publishing.
  */
 final class WaitStateDetector
 {
-    private static final int CACHE_SIZE = 1 << 14;
-
     private final AnomalyConfig config;
     private final Episode.Publisher publisher;
     private final Long2ObjectHashMap<CommWaits> comms = new Long2ObjectHashMap<>();
+    private final List<CommWaits> commByIndex = new ArrayList<>();
     /** Each host's latest period end: anomaly times are on the culprit's host clock. */
     private final Long2LongHashMap hostNow = new Long2LongHashMap(Long.MIN_VALUE);
-    private long lastHostId = Long.MIN_VALUE;
-    private long lastHostEndNs = Long.MIN_VALUE;
-    private final long[] cacheFlowKey = new long[CACHE_SIZE];
-    private final CommWaits[] cacheComm = new CommWaits[CACHE_SIZE];
-    private final CommWaits.Link[] cacheLink = new CommWaits.Link[CACHE_SIZE];
+    private final Long2ObjectHashMap<FlowRows.Cursor> cursors = new Long2ObjectHashMap<>();
+    private FlowRows.Cursor cursor;
+    private final FlowRows flows = new FlowRows();
+    /** Flow key → row, for a summary its position does not find. */
+    private final Long2LongHashMap rowByKey = new Long2LongHashMap(-1);
     private double[] ratios = new double[16];
 
     WaitStateDetector(final AnomalyConfig config, final Episode.Publisher publisher)
@@ -47,42 +49,97 @@ final class WaitStateDetector
         this.publisher = publisher;
     }
 
+    /**
+     * One flow summary: STEP flows only. The usual cost is a comparison of the flow key with the row its position
+     * had last period and five additions into that row (one cache line); a host's new period first closes the
+     * windows of the communicators anchored there.
+     */
     void onSummary(final FlowSummary s)
     {
         if (s.kind() != FlowSummary.KIND_STEP)
         {
             return;
         }
-        if (s.hostId() != lastHostId || s.periodEndNs() != lastHostEndNs)
+        FlowRows.Cursor h = cursor;
+        if (h == null || h.hostId != s.hostId())
         {
-            hostTime(s.hostId(), s.periodEndNs());
+            h = cursorOf(s.hostId());
         }
-        final int slot = (int)(s.flowKey() ^ s.flowKey() >>> 29) & (CACHE_SIZE - 1);
-        CommWaits c = cacheComm[slot];
-        CommWaits.Link l = cacheLink[slot];
-        if (c == null || cacheFlowKey[slot] != s.flowKey() || c.commHash != s.commHash()
-            || l.sender != (s.isSend() ? s.rank() : s.peer()) || l.receiver != (s.isSend() ? s.peer() : s.rank()))
+        if (s.periodEndNs() != h.periodEndNs)
+        {
+            newPeriod(h, s.periodStartNs(), s.periodEndNs());
+        }
+        int row = h.row();
+        final long[] t = flows.t;
+        if (row < 0 || t[FlowRows.base(row) + FlowRows.KEY] != s.flowKey())
+        {
+            row = learn(h, s);
+        }
+        h.position++;
+        if (row < 0)
+        {
+            return;
+        }
+        final int b = FlowRows.base(row);
+        final long[] r = flows.t;
+        if (s.isSend())
+        {
+            final long steps = s.phaseCount(Phase.NETWORK);
+            if (steps > 0 && s.bytes() > 0)
+            {
+                r[b + FlowRows.SEND_STEPS] += steps;
+                r[b + FlowRows.SEND_NETWORK_NS] += s.phaseSumNs(Phase.NETWORK);
+                r[b + FlowRows.SEND_BYTES] += s.bytes();
+            }
+        }
+        r[b + FlowRows.FIRST_STEPS] += s.firstSteps();
+        r[b + FlowRows.FIRST_WAIT_NS] += s.firstStepWaitSumNs();
+    }
+
+    private FlowRows.Cursor cursorOf(final long hostId)
+    {
+        FlowRows.Cursor h = cursors.get(hostId);
+        if (h == null)
+        {
+            h = new FlowRows.Cursor(hostId);
+            cursors.put(hostId, h);
+        }
+        cursor = h;
+        return h;
+    }
+
+    /** A host's next period: its time moves on, windows anchored there close, positions start again. */
+    private void newPeriod(final FlowRows.Cursor h, final long periodStartNs, final long periodEndNs)
+    {
+        h.periodEndNs = periodEndNs;
+        h.position = 0;
+        hostTime(h.hostId, periodEndNs);
+        closeWindows(h.hostId, periodStartNs);
+    }
+
+    /** The row of a summary its position did not find: by key, else a new one; -1 for ranks out of range. */
+    private int learn(final FlowRows.Cursor h, final FlowSummary s)
+    {
+        int row = (int)rowByKey.get(s.flowKey());
+        if (row < 0)
         {
             if (!CommWaits.validRanks(s))
             {
-                return;
+                return -1;
             }
-            c = comm(s);
-            l = s.isSend() ? c.link(s.rank(), s.peer()) : c.link(s.peer(), s.rank());
+            final CommWaits c = comm(s);
+            final CommWaits.Link l = s.isSend() ? c.link(s.rank(), s.peer()) : c.link(s.peer(), s.rank());
             c.rank(s.rank(), s.hostId());
             if (s.isSend())
             {
                 l.senderHostId = s.hostId();
             }
-            cacheFlowKey[slot] = s.flowKey();
-            cacheComm[slot] = c;
-            cacheLink[slot] = l;
+            row = flows.add(s.flowKey(), FlowRows.meta(c.index, l.index, s.isSend()), s.rank());
+            c.addRow(row);
+            rowByKey.put(s.flowKey(), row);
         }
-        if (s.hostId() == c.anchorHostId && s.periodStartNs() - c.windowEndNs >= 0)
-        {
-            evaluate(c, s.periodStartNs());
-        }
-        c.add(s, l);
+        h.learn(row);
+        return row;
     }
 
     private void hostTime(final long hostId, final long timeNs)
@@ -92,8 +149,6 @@ final class WaitStateDetector
         {
             hostNow.put(hostId, timeNs);
         }
-        lastHostId = hostId;
-        lastHostEndNs = timeNs;
     }
 
     private CommWaits comm(final FlowSummary s)
@@ -101,19 +156,19 @@ final class WaitStateDetector
         CommWaits c = comms.get(s.commHash());
         if (c == null)
         {
-            c = new CommWaits(s.commHash(), s.hostId(), s.periodStartNs(), config);
+            c = new CommWaits(commByIndex.size(), s.commHash(), s.hostId(), s.periodStartNs(), config);
             comms.put(s.commHash(), c);
+            commByIndex.add(c);
         }
         return c;
     }
 
-    /** A host's time moved on with no summary: windows anchored there close (empty ones help resolve). */
-    void advanceTo(final long hostId, final long timeNs)
+    /** The windows anchored on a host that end by {@code timeNs} are judged. */
+    private void closeWindows(final long hostId, final long timeNs)
     {
-        hostTime(hostId, timeNs);
-        lastHostId = Long.MIN_VALUE;
-        for (final CommWaits c : comms.values())
+        for (int i = 0; i < commByIndex.size(); i++)
         {
+            final CommWaits c = commByIndex.get(i);
             if (c.anchorHostId == hostId && timeNs - c.windowEndNs >= 0)
             {
                 evaluate(c, timeNs);
@@ -121,9 +176,17 @@ final class WaitStateDetector
         }
     }
 
+    /** A host's time moved on with no summary: windows anchored there close (empty ones help resolve). */
+    void advanceTo(final long hostId, final long timeNs)
+    {
+        hostTime(hostId, timeNs);
+        closeWindows(hostId, timeNs);
+    }
+
     private void evaluate(final CommWaits c, final long nowNs)
     {
         final long anchorEnd = c.windowEndNs;
+        c.fold(flows);
         c.sumPerRank();
         for (int r = 0; r < c.rankRows; r++)
         {
