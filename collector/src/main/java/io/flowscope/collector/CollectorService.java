@@ -186,29 +186,12 @@ public final class CollectorService implements AutoCloseable
         j.put("failure", jf);
         j.put("recoveredEntries", drain.recoveredEntries());
         h.put("journal", j);
-        h.put("failures", failuresHealth(failures));
+        h.put("failures", failures.toHealth(System.currentTimeMillis()));
         if (drain.crashed() != null)
         {
             h.put("error", drain.crashed().toString());
         }
         return h;
-    }
-
-    /** {@code failures} of {@code /api/health}: how many, by stage, and the last one with its time. */
-    private static Map<String, Object> failuresHealth(final IngestFailures.Counts c)
-    {
-        final Map<String, Object> f = new LinkedHashMap<>();
-        f.put("total", c.total());
-        final Map<String, Object> byStage = new LinkedHashMap<>();
-        for (final IngestFailures.Stage stage : IngestFailures.Stage.values())
-        {
-            byStage.put(stage.label(), c.of(stage));
-        }
-        f.put("byStage", byStage);
-        f.put("last", c.last());
-        f.put("lastAtMs", c.total() > 0 ? c.lastWallMs() : null);
-        f.put("recent", c.recent(System.currentTimeMillis()));
-        return f;
     }
 
     public int port()

@@ -1,6 +1,7 @@
 package io.flowscope.collector;
 
 import java.util.EnumMap;
+import java.util.LinkedHashMap;
 import java.util.Locale;
 import java.util.Map;
 import java.util.function.LongSupplier;
@@ -67,6 +68,23 @@ public final class IngestFailures
         public boolean recent(final long nowWallMs)
         {
             return total > 0 && nowWallMs - lastWallMs < RECENT_MS;
+        }
+
+        /** {@code failures} of {@code /api/health}: how many, by stage, the last one and when, whether recent. */
+        public Map<String, Object> toHealth(final long nowWallMs)
+        {
+            final Map<String, Object> f = new LinkedHashMap<>();
+            f.put("total", total);
+            final Map<String, Object> stages = new LinkedHashMap<>();
+            for (final Stage stage : Stage.values())
+            {
+                stages.put(stage.label(), of(stage));
+            }
+            f.put("byStage", stages);
+            f.put("last", last);
+            f.put("lastAtMs", total > 0 ? lastWallMs : null);
+            f.put("recent", recent(nowWallMs));
+            return f;
         }
     }
 

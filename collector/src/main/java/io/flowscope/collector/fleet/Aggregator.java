@@ -16,6 +16,7 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Consumer;
+import java.util.function.Function;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.flowscope.anomaly.Anomaly;
@@ -23,6 +24,7 @@ import io.flowscope.anomaly.AnomalySink;
 import io.flowscope.anomaly.AnomalyStage;
 import io.flowscope.collector.AnomalyEvent;
 import io.flowscope.collector.AnomalyStages;
+import io.flowscope.collector.IngestFailures;
 import io.flowscope.sink.influx.InfluxSchema;
 import io.flowscope.window.CollectiveSummary;
 import io.flowscope.window.FlowSummary;
@@ -67,6 +69,13 @@ public final class Aggregator implements AutoCloseable
     private final FleetConfig fleet;
     private final String instance;
     private final Consumer<AnomalyEvent> listener;
+    private final Function<AnomalySink, AnomalyStage> stageFactory;
+    /**
+     * A stage that throws on one record must not end the aggregator (its partitions would stall, its group would
+     * rebalance them onto another aggregator that throws on the same record): counted, logged, the next record read.
+     */
+    private final IngestFailures failures = new IngestFailures();
+    private volatile IngestFailures.Counts failureCounts = IngestFailures.Counts.NONE;
     private final Map<TopicPartition, PartitionState> states = new HashMap<>();
     private final CountDownLatch stopped = new CountDownLatch(1);
     private final Thread thread;
@@ -101,9 +110,9 @@ public final class Aggregator implements AutoCloseable
         long offset = -1;
         boolean rebuilt;
 
-        PartitionState(final AnomalySink sink, final long outputFrom)
+        PartitionState(final AnomalyStage stage, final long outputFrom)
         {
-            this.stage = AnomalyStages.create(sink);
+            this.stage = stage;
             this.outputFrom = outputFrom;
             this.rebuilt = outputFrom == 0;
         }
@@ -111,6 +120,14 @@ public final class Aggregator implements AutoCloseable
 
     public Aggregator(final FleetConfig fleet, final String instance, final Consumer<AnomalyEvent> listener)
     {
+        this(fleet, instance, listener, AnomalyStages::create);
+    }
+
+    /** With another anomaly stage than the service's: tests inject a stage that fails. */
+    Aggregator(final FleetConfig fleet, final String instance, final Consumer<AnomalyEvent> listener,
+        final Function<AnomalySink, AnomalyStage> stageFactory)
+    {
+        this.stageFactory = stageFactory;
         this.fleet = fleet;
         this.instance = instance;
         this.listener = listener;
@@ -260,7 +277,7 @@ public final class Aggregator implements AutoCloseable
                         final OffsetAndMetadata om = committed.get(tp);
                         final long from = om == null ? 0 : om.offset();
                         final PartitionState[] ref = new PartitionState[1];
-                        ref[0] = new PartitionState(sink(tp, ref), from);
+                        ref[0] = new PartitionState(stageFactory.apply(sink(tp, ref)), from);
                         states.put(tp, ref[0]);
                         partitionsTaken++;
                         LOG.info("aggregator {}: took {} (output from offset {}; state rebuilt from the start)",
@@ -376,7 +393,7 @@ public final class Aggregator implements AutoCloseable
         {
             final OffsetAndMetadata om = committed.get(tp);
             final PartitionState[] ref = new PartitionState[1];
-            ref[0] = new PartitionState(sink(tp, ref), om == null ? 0 : om.offset());
+            ref[0] = new PartitionState(stageFactory.apply(sink(tp, ref)), om == null ? 0 : om.offset());
             states.put(tp, ref[0]);
         }
         consumer.seekToBeginning(parts);
@@ -429,19 +446,52 @@ public final class Aggregator implements AutoCloseable
                 {
                     hostNames.put(flow.hostId(), hostName.asText());
                 }
-                st.stage.onSummary(flow);
-                st.stage.advanceTo(flow.hostId(), flow.periodEndNs());
+                try
+                {
+                    st.stage.onSummary(flow);
+                }
+                catch (final RuntimeException e)
+                {
+                    stageFailed("flow summary", e);
+                }
+                try
+                {
+                    st.stage.advanceTo(flow.hostId(), flow.periodEndNs());
+                }
+                catch (final RuntimeException e)
+                {
+                    stageFailed("advanceTo", e);
+                }
             }
             case "coll" ->
             {
                 FleetCodec.collectiveInto(n.path("s"), coll);
-                st.stage.onCollective(coll);
+                try
+                {
+                    st.stage.onCollective(coll);
+                }
+                catch (final RuntimeException e)
+                {
+                    stageFailed("collective summary", e);
+                }
             }
             default ->
             {
                 // other types are not for the stage
             }
         }
+    }
+
+    private void stageFailed(final String what, final RuntimeException e)
+    {
+        failures.record(IngestFailures.Stage.ANOMALY, what, e);
+        failureCounts = failures.counts();
+    }
+
+    /** Exceptions the anomaly stage threw on records, counted and skipped (any thread). */
+    public IngestFailures.Counts failures()
+    {
+        return failureCounts;
     }
 
     /** The first record at or above the committed offset: the partition's state is rebuilt; logged once. */
@@ -498,9 +548,15 @@ public final class Aggregator implements AutoCloseable
      */
     static List<String> reference(final FleetConfig fleet, final List<byte[]> values)
     {
-        final Aggregator a = new Aggregator(fleet, "reference", e -> { });
+        return new Aggregator(fleet, "reference", e -> { }).applyOffline(values);
+    }
+
+    /** {@link #reference} with this aggregator's stage factory and counters: every record through one partition. */
+    List<String> applyOffline(final List<byte[]> values)
+    {
+        final Aggregator a = this;
         final PartitionState[] ref = new PartitionState[1];
-        ref[0] = new PartitionState(a.sink(new TopicPartition("reference", 0), ref), 0);
+        ref[0] = new PartitionState(stageFactory.apply(a.sink(new TopicPartition("reference", 0), ref)), 0);
         final List<String> out = new ArrayList<>();
         final FlowSummary flow = new FlowSummary();
         final CollectiveSummary coll = new CollectiveSummary();
@@ -544,7 +600,9 @@ public final class Aggregator implements AutoCloseable
     public Map<String, Object> health()
     {
         final Map<String, Object> h = new LinkedHashMap<>();
-        h.put("status", failed == null ? "UP" : "DOWN");
+        final IngestFailures.Counts f = failureCounts;
+        final long now = System.currentTimeMillis();
+        h.put("status", failed != null ? "DOWN" : f.recent(now) ? "DEGRADED" : "UP");
         h.put("ready", true);
         h.put("source", "fleet aggregator " + instance + " of group " + fleet.group() + " on " +
             fleet.summariesTopic());
@@ -559,6 +617,7 @@ public final class Aggregator implements AutoCloseable
         h.put("lagRecords", lag);
         h.put("partitionsTaken", partitionsTaken);
         h.put("lastRebuild", Map.of("records", lastRebuildRecords, "ms", lastRebuildMs));
+        h.put("failures", f.toHealth(now));
         if (failed != null)
         {
             h.put("error", failed.toString());

@@ -143,7 +143,7 @@ public final class Fleet
         final long open = list.stream().filter(io.flowscope.anomaly.Anomaly::isOpen).count();
         final Stats s = new Stats(agg.records(), 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, null, 0, agg.records(), open,
             "fleet aggregator " + agg.instance() + " on " + fleet.summariesTopic(),
-            io.flowscope.collector.IngestFailures.Counts.NONE);
+            agg.failures());
         return new Snapshot(System.currentTimeMillis(), Long.MIN_VALUE, List.of(), List.of(), List.of(), List.of(),
             List.of(), list, s);
     }
