@@ -61,6 +61,11 @@ public final class AnomalyEngine implements AnomalyStage
         this.kernelLateness = new KernelLatenessDetector(config, publisher);
     }
 
+    WaitStateDetector waitStates()
+    {
+        return waitStates;
+    }
+
     /** Publishes the wait-state detectors' anomalies into the engine's open set, once per kind and culprit. */
     private final class DetectorPublisher implements Episode.Publisher
     {
@@ -122,7 +127,6 @@ public final class AnomalyEngine implements AnomalyStage
     public void onSummary(final FlowSummary s)
     {
         summaries++;
-        waitStates.onSummary(s);
         // The host of the summary before, checked here: host() is too big to inline and a host's summaries come
         // together, so the call was paid per summary for this comparison.
         final Host last = lastHost;
@@ -160,6 +164,9 @@ public final class AnomalyEngine implements AnomalyStage
                 break;
             case FlowSummary.KIND_QP:
                 onQp(h, s);
+                break;
+            case FlowSummary.KIND_LINK:
+                waitStates.onLink(s);
                 break;
             default:
                 break;

@@ -8,8 +8,8 @@ import io.flowscope.window.FlowSummary;
 import org.agrona.collections.Long2ObjectHashMap;
 
 /**
- * One communicator's wait states over one evaluation window, from its step flows' summaries (gathered per flow in
- * {@link FlowRows}, folded in at the window's end): per link
+ * One communicator's wait states over one evaluation window, from its links' summaries (the window engine's LINK
+ * aggregates, gathered per link in {@link FlowRows}, folded in at the window's end): per link
  * (sender → receiver, all channels) the receiver's op entry waits (first steps, 10 → 11) and the sender's network
  * time and bytes (9 → stop); per rank its sends' first-slot GPU waits (8 → 20 / 9). Durations only, so hosts'
  * clocks never meet. The window closes on its anchor host's clock (the first host that reported the comm):
@@ -61,7 +61,11 @@ final class CommWaits
     }
 
     final long commHash;
-    final long anchorHostId;
+    /** The host whose clock closes the windows; another one takes over if it falls silent ({@link #reanchor}). */
+    long anchorHostId;
+    /** Periods of other hosts since this communicator's last window end (see {@link #staleFor}). */
+    long otherPeriods;
+    private final org.agrona.collections.LongHashSet hosts = new org.agrona.collections.LongHashSet();
     long windowStartNs;
     long windowEndNs;
     /** Ranks seen: rows 0 .. rankRows - 1 of the arrays below (by rank number). */
@@ -77,7 +81,7 @@ final class CommWaits
     long[] ofSumNs = new long[8];
     Episode[] straggling = new Episode[8];
     final List<Link> links = new ArrayList<>();
-    /** The flow rows ({@link FlowRows}) of this communicator's step flows. */
+    /** The flow rows ({@link FlowRows}) of this communicator's link summaries. */
     private int[] rows = new int[16];
     private int rowCount;
     /** Index among the detector's communicators (a flow row's META carries it). */
@@ -149,24 +153,62 @@ final class CommWaits
         final long[] t = flows.t;
         for (int i = 0; i < rowCount; i++)
         {
-            final int b = FlowRows.base(rows[i]);
-            final Link l = links.get(FlowRows.link(t[b + FlowRows.META]));
-            if (FlowRows.isSend(t[b + FlowRows.META]))
+            final int row = rows[i];
+            final int b = FlowRows.base(row);
+            final long meta = flows.meta[row];
+            final Link l = links.get(FlowRows.link(meta));
+            if (FlowRows.isSend(meta))
             {
-                l.sendSteps += t[b + FlowRows.SEND_STEPS];
-                l.sendNetworkNs += t[b + FlowRows.SEND_NETWORK_NS];
-                l.sendBytes += t[b + FlowRows.SEND_BYTES];
-                final int rank = (int)t[b + FlowRows.RANK];
-                gpuFirstWaits[rank] += t[b + FlowRows.FIRST_STEPS];
-                gpuFirstWaitSumNs[rank] += t[b + FlowRows.FIRST_WAIT_NS];
+                // Periods with bytes and network time both (a stop without its 9 has bytes and no time).
+                final long steps = FlowRows.steps(t, b);
+                if (steps > 0 && t[b + FlowRows.BYTES] > 0)
+                {
+                    l.sendSteps += steps;
+                    l.sendNetworkNs += t[b + FlowRows.NETWORK_NS];
+                    l.sendBytes += t[b + FlowRows.BYTES];
+                }
+                final int rank = flows.rank[row];
+                gpuFirstWaits[rank] += FlowRows.firstSteps(t, b);
+                gpuFirstWaitSumNs[rank] += FlowRows.firstWaitNs(t, b);
             }
             else
             {
-                l.entryWaits += t[b + FlowRows.FIRST_STEPS];
-                l.entryWaitSumNs += t[b + FlowRows.FIRST_WAIT_NS];
+                l.entryWaits += FlowRows.firstSteps(t, b);
+                l.entryWaitSumNs += FlowRows.firstWaitNs(t, b);
             }
             FlowRows.clearSums(t, b);
         }
+    }
+
+    /** A host reports this communicator's links. */
+    void host(final long hostId)
+    {
+        hosts.add(hostId);
+    }
+
+    /**
+     * Whether the anchor host has fallen silent: the other hosts ended {@code periods} periods each since its last
+     * window end (its ranks gone, its rings no longer drained) and the rows would otherwise add up forever.
+     */
+    boolean staleFor(final int periods)
+    {
+        return otherPeriods > (long)periods * Math.max(1, hosts.size() - 1);
+    }
+
+    /** {@code hostId} takes the windows over from a silent anchor: what was gathered meanwhile is dropped. */
+    void reanchor(final FlowRows flows, final long hostId, final long nowNs)
+    {
+        fold(flows);
+        for (int i = 0; i < links.size(); i++)
+        {
+            links.get(i).clearWindow();
+        }
+        Arrays.fill(gpuFirstWaits, 0, rankRows, 0);
+        Arrays.fill(gpuFirstWaitSumNs, 0, rankRows, 0);
+        anchorHostId = hostId;
+        windowStartNs = nowNs;
+        windowEndNs = nowNs + config.waitWindowNs;
+        otherPeriods = 0;
     }
 
     /** Adds a flow row of this communicator. */
@@ -213,6 +255,7 @@ final class CommWaits
 
     void nextWindow(final long nowNs)
     {
+        otherPeriods = 0;
         for (int i = 0; i < links.size(); i++)
         {
             links.get(i).clearWindow();

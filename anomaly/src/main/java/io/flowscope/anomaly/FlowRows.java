@@ -3,28 +3,30 @@ package io.flowscope.anomaly;
 import java.util.Arrays;
 
 /**
- * The wait-state detector's per-flow accumulators, one row of 8 longs (a cache line's worth) per step flow, in one
- * array; found per summary by position: the window engine emits a host's flows in the same order every period, so
- * each host keeps the row of each position ({@link Cursor}) and a summary costs one comparison of its flow key with
- * its row's, then a few additions into that row. A miss (a new flow, a changed order) looks the key up
- * ({@link WaitStateDetector}) and relearns the position.
+ * The wait-state detector's per-link accumulators: one row of 4 longs (half a cache line) per link summary (the
+ * window engine's LINK aggregate of a rank's step flows to or from one peer), in one array; found per summary by
+ * position: the window engine emits a host's aggregates in the same order every period, so each host keeps the row
+ * of each position ({@link Cursor}) and a summary costs one comparison with its row's key, then four additions into
+ * that row. A miss (a new link, a changed order) looks the key up ({@link WaitStateDetector}) and relearns the
+ * position. Kept small: the row array shares the core's caches with the anomaly engine's own tables.
  * <pre>
- *   row r, base r * 8:  KEY | META | RANK | SEND_STEPS | SEND_NETWORK_NS | SEND_BYTES | FIRST_STEPS | FIRST_WAIT_NS
- *   META = communicator index << 32 | link index << 1 | isSend
+ *   row r, base r * 4:  KEY_STEPS | NETWORK_NS | BYTES | FIRST
+ *   KEY_STEPS = low 32 bits of the flow key << 32 | network steps (32 bits)
+ *   FIRST     = first steps (16 bits) << 48 | their summed wait, ns (48 bits: 78 hours)
  * </pre>
- * The sums are since the communicator's last window end ({@link CommWaits#fold}).
+ * Each row's communicator, link and direction are in {@link #meta}, its rank in {@link #rank}: read only when a
+ * window ends. The sums are since the communicator's last window end ({@link CommWaits#fold}).
  */
 final class FlowRows
 {
-    static final int KEY = 0;
-    static final int META = 1;
-    static final int RANK = 2;
-    static final int SEND_STEPS = 3;
-    static final int SEND_NETWORK_NS = 4;
-    static final int SEND_BYTES = 5;
-    static final int FIRST_STEPS = 6;
-    static final int FIRST_WAIT_NS = 7;
-    static final int STRIDE = 8;
+    static final int KEY_STEPS = 0;
+    static final int NETWORK_NS = 1;
+    static final int BYTES = 2;
+    static final int FIRST = 3;
+    static final int STRIDE = 4;
+    static final long FIRST_ONE = 1L << 48;
+    static final long FIRST_WAIT_MASK = FIRST_ONE - 1;
+    static final long STEPS_MASK = 0xFFFF_FFFFL;
 
     /** A host's summary positions of the current period and their rows. */
     static final class Cursor
@@ -62,6 +64,8 @@ final class FlowRows
     }
 
     long[] t = new long[64 * STRIDE];
+    long[] meta = new long[64];
+    int[] rank = new int[64];
     int rows;
 
     static int base(final int row)
@@ -69,14 +73,20 @@ final class FlowRows
         return row * STRIDE;
     }
 
+    /** The part of a flow key a row keeps (with its steps in the same long). */
+    static long keyBits(final long flowKey)
+    {
+        return flowKey << 32;
+    }
+
+    static boolean keyMatches(final long keySteps, final long flowKey)
+    {
+        return (keySteps ^ flowKey << 32) >>> 32 == 0;
+    }
+
     static long meta(final int comm, final int link, final boolean isSend)
     {
         return (long)comm << 32 | (long)link << 1 | (isSend ? 1 : 0);
-    }
-
-    static int comm(final long meta)
-    {
-        return (int)(meta >>> 32);
     }
 
     static int link(final long meta)
@@ -89,26 +99,45 @@ final class FlowRows
         return (meta & 1) != 0;
     }
 
-    int add(final long key, final long meta, final int rank)
+    static long steps(final long[] t, final int b)
+    {
+        return t[b + KEY_STEPS] & STEPS_MASK;
+    }
+
+    static long firstSteps(final long[] t, final int b)
+    {
+        return t[b + FIRST] >>> 48;
+    }
+
+    static long firstWaitNs(final long[] t, final int b)
+    {
+        return t[b + FIRST] & FIRST_WAIT_MASK;
+    }
+
+    int add(final long flowKey, final long meta, final int rank)
     {
         if ((rows + 1) * STRIDE > t.length)
         {
             t = Arrays.copyOf(t, t.length * 2);
         }
+        if (rows == this.meta.length)
+        {
+            this.meta = Arrays.copyOf(this.meta, rows * 2);
+            this.rank = Arrays.copyOf(this.rank, rows * 2);
+        }
         final int b = base(rows);
-        t[b + KEY] = key;
-        t[b + META] = meta;
-        t[b + RANK] = rank;
+        t[b + KEY_STEPS] = keyBits(flowKey);
+        this.meta[rows] = meta;
+        this.rank[rows] = rank;
         clearSums(t, b);
         return rows++;
     }
 
     static void clearSums(final long[] t, final int b)
     {
-        t[b + SEND_STEPS] = 0;
-        t[b + SEND_NETWORK_NS] = 0;
-        t[b + SEND_BYTES] = 0;
-        t[b + FIRST_STEPS] = 0;
-        t[b + FIRST_WAIT_NS] = 0;
+        t[b + KEY_STEPS] &= ~STEPS_MASK;
+        t[b + NETWORK_NS] = 0;
+        t[b + BYTES] = 0;
+        t[b + FIRST] = 0;
     }
 }

@@ -24,12 +24,15 @@ import org.agrona.collections.Long2ObjectHashMap;
  * healthy baseline and over the other links of the communicator (a host-wide slowdown moves them all), while
  * neither end straggles (a late rank bursts its sends, which queue on the connection and look slow).</li>
  * </ul>
- * Per summary: its flow's row found by position ({@link FlowRows}) and five additions into it; per window and
+ * Per summary: its link's row found by position ({@link FlowRows}) and four additions into it; per window and
  * communicator: one pass over its flow rows, one over its links and one over its ranks. Allocation only when a
  * flow, link, host or communicator first appears, and when publishing.
  */
 final class WaitStateDetector
 {
+    /** Periods of each other host after which a silent anchor host's communicators are taken over. */
+    static final int REANCHOR_PERIODS = 64;
+
     private final AnomalyConfig config;
     private final Episode.Publisher publisher;
     private final Long2ObjectHashMap<CommWaits> comms = new Long2ObjectHashMap<>();
@@ -50,16 +53,40 @@ final class WaitStateDetector
     }
 
     /**
-     * One flow summary: STEP flows only. The usual cost is a comparison of the flow key with the row its position
-     * had last period and five additions into that row (one cache line); a host's new period first closes the
-     * windows of the communicators anchored there.
+     * One link's summary (the window engine's LINK aggregate: a rank's step flows to or from one peer, all channels
+     * summed; one per link and period, however many channels). The usual cost is a comparison of the flow key with the row its position had last
+     * period and four additions into that row (half a cache line); a host's new period first closes the windows of the
+     * communicators anchored there. A receive row sums its network figures too (no branch): the fold reads a send
+     * row's only.
      */
-    void onSummary(final FlowSummary s)
+    void onLink(final FlowSummary s)
     {
-        if (s.kind() != FlowSummary.KIND_STEP)
+        FlowRows.Cursor h = cursor;
+        if (h == null || h.hostId != s.hostId() || s.periodEndNs() != h.periodEndNs)
         {
-            return;
+            h = newPeriodOrHost(s);
         }
+        int row = h.row();
+        if (row < 0 || !FlowRows.keyMatches(flows.t[FlowRows.base(row) + FlowRows.KEY_STEPS], s.flowKey()))
+        {
+            row = learn(h, s);
+        }
+        h.position++;
+        if (row >= 0)
+        {
+            final long[] r = flows.t;
+            final int b = FlowRows.base(row);
+            // Steps and first steps are counts of one period of one link: far below their fields' 32 and 16 bits.
+            r[b + FlowRows.KEY_STEPS] += s.phaseCount(Phase.NETWORK);
+            r[b + FlowRows.NETWORK_NS] += s.phaseSumNs(Phase.NETWORK);
+            r[b + FlowRows.BYTES] += s.bytes();
+            r[b + FlowRows.FIRST] += s.firstSteps() * FlowRows.FIRST_ONE + s.firstStepWaitSumNs();
+        }
+    }
+
+    /** Another host's summaries, or this host's next period: its time moves on, windows anchored there close. */
+    private FlowRows.Cursor newPeriodOrHost(final FlowSummary s)
+    {
         FlowRows.Cursor h = cursor;
         if (h == null || h.hostId != s.hostId())
         {
@@ -69,31 +96,7 @@ final class WaitStateDetector
         {
             newPeriod(h, s.periodStartNs(), s.periodEndNs());
         }
-        int row = h.row();
-        final long[] t = flows.t;
-        if (row < 0 || t[FlowRows.base(row) + FlowRows.KEY] != s.flowKey())
-        {
-            row = learn(h, s);
-        }
-        h.position++;
-        if (row < 0)
-        {
-            return;
-        }
-        final int b = FlowRows.base(row);
-        final long[] r = flows.t;
-        if (s.isSend())
-        {
-            final long steps = s.phaseCount(Phase.NETWORK);
-            if (steps > 0 && s.bytes() > 0)
-            {
-                r[b + FlowRows.SEND_STEPS] += steps;
-                r[b + FlowRows.SEND_NETWORK_NS] += s.phaseSumNs(Phase.NETWORK);
-                r[b + FlowRows.SEND_BYTES] += s.bytes();
-            }
-        }
-        r[b + FlowRows.FIRST_STEPS] += s.firstSteps();
-        r[b + FlowRows.FIRST_WAIT_NS] += s.firstStepWaitSumNs();
+        return h;
     }
 
     private FlowRows.Cursor cursorOf(final long hostId)
@@ -130,6 +133,7 @@ final class WaitStateDetector
             final CommWaits c = comm(s);
             final CommWaits.Link l = s.isSend() ? c.link(s.rank(), s.peer()) : c.link(s.peer(), s.rank());
             c.rank(s.rank(), s.hostId());
+            c.host(s.hostId());
             if (s.isSend())
             {
                 l.senderHostId = s.hostId();
@@ -163,17 +167,38 @@ final class WaitStateDetector
         return c;
     }
 
-    /** The windows anchored on a host that end by {@code timeNs} are judged. */
+    /**
+     * The windows anchored on a host that end by {@code timeNs} are judged. A communicator whose anchor host fell
+     * silent while this one goes on (64 periods of each other host) is taken over by this host.
+     */
     private void closeWindows(final long hostId, final long timeNs)
     {
         for (int i = 0; i < commByIndex.size(); i++)
         {
             final CommWaits c = commByIndex.get(i);
-            if (c.anchorHostId == hostId && timeNs - c.windowEndNs >= 0)
+            if (c.anchorHostId == hostId)
             {
-                evaluate(c, timeNs);
+                if (timeNs - c.windowEndNs >= 0)
+                {
+                    evaluate(c, timeNs);
+                }
+            }
+            else
+            {
+                c.otherPeriods++;
+                if (c.staleFor(REANCHOR_PERIODS))
+                {
+                    c.reanchor(flows, hostId, timeNs);
+                }
             }
         }
+    }
+
+    /** The host whose clock closes a communicator's windows now (tests), or {@link Long#MIN_VALUE}. */
+    long anchorHostOf(final long commHash)
+    {
+        final CommWaits c = comms.get(commHash);
+        return c == null ? Long.MIN_VALUE : c.anchorHostId;
     }
 
     /** A host's time moved on with no summary: windows anchored there close (empty ones help resolve). */

@@ -4,6 +4,7 @@ import io.flowscope.anomaly.AnomalyKind;
 import io.flowscope.window.Collectives;
 import io.flowscope.window.TelemetryListener;
 import io.flowscope.window.ring.RingEventSource;
+import org.agrona.collections.Long2LongHashMap;
 
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -14,29 +15,50 @@ import java.util.SplittableRandom;
 /**
  * A deterministic cluster simulator: N nodes × G GPUs (one communicator of all ranks, node-major) running ring
  * AllReduce, tree AllReduce and pairwise send/recv over several channels, emitting the events a flowscope ring
- * would carry (ProxyOp / ProxyStep with NCCL's states, IB QP work requests, Coll + KernelCh with GPU timestamps)
- * through a {@link TelemetryListener}, each node as its own host (clock domain).
+ * would carry (Coll, ProxyOp / ProxyStep with NCCL's states, IB QP work requests, KernelCh with GPU timestamps)
+ * through a {@link TelemetryListener}, each node as its own host (clock domain). Calibrated on real NCCL 2.28
+ * traces (docs/simulator-calibration.md).
  * <p>
  * <b>Model.</b> Every rank-to-rank hop is a network connection (one per channel) with its own bandwidth per
- * direction, shared by the channels; a rank's NIC device is its local GPU index × nics / gpus. Collectives run
- * one after the other with a barrier between (the iteration's compute gap, drawn with noise). A collective's
- * steps follow a credit protocol, computed step by step (no event queue):
+ * direction, shared by the channels; a rank's NIC device is its local GPU index × nics / gpus. Each rank has
+ * three clocks that meet only through data, as in NCCL:
+ * <ul>
+ * <li><b>CPU</b>: it calls collective k at E(k) = max(E(k − 1) + cpu, K(k − ahead)): it runs up to {@code ahead}
+ * collectives ahead of its GPU, and every {@code sync} collectives waits for every GPU. The call is the Coll event
+ * and posts the collective's proxy ops (ProxyOp start), long before their steps.</li>
+ * <li><b>GPU</b>: its kernel for k starts at K(k) = max(E(k) + launch, end of its kernel k − 1 + compute gap);
+ * one cursor per channel then writes its own slices into send slots (a slot is free once the proxy sent what it
+ * held), reduces what it received into the next send, and copies the last received slices out; the kernel ends
+ * when every channel is done.</li>
+ * <li><b>Proxy</b>: per connection (rank, peer, channel, direction) op k begins when op k − 1 on it stopped; it
+ * posts up to {@code W} steps at once (NCCL_STEPS / slice steps: 4 for collectives, 8 for send/recv), step s
+ * once step s − W stopped.</li>
+ * </ul>
  * <pre>
- *   sender:   start + 8 at max(op start, previous step posted); 20 when the GPU data is ready but no credit yet;
- *             9 (posted, transSize) at max(ready, credit); stop at arrival + latency (the ack)
- *   receiver: start + 10 when a buffer slot is free (step s − 8 consumed); 11 (transSize) at arrival,
- *             12 after the flush; stop when its GPU has consumed the data
- *   credit  = the receiver's post of that step + latency; arrival = max(post, link free) + bytes / bandwidth + latency
- *   consume = data arrived, GPU free, and room in the buffer it forwards into (back-pressure)
- *   ready   = the data this step forwards was consumed (ring: previous step from the left neighbour; tree: this
- *             step from every child going up, from the parent going down) + GPU work
+ *   send:    8 at the post; 20 when the GPU filled the slot (seen by the proxy); 9 (transSize) when the network send
+ *            is posted: at once over sockets, on IB once the receiver's buffer is posted (its credit);
+ *            stop when the bytes left (socket) or were acknowledged (IB)
+ *   receive: 10 at the post; 11 (transSize) when the bytes are in (socket: and copied out of the kernel's buffer
+ *            if they came before the post); 12 after the flush; stop when its GPU consumed them
+ *   network: a transfer starts at max(9, the link free) and takes bytes / bandwidth (± jitter, slow rate noise)
  * </pre>
- * Faults change the inputs: a slow link scales one direction's bandwidth, a slow GPU delays its rank's start by
- * the compute gap × (1/fraction − 1) and scales its GPU work, congestion scales the bandwidth of the links out of
- * one NIC (its uplink: every rank on that device) with a 2 ms ramp in and out, a NIC going down stalls the
- * transfers through it for {@code failover} (its posted work requests complete with an error then) and moves
- * its QPs to the next device, and a hang makes every GPU action of one rank after the onset never
- * happen (its steps stay in 8 / 12, its peers' in 20 / 10).
+ * Steps and step sizes are NCCL 2.28's for SIMPLE: a ring AllReduce sends each rank's share of a channel in
+ * chunks of at most 4 buffer steps ({@code step}, NCCL's 512 KiB), each chunk as 2 slices (proxy steps), over
+ * 2 (n − 1) chunk steps a loop; send/recv moves 128 KiB steps. Over sockets the proxy thread notices GPU and
+ * network progress late (exponential delays that grow with the step's bytes) and flushes late; both and the
+ * receive copy are calibrated on the real traces.
+ * <p>
+ * Faults change the inputs: a slow link scales one direction's bandwidth; a slow GPU stretches its rank's compute
+ * gap and GPU work by 1 / fraction and keeps its GPU busy {@code delay} more before each collective; a late CPU
+ * calls each collective {@code delay} after its GPU finished the previous one; congestion scales the bandwidth of
+ * the links out of one NIC (its uplink: every rank on that device) with a 2 ms ramp in and out; a NIC going down
+ * stalls the transfers through it for {@code failover} (its posted work requests complete then) and moves its QPs
+ * to the next device; a hang makes every GPU action of one rank after the onset never happen (its sends stay in 8,
+ * its receives in 12; its peers' receives in 10, and their sends in 8 once their GPUs wait for its data).
+ * <p>
+ * Events are generated one collective at a time, ahead of the emission: a collective's events all come after its
+ * ranks' CPU calls, so whatever lies before the earliest call of the next ungenerated collective is final and is
+ * emitted in time order.
  */
 public final class ClusterSimulator
 {
@@ -44,11 +66,50 @@ public final class ClusterSimulator
     static final long NEVER = Long.MAX_VALUE / 4;
 
     private static final long COMM_SALT = 0x5eed_c0ffee_1234L;
+    /** NCCL_STEPS: buffer slots per connection. */
     private static final int NCCL_STEPS = 8;
-    private static final long FLUSH_NS = 1_500;
-    private static final long PROXY_NS = 500;
+    /** Buffer steps per chunk (ALLREDUCE_CHUNKSTEPS) and per slice, the unit of a proxy step (SLICESTEPS). */
+    private static final int CHUNK_STEPS = NCCL_STEPS / 2;
+    private static final int SLICE_STEPS = NCCL_STEPS / 4;
+    /** NCCL_P2P_NET_CHUNKSIZE: a send/recv proxy step. */
+    private static final long P2P_CHUNK = 128 << 10;
+    /** Host time of a collective call (Coll START → STOP) and from the call to its ProxyOps' post. */
+    private static final long COLL_HOST_NS = 5_000;
+    private static final long OP_POST_NS = 12_000;
+    /** The earliest a kernel starts after its call (launch), and what a synchronize adds. */
+    private static final long LAUNCH_NS = 10_000;
+    private static final long SYNC_NS = 60_000;
     private static final long KERNEL_POLL_LAG_NS = 3_000;
+    /** IB: the receive flush (GDR) and the proxy's reaction time. */
+    private static final long IB_FLUSH_NS = 1_500;
+    private static final long IB_PROXY_NS = 500;
+    /** Op stop after its last step. */
+    private static final long OP_STOP_NS = 100;
     private static final int OPCODE_RDMA_WRITE_WITH_IMM = 1;
+    /** GPU work per slice, in bytes / gpubw: write own data, reduce a received slice into the next send, copy out. */
+    private static final double OWN_WORK = Double.parseDouble(System.getProperty("sim.OWN_WORK", "1.0")); // TUNE
+    private static final double FORWARD_WORK = Double.parseDouble(System.getProperty("sim.FORWARD_WORK", "2.0")); // TUNE
+    private static final double FINAL_WORK = Double.parseDouble(System.getProperty("sim.FINAL_WORK", "0.6")); // TUNE
+    /**
+     * Sockets (calibrated on the real traces, docs/simulator-calibration.md): the proxy notices a slot filled, a
+     * send done or a receive in after an exponential delay of mean {@link #SOCKET_NOTICE_NS_PER_BYTE} × bytes (at
+     * most {@link #SOCKET_BUSY_CAP_BYTES} of them: the proxy thread is busy copying other connections' bytes);
+     * it posts a send op's first steps after a delay of mean {@link #SOCKET_BEGIN_NS_PER_BYTE} × bytes; a
+     * receive's flush (11 → 12) takes ~1 µs one time in {@link #SOCKET_FLUSH_FAST}, else an exponential delay of
+     * mean {@link #SOCKET_FLUSH_NS_PER_BYTE} × bytes; data that came before its receive was posted is copied out
+     * at {@link #SOCKET_COPY_BPS}; the send is posted {@link #SOCKET_POST_NS} after the slot filled (no credit).
+     */
+    private static final double SOCKET_NOTICE_NS_PER_BYTE = Double.parseDouble(System.getProperty("sim.SOCKET_NOTICE_NS_PER_BYTE", "0.06")); // TUNE
+    private static final double SOCKET_BEGIN_NS_PER_BYTE = Double.parseDouble(System.getProperty("sim.SOCKET_BEGIN_NS_PER_BYTE", "0.2")); // TUNE
+    private static final double SOCKET_FLUSH_NS_PER_BYTE = Double.parseDouble(System.getProperty("sim.SOCKET_FLUSH_NS_PER_BYTE", "0.3")); // TUNE
+    private static final double SOCKET_FLUSH_FAST = Double.parseDouble(System.getProperty("sim.SOCKET_FLUSH_FAST", "0.15")); // TUNE
+    private static final long SOCKET_BUSY_CAP_BYTES = Long.parseLong(System.getProperty("sim.CAP", "655360")); // TUNE
+    private static final double SOCKET_COPY_BPS = Double.parseDouble(System.getProperty("sim.SOCKET_COPY_BPS", "6.5e9")); // TUNE
+    private static final long SOCKET_POST_NS = 200;
+    private static final long TX_FIXED = Long.parseLong(System.getProperty("sim.TXF", "0")); // TUNE
+    private static final long NOTICE_FIXED = Long.parseLong(System.getProperty("sim.NF", "0")); // TUNE
+    /** Slow network noise: a link's rate factor holds for an epoch of this length (each link its own phase). */
+    private static final long NET_EPOCH_NS = 8_000_000;
 
     private final Scenario scenario;
     private final SplittableRandom random;
@@ -56,6 +117,7 @@ public final class ClusterSimulator
     private final int ranks;
     private final int gpus;
     private final int channels;
+    private final boolean socket;
     private final long commHash;
     private final long[] hostIds;
     private final long[] hostOffset;
@@ -63,31 +125,57 @@ public final class ClusterSimulator
     private final List<GroundTruth> truth;
 
     private long nowNs;
-    private long nextIterationNs;
-    private long iteration;
     private boolean stalled;
     private long keys = 1;
     private long eventsEmitted;
     private int lastNode = -1;
 
-    // Per-collective scratch, reused.
+    // Across collectives.
+    /** Collectives generated: the index of the next one. */
+    private long generated;
+    /** Each rank's CPU call of the next collective (NEVER: it never calls it). */
+    private final long[] cpuCall;
+    /** When each rank's GPU finished its previous collective. */
+    private final long[] gpuDone;
+    /** Kernel starts of each rank's last {@code ahead} collectives: [rank × ahead + k mod ahead]. */
+    private final long[] kernelHistory;
+    /** Per connection (rank, peer, channel, direction): its last op's stop. */
+    private final Long2LongHashMap connFree = new Long2LongHashMap(0);
+    /** Per link (src → dst, all channels): the end of its last transfer. */
+    private final Long2LongHashMap linkFree = new Long2LongHashMap(0);
+
+    // Per collective, reused.
     private int[] edgeSrc = new int[0];
     private int[] edgeDst = new int[0];
     private int[][] edgePreds = new int[0][];
-    private int[] edgePredOffset = new int[0];
     private int[][] edgeSuccs = new int[0][];
-    private long[] ready = new long[0];
-    private long[] sendPost = new long[0];
+    private int steps;
+    private long stepBytes;
+    private int window;
+    /** Step s of a non-own send forwards what step s + predOffset of its predecessor edges brought. */
+    private int predOffset;
+    /** Ring: steps per loop and how many of them at its start carry the sender's own data. */
+    private int period;
+    private int ownSlices;
+    /** GPU actions that copy out a received slice come this many steps after it (ring: with the next chunk). */
+    private int finalLag;
+    private final long[] call;
+    private final long[] kernel;
+    private long[] cursor = new long[0];
+    private long[] firstRecvBegin = new long[0];
+    private long[] beginSend = new long[0];
+    private long[] beginRecv = new long[0];
+    private long[] prevSendStop = new long[0];
+    private long[] post8 = new long[0];
+    private long[] at20 = new long[0];
+    private long[] at9 = new long[0];
     private long[] sendStop = new long[0];
-    private long[] recvStart = new long[0];
     private long[] arrive = new long[0];
+    private long[] post10 = new long[0];
+    private long[] at11 = new long[0];
+    private long[] at12 = new long[0];
     private long[] consumed = new long[0];
-    private long[] linkFree = new long[0];
-    private final long[] rankStart;
-    private final boolean[] blocked;
-    private final long[] gpuFree;
-    private final long[] rankLast;
-    private final long[] rankChannelLast;
+    private long[] recvStop = new long[0];
 
     public ClusterSimulator(final Scenario scenario)
     {
@@ -96,6 +184,7 @@ public final class ClusterSimulator
         ranks = scenario.ranks();
         gpus = scenario.gpusPerNode();
         channels = scenario.channels();
+        socket = scenario.socket();
         commHash = mix(scenario.seed() ^ COMM_SALT) | 1;
         final int nodes = scenario.nodes();
         hostIds = new long[nodes];
@@ -108,12 +197,13 @@ public final class ClusterSimulator
             hostOffset[n] = scenario.clockOffsets() ? 1_000_000_000L + clocks.nextLong(500_000_000_000L) : 0;
             gpuOffset[n] = 3_000_000_000L + clocks.nextLong(1_000_000_000_000L);
         }
-        rankStart = new long[ranks];
-        blocked = new boolean[ranks];
-        gpuFree = new long[ranks];
-        rankLast = new long[ranks];
-        rankChannelLast = new long[ranks * channels];
-        nextIterationNs = 1_000_000;
+        cpuCall = new long[ranks];
+        gpuDone = new long[ranks];
+        kernelHistory = new long[ranks * scenario.ahead()];
+        call = new long[ranks];
+        kernel = new long[ranks];
+        Arrays.fill(cpuCall, 1_000_000);
+        Arrays.fill(gpuDone, 1_000_000);
         truth = Collections.unmodifiableList(labels());
     }
 
@@ -200,7 +290,10 @@ public final class ClusterSimulator
         lastNode = -1; // the listener may have been told of another host between calls
         while (true)
         {
-            while (buffer.hasNext() && buffer.nextTime() < until)
+            // Nothing not yet generated can come before the next collective's earliest call.
+            final long horizon = horizon();
+            final long limit = Math.min(until, horizon);
+            while (buffer.hasNext() && buffer.nextTime() < limit)
             {
                 final int node = buffer.nextNode();
                 if (node != lastNode)
@@ -211,15 +304,26 @@ public final class ClusterSimulator
                 buffer.emitNext(out, hostOffset);
                 eventsEmitted++;
             }
-            if (buffer.hasNext() || stalled || nextIterationNs >= until)
+            if (horizon >= until)
             {
                 break;
             }
-            buffer.clear();
-            generate(nextIterationNs);
+            buffer.compact();
+            generate();
             buffer.sort();
         }
         nowNs = Math.max(nowNs, eventTimeNs);
+    }
+
+    private long horizon()
+    {
+        long h = NEVER;
+        for (int r = 0; r < ranks; r++)
+        {
+            h = Math.min(h, cpuCall[r]);
+        }
+        stalled = h >= NEVER;
+        return h;
     }
 
     private List<GroundTruth> labels()
@@ -239,9 +343,10 @@ public final class ClusterSimulator
 
     // One collective.
 
-    private void generate(final long startNs)
+    private void generate()
     {
-        final String algo = algoOf(iteration);
+        final long k = generated;
+        final String algo = algoOf(k);
         long size = scenario.sizeBytes();
         if (scenario.bursty())
         {
@@ -249,79 +354,153 @@ public final class ClusterSimulator
             size = r == 0 ? size / 4 : r == 1 ? size / 2 : r == 2 ? size : size * 2;
         }
         final double gap = drawGap();
+        shape(algo, size);
+        final int edges = edgeSrc.length;
+        successors(edges);
         for (int r = 0; r < ranks; r++)
         {
-            long s = startNs + (long)(random.nextDouble() * scenario.jitter() * 100_000);
-            final double slow = gpuSlowdown(r, s);
-            if (slow > 1)
-            {
-                s += (long)(gap * (slow - 1));
-            }
-            if (hungBy(r, s) || blocked[r])
-            {
-                s = NEVER;
-            }
-            rankStart[r] = s;
-            gpuFree[r] = s;
-            rankLast[r] = s;
+            call[r] = cpuCall[r];
+            kernel[r] = kernelStart(r, gap);
         }
-        Arrays.fill(rankChannelLast, 0);
+        schedule(edges);
+        emit(algo, edges, size);
+        afterCollective(k, edges);
+        generated++;
+    }
 
-        final int steps;
-        final long stepBytes;
+    /** Edges, steps per op and step bytes as NCCL 2.28 chooses them (SIMPLE protocol). */
+    private void shape(final String algo, final long size)
+    {
         final long perChannel = Math.max(1, size / channels);
+        final long bufStep = scenario.stepBytes();
         switch (algo)
         {
             case Scenario.ALGO_TREE:
             {
                 buildTree();
-                final long loops = Math.max(1, ceilDiv(perChannel, scenario.stepBytes()));
+                final long loops = Math.max(1, ceilDiv(perChannel, bufStep));
                 steps = (int)loops;
                 stepBytes = ceilDiv(perChannel, loops);
+                window = NCCL_STEPS / SLICE_STEPS;
+                predOffset = 0;
+                period = 1;
+                ownSlices = 0;
+                finalLag = 0;
                 break;
             }
             case Scenario.ALGO_SENDRECV:
             {
                 buildPairs();
-                final long loops = Math.max(1, ceilDiv(perChannel, scenario.stepBytes()));
+                final long loops = Math.max(1, ceilDiv(perChannel, P2P_CHUNK));
                 steps = (int)loops;
                 stepBytes = ceilDiv(perChannel, loops);
+                window = NCCL_STEPS;
+                predOffset = 0;
+                period = 1;
+                ownSlices = 0;
+                finalLag = 0;
                 break;
             }
             default:
             {
+                // Each rank's share of a channel in chunks of at most CHUNK_STEPS buffer steps, each chunk as
+                // CHUNK_STEPS / SLICE_STEPS slices, 2 (n - 1) chunk steps a loop (reduce-scatter, then all-gather).
                 buildRing();
-                final long chunk = Math.max(1, perChannel / ranks);
-                final long loops = Math.max(1, ceilDiv(chunk, scenario.stepBytes()));
-                steps = (int)(2 * (ranks - 1) * loops);
-                stepBytes = ceilDiv(chunk, loops);
+                final long share = Math.max(1, ceilDiv(perChannel, ranks));
+                final long loops = Math.max(1, ceilDiv(share, CHUNK_STEPS * bufStep));
+                final int slices = CHUNK_STEPS / SLICE_STEPS;
+                final long chunk = ceilDiv(share, loops);
+                stepBytes = Math.max(1, ceilDiv(chunk, slices));
+                period = 2 * (ranks - 1) * slices;
+                steps = (int)(loops * period);
+                window = NCCL_STEPS / SLICE_STEPS;
+                predOffset = -slices;
+                ownSlices = slices;
+                finalLag = slices;
             }
         }
-        final int edges = edgeSrc.length;
-        successors(edges);
-        schedule(edges, steps, stepBytes);
-        emit(algo, edges, steps, stepBytes, size);
+    }
 
-        // A rank that never finished stays in this collective; the others go on to the next one and block there.
-        long finish = -1;
+    /** Whether send step s of edge e carries its sender's own data (no received data to forward). */
+    private boolean own(final int e, final int s)
+    {
+        return edgePreds[e].length == 0 || period > 1 && s % period < ownSlices;
+    }
+
+    /** Whether receive step s of edge e is copied out by its receiver, not forwarded. */
+    private boolean isFinal(final int e, final int s)
+    {
+        if (edgeSuccs[e].length == 0)
+        {
+            return true;
+        }
+        final int f = s - predOffset;
+        return f >= steps || period > 1 && f % period < ownSlices;
+    }
+
+    /** The kernel start of a rank's collective: after its call's launch and its previous kernel plus the gap. */
+    private long kernelStart(final int r, final double gap)
+    {
+        final long e = call[r];
+        final long done = gpuDone[r];
+        final long skew = (long)(random.nextDouble() * scenario.jitter() * 100_000);
+        if (e >= NEVER || done >= NEVER)
+        {
+            return NEVER;
+        }
+        long ready = done + (long)(gap * gpuSlowdown(r, done)) + skew;
+        for (final Fault f : scenario.faults())
+        {
+            if (f.kind() == AnomalyKind.SLOW_NODE && !f.cpu() && f.rank() == r && f.activeAt(done))
+            {
+                ready += f.delayNs();
+            }
+        }
+        final long start = Math.max(e + LAUNCH_NS, ready);
+        return hungBy(r, start) ? NEVER : start;
+    }
+
+    /** Cross-collective state after collective k: connections' and GPUs' ends, the CPUs' next calls. */
+    private void afterCollective(final long k, final int edges)
+    {
+        final int ahead = scenario.ahead();
         for (int r = 0; r < ranks; r++)
         {
-            if (rankLast[r] >= NEVER)
+            long done = kernel[r];
+            for (int c = 0; c < channels && done < NEVER; c++)
             {
-                blocked[r] = true;
+                done = Math.max(done, cursor[r * channels + c]);
             }
-            else
+            gpuDone[r] = done;
+            kernelHistory[r * ahead + (int)(k % ahead)] = kernel[r];
+            long next = add(call[r], scenario.cpuNs());
+            final long throttle = k + 1 - ahead;
+            if (throttle >= 0)
             {
-                finish = Math.max(finish, rankLast[r]);
+                next = Math.max(next, kernelHistory[r * ahead + (int)(throttle % ahead)]);
             }
+            for (final Fault f : scenario.faults())
+            {
+                if (f.kind() == AnomalyKind.SLOW_NODE && f.cpu() && f.rank() == r && done < NEVER && f.activeAt(done))
+                {
+                    next = Math.max(next, done + f.delayNs());
+                }
+            }
+            cpuCall[r] = next >= NEVER ? NEVER : next;
         }
-        if (finish < 0)
+        final int sync = scenario.syncEvery();
+        if (sync > 0 && (k + 1) % sync == 0)
         {
-            stalled = true;
-            return;
+            long all = 0;
+            for (int r = 0; r < ranks; r++)
+            {
+                all = Math.max(all, gpuDone[r]);
+            }
+            for (int r = 0; r < ranks; r++)
+            {
+                cpuCall[r] = Math.max(cpuCall[r], add(all, SYNC_NS));
+            }
         }
-        iteration++;
-        nextIterationNs = finish + (long)gap;
     }
 
     private String algoOf(final long it)
@@ -353,11 +532,10 @@ public final class ClusterSimulator
             edgeSrc = new int[n];
             edgeDst = new int[n];
             edgePreds = new int[n][];
-            edgePredOffset = new int[n];
         }
     }
 
-    /** Ring: edge r = r → r+1; step s forwards what step s − 1 of the left edge brought. */
+    /** Ring: edge r = r → r+1; a forwarded slice is what the left edge brought one chunk step earlier. */
     private void buildRing()
     {
         edges(ranks);
@@ -366,7 +544,6 @@ public final class ClusterSimulator
             edgeSrc[r] = r;
             edgeDst[r] = (r + 1) % ranks;
             edgePreds[r] = new int[] {(r - 1 + ranks) % ranks};
-            edgePredOffset[r] = -1;
         }
     }
 
@@ -380,7 +557,6 @@ public final class ClusterSimulator
             edgeSrc[r] = r;
             edgeDst[r] = (r + half) % ranks;
             edgePreds[r] = new int[0];
-            edgePredOffset[r] = 0;
         }
     }
 
@@ -418,7 +594,6 @@ public final class ClusterSimulator
                 preds[i] = upEdgeOf[c2];
             }
             edgePreds[edge] = preds;
-            edgePredOffset[edge] = 0;
         }
         final int[] downEdgeInto = new int[n];
         for (int r = 1; r < n; r++)
@@ -437,7 +612,6 @@ public final class ClusterSimulator
             {
                 edgePreds[e] = new int[] {downEdgeInto[parent]};
             }
-            edgePredOffset[e] = 0;
             e++;
         }
     }
@@ -470,122 +644,285 @@ public final class ClusterSimulator
 
     private void scratch(final int n, final int edges)
     {
-        if (ready.length < n)
+        if (post8.length < n)
         {
-            ready = new long[n];
-            sendPost = new long[n];
+            post8 = new long[n];
+            at20 = new long[n];
+            at9 = new long[n];
             sendStop = new long[n];
-            recvStart = new long[n];
             arrive = new long[n];
+            post10 = new long[n];
+            at11 = new long[n];
+            at12 = new long[n];
             consumed = new long[n];
+            recvStop = new long[n];
         }
-        if (linkFree.length < edges)
+        if (beginSend.length < channels * edges)
         {
-            linkFree = new long[edges];
+            beginSend = new long[channels * edges];
+            beginRecv = new long[channels * edges];
+            prevSendStop = new long[channels * edges];
+        }
+        if (cursor.length < ranks * channels)
+        {
+            cursor = new long[ranks * channels];
+            firstRecvBegin = new long[ranks * channels];
         }
     }
 
+    private static long sendConn(final int src, final int dst, final int c)
+    {
+        return (((long)src << 24 | dst) << 8 | c) << 1 | 1;
+    }
+
+    private static long recvConn(final int src, final int dst, final int c)
+    {
+        return (((long)dst << 24 | src) << 8 | c) << 1;
+    }
+
     /** The step-by-step recurrence (see the class comment); fills the per (channel, edge, step) times. */
-    private void schedule(final int edges, final int steps, final long bytes)
+    private void schedule(final int edges)
     {
         scratch(channels * edges * steps, edges);
-        for (int e = 0; e < edges; e++)
-        {
-            linkFree[e] = 0;
-        }
-        for (int s = 0; s < steps; s++)
+        Arrays.fill(consumed, 0, channels * edges * steps, -1);
+        Arrays.fill(recvStop, 0, channels * edges * steps, -1);
+        for (int r = 0; r < ranks; r++)
         {
             for (int c = 0; c < channels; c++)
             {
-                for (int e = 0; e < edges; e++)
+                cursor[r * channels + c] = kernel[r];
+            }
+        }
+        // Each connection's op begins when its previous op stopped (and after its own post); a rank's proxy begins
+        // a send op at the latest when it begins a receive op of the same channel (one pass of its progress loop).
+        Arrays.fill(firstRecvBegin, 0, ranks * channels, NEVER);
+        for (int c = 0; c < channels; c++)
+        {
+            for (int e = 0; e < edges; e++)
+            {
+                final int src = edgeSrc[e];
+                final int dst = edgeDst[e];
+                final int ce = c * edges + e;
+                final long prevR = connFree.get(recvConn(src, dst, c));
+                beginRecv[ce] = add(Math.max(add(call[dst], OP_POST_NS), prevR), beginLag(false));
+                final int rc = dst * channels + c;
+                firstRecvBegin[rc] = Math.min(firstRecvBegin[rc], beginRecv[ce]);
+            }
+        }
+        for (int c = 0; c < channels; c++)
+        {
+            for (int e = 0; e < edges; e++)
+            {
+                final int src = edgeSrc[e];
+                final int dst = edgeDst[e];
+                final int ce = c * edges + e;
+                final long prevS = connFree.get(sendConn(src, dst, c));
+                prevSendStop[ce] = prevS;
+                final long base = Math.max(add(call[src], OP_POST_NS), prevS);
+                final long withRecv = add(firstRecvBegin[src * channels + c], SOCKET_POST_NS);
+                beginSend[ce] = Math.max(base, Math.min(add(base, beginLag(true)), withRecv));
+            }
+        }
+        for (int a = 0; a < steps + finalLag; a++)
+        {
+            for (int c = 0; c < channels; c++)
+            {
+                if (finalLag > 0)
                 {
-                    final int src = edgeSrc[e];
-                    final int dst = edgeDst[e];
-                    final int i = idx(c, e, s, edges, steps);
-                    final long opStart = add(rankStart[src], PROXY_NS);
-                    final long stepStart = s == 0 ? opStart : Math.max(opStart, sendPost[i - 1]);
-                    // GPU data ready.
-                    long rd = rankStart[src];
-                    final int[] preds = edgePreds[e];
-                    final int ps = s + edgePredOffset[e];
-                    if (ps >= 0)
+                    finals(c, a - finalLag, edges);
+                }
+                if (a < steps)
+                {
+                    for (int e = 0; e < edges; e++)
                     {
-                        for (final int p : preds)
-                        {
-                            rd = Math.max(rd, consumed[idx(c, p, ps, edges, steps)]);
-                        }
+                        step(c, e, a, edges);
                     }
-                    rd = add(rd, gpuWork(src, bytes, rd) / 4);
-                    if (hungBy(src, rd))
-                    {
-                        rd = NEVER;
-                    }
-                    rd = Math.max(rd, stepStart);
-                    ready[i] = rd;
-                    // Receiver posts the buffer when slot s − 8 was consumed.
-                    long rs = add(rankStart[dst], PROXY_NS);
-                    if (s > 0)
-                    {
-                        rs = Math.max(rs, recvStart[i - 1]);
-                    }
-                    if (s >= NCCL_STEPS)
-                    {
-                        rs = Math.max(rs, consumed[i - NCCL_STEPS]);
-                    }
-                    recvStart[i] = rs;
-                    final long credit = add(rs, scenario.latencyNs());
-                    final long post = Math.max(rd, credit);
-                    sendPost[i] = post;
-                    // Transfer.
-                    if (post >= NEVER)
-                    {
-                        arrive[i] = NEVER;
-                        sendStop[i] = NEVER;
-                        consumed[i] = NEVER;
-                        continue;
-                    }
-                    long txStart = Math.max(post, linkFree[e]);
-                    final long stall = nicStallUntil(src, dst, txStart);
-                    txStart = Math.max(txStart, stall);
-                    final double bw = bandwidth(src, dst, txStart);
-                    double jit = 1 + scenario.jitter() * (random.nextDouble() - 0.5) * 2;
-                    final long tx = Math.max(1, (long)(bytes / bw * 1e9 * jit));
-                    linkFree[e] = txStart + tx;
-                    final long arr = txStart + tx + scenario.latencyNs();
-                    arrive[i] = arr;
-                    sendStop[i] = arr + scenario.latencyNs();
-                    // Receiver's GPU consumes: the data, the GPU, and room in the buffers it forwards into (the
-                    // slot of step s' of each successor edge is free once step s' - 8 there was consumed).
-                    long cs = Math.max(arr + FLUSH_NS, gpuFree[dst]);
-                    for (final int f : edgeSuccs[e])
-                    {
-                        final int target = s - edgePredOffset[f] - NCCL_STEPS;
-                        if (target >= 0 && s - edgePredOffset[f] < steps)
-                        {
-                            cs = Math.max(cs, consumed[idx(c, f, target, edges, steps)]);
-                        }
-                    }
-                    cs = add(cs, gpuWork(dst, bytes, cs));
-                    if (hungBy(dst, cs))
-                    {
-                        cs = NEVER;
-                    }
-                    else
-                    {
-                        gpuFree[dst] = cs;
-                    }
-                    consumed[i] = cs;
+                }
+                if (finalLag == 0)
+                {
+                    finals(c, a, edges);
                 }
             }
         }
     }
 
-    private static int idx(final int c, final int e, final int s, final int edges, final int steps)
+    /** The receivers' GPUs copy out the slices of step s that they do not forward. */
+    private void finals(final int c, final int s, final int edges)
+    {
+        if (s < 0 || s >= steps)
+        {
+            return;
+        }
+        for (int e = 0; e < edges; e++)
+        {
+            if (isFinal(e, s))
+            {
+                final int i = idx(c, e, s, edges);
+                consumed[i] = gpu(edgeDst[e], c, at12[i], FINAL_WORK);
+                recvStop[i] = add(consumed[i], notice());
+            }
+        }
+    }
+
+    private void step(final int c, final int e, final int s, final int edges)
+    {
+        final int src = edgeSrc[e];
+        final int dst = edgeDst[e];
+        final int i = idx(c, e, s, edges);
+        final int ce = c * edges + e;
+        // The receiver posts its buffer (a slot is free once step s - W was consumed).
+        final long p10 = s < window ? beginRecv[ce] : add(Math.max(beginRecv[ce], recvStop[i - window]), postLag());
+        post10[i] = p10;
+        // The sender's GPU fills the slot once the proxy sent what it held: its own data, or a received slice.
+        final long slotFree = s < window ? prevSendStop[ce] : sendStop[i - window];
+        final long ready;
+        if (own(e, s))
+        {
+            ready = gpu(src, c, slotFree, OWN_WORK);
+        }
+        else
+        {
+            long in = slotFree;
+            final int ps = s + predOffset;
+            for (final int p : edgePreds[e])
+            {
+                in = Math.max(in, at12[idx(c, p, ps, edges)]);
+            }
+            ready = gpu(src, c, in, FORWARD_WORK);
+        }
+        final long p8 = s < window ? beginSend[ce] : add(Math.max(beginSend[ce], sendStop[i - window]), postLag());
+        post8[i] = p8;
+        // The proxy sees the slot filled, and the received slice it was made from consumed, in one pass.
+        final long seen = notice();
+        final long t20 = add(Math.max(p8, ready), seen);
+        if (!own(e, s))
+        {
+            final int ps = s + predOffset;
+            for (final int p : edgePreds[e])
+            {
+                final int pi = idx(c, p, ps, edges);
+                consumed[pi] = Math.max(consumed[pi], ready);
+                recvStop[pi] = Math.max(recvStop[pi], add(ready, seen));
+            }
+        }
+        at20[i] = t20;
+        final long t9 = socket ? add(t20, SOCKET_POST_NS) : Math.max(t20, add(p10, scenario.latencyNs()));
+        at9[i] = t9;
+        if (t9 >= NEVER)
+        {
+            sendStop[i] = NEVER;
+            arrive[i] = NEVER;
+            at11[i] = NEVER;
+            at12[i] = NEVER;
+            return;
+        }
+        // The transfer, first in first out on the link.
+        final long link = (long)src << 32 | dst;
+        long txStart = Math.max(t9, linkFree.get(link));
+        txStart = Math.max(txStart, nicStallUntil(src, dst, txStart));
+        final double bw = bandwidth(src, dst, txStart) / netNoise(src, dst, txStart);
+        final double jit = 1 + scenario.jitter() * (random.nextDouble() - 0.5) * 2;
+        final long tx = Math.max(1, (long)(stepBytes / bw * 1e9 * jit)) + (socket ? TX_FIXED : 0);
+        linkFree.put(link, txStart + tx);
+        final long arr = txStart + tx + scenario.latencyNs();
+        arrive[i] = arr;
+        final long t11;
+        if (socket)
+        {
+            sendStop[i] = txStart + tx + notice();
+            t11 = p10 >= NEVER ? NEVER : Math.max(arr, p10 + (long)(stepBytes / SOCKET_COPY_BPS * 1e9)) + notice();
+        }
+        else
+        {
+            sendStop[i] = arr + scenario.latencyNs();
+            t11 = arr;
+        }
+        at11[i] = t11;
+        at12[i] = add(t11, flush());
+    }
+
+    /** One GPU action of a rank's channel: at the earliest when its cursor is free, {@code work} × bytes / gpubw. */
+    private long gpu(final int rank, final int c, final long earliest, final double work)
+    {
+        final int rc = rank * channels + c;
+        final long start = Math.max(cursor[rc], earliest);
+        if (start >= NEVER || hungBy(rank, start))
+        {
+            cursor[rc] = NEVER;
+            return NEVER;
+        }
+        final double jit = 1 + scenario.jitter() * (random.nextDouble() - 0.5);
+        final long end = start + (long)(work * stepBytes / scenario.gpuBytesPerSecond() * 1e9
+            * gpuSlowdown(rank, start) * jit);
+        cursor[rc] = end;
+        return end;
+    }
+
+    // Proxy timing: IB reacts at once; over sockets the busy proxy thread notices late (calibrated).
+
+    private long busyBytes()
+    {
+        return Math.min(stepBytes, SOCKET_BUSY_CAP_BYTES);
+    }
+
+    private long exponential(final double mean)
+    {
+        return (long)(-mean * Math.log(1 - random.nextDouble()));
+    }
+
+    private long notice()
+    {
+        return socket ? NOTICE_FIXED + exponential(SOCKET_NOTICE_NS_PER_BYTE * busyBytes()) : 0;
+    }
+
+    private long postLag()
+    {
+        return socket ? 200 + exponential(SOCKET_NOTICE_NS_PER_BYTE * busyBytes()) : 0;
+    }
+
+    private long beginLag(final boolean send)
+    {
+        if (!socket)
+        {
+            return IB_PROXY_NS;
+        }
+        return send ? exponential(SOCKET_BEGIN_NS_PER_BYTE * busyBytes()) : 1_000;
+    }
+
+    private long flush()
+    {
+        if (!socket)
+        {
+            return IB_FLUSH_NS;
+        }
+        return random.nextDouble() < SOCKET_FLUSH_FAST ? 1_000
+            : exponential(SOCKET_FLUSH_NS_PER_BYTE * busyBytes());
+    }
+
+    /** Slow network noise: a log-normal rate factor per link and epoch (deterministic in seed, link and time). */
+    private double netNoise(final int src, final int dst, final long t)
+    {
+        final double sigma = scenario.netNoise();
+        if (sigma <= 0)
+        {
+            return 1;
+        }
+        final long link = mix(scenario.seed() * 0x9E37L + ((long)src << 32 | dst));
+        final long epoch = (t + Math.floorMod(link, NET_EPOCH_NS)) / NET_EPOCH_NS;
+        final long h = mix(link ^ epoch * 0x632BE59BD9B4E019L);
+        // a standard normal from two uniforms of the hash (Box-Muller)
+        final double u1 = ((h >>> 11) + 1.0) / (1L << 53);
+        final double u2 = (mix(h) >>> 11) / (double)(1L << 53);
+        final double z = Math.sqrt(-2 * Math.log(u1)) * Math.cos(2 * Math.PI * u2);
+        return Math.exp(sigma * z);
+    }
+
+    private int idx(final int c, final int e, final int s, final int edges)
     {
         return (c * edges + e) * steps + s;
     }
 
-    private void emit(final String algo, final int edges, final int steps, final long bytes, final long size)
+    private void emit(final String algo, final int edges, final long size)
     {
         final int func;
         final int algoCode;
@@ -602,7 +939,7 @@ public final class ClusterSimulator
         final long[] collKeys = new long[ranks];
         for (int r = 0; r < ranks; r++)
         {
-            final long st = rankStart[r];
+            final long st = call[r];
             if (st >= NEVER)
             {
                 continue;
@@ -610,10 +947,10 @@ public final class ClusterSimulator
             final int node = scenario.nodeOf(r);
             collKeys[r] = keys++;
             buffer.collStart(st, node, collKeys[r], commHash, r, ranks, func, algoCode, proto, size / 4, channels,
-                iteration);
-            buffer.key(st + 8_000, EventBuffer.COLL_STOP, node, collKeys[r]);
+                generated);
+            buffer.key(st + COLL_HOST_NS, EventBuffer.COLL_STOP, node, collKeys[r]);
         }
-        final long opcode = OPCODE_RDMA_WRITE_WITH_IMM;
+        final long bytes = stepBytes;
         for (int c = 0; c < channels; c++)
         {
             for (int e = 0; e < edges; e++)
@@ -624,8 +961,8 @@ public final class ClusterSimulator
                 final int dstNode = scenario.nodeOf(dst);
                 final long sendOp = keys++;
                 final long recvOp = keys++;
-                final long opSrc = add(rankStart[src], PROXY_NS);
-                final long opDst = add(rankStart[dst], PROXY_NS);
+                final long opSrc = add(call[src], OP_POST_NS);
+                final long opDst = add(call[dst], OP_POST_NS);
                 if (opSrc < NEVER)
                 {
                     buffer.opStart(opSrc, srcNode, sendOp, commHash, src, dst, c, true);
@@ -638,93 +975,78 @@ public final class ClusterSimulator
                 long lastRecv = opDst;
                 for (int s = 0; s < steps; s++)
                 {
-                    final int i = idx(c, e, s, edges, steps);
+                    final int i = idx(c, e, s, edges);
                     // Sender side.
-                    final long stepStart = s == 0 ? opSrc : Math.max(opSrc, sendPost[i - 1]);
-                    if (stepStart < NEVER)
+                    final long p8 = post8[i];
+                    if (p8 < NEVER)
                     {
                         final long key = keys++;
-                        buffer.stepStart(stepStart, srcNode, key, sendOp, s);
-                        buffer.stepState(stepStart, srcNode, key, 8, 0);
-                        final long post = sendPost[i];
-                        if (ready[i] < NEVER && post > ready[i])
+                        buffer.stepStart(p8, srcNode, key, sendOp, s);
+                        buffer.stepState(p8, srcNode, key, 8, 0);
+                        if (at20[i] < NEVER)
                         {
-                            buffer.stepState(ready[i], srcNode, key, 20, 0);
+                            buffer.stepState(at20[i], srcNode, key, 20, 0);
                         }
-                        if (post < NEVER)
+                        if (at9[i] < NEVER)
                         {
-                            buffer.stepState(post, srcNode, key, 9, bytes);
-                            emitSendWr(i, c, e, src, dst, srcNode, post, bytes, opcode);
+                            buffer.stepState(at9[i], srcNode, key, 9, bytes);
+                            if (!socket)
+                            {
+                                emitSendWr(c, e, src, dst, srcNode, at9[i], sendStop[i], bytes);
+                            }
                             buffer.key(sendStop[i], EventBuffer.STEP_STOP, srcNode, key);
-                            lastSend = sendStop[i];
-                            rankLast[src] = Math.max(rankLast[src], sendStop[i]);
-                            final int rc = src * channels + c;
-                            rankChannelLast[rc] = Math.max(rankChannelLast[rc], sendStop[i]);
-                        }
-                        else
-                        {
-                            lastSend = NEVER;
-                            rankLast[src] = NEVER;
                         }
                     }
+                    lastSend = Math.max(lastSend, p8 < NEVER && at9[i] < NEVER ? sendStop[i] : NEVER);
                     // Receiver side.
-                    final long rs = recvStart[i];
-                    if (rs < NEVER)
+                    final long p10 = post10[i];
+                    if (p10 < NEVER)
                     {
                         final long key = keys++;
-                        buffer.stepStart(rs, dstNode, key, recvOp, s);
-                        buffer.stepState(rs, dstNode, key, 10, 0);
-                        final long wr = keys++;
-                        final int dev = device(dst, rs);
-                        buffer.qpStart(rs, dstNode, wr, dev, qpNum(e, c, dev, true), -1, 0);
+                        buffer.stepStart(p10, dstNode, key, recvOp, s);
+                        buffer.stepState(p10, dstNode, key, 10, 0);
                         final long arr = arrive[i];
-                        if (arr < NEVER)
+                        if (!socket)
                         {
-                            buffer.key(arr, EventBuffer.QP_STOP, dstNode, wr);
-                            buffer.stepState(arr, dstNode, key, 11, bytes);
-                            buffer.stepState(arr + FLUSH_NS, dstNode, key, 12, 0);
-                            final long cs = consumed[i];
-                            if (cs < NEVER)
+                            final long wr = keys++;
+                            final int dev = device(dst, p10);
+                            buffer.qpStart(p10, dstNode, wr, dev, qpNum(e, c, dev, true), -1, 0);
+                            if (arr < NEVER)
                             {
-                                buffer.key(cs, EventBuffer.STEP_STOP, dstNode, key);
-                                lastRecv = cs;
-                                rankLast[dst] = Math.max(rankLast[dst], cs);
-                                final int rc = dst * channels + c;
-                                rankChannelLast[rc] = Math.max(rankChannelLast[rc], cs);
-                            }
-                            else
-                            {
-                                lastRecv = NEVER;
-                                rankLast[dst] = NEVER;
+                                buffer.key(arr, EventBuffer.QP_STOP, dstNode, wr);
                             }
                         }
-                        else
+                        if (at11[i] < NEVER)
                         {
-                            lastRecv = NEVER;
-                            rankLast[dst] = NEVER;
+                            buffer.stepState(at11[i], dstNode, key, 11, bytes);
+                            buffer.stepState(at12[i], dstNode, key, 12, 0);
+                            if (recvStop[i] < NEVER)
+                            {
+                                buffer.key(recvStop[i], EventBuffer.STEP_STOP, dstNode, key);
+                            }
                         }
                     }
-                    else
-                    {
-                        lastRecv = NEVER;
-                        rankLast[dst] = NEVER;
-                    }
+                    lastRecv = Math.max(lastRecv, p10 < NEVER && at11[i] < NEVER ? recvStop[i] : NEVER);
                 }
-                if (lastSend < NEVER)
+                final long sendOpStop = lastSend < NEVER ? lastSend + OP_STOP_NS : NEVER;
+                final long recvOpStop = lastRecv < NEVER ? lastRecv + OP_STOP_NS : NEVER;
+                if (sendOpStop < NEVER)
                 {
-                    buffer.key(lastSend + PROXY_NS, EventBuffer.OP_STOP, srcNode, sendOp);
+                    buffer.key(sendOpStop, EventBuffer.OP_STOP, srcNode, sendOp);
                 }
-                if (lastRecv < NEVER)
+                if (recvOpStop < NEVER)
                 {
-                    buffer.key(lastRecv + PROXY_NS, EventBuffer.OP_STOP, dstNode, recvOp);
+                    buffer.key(recvOpStop, EventBuffer.OP_STOP, dstNode, recvOp);
                 }
+                connFree.put(sendConn(src, dst, c), sendOpStop);
+                connFree.put(recvConn(src, dst, c), recvOpStop);
             }
         }
         // Kernel channels, GPU-timed, seen by the host after a poll lag.
         for (int r = 0; r < ranks; r++)
         {
-            final long st = rankStart[r];
-            if (st >= NEVER)
+            final long st = kernel[r];
+            if (st >= NEVER || call[r] >= NEVER)
             {
                 continue;
             }
@@ -735,26 +1057,21 @@ public final class ClusterSimulator
                 final long gpuStart = st + 5_000;
                 buffer.kernelChStart(gpuStart + KERNEL_POLL_LAG_NS, node, chKey, collKeys[r], c,
                     gpuStart + gpuOffset[node]);
-                final long end = rankLast[r] >= NEVER ? NEVER : Math.max(gpuStart, rankChannelLast[r * channels + c]);
+                final long end = cursor[r * channels + c];
                 if (end < NEVER)
                 {
-                    buffer.kernelChStop(end + KERNEL_POLL_LAG_NS, node, chKey, end + gpuOffset[node]);
+                    final long gpuEnd = Math.max(gpuStart, end);
+                    buffer.kernelChStop(gpuEnd + KERNEL_POLL_LAG_NS, node, chKey, gpuEnd + gpuOffset[node]);
                 }
-            }
-        }
-        for (int r = 0; r < ranks; r++)
-        {
-            if (rankLast[r] < NEVER)
-            {
-                rankLast[r] += PROXY_NS + KERNEL_POLL_LAG_NS;
             }
         }
     }
 
     /** The send's work request(s): on a NIC that went down, a WR flushed at failover and its repost. */
-    private void emitSendWr(final int i, final int c, final int e, final int src, final int dst, final int srcNode,
-        final long post, final long bytes, final long opcode)
+    private void emitSendWr(final int c, final int e, final int src, final int dst, final int srcNode,
+        final long post, final long stop, final long bytes)
     {
+        final long opcode = OPCODE_RDMA_WRITE_WITH_IMM;
         final int dev = device(src, post);
         final long wr = keys++;
         buffer.qpStart(post, srcNode, wr, dev, qpNum(e, c, dev, false), (int)opcode, bytes);
@@ -765,11 +1082,11 @@ public final class ClusterSimulator
             final int dev2 = device(src, stall);
             final long wr2 = keys++;
             buffer.qpStart(stall, srcNode, wr2, dev2, qpNum(e, c, dev2, false), (int)opcode, bytes);
-            buffer.key(sendStop[i], EventBuffer.QP_STOP, srcNode, wr2);
+            buffer.key(stop, EventBuffer.QP_STOP, srcNode, wr2);
         }
         else
         {
-            buffer.key(sendStop[i], EventBuffer.QP_STOP, srcNode, wr);
+            buffer.key(stop, EventBuffer.QP_STOP, srcNode, wr);
         }
     }
 
@@ -874,16 +1191,6 @@ public final class ClusterSimulator
             }
         }
         return k;
-    }
-
-    private long gpuWork(final int rank, final long bytes, final long t)
-    {
-        if (t >= NEVER)
-        {
-            return 0;
-        }
-        final double jit = 1 + scenario.jitter() * (random.nextDouble() - 0.5);
-        return (long)(bytes / scenario.gpuBytesPerSecond() * 1e9 * gpuSlowdown(rank, t) * jit);
     }
 
     private boolean hungBy(final int rank, final long t)

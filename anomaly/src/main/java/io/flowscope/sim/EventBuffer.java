@@ -70,7 +70,69 @@ final class EventBuffer
         return size;
     }
 
-    /** Sorts the batch by time (ties in insertion order); call once after adding a batch to an empty buffer. */
+    /**
+     * Drops the emitted events and moves the pending ones, in their emission order, to the front: the next
+     * batch is added after them and {@link #sort} then orders all (ties: pending first, in their order).
+     */
+    void compact()
+    {
+        if (next == 0)
+        {
+            return; // nothing emitted: the stored order already gives the pending events' order on ties
+        }
+        final int m = size - next;
+        final int[] from = new int[m];
+        for (int j = 0; j < m; j++)
+        {
+            from[j] = (int)(order[next + j] & (MAX_EVENTS - 1));
+        }
+        t = permute(t, from);
+        k1 = permute(k1, from);
+        k2 = permute(k2, from);
+        k3 = permute(k3, from);
+        k4 = permute(k4, from);
+        node = permute(node, from);
+        i1 = permute(i1, from);
+        i2 = permute(i2, from);
+        i3 = permute(i3, from);
+        i4 = permute(i4, from);
+        i5 = permute(i5, from);
+        i6 = permute(i6, from);
+        final byte[] ty = new byte[type.length];
+        for (int j = 0; j < m; j++)
+        {
+            ty[j] = type[from[j]];
+        }
+        type = ty;
+        size = m;
+        next = 0;
+        for (int j = 0; j < m; j++)
+        {
+            order[j] = (t[j] << SEQ_BITS) | j;
+        }
+    }
+
+    private static long[] permute(final long[] a, final int[] from)
+    {
+        final long[] out = new long[a.length];
+        for (int j = 0; j < from.length; j++)
+        {
+            out[j] = a[from[j]];
+        }
+        return out;
+    }
+
+    private static int[] permute(final int[] a, final int[] from)
+    {
+        final int[] out = new int[a.length];
+        for (int j = 0; j < from.length; j++)
+        {
+            out[j] = a[from[j]];
+        }
+        return out;
+    }
+
+    /** Sorts the pending events by time (ties in insertion order); call after adding a batch. */
     void sort()
     {
         if (order.length < size)

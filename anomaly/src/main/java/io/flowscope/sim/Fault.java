@@ -6,7 +6,9 @@ import io.flowscope.anomaly.AnomalyKind;
  * One injected fault of a {@link Scenario} (simulated time, ns from the start of the run).
  *
  * @param kind       {@link AnomalyKind#SLOW_LINK} (rank → peer at {@code fraction} of its bandwidth),
- *                   {@link AnomalyKind#SLOW_NODE} (rank's GPU work × {@code 1 / fraction}),
+ *                   {@link AnomalyKind#SLOW_NODE} (rank's GPU work and compute gap × {@code 1 / fraction}, and
+ *                   its GPU busy {@code delayNs} more before each collective; or, with {@code cpu}, its CPU calls
+ *                   each collective {@code delayNs} after its GPU finished the previous one),
  *                   {@link AnomalyKind#CONGESTION} (the links out of {@code node}'s NIC {@code device}, i.e.
  *                   of every rank on it, drop to {@code fraction} of their bandwidth, ramping in and out over
  *                   2 ms, queues building),
@@ -20,10 +22,20 @@ import io.flowscope.anomaly.AnomalyKind;
  * @param fraction   the remaining fraction of bandwidth or GPU speed, in (0, 1]
  * @param atNs       onset, simulated ns
  * @param durationNs how long it lasts; -1 = until the end of the run
+ * @param delayNs    SLOW_NODE: how late the rank is at each collective (its GPU busy, or with {@code cpu} its CPU
+ *                   calling late, as the real traces' {@code gpu} and {@code cpu} modes); 0 otherwise
+ * @param cpu        SLOW_NODE: the lateness is the CPU's ({@code late-cpu}), not the GPU's
  */
 public record Fault(AnomalyKind kind, int rank, int peer, int node, int device, double fraction, long atNs,
-    long durationNs)
+    long durationNs, long delayNs, boolean cpu)
 {
+    /** A fault without a per-collective delay. */
+    public Fault(final AnomalyKind kind, final int rank, final int peer, final int node, final int device,
+        final double fraction, final long atNs, final long durationNs)
+    {
+        this(kind, rank, peer, node, device, fraction, atNs, durationNs, 0, false);
+    }
+
     public long endNs()
     {
         return durationNs < 0 ? Long.MAX_VALUE : atNs + durationNs;

@@ -37,6 +37,9 @@ public final class Scenario
     public static final String ALGO_TREE = "tree";
     public static final String ALGO_SENDRECV = "sendrecv";
     public static final String ALGO_MIXED = "mixed";
+    /** Transports: IB verbs (credits, QP work requests; the default) or NCCL's socket transport (real traces). */
+    public static final String TRANSPORT_IB = "ib";
+    public static final String TRANSPORT_SOCKET = "socket";
 
     private final String name;
     private final String hosts;
@@ -57,6 +60,11 @@ public final class Scenario
     private final boolean clockOffsets;
     private final long failoverNs;
     private final double gpuBytesPerSecond;
+    private final String transport;
+    private final int ahead;
+    private final int syncEvery;
+    private final long cpuNs;
+    private final double netNoise;
     private final List<Fault> faults;
 
     private Scenario(final Builder b)
@@ -80,6 +88,11 @@ public final class Scenario
         clockOffsets = b.clockOffsets;
         failoverNs = b.failoverNs;
         gpuBytesPerSecond = b.gpuBytesPerSecond;
+        transport = b.transport;
+        ahead = b.ahead;
+        syncEvery = b.syncEvery;
+        cpuNs = b.cpuNs;
+        netNoise = b.netNoise;
         faults = Collections.unmodifiableList(new ArrayList<>(b.faults));
         validate();
     }
@@ -102,6 +115,15 @@ public final class Scenario
         {
             throw new IllegalArgumentException("algo must be ring, tree, sendrecv or mixed, was " + algo);
         }
+        if (!List.of(TRANSPORT_IB, TRANSPORT_SOCKET).contains(transport))
+        {
+            throw new IllegalArgumentException("transport must be ib or socket, was " + transport);
+        }
+        if (ahead < 1 || syncEvery < 0 || cpuNs < 0 || netNoise < 0 || netNoise > 2)
+        {
+            throw new IllegalArgumentException("need ahead >= 1, sync >= 0, cpu >= 0, 0 <= netnoise <= 2: ahead="
+                + ahead + ", sync=" + syncEvery + ", cpu=" + cpuNs + ", netnoise=" + netNoise);
+        }
         if (nicsPerNode > gpus)
         {
             throw new IllegalArgumentException("nics must be <= gpus, was " + nicsPerNode);
@@ -112,6 +134,10 @@ public final class Scenario
             if (f.fraction() <= 0 || f.fraction() > 1)
             {
                 throw new IllegalArgumentException("fault fraction must be in (0, 1]: " + f);
+            }
+            if (f.delayNs() < 0 || (f.cpu() && f.delayNs() <= 0))
+            {
+                throw new IllegalArgumentException("fault delay must be >= 0 (late-cpu: > 0): " + f);
             }
             switch (f.kind())
             {
@@ -165,6 +191,11 @@ public final class Scenario
         b.clockOffsets = clockOffsets;
         b.failoverNs = failoverNs;
         b.gpuBytesPerSecond = gpuBytesPerSecond;
+        b.transport = transport;
+        b.ahead = ahead;
+        b.syncEvery = syncEvery;
+        b.cpuNs = cpuNs;
+        b.netNoise = netNoise;
         b.faults.addAll(faults);
         return b;
     }
@@ -270,6 +301,44 @@ public final class Scenario
         return gpuBytesPerSecond;
     }
 
+    /** {@link #TRANSPORT_IB} or {@link #TRANSPORT_SOCKET}. */
+    public String transport()
+    {
+        return transport;
+    }
+
+    public boolean socket()
+    {
+        return TRANSPORT_SOCKET.equals(transport);
+    }
+
+    /** How many collectives a rank's CPU may call ahead of its GPU (the ops it posts ahead), at least 1. */
+    public int ahead()
+    {
+        return ahead;
+    }
+
+    /** Every this many collectives the CPUs wait for every GPU (a synchronize and barrier); 0 = never. */
+    public int syncEvery()
+    {
+        return syncEvery;
+    }
+
+    /** CPU time between two collective calls of a rank (host enqueue). */
+    public long cpuNs()
+    {
+        return cpuNs;
+    }
+
+    /**
+     * Slow network-rate noise: every link's rate is scaled by a log-normal factor of this sigma that changes every
+     * few ms (real socket links vary ±10–40 % between 25 ms windows); 0 = none.
+     */
+    public double netNoise()
+    {
+        return netNoise;
+    }
+
     public List<Fault> faults()
     {
         return faults;
@@ -292,14 +361,15 @@ public final class Scenario
             .append(",step=").append(stepBytes).append(",nics=").append(nicsPerNode).append(",gap=").append(gapNs)
             .append(",jitter=").append(jitter).append(",bursty=").append(bursty).append(",offsets=")
             .append(clockOffsets).append(",failover=").append(failoverNs).append(",gpubw=")
-            .append((long)gpuBytesPerSecond);
+            .append((long)gpuBytesPerSecond).append(",transport=").append(transport).append(",ahead=").append(ahead)
+            .append(",sync=").append(syncEvery).append(",cpu=").append(cpuNs).append(",netnoise=").append(netNoise);
         if (!DEFAULT_HOSTS.equals(hosts))
         {
             sb.append(",hosts=").append(hosts);
         }
         for (final Fault f : faults)
         {
-            sb.append(",fault=").append(faultName(f.kind()));
+            sb.append(",fault=").append(f.cpu() ? "late-cpu" : faultName(f.kind()));
             if (f.rank() >= 0)
             {
                 sb.append(",rank=").append(f.rank());
@@ -313,6 +383,10 @@ public final class Scenario
                 sb.append(",node=").append(f.node()).append(",device=").append(f.device());
             }
             sb.append(",fraction=").append(f.fraction()).append(",at=").append(f.atNs());
+            if (f.delayNs() > 0)
+            {
+                sb.append(",delay=").append(f.delayNs());
+            }
             if (f.durationNs() >= 0)
             {
                 sb.append(",for=").append(f.durationNs());
@@ -345,14 +419,15 @@ public final class Scenario
         {
             case "slow-link": return AnomalyKind.SLOW_LINK;
             case "slow-gpu":
-            case "slow-node": return AnomalyKind.SLOW_NODE;
+            case "slow-node":
+            case "late-cpu": return AnomalyKind.SLOW_NODE;
             case "congestion": return AnomalyKind.CONGESTION;
             case "nic-down":
             case "nic-stall": return AnomalyKind.NIC_STALL;
             case "hang": return AnomalyKind.HANG;
             default:
                 throw new IllegalArgumentException(
-                    "unknown fault '" + name + "' (slow-link, slow-gpu, congestion, nic-down, hang)");
+                    "unknown fault '" + name + "' (slow-link, slow-gpu, late-cpu, congestion, nic-down, hang)");
         }
     }
 
@@ -383,7 +458,7 @@ public final class Scenario
                     {
                         b.fault(fault.build());
                     }
-                    fault = new FaultBuilder(faultKind(value));
+                    fault = new FaultBuilder(faultKind(value), "late-cpu".equalsIgnoreCase(value));
                     continue;
                 }
                 if (fault != null && fault.set(key, value))
@@ -458,15 +533,18 @@ public final class Scenario
         double fraction = 1.0;
         long atNs;
         long durationNs = -1;
+        long delayNs;
+        final boolean cpu;
 
-        FaultBuilder(final AnomalyKind kind)
+        FaultBuilder(final AnomalyKind kind, final boolean cpu)
         {
             this.kind = kind;
+            this.cpu = cpu;
             if (kind == AnomalyKind.SLOW_LINK || kind == AnomalyKind.CONGESTION)
             {
                 fraction = 0.5;
             }
-            else if (kind == AnomalyKind.SLOW_NODE)
+            else if (kind == AnomalyKind.SLOW_NODE && !cpu)
             {
                 fraction = 0.5;
             }
@@ -483,6 +561,7 @@ public final class Scenario
                 case "fraction": fraction = Double.parseDouble(value); return true;
                 case "at": atNs = parseTime(value); return true;
                 case "for": durationNs = parseTime(value); return true;
+                case "delay": delayNs = parseTime(value); return true;
                 default: return false;
             }
         }
@@ -499,7 +578,7 @@ public final class Scenario
             {
                 d = 0;
             }
-            return new Fault(kind, rank, p, node, d, fraction, atNs, durationNs);
+            return new Fault(kind, rank, p, node, d, fraction, atNs, durationNs, delayNs, cpu);
         }
     }
 
@@ -525,6 +604,11 @@ public final class Scenario
         boolean clockOffsets;
         long failoverNs = 10_000_000L;
         double gpuBytesPerSecond = 200e9;
+        String transport = TRANSPORT_IB;
+        int ahead = 4;
+        int syncEvery;
+        long cpuNs = 25_000;
+        double netNoise;
         final List<Fault> faults = new ArrayList<>();
 
         private Builder()
@@ -560,6 +644,11 @@ public final class Scenario
                 case "bursty": bursty = Boolean.parseBoolean(value); break;
                 case "offsets": clockOffsets = Boolean.parseBoolean(value); break;
                 case "failover": failoverNs = parseTime(value); break;
+                case "transport": transport = value.toLowerCase(Locale.ROOT); break;
+                case "ahead": ahead = Integer.parseInt(value); break;
+                case "sync": syncEvery = Integer.parseInt(value); break;
+                case "cpu": cpuNs = parseTime(value); break;
+                case "netnoise": netNoise = Double.parseDouble(value); break;
                 default:
                     throw new IllegalArgumentException("unknown scenario key '" + key + "'");
             }
@@ -583,6 +672,11 @@ public final class Scenario
         public Builder bursty(final boolean v) { bursty = v; return this; }
         public Builder clockOffsets(final boolean v) { clockOffsets = v; return this; }
         public Builder failoverNs(final long v) { failoverNs = v; return this; }
+        public Builder transport(final String v) { transport = v; return this; }
+        public Builder ahead(final int v) { ahead = v; return this; }
+        public Builder syncEvery(final int v) { syncEvery = v; return this; }
+        public Builder cpuNs(final long v) { cpuNs = v; return this; }
+        public Builder netNoise(final double v) { netNoise = v; return this; }
         public Builder fault(final Fault f) { faults.add(f); return this; }
 
         public Scenario build()

@@ -39,16 +39,32 @@ final class RingTraffic
     PerOp slowdownPercent = (op, rank) -> 100;
     double jitter = 0.15;
     long seed = 1;
+    /** Each rank on a host of its own, whose clock runs {@code rank * clockStepNs} ahead (clock domains apart). */
+    boolean hostPerRank;
+    long clockStepNs = 7_777_777_777L;
+    /** Ranks that stop all their records after this op (their host falls silent), or -1. */
+    int silentRank = -1;
+    int silentFromOp = Integer.MAX_VALUE;
 
-    private record Event(long t, int order, Runnable call)
+    private record Event(long t, int order, int rank, java.util.function.LongConsumer call)
     {
+    }
+
+    long hostOf(final int rank)
+    {
+        return hostPerRank ? HOST + 0x100L * (rank + 1) : HOST;
+    }
+
+    private long offset(final int rank)
+    {
+        return hostPerRank ? rank * clockStepNs : 0;
     }
 
     /** Emits {@code ops} operations into an engine over the anomaly stage, in time order; returns its anomalies. */
     List<Anomaly> run(final int ops, final AnomalyConfig config)
     {
         final List<Anomaly> opened = new ArrayList<>();
-        final AnomalyEngine stage = new AnomalyEngine(config, AnomalySink.of((type, a) ->
+        stage = new AnomalyEngine(config, AnomalySink.of((type, a) ->
         {
             if (AnomalySink.OPENED.equals(type))
             {
@@ -79,8 +95,8 @@ final class RingTraffic
                     final long sendOp = key++;
                     final int rr = r;
                     final int cc = ch;
-                    events.add(new Event(start, 0, () -> engine.onProxyOpStart(recvOp, COMM, rr, left, cc, false, start)));
-                    events.add(new Event(start, 0, () -> engine.onProxyOpStart(sendOp, COMM, rr, right, cc, true, start)));
+                    events.add(new Event(start, 0, rr, tt -> engine.onProxyOpStart(recvOp, COMM, rr, left, cc, false, tt)));
+                    events.add(new Event(start, 0, rr, tt -> engine.onProxyOpStart(sendOp, COMM, rr, right, cc, true, tt)));
                     for (int s = 0; s < 4; s++)
                     {
                         final long stepR = key++;
@@ -92,36 +108,51 @@ final class RingTraffic
                         final long firstData = start + baseEntryWaitNs + leftLate;
                         final long arrive = Math.max(post + 20_000, firstData + s * networkNs);
                         final long recvArrive = arrive + noise(rnd, 30_000);
-                        events.add(new Event(post, 1, () -> engine.onProxyStepStart(stepR, recvOp, step, post)));
-                        events.add(new Event(post + 1, 2, () -> engine.onProxyStepState(stepR, 10, 0, post + 1)));
-                        events.add(new Event(recvArrive, 3, () -> engine.onProxyStepState(stepR, 11, STEP_BYTES, recvArrive)));
-                        events.add(new Event(recvArrive + 5_000, 4, () -> engine.onProxyStepState(stepR, 12, STEP_BYTES, recvArrive + 5_000)));
-                        events.add(new Event(recvArrive + 60_000, 5, () -> engine.onProxyStepStop(stepR, recvArrive + 60_000)));
+                        events.add(new Event(post, 1, rr, tt -> engine.onProxyStepStart(stepR, recvOp, step, tt)));
+                        events.add(new Event(post + 1, 2, rr, tt -> engine.onProxyStepState(stepR, 10, 0, tt)));
+                        events.add(new Event(recvArrive, 3, rr, tt -> engine.onProxyStepState(stepR, 11, STEP_BYTES, tt)));
+                        events.add(new Event(recvArrive + 5_000, 4, rr, tt -> engine.onProxyStepState(stepR, 12, STEP_BYTES, tt)));
+                        events.add(new Event(recvArrive + 60_000, 5, rr, tt -> engine.onProxyStepStop(stepR, tt)));
                         // Send: the slot is posted at the op's start (+ lateness on the CPU); the GPU fills it.
                         final long slot = start + (gpu ? 0 : myLate) + s * 50_000L;
                         final long filled = start + myLate + 100_000 + s * networkNs + noise(rnd, 20_000);
                         final long net = networkNs * slowdownPercent.of(op, r) / 100 + noise(rnd, (long)(networkNs * jitter));
                         final long posted = Math.max(slot + 1_000, filled);
-                        events.add(new Event(slot, 1, () -> engine.onProxyStepStart(stepS, sendOp, step, slot)));
-                        events.add(new Event(slot + 1, 2, () -> engine.onProxyStepState(stepS, 8, 0, slot + 1)));
-                        events.add(new Event(posted, 3, () -> engine.onProxyStepState(stepS, 9, STEP_BYTES, posted)));
-                        events.add(new Event(posted + net, 5, () -> engine.onProxyStepStop(stepS, posted + net)));
+                        events.add(new Event(slot, 1, rr, tt -> engine.onProxyStepStart(stepS, sendOp, step, tt)));
+                        events.add(new Event(slot + 1, 2, rr, tt -> engine.onProxyStepState(stepS, 8, 0, tt)));
+                        events.add(new Event(posted, 3, rr, tt -> engine.onProxyStepState(stepS, 9, STEP_BYTES, tt)));
+                        events.add(new Event(posted + net, 5, rr, tt -> engine.onProxyStepStop(stepS, tt)));
                     }
                     final long end = start + opPeriodNs - 10_000 + myLate;
-                    events.add(new Event(end, 6, () -> engine.onProxyOpStop(recvOp, end)));
-                    events.add(new Event(end, 6, () -> engine.onProxyOpStop(sendOp, end)));
+                    events.add(new Event(end, 6, rr, tt -> engine.onProxyOpStop(recvOp, tt)));
+                    events.add(new Event(end, 6, rr, tt -> engine.onProxyOpStop(sendOp, tt)));
                 }
             }
         }
         events.sort(Comparator.comparingLong(Event::t).thenComparingInt(Event::order));
-        engine.onHost(HOST);
         long lastTick = 0;
+        long currentHost = Long.MIN_VALUE;
         for (final Event e : events)
         {
-            e.call().run();
+            if (e.rank() == silentRank && e.t() >= 1_000_000_000L + silentFromOp * opPeriodNs)
+            {
+                continue;
+            }
+            if (hostOf(e.rank()) != currentHost)
+            {
+                currentHost = hostOf(e.rank());
+                engine.onHost(currentHost);
+            }
+            e.call().accept(e.t() + offset(e.rank()));
             if (e.t() - lastTick >= 1_000_000)
             {
-                stage.advanceTo(HOST, e.t());
+                for (int r = 0; r < (hostPerRank ? ranks : 1); r++)
+                {
+                    if (r != silentRank || e.t() < 1_000_000_000L + silentFromOp * opPeriodNs)
+                    {
+                        stage.advanceTo(hostOf(r), e.t() + offset(r));
+                    }
+                }
                 lastTick = e.t();
             }
         }
@@ -129,6 +160,8 @@ final class RingTraffic
     }
 
     final List<Anomaly> resolved = new ArrayList<>();
+    /** The stage of the last {@link #run}. */
+    AnomalyEngine stage;
 
     private static long noise(final Random rnd, final long amplitude)
     {

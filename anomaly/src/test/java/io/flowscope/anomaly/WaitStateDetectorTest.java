@@ -60,6 +60,50 @@ class WaitStateDetectorTest
     }
 
     @Test
+    void ranksOnHostsOfTheirOwnAreJudgedOnTheCulpritsClock()
+    {
+        final RingTraffic t = new RingTraffic();
+        t.ranks = 4;
+        t.hostPerRank = true;
+        t.lateNs = RingTraffic.between(FROM, TO, 3, 1_000_000, 0);
+        final List<Anomaly> opened = t.run(OPS, new AnomalyConfig());
+
+        assertThat(opened).extracting(Anomaly::kind).containsExactly(AnomalyKind.SLOW_NODE);
+        final Anomaly a = opened.get(0);
+        assertThat(a.culprit().rank()).isEqualTo(3);
+        assertThat(a.culprit().hostId()).isEqualTo(t.hostOf(3));
+        // Host 3's clock runs 3 x 7.78 s ahead of host 0's: the onset is dated on host 3's.
+        final long onsetOnCulpritClock = 1_000_000_000L + FROM * t.opPeriodNs + 3 * t.clockStepNs;
+        assertThat(a.startNs() - onsetOnCulpritClock).isBetween(-30_000_000L, 30_000_000L);
+        assertThat(a.detectedNs() - onsetOnCulpritClock).isBetween(0L, 100_000_000L);
+    }
+
+    @Test
+    void whenTheAnchorHostFallsSilentAnotherHostJudgesTheCommunicator()
+    {
+        // The first host to report the communicator (rank 1's, by the window engine's order of period ends), whose
+        // clock closes its windows, goes quiet after op 50: its rings are no longer drained. The other hosts go on,
+        // and rank 2 becomes late.
+        final RingTraffic t = new RingTraffic();
+        t.ranks = 4;
+        t.hostPerRank = true;
+        t.silentRank = 1;
+        t.silentFromOp = 50;
+        t.lateNs = RingTraffic.between(FROM, TO, 2, 1_000_000, 0);
+        final List<Anomaly> opened = t.run(OPS, new AnomalyConfig());
+
+        assertThat(opened).extracting(a -> a.kind() + " " + a.culprit().rank()).containsExactly("SLOW_NODE 2");
+        assertThat(t.stage.waitStates().anchorHostOf(RingTraffic.COMM)).as("taken over").isNotEqualTo(t.hostOf(1));
+
+        // The same traffic without the silence: rank 1's host anchors it throughout.
+        final RingTraffic quiet = new RingTraffic();
+        quiet.ranks = 4;
+        quiet.hostPerRank = true;
+        quiet.run(100, new AnomalyConfig());
+        assertThat(quiet.stage.waitStates().anchorHostOf(RingTraffic.COMM)).isEqualTo(quiet.hostOf(1));
+    }
+
+    @Test
     void oneLateOperationAmongHealthyOnesIsNotAStraggler()
     {
         final RingTraffic t = new RingTraffic();

@@ -10,7 +10,9 @@ import java.lang.invoke.VarHandle;
  * A synthetic flow-summary stream of a large cluster, generated directly (the event simulator cannot produce
  * 4,096 ranks' events in real time): {@code ranks} ranks, 8 per host, one communicator running a ring over
  * {@code channels} channels. Per rank and 1 ms period: one send and one receive step flow per channel and one
- * send and one receive QP flow, with realistic figures (512 KiB steps, ~21 µs on the wire, a few µs of credit and
+ * send and one receive QP flow, and the aggregates the window engine emits after a host's flows (per rank and
+ * direction its RANK and LINK sums, per direction the COMM sum; the wait-state detectors read the LINK ones), with
+ * realistic figures (512 KiB steps, ~21 µs on the wire, a few µs of credit and
  * GPU waits, receives outstanding). From period {@link #SLOW_FROM_PERIOD} on, link 7 → 8 takes three times as
  * long on the wire (a slow link the engine must find).
  * <p>
@@ -70,7 +72,10 @@ final class AnomalySummaryStream
      * send QP, receive QP), as the window engine hands over one reused {@link FlowSummary}; per summary position
      * only its identity (compact arrays) is written into it.
      */
-    private final FlowSummary[] hotByTemplate = new FlowSummary[5];
+    private final FlowSummary[] hotByTemplate = new FlowSummary[12];
+    /** The slow link's LINK aggregate after the onset, and its position on its host. */
+    FlowSummary slowLink;
+    int slowLinkIndex = -1;
     private final byte[] template;
     private final int[] hotRank;
     private final int[] hotPeer;
@@ -83,7 +88,7 @@ final class AnomalySummaryStream
     {
         this.ranks = ranks;
         hosts = (ranks + RANKS_PER_HOST - 1) / RANKS_PER_HOST;
-        perHost = RANKS_PER_HOST * (2 * channels + 2);
+        perHost = RANKS_PER_HOST * (2 * channels + 2 + 4) + 2;
         byHost = new FlowSummary[hosts][perHost];
         hostIds = new long[hosts];
         slowSends = new FlowSummary[channels];
@@ -108,12 +113,42 @@ final class AnomalySummaryStream
                 byHost[h][i++] = qp(h, k, true);
                 byHost[h][i++] = qp(h, k, false);
             }
+            // The aggregates, in the window engine's order of first contribution (rank, link, comm per flow).
+            for (int k = 0; k < RANKS_PER_HOST; k++)
+            {
+                final int r = h * RANKS_PER_HOST + k;
+                byHost[h][i++] = aggregate(h, FlowSummary.KIND_RANK, r, -1, true, 21_000, channels);
+                byHost[h][i++] = aggregate(h, FlowSummary.KIND_LINK, r, (r + 1) % ranks, true, 21_000, channels);
+                if (r == SLOW_RANK)
+                {
+                    slowLinkIndex = i - 1;
+                    slowLink = aggregate(h, FlowSummary.KIND_LINK, r, (r + 1) % ranks, true, 63_000, channels);
+                }
+                if (k == 0)
+                {
+                    byHost[h][i++] = aggregate(h, FlowSummary.KIND_COMM, -1, -1, true, 21_000, channels);
+                }
+                byHost[h][i++] = aggregate(h, FlowSummary.KIND_RANK, r, -1, false, 21_000, channels);
+                byHost[h][i++] = aggregate(h, FlowSummary.KIND_LINK, r, (r - 1 + ranks) % ranks, false, 21_000,
+                    channels);
+                if (k == 0)
+                {
+                    byHost[h][i++] = aggregate(h, FlowSummary.KIND_COMM, -1, -1, false, 21_000, channels);
+                }
+            }
         }
         hotByTemplate[0] = step(0, 0, 1, 0, true, 21_000);
         hotByTemplate[1] = step(0, 0, 1, 0, true, 63_000);
         hotByTemplate[2] = step(0, 0, 1, 0, false, 21_000);
         hotByTemplate[3] = qp(0, 0, true);
         hotByTemplate[4] = qp(0, 0, false);
+        hotByTemplate[5] = aggregate(0, FlowSummary.KIND_LINK, 0, 1, true, 21_000, channels);
+        hotByTemplate[6] = aggregate(0, FlowSummary.KIND_LINK, 0, 1, true, 63_000, channels);
+        hotByTemplate[7] = aggregate(0, FlowSummary.KIND_LINK, 0, 1, false, 21_000, channels);
+        hotByTemplate[8] = aggregate(0, FlowSummary.KIND_RANK, 0, -1, true, 21_000, channels);
+        hotByTemplate[9] = aggregate(0, FlowSummary.KIND_RANK, 0, -1, false, 21_000, channels);
+        hotByTemplate[10] = aggregate(0, FlowSummary.KIND_COMM, -1, -1, true, 21_000, channels);
+        hotByTemplate[11] = aggregate(0, FlowSummary.KIND_COMM, -1, -1, false, 21_000, channels);
         final int n = hosts * perHost;
         template = new byte[n];
         hotRank = new int[n];
@@ -128,7 +163,14 @@ final class AnomalySummaryStream
             {
                 final FlowSummary s = byHost[h][i];
                 final int g = h * perHost + i;
-                template[g] = (byte)(s.kind() == FlowSummary.KIND_QP ? (s.bytes() > 0 ? 3 : 4) : s.isSend() ? 0 : 2);
+                template[g] = (byte)switch (s.kind())
+                {
+                    case FlowSummary.KIND_QP -> s.bytes() > 0 ? 3 : 4;
+                    case FlowSummary.KIND_LINK -> s.isSend() ? 5 : 7;
+                    case FlowSummary.KIND_RANK -> s.isSend() ? 8 : 9;
+                    case FlowSummary.KIND_COMM -> s.isSend() ? 10 : 11;
+                    default -> s.isSend() ? 0 : 2;
+                };
                 hotRank[g] = s.rank();
                 hotPeer[g] = s.peer();
                 hotChannel[g] = s.channel();
@@ -147,6 +189,10 @@ final class AnomalySummaryStream
     {
         final int g = h * perHost + i;
         int t = template[g];
+        if (t == 5 && period >= SLOW_FROM_PERIOD && h == SLOW_RANK / RANKS_PER_HOST && i == slowLinkIndex)
+        {
+            t = 6;
+        }
         if (t == 0 && period >= SLOW_FROM_PERIOD && h == SLOW_RANK / RANKS_PER_HOST)
         {
             for (int c = 0; c < slowIndex.length; c++)
@@ -180,6 +226,10 @@ final class AnomalySummaryStream
     FlowSummary summary(final int h, final int i, final long period)
     {
         FlowSummary s = byHost[h][i];
+        if (period >= SLOW_FROM_PERIOD && h == SLOW_RANK / RANKS_PER_HOST && i == slowLinkIndex)
+        {
+            s = slowLink;
+        }
         if (period >= SLOW_FROM_PERIOD && h == SLOW_RANK / RANKS_PER_HOST)
         {
             for (int c = 0; c < slowIndex.length; c++)
@@ -239,6 +289,38 @@ final class AnomalySummaryStream
             fill(count, sum, max, Phase.FLUSH, steps, 1_500);
             fill(count, sum, max, Phase.GPU_CONSUME, steps, 2_600);
         }
+        return s;
+    }
+
+    /** An aggregate of {@code channels} step flows like {@link #step}'s: their sums, channel -1. */
+    private FlowSummary aggregate(final int h, final int kind, final int rank, final int peer, final boolean send,
+        final long wireNs, final int channels)
+    {
+        final FlowSummary s = step(h, Math.max(rank, 0), Math.max(peer, 0), 0, send, wireNs);
+        set(s, "kind", int.class, kind);
+        set(s, "flowKey", long.class, 0x1000_0000_0000L * kind + (long)(rank + 1) * 1_000_003L + (peer + 1) * 131L
+            + (send ? 1 : 0));
+        set(s, "rank", int.class, rank);
+        set(s, "peer", int.class, peer);
+        set(s, "channel", int.class, -1);
+        set(s, "flows", int.class, channels);
+        for (final String f : new String[] {"posts", "completions", "bytes", "outstandingSteps", "outstandingBytes",
+            "firstSteps", "firstStepWaitSumNs"})
+        {
+            set(s, f, long.class, (long)get(s, f) * channels);
+        }
+        for (final String a : new String[] {"phaseCount", "phaseSumNs"})
+        {
+            final long[] v = (long[])get(s, a);
+            for (int p = 0; p < v.length; p++)
+            {
+                v[p] *= channels;
+            }
+        }
+        // Aggregates carry no percentiles and no completion window.
+        set(s, "windowCompletions", int.class, 0);
+        set(s, "windowBytes", long.class, 0L);
+        set(s, "windowSpanNs", long.class, 0L);
         return s;
     }
 
