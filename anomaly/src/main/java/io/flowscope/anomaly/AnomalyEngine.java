@@ -166,7 +166,8 @@ public final class AnomalyEngine implements AnomalyStage
                 onQp(h, s);
                 break;
             case FlowSummary.KIND_LINK:
-                waitStates.onLink(s);
+                final FlowRows.Cursor cursor = h.linkCursor;
+                waitStates.onLink(cursor != null ? cursor : (h.linkCursor = waitStates.cursorOf(h.hostId)), s);
                 break;
             default:
                 break;
@@ -1770,6 +1771,8 @@ public final class AnomalyEngine implements AnomalyStage
     static final class Host
     {
         final long hostId;
+        /** The wait-state detector's positions of this host's LINK summaries (no lookup per host and period). */
+        FlowRows.Cursor linkCursor;
         boolean started;
         boolean pending;
         long periodStartNs;

@@ -33,6 +33,8 @@ final class FlowRows
     {
         final long hostId;
         long periodEndNs = Long.MIN_VALUE;
+        /** The host's latest time: its latest period end or {@code advanceTo}. */
+        long latestNs = Long.MIN_VALUE;
         int position;
         int[] rowAt = new int[64];
         int positions;
@@ -40,6 +42,14 @@ final class FlowRows
         Cursor(final long hostId)
         {
             this.hostId = hostId;
+        }
+
+        void advance(final long timeNs)
+        {
+            if (latestNs == Long.MIN_VALUE || timeNs - latestNs > 0)
+            {
+                latestNs = timeNs;
+            }
         }
 
         /** The row learnt for the current position, or -1. */

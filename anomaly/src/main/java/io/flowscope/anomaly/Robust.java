@@ -234,7 +234,8 @@ final class Robust
     }
 
     /** Hoare selection: a[k] is the k-th smallest afterwards, smaller ones before it. */
-    private static double select(final double[] a, final int n, final int k)
+    /** The k-th smallest of a[0..n) (0-based), by selection: reorders a[0..n). */
+    static double select(final double[] a, final int n, final int k)
     {
         int lo = 0;
         int hi = n - 1;

@@ -37,14 +37,15 @@ final class WaitStateDetector
     private final Episode.Publisher publisher;
     private final Long2ObjectHashMap<CommWaits> comms = new Long2ObjectHashMap<>();
     private final List<CommWaits> commByIndex = new ArrayList<>();
-    /** Each host's latest period end: anomaly times are on the culprit's host clock. */
-    private final Long2LongHashMap hostNow = new Long2LongHashMap(Long.MIN_VALUE);
+    /** Per host: its summary positions and its latest time (anomaly times are on the culprit's host clock). */
     private final Long2ObjectHashMap<FlowRows.Cursor> cursors = new Long2ObjectHashMap<>();
-    private FlowRows.Cursor cursor;
     private final FlowRows flows = new FlowRows();
     /** Flow key → row, for a summary its position does not find. */
     private final Long2LongHashMap rowByKey = new Long2LongHashMap(-1);
     private double[] ratios = new double[16];
+    private double[] scratch = new double[16];
+    /** Up to this many links the others' median leaves the judged link out exactly (sorted). */
+    static final int EXACT_MEDIAN_LINKS = 64;
 
     WaitStateDetector(final AnomalyConfig config, final Episode.Publisher publisher)
     {
@@ -59,12 +60,11 @@ final class WaitStateDetector
      * communicators anchored there. A receive row sums its network figures too (no branch): the fold reads a send
      * row's only.
      */
-    void onLink(final FlowSummary s)
+    void onLink(final FlowRows.Cursor h, final FlowSummary s)
     {
-        FlowRows.Cursor h = cursor;
-        if (h == null || h.hostId != s.hostId() || s.periodEndNs() != h.periodEndNs)
+        if (s.periodEndNs() != h.periodEndNs)
         {
-            h = newPeriodOrHost(s);
+            newPeriod(h, s.periodStartNs(), s.periodEndNs());
         }
         int row = h.row();
         if (row < 0 || !FlowRows.keyMatches(flows.t[FlowRows.base(row) + FlowRows.KEY_STEPS], s.flowKey()))
@@ -84,22 +84,8 @@ final class WaitStateDetector
         }
     }
 
-    /** Another host's summaries, or this host's next period: its time moves on, windows anchored there close. */
-    private FlowRows.Cursor newPeriodOrHost(final FlowSummary s)
-    {
-        FlowRows.Cursor h = cursor;
-        if (h == null || h.hostId != s.hostId())
-        {
-            h = cursorOf(s.hostId());
-        }
-        if (s.periodEndNs() != h.periodEndNs)
-        {
-            newPeriod(h, s.periodStartNs(), s.periodEndNs());
-        }
-        return h;
-    }
-
-    private FlowRows.Cursor cursorOf(final long hostId)
+    /** A host's cursor, made on its first summary (the engine keeps it with its host). */
+    FlowRows.Cursor cursorOf(final long hostId)
     {
         FlowRows.Cursor h = cursors.get(hostId);
         if (h == null)
@@ -107,8 +93,14 @@ final class WaitStateDetector
             h = new FlowRows.Cursor(hostId);
             cursors.put(hostId, h);
         }
-        cursor = h;
         return h;
+    }
+
+    /** A host's latest time, {@link Long#MIN_VALUE} before any. */
+    private long hostNow(final long hostId)
+    {
+        final FlowRows.Cursor h = cursors.get(hostId);
+        return h == null ? Long.MIN_VALUE : h.latestNs;
     }
 
     /** A host's next period: its time moves on, windows anchored there close, positions start again. */
@@ -116,7 +108,7 @@ final class WaitStateDetector
     {
         h.periodEndNs = periodEndNs;
         h.position = 0;
-        hostTime(h.hostId, periodEndNs);
+        h.advance(periodEndNs);
         closeWindows(h.hostId, periodStartNs);
     }
 
@@ -144,15 +136,6 @@ final class WaitStateDetector
         }
         h.learn(row);
         return row;
-    }
-
-    private void hostTime(final long hostId, final long timeNs)
-    {
-        final long before = hostNow.get(hostId);
-        if (before == Long.MIN_VALUE || timeNs - before > 0)
-        {
-            hostNow.put(hostId, timeNs);
-        }
     }
 
     private CommWaits comm(final FlowSummary s)
@@ -204,7 +187,7 @@ final class WaitStateDetector
     /** A host's time moved on with no summary: windows anchored there close (empty ones help resolve). */
     void advanceTo(final long hostId, final long timeNs)
     {
-        hostTime(hostId, timeNs);
+        cursorOf(hostId).advance(timeNs);
         closeWindows(hostId, timeNs);
     }
 
@@ -239,7 +222,7 @@ final class WaitStateDetector
     private void judgeRank(final CommWaits c, final int rank, final long anchorEnd)
     {
         final Episode episode = c.straggling[rank];
-        final long now = hostNow.get(c.hostOf[rank]);
+        final long now = hostNow(c.hostOf[rank]);
         if (!straggles(c, rank))
         {
             episode.good(publisher, now);
@@ -289,16 +272,33 @@ final class WaitStateDetector
                 ratios[n++] = l.ratio;
             }
         }
-        Arrays.sort(ratios, 0, n);
+        // The others' median: exact (one value left out) for a small communicator; for a large one the median of
+        // all, by selection (one value moves it by at most one position among thousands).
+        double allMedian = Double.NaN;
+        if (n <= EXACT_MEDIAN_LINKS)
+        {
+            Arrays.sort(ratios, 0, n);
+        }
+        else
+        {
+            if (scratch.length < n)
+            {
+                scratch = new double[ratios.length];
+            }
+            System.arraycopy(ratios, 0, scratch, 0, n);
+            allMedian = n % 2 == 1 ? Robust.select(scratch, n, n / 2)
+                : (Robust.select(scratch, n, n / 2 - 1) + Robust.select(scratch, n, n / 2)) / 2;
+        }
         for (int i = 0; i < c.links.size(); i++)
         {
-            judgeLink(c, c.links.get(i), n, anchorEnd);
+            judgeLink(c, c.links.get(i), n, allMedian, anchorEnd);
         }
     }
 
-    private void judgeLink(final CommWaits c, final CommWaits.Link l, final int n, final long anchorEnd)
+    private void judgeLink(final CommWaits c, final CommWaits.Link l, final int n, final double allMedian,
+        final long anchorEnd)
     {
-        final long now = hostNow.get(l.senderHostId);
+        final long now = hostNow(l.senderHostId);
         if (l.sendSteps < config.minLinkSteps || l.sendBytes == 0)
         {
             l.slow.good(publisher, now);
@@ -316,7 +316,7 @@ final class WaitStateDetector
             return;
         }
         final double ratio = l.ratio;
-        final double others = medianWithout(ratios, n, ratio);
+        final double others = Double.isNaN(allMedian) ? medianWithout(ratios, n, ratio) : allMedian;
         final double relative = Double.isNaN(others) ? ratio : ratio / others;
         final boolean bad = !endsStraggle && ratio >= config.slowLinkRatio && relative >= config.slowLinkRelative;
         if (!bad)
