@@ -40,6 +40,9 @@ public final class Scenario
     /** Transports: IB verbs (credits, QP work requests; the default) or NCCL's socket transport (real traces). */
     public static final String TRANSPORT_IB = "ib";
     public static final String TRANSPORT_SOCKET = "socket";
+    /** Simulator models: the first one, the labelled suite's (default), and the one calibrated on real NCCL. */
+    public static final String MODEL_CLASSIC = "classic";
+    public static final String MODEL_NCCL = "nccl";
 
     private final String name;
     private final String hosts;
@@ -60,6 +63,7 @@ public final class Scenario
     private final boolean clockOffsets;
     private final long failoverNs;
     private final double gpuBytesPerSecond;
+    private final String model;
     private final String transport;
     private final int ahead;
     private final int syncEvery;
@@ -88,6 +92,7 @@ public final class Scenario
         clockOffsets = b.clockOffsets;
         failoverNs = b.failoverNs;
         gpuBytesPerSecond = b.gpuBytesPerSecond;
+        model = b.model;
         transport = b.transport;
         ahead = b.ahead;
         syncEvery = b.syncEvery;
@@ -114,6 +119,10 @@ public final class Scenario
         if (!List.of(ALGO_RING, ALGO_TREE, ALGO_SENDRECV, ALGO_MIXED).contains(algo))
         {
             throw new IllegalArgumentException("algo must be ring, tree, sendrecv or mixed, was " + algo);
+        }
+        if (!List.of(MODEL_CLASSIC, MODEL_NCCL).contains(model))
+        {
+            throw new IllegalArgumentException("model must be classic or nccl, was " + model);
         }
         if (!List.of(TRANSPORT_IB, TRANSPORT_SOCKET).contains(transport))
         {
@@ -191,6 +200,7 @@ public final class Scenario
         b.clockOffsets = clockOffsets;
         b.failoverNs = failoverNs;
         b.gpuBytesPerSecond = gpuBytesPerSecond;
+        b.model = model;
         b.transport = transport;
         b.ahead = ahead;
         b.syncEvery = syncEvery;
@@ -301,7 +311,13 @@ public final class Scenario
         return gpuBytesPerSecond;
     }
 
-    /** {@link #TRANSPORT_IB} or {@link #TRANSPORT_SOCKET}. */
+    /** {@link #MODEL_CLASSIC} or {@link #MODEL_NCCL} (see {@link ClusterSimulator}). */
+    public String model()
+    {
+        return model;
+    }
+
+    /** {@link #TRANSPORT_IB} or {@link #TRANSPORT_SOCKET} (model nccl). */
     public String transport()
     {
         return transport;
@@ -361,7 +377,7 @@ public final class Scenario
             .append(",step=").append(stepBytes).append(",nics=").append(nicsPerNode).append(",gap=").append(gapNs)
             .append(",jitter=").append(jitter).append(",bursty=").append(bursty).append(",offsets=")
             .append(clockOffsets).append(",failover=").append(failoverNs).append(",gpubw=")
-            .append((long)gpuBytesPerSecond).append(",transport=").append(transport).append(",ahead=").append(ahead)
+            .append((long)gpuBytesPerSecond).append(",model=").append(model).append(",transport=").append(transport).append(",ahead=").append(ahead)
             .append(",sync=").append(syncEvery).append(",cpu=").append(cpuNs).append(",netnoise=").append(netNoise);
         if (!DEFAULT_HOSTS.equals(hosts))
         {
@@ -604,6 +620,7 @@ public final class Scenario
         boolean clockOffsets;
         long failoverNs = 10_000_000L;
         double gpuBytesPerSecond = 200e9;
+        String model = MODEL_CLASSIC;
         String transport = TRANSPORT_IB;
         int ahead = 4;
         int syncEvery;
@@ -644,6 +661,7 @@ public final class Scenario
                 case "bursty": bursty = Boolean.parseBoolean(value); break;
                 case "offsets": clockOffsets = Boolean.parseBoolean(value); break;
                 case "failover": failoverNs = parseTime(value); break;
+                case "model": model = value.toLowerCase(Locale.ROOT); break;
                 case "transport": transport = value.toLowerCase(Locale.ROOT); break;
                 case "ahead": ahead = Integer.parseInt(value); break;
                 case "sync": syncEvery = Integer.parseInt(value); break;
@@ -672,6 +690,7 @@ public final class Scenario
         public Builder bursty(final boolean v) { bursty = v; return this; }
         public Builder clockOffsets(final boolean v) { clockOffsets = v; return this; }
         public Builder failoverNs(final long v) { failoverNs = v; return this; }
+        public Builder model(final String v) { model = v; return this; }
         public Builder transport(final String v) { transport = v; return this; }
         public Builder ahead(final int v) { ahead = v; return this; }
         public Builder syncEvery(final int v) { syncEvery = v; return this; }
