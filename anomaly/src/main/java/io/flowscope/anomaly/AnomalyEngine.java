@@ -233,6 +233,7 @@ public final class AnomalyEngine implements AnomalyStage
     public void advanceTo(final long hostId, final long timeNs)
     {
         waitStates.advanceTo(hostId, timeNs);
+        kernelLateness.advanceTo(hostId, timeNs);
         final Host h = host(hostId);
         if (h.pending && timeNs - h.periodEndNs >= 0)
         {

@@ -132,6 +132,27 @@ final class KernelLatenessDetector
         }
     }
 
+    /**
+     * A host's time moved on with no collective: the windows anchored there close, empty ones count as good (a
+     * straggler's anomaly resolves when its communicator stops, e.g. behind a hang).
+     */
+    void advanceTo(final long hostId, final long timeNs)
+    {
+        if (hostNow.get(hostId) == Long.MIN_VALUE || timeNs - hostNow.get(hostId) > 0)
+        {
+            hostNow.put(hostId, timeNs);
+        }
+        for (final Long2ObjectHashMap<Comm>.EntryIterator it = comms.entrySet().iterator(); it.hasNext(); )
+        {
+            it.next();
+            final Comm c = it.getValue();
+            if (c.anchorHostId == hostId && timeNs - c.windowEndNs >= 0)
+            {
+                evaluate(it.getLongKey(), c, timeNs);
+            }
+        }
+    }
+
     private static void dropOldest(final Comm c)
     {
         long oldest = Long.MAX_VALUE;

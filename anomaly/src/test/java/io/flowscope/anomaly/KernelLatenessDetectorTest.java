@@ -27,13 +27,20 @@ class KernelLatenessDetectorTest
         final int from, final int to)
     {
         final List<Anomaly> opened = new ArrayList<>();
-        final AnomalyEngine stage = new AnomalyEngine(new AnomalyConfig(), AnomalySink.of((type, a) ->
+        feed(new AnomalyEngine(new AnomalyConfig(), AnomalySink.of((type, a) ->
         {
             if (AnomalySink.OPENED.equals(type))
             {
                 opened.add(a);
             }
-        }));
+        })), ranks, ops, lateRank, lateNs, from, to);
+        return opened;
+    }
+
+    /** Feeds the collectives into a stage. */
+    private static void feed(final AnomalyEngine stage, final int ranks, final int ops, final int lateRank,
+        final long lateNs, final int from, final int to)
+    {
         final WindowEngine engine = new WindowEngine(new WindowConfig().periodNs(1_000_000), stage, stage);
         engine.onHost(HOST);
         final Random rnd = new Random(7);
@@ -56,7 +63,6 @@ class KernelLatenessDetectorTest
             }
             stage.advanceTo(HOST, start + OP_NS);
         }
-        return opened;
     }
 
     @Test
@@ -76,6 +82,27 @@ class KernelLatenessDetectorTest
         final List<Anomaly> opened = run(8, 3_000, 5, 200_000, 1_000, 1_500);
 
         assertThat(opened).extracting(a -> a.culprit().rank()).containsExactly(5);
+    }
+
+    @Test
+    void aStragglerResolvesWhenItsCommunicatorFallsSilent()
+    {
+        // Late from op 1,000 to the end: then nothing more (a hang, the job's end); time goes on.
+        final List<Anomaly> opened = new ArrayList<>();
+        final List<Anomaly> resolved = new ArrayList<>();
+        final AnomalyEngine stage = new AnomalyEngine(new AnomalyConfig(), AnomalySink.of((type, a) ->
+        {
+            (AnomalySink.OPENED.equals(type) ? opened : AnomalySink.RESOLVED.equals(type) ? resolved
+                : new ArrayList<Anomaly>()).add(a);
+        }));
+        feed(stage, 2, 1_500, 1, 500_000, 1_000, 1_500);
+        assertThat(opened).hasSize(1);
+        final long end = T0 + 1_500 * (OP_NS + 500_000);
+        for (long t = end; t < end + 300_000_000L; t += 1_000_000)
+        {
+            stage.advanceTo(HOST, t);
+        }
+        assertThat(resolved).extracting(Anomaly::id).containsExactly(opened.get(0).id());
     }
 
     @Test
