@@ -128,6 +128,12 @@ public final class DrainLoop
         try
         {
             final Pipeline pipeline = new Pipeline(Pipeline.windowConfig(config), stageFactory, anomalyListener);
+            // Culprits named by their rings' hostnames, which the journal keeps (ring attachments): a replay names
+            // them the same. A simulated cluster's node names are not journaled, so it names none.
+            if (source instanceof RingSource)
+            {
+                pipeline.hostNames(source::hostName);
+            }
             if (config.journalEnabled())
             {
                 if (!JournalWriter.cycleFiles(config.journalDir()).isEmpty())

@@ -8,6 +8,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.function.Consumer;
 import java.util.function.Function;
+import java.util.function.LongFunction;
 
 import io.flowscope.anomaly.Anomaly;
 import io.flowscope.anomaly.AnomalySink;
@@ -60,6 +61,7 @@ public final class Pipeline implements TelemetryListener, AnomalySink
     private boolean anomaliesChanged = true;
     private boolean catchingUp;
     private FlowSummarySink summaryTap;
+    private LongFunction<String> hostNames = id -> null;
     private CollectiveSink collectiveTap;
     private List<Anomaly> anomalyList = List.of();
     private final IngestFailures failures;
@@ -608,8 +610,30 @@ public final class Pipeline implements TelemetryListener, AnomalySink
         publish("resolved", a);
     }
 
-    private void publish(final String type, final Anomaly a)
+    /**
+     * Where a culprit's host id has a name (a ring's hostname, a simulated node's): live, the source's; in a replay,
+     * the journal's ring attachments. Unset: no names.
+     */
+    public void hostNames(final LongFunction<String> names)
     {
+        this.hostNames = names;
+    }
+
+    /** The anomaly as operators read it: its summary opens with its culprit's host name where one is known. */
+    private Anomaly named(final Anomaly a)
+    {
+        final String name = hostNames.apply(a.culprit().hostId());
+        if (name == null || name.isEmpty())
+        {
+            return a;
+        }
+        return new Anomaly(a.id(), a.kind(), a.culprit(), a.severity(), a.startNs(), a.detectedNs(), a.resolvedNs(),
+            a.evidence(), a.windowStartNs(), a.windowEndNs(), "host " + name + ": " + a.summary());
+    }
+
+    private void publish(final String type, final Anomaly engineAnomaly)
+    {
+        final Anomaly a = named(engineAnomaly);
         final long mono = System.nanoTime();
         anomalies.put(a.id(), a);
         anomaliesChanged = true;

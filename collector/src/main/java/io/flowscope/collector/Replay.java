@@ -112,6 +112,9 @@ public final class Replay
         // does: a replay is how such an input is found, so it must get past it
         final Pipeline pipeline = new Pipeline(Pipeline.windowConfig(config), stageFactory, e -> { });
         pipeline.tap(summaryTap, collectiveTap);
+        // Culprits by host name, as the live run named them from its rings: from the journal's ring attachments.
+        final org.agrona.collections.Long2ObjectHashMap<String> names = new org.agrona.collections.Long2ObjectHashMap<>();
+        pipeline.hostNames(names::get);
         try (EventLog reader = EventLog.open(journal).timeRange(fromNs, toNs))
         {
             long docs = 0;
@@ -125,6 +128,15 @@ public final class Replay
                 public void onEnd()
                 {
                     pipeline.finish();
+                }
+
+                @Override
+                public void onRingAttached(final long hostId, final int pid, final String hostname, final String path)
+                {
+                    if (hostname != null && !hostname.isEmpty())
+                    {
+                        names.put(hostId, hostname);
+                    }
                 }
             };
             while ((n = reader.read(pipeline, meta, 1)) > 0)
