@@ -61,8 +61,8 @@
 
 #define SLOTS 8          /* NCCL_STEPS: buffer slots per connection */
 #define MAX_RANKS 64
-#define MAX_CH 8
-#define MAX_STEPS 256
+#define MAX_CH 32
+#define MAX_STEPS 128
 #define LIVE_OPS 64      /* ops in flight at once in this process */
 
 static struct {
