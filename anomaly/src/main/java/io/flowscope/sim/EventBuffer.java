@@ -43,6 +43,12 @@ final class EventBuffer
     private int[] i4 = new int[1024];
     private int[] i5 = new int[1024];
     private int[] i6 = new int[1024];
+    /** The second set of arrays {@link #compact} copies into (then the sets swap). */
+    private long[] spareT = new long[0];
+    private byte[] spareType = new byte[0];
+    private int[] spareNode = new int[0];
+    private long[][] spareK = new long[4][0];
+    private int[][] spareI = new int[6][0];
 
     boolean hasNext()
     {
@@ -72,7 +78,8 @@ final class EventBuffer
 
     /**
      * Drops the emitted events and moves the pending ones, in their emission order, to the front: the next
-     * batch is added after them and {@link #sort} then orders all (ties: pending first, in their order).
+     * batch is added after them and {@link #sort} then orders all (ties: pending first, in their order). The
+     * pending events are copied into a second set of arrays, kept for the next time, and the two sets swap.
      */
     void compact()
     {
@@ -81,55 +88,58 @@ final class EventBuffer
             return; // nothing emitted: the stored order already gives the pending events' order on ties
         }
         final int m = size - next;
-        final int[] from = new int[m];
+        if (spareT.length != t.length)
+        {
+            spareT = new long[t.length];
+            spareType = new byte[t.length];
+            spareNode = new int[t.length];
+            spareK = new long[4][t.length];
+            spareI = new int[6][t.length];
+        }
+        final long[][] k = {k1, k2, k3, k4};
+        final int[][] in = {i1, i2, i3, i4, i5, i6};
         for (int j = 0; j < m; j++)
         {
-            from[j] = (int)(order[next + j] & (MAX_EVENTS - 1));
+            final int from = (int)(order[next + j] & (MAX_EVENTS - 1));
+            spareT[j] = t[from];
+            spareType[j] = type[from];
+            spareNode[j] = node[from];
+            for (int x = 0; x < 4; x++)
+            {
+                spareK[x][j] = k[x][from];
+            }
+            for (int x = 0; x < 6; x++)
+            {
+                spareI[x][j] = in[x][from];
+            }
         }
-        t = permute(t, from);
-        k1 = permute(k1, from);
-        k2 = permute(k2, from);
-        k3 = permute(k3, from);
-        k4 = permute(k4, from);
-        node = permute(node, from);
-        i1 = permute(i1, from);
-        i2 = permute(i2, from);
-        i3 = permute(i3, from);
-        i4 = permute(i4, from);
-        i5 = permute(i5, from);
-        i6 = permute(i6, from);
-        final byte[] ty = new byte[type.length];
-        for (int j = 0; j < m; j++)
-        {
-            ty[j] = type[from[j]];
-        }
-        type = ty;
+        final long[] oldT = t;
+        final byte[] oldType = type;
+        final int[] oldNode = node;
+        t = spareT;
+        type = spareType;
+        node = spareNode;
+        k1 = spareK[0];
+        k2 = spareK[1];
+        k3 = spareK[2];
+        k4 = spareK[3];
+        i1 = spareI[0];
+        i2 = spareI[1];
+        i3 = spareI[2];
+        i4 = spareI[3];
+        i5 = spareI[4];
+        i6 = spareI[5];
+        spareT = oldT;
+        spareType = oldType;
+        spareNode = oldNode;
+        spareK = k;
+        spareI = in;
         size = m;
         next = 0;
         for (int j = 0; j < m; j++)
         {
             order[j] = (t[j] << SEQ_BITS) | j;
         }
-    }
-
-    private static long[] permute(final long[] a, final int[] from)
-    {
-        final long[] out = new long[a.length];
-        for (int j = 0; j < from.length; j++)
-        {
-            out[j] = a[from[j]];
-        }
-        return out;
-    }
-
-    private static int[] permute(final int[] a, final int[] from)
-    {
-        final int[] out = new int[a.length];
-        for (int j = 0; j < from.length; j++)
-        {
-            out[j] = a[from[j]];
-        }
-        return out;
     }
 
     /** Sorts the pending events by time (ties in insertion order); call after adding a batch. */

@@ -10,7 +10,8 @@ import java.util.Arrays;
 /**
  * The simulator's NCCL model ({@code model=nccl}), calibrated on real NCCL 2.28.9 traces
  * (docs/simulator-calibration.md).
- * <p> Every rank-to-rank hop is a network connection (one per channel) with its own bandwidth per
+ * <p>
+ * Every rank-to-rank hop is a network connection (one per channel) with its own bandwidth per
  * direction, shared by the channels; a rank's NIC device is its local GPU index × nics / gpus. Each rank has
  * three clocks that meet only through data, as in NCCL:
  * <ul>
@@ -29,15 +30,18 @@ import java.util.Arrays;
  *   send:    8 at the post; 20 when the GPU filled the slot (seen by the proxy); 9 (transSize) when the network send
  *            is posted: at once over sockets, on IB once the receiver's buffer is posted (its credit);
  *            stop when the bytes left (socket) or were acknowledged (IB)
- *   receive: 10 at the post; 11 (transSize) when the bytes are in (socket: and copied out of the kernel's buffer
- *            if they came before the post); 12 after the flush; stop when its GPU consumed them
- *   network: a transfer starts at max(9, the link free) and takes bytes / bandwidth (± jitter, slow rate noise)
+ *   receive: 10 at the post; 11 (transSize) when the bytes are in (socket: read out of the socket, which starts
+ *            once posted); 12 after the flush; stop when its GPU consumed them
+ *   network: a transfer starts at max(9, the link free) and takes bytes / bandwidth (± jitter, slow rate noise);
+ *            over sockets the sender is done when the socket took the bytes, and the receiver reads them out at
+ *            its own rate, one step after the other
  * </pre>
  * Steps and step sizes are NCCL 2.28's for SIMPLE: a ring AllReduce sends each rank's share of a channel in
  * chunks of at most 4 buffer steps ({@code step}, NCCL's 512 KiB), each chunk as 2 slices (proxy steps), over
  * 2 (n − 1) chunk steps a loop; send/recv moves 128 KiB steps. Over sockets the proxy thread notices GPU and
- * network progress late (exponential delays that grow with the step's bytes) and flushes late; both and the
- * receive copy are calibrated on the real traces.
+ * network progress late (exponential delays that grow with the step's bytes) and flushes late; these delays and
+ * the socket's read rate are calibrated on the real traces; over IB (the default transport, no real traces yet) the
+ * proxy reacts at once and a send waits for its credit.
  * <p>
  * Faults change the inputs: a slow link scales one direction's bandwidth; a slow GPU stretches its rank's compute
  * gap and GPU work by 1 / fraction and keeps its GPU busy {@code delay} more before each collective; a late CPU
@@ -80,23 +84,28 @@ final class NcclModel extends SimModel
      * Sockets (calibrated on the real traces, docs/simulator-calibration.md). The proxy thread notices a slot
      * filled, a send done or a receive in after {@link #SOCKET_NOTICE_NS} plus an exponential delay of mean
      * {@link #SOCKET_NOTICE_NS_PER_BYTE} × the step's bytes (at most {@link #SOCKET_BUSY_CAP_BYTES} of them: it is
-     * busy with the other connections' bytes); it begins a send op after an exponential delay of mean
-     * {@link #SOCKET_BEGIN_NS_PER_BYTE} × bytes, or with a receive op of the channel; a receive's flush (11 → 12)
-     * takes ~1 µs one time in 1 / {@link #SOCKET_FLUSH_FAST}, else an exponential delay of mean
-     * {@link #SOCKET_FLUSH_NS_PER_BYTE} × bytes (× {@link #SOCKET_FLUSH_LAST} for a loop's last slice, with nothing
-     * left to receive); a transfer costs {@link #SOCKET_TX_NS} on top of bytes / bandwidth; bytes that came before
-     * their receive was posted are copied out at {@link #SOCKET_COPY_BPS}; a send is posted to the network
-     * {@link #SOCKET_POST_NS} after its slot filled (no credit to wait for).
+     * busy with the other connections' bytes). It begins a send op after an exponential delay of mean
+     * {@link #SOCKET_BEGIN_NS_PER_BYTE} × bytes, or with a receive op of the channel if that comes first, and a
+     * receive op ~1 µs after the previous one stopped (one time in 1 / {@link #SOCKET_RECV_BEGIN_LATE} after such a
+     * delay too). A transfer costs {@link #SOCKET_TX_NS} on top of bytes / bandwidth on the sender's side; the
+     * receiver reads the bytes out of its socket once its receive is posted, at {@link #SOCKET_COPY_BPS}, one step
+     * after the other on the link. A receive's flush (11 → 12) takes ~1 µs one time in 1 /
+     * {@link #SOCKET_FLUSH_FAST}, else an exponential delay of mean {@link #SOCKET_FLUSH_NS_PER_BYTE} × bytes (at
+     * most {@link #SOCKET_FLUSH_CAP_BYTES}; × {@link #SOCKET_FLUSH_LAST} for a loop's last slice, with nothing left
+     * to receive). A send is posted to the network {@link #SOCKET_POST_NS} after its slot filled: no credit to wait
+     * for, the socket buffers take the bytes.
      */
     private static final long SOCKET_NOTICE_NS = 12_000;
     private static final double SOCKET_NOTICE_NS_PER_BYTE = 0.03;
+    private static final long SOCKET_BUSY_CAP_BYTES = 1 << 20;
     private static final double SOCKET_BEGIN_NS_PER_BYTE = 0.2;
+    private static final double SOCKET_RECV_BEGIN_LATE = 0.2;
+    private static final long SOCKET_TX_NS = 16_000;
+    private static final double SOCKET_COPY_BPS = 7e9;
     private static final double SOCKET_FLUSH_NS_PER_BYTE = 0.3;
     private static final double SOCKET_FLUSH_FAST = 0.08;
     private static final double SOCKET_FLUSH_LAST = 0.5;
-    private static final long SOCKET_BUSY_CAP_BYTES = 1 << 20;
-    private static final long SOCKET_TX_NS = 16_000;
-    private static final double SOCKET_COPY_BPS = 6.5e9;
+    private static final long SOCKET_FLUSH_CAP_BYTES = 768 << 10;
     private static final long SOCKET_POST_NS = 200;
     /** Slow network noise: a link's rate factor holds for an epoch of this length (each link its own phase). */
     private static final long NET_EPOCH_NS = 8_000_000;
@@ -116,6 +125,8 @@ final class NcclModel extends SimModel
     private final Long2LongHashMap connFree = new Long2LongHashMap(0);
     /** Per link (src → dst, all channels): the end of its last transfer. */
     private final Long2LongHashMap linkFree = new Long2LongHashMap(0);
+    /** Sockets, per link: the end of the receiver's last read out of the socket. */
+    private final Long2LongHashMap rxFree = new Long2LongHashMap(0);
 
     // Per collective, reused.
     private int[] edgeSrc = new int[0];
@@ -685,7 +696,19 @@ final class NcclModel extends SimModel
         if (socket)
         {
             sendStop[i] = txStart + tx + notice();
-            t11 = p10 >= NEVER ? NEVER : Math.max(arr, p10 + (long)(stepBytes / SOCKET_COPY_BPS * 1e9)) + notice();
+            // The receiver reads the bytes out of its socket once the receive is posted, one step after the other
+            // on the link, at its own rate: its 11 comes after the sender's stop (real: 0.19 ns a byte later).
+            if (p10 >= NEVER)
+            {
+                t11 = NEVER;
+            }
+            else
+            {
+                final long rxStart = Math.max(Math.max(txStart + scenario.latencyNs(), p10), rxFree.get(link));
+                final long rxEnd = Math.max(arr, rxStart + (long)(stepBytes / SOCKET_COPY_BPS * 1e9));
+                rxFree.put(link, rxEnd);
+                t11 = rxEnd + notice();
+            }
         }
         else
         {
@@ -741,7 +764,12 @@ final class NcclModel extends SimModel
         {
             return IB_PROXY_NS;
         }
-        return send ? exponential(SOCKET_BEGIN_NS_PER_BYTE * busyBytes()) : 1_000;
+        if (send)
+        {
+            return exponential(SOCKET_BEGIN_NS_PER_BYTE * busyBytes());
+        }
+        return 1_000 + (random.nextDouble() < SOCKET_RECV_BEGIN_LATE
+            ? exponential(SOCKET_BEGIN_NS_PER_BYTE * busyBytes()) : 0);
     }
 
     /**
@@ -758,7 +786,7 @@ final class NcclModel extends SimModel
         final int pos = period > 1 ? s % period : 1;
         final double weight = period > 1 && pos == period - 1 ? SOCKET_FLUSH_LAST : 1.0;
         return random.nextDouble() < SOCKET_FLUSH_FAST ? 1_000
-            : exponential(SOCKET_FLUSH_NS_PER_BYTE * busyBytes() * weight);
+            : exponential(SOCKET_FLUSH_NS_PER_BYTE * Math.min(stepBytes, SOCKET_FLUSH_CAP_BYTES) * weight);
     }
 
     /** Slow network noise: a log-normal rate factor per link and epoch (deterministic in seed, link and time). */

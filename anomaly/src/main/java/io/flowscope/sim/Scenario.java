@@ -43,6 +43,13 @@ public final class Scenario
     /** Simulator models: the first one, the labelled suite's (default), and the one calibrated on real NCCL. */
     public static final String MODEL_CLASSIC = "classic";
     public static final String MODEL_NCCL = "nccl";
+    /**
+     * The real traces' machine and job as the nccl model sees it (docs/simulator-calibration.md): two ranks on one
+     * host over NCCL's socket transport, two channels, back-to-back collectives, the CPU up to 10 ahead and a
+     * synchronize every 10; add {@code size=} (and a fault). Bandwidths and delays calibrated on the traces.
+     */
+    public static final String REAL_SOCKET_PAIR = "nodes=1,gpus=2,channels=2,model=nccl,transport=socket,bw=10e9,"
+        + "gpubw=7e9,latency=5us,gap=20us,ahead=10,sync=10,cpu=25us,netnoise=0.15";
 
     private final String name;
     private final String hosts;

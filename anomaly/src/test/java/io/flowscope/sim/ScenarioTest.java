@@ -31,6 +31,28 @@ class ScenarioTest
     }
 
     @Test
+    void theNcclModelsKeysAndTheLateRankFaultsReadBackAndBadValuesAreRejected()
+    {
+        final Scenario s = Scenario.parse(Scenario.REAL_SOCKET_PAIR + ",size=4M,fault=late-cpu,rank=0,delay=1ms,"
+            + "at=10ms,fault=slow-gpu,rank=1,fraction=1,delay=2ms,at=20ms,for=5ms");
+
+        assertThat(s.model()).isEqualTo(Scenario.MODEL_NCCL);
+        assertThat(s.socket()).isTrue();
+        assertThat(s.ahead()).isEqualTo(10);
+        assertThat(s.syncEvery()).isEqualTo(10);
+        assertThat(s.netNoise()).isEqualTo(0.15);
+        assertThat(s.faults()).containsExactly(
+            new Fault(AnomalyKind.SLOW_NODE, 0, -1, -1, -1, 1.0, 10_000_000L, -1, 1_000_000L, true),
+            new Fault(AnomalyKind.SLOW_NODE, 1, -1, -1, -1, 1.0, 20_000_000L, 5_000_000L, 2_000_000L, false));
+        assertThat(Scenario.parse(s.toSpec()).toSpec()).isEqualTo(s.toSpec());
+        assertThat(Scenario.parse("nodes=2").model()).isEqualTo(Scenario.MODEL_CLASSIC);
+        assertThatThrownBy(() -> Scenario.parse("model=magic")).hasMessageContaining("model");
+        assertThatThrownBy(() -> Scenario.parse("transport=carrier-pigeon")).hasMessageContaining("transport");
+        assertThatThrownBy(() -> Scenario.parse("ahead=0")).hasMessageContaining("ahead");
+        assertThatThrownBy(() -> Scenario.parse("fault=late-cpu,rank=1")).hasMessageContaining("delay");
+    }
+
+    @Test
     void aHostPrefixNamesTheHostsAndGivesThemOtherIdsSoTwoClustersDoNotMix()
     {
         final ClusterSimulator plain = new ClusterSimulator(Scenario.parse("nodes=2,gpus=2"));
