@@ -331,6 +331,20 @@ class MultiHostHarnessTest
             return Long.MIN_VALUE;
         }
 
+        /** The anomaly's latest publication (opened, updated or resolved). */
+        AnomalyEvent lastEvent(final Anomaly a)
+        {
+            AnomalyEvent last = null;
+            for (final AnomalyEvent e : events)
+            {
+                if (e.anomaly().id() == a.id())
+                {
+                    last = e;
+                }
+            }
+            return last;
+        }
+
         long onsetNs(final Fault f)
         {
             return job.opTimeNs(t0, f.fromOp(), faults);
@@ -404,6 +418,13 @@ class MultiHostHarnessTest
                             + "after), host %s: %s %s", (a.detectedNs() - onset) / 1e6,
                             (publishedMonoNs(a) - onset) / 1e6, hostNames.get(a.culprit().hostId()), a.severity(),
                             a.summary())));
+                final AnomalyEvent last = a == null ? null : lastEvent(a);
+                if (last != null && !last.anomaly().culprit().equals(a.culprit()))
+                {
+                    b.append(String.format(Locale.ROOT, "%n    its last publication (%s) names another culprit: "
+                        + "rank %d peer %d channel %d: %s", last.type(), last.anomaly().culprit().rank(),
+                        last.anomaly().culprit().peer(), last.anomaly().culprit().channel(), last.anomaly().summary()));
+                }
             }
             for (final Anomaly a : opened())
             {
@@ -451,9 +472,15 @@ class MultiHostHarnessTest
                 }
                 for (final Anomaly a : named)
                 {
+                    // the culprit's host as the service names it (the ring's hostname), and as operators read it
                     if (!("node-" + f.rank()).equals(hostNames.get(a.culprit().hostId())))
                     {
                         problems.add("culprit host of " + f + " is " + hostNames.get(a.culprit().hostId()));
+                    }
+                    if (!a.summary().contains("node-" + f.rank()))
+                    {
+                        problems.add("the summary of " + f + " does not name host node-" + f.rank() + ": "
+                            + a.summary());
                     }
                 }
             }
