@@ -633,13 +633,18 @@ class MultiHostHarnessTest
             }
             final long catchUpMs = (System.nanoTime() - ended) / 1_000_000;
             Thread.sleep(300); // a few more batches and snapshots after the last record
+            final List<AnomalyEvent> published;
+            synchronized (events) // the drain thread may still publish (resolutions)
+            {
+                published = List.copyOf(events);
+            }
             final Map<Long, String> names = new LinkedHashMap<>();
-            for (final AnomalyEvent e : events)
+            for (final AnomalyEvent e : published)
             {
                 names.put(e.anomaly().culprit().hostId(), s.hostName(e.anomaly().culprit().hostId()));
             }
             final double seconds = (job.ops() * job.periodUs() * 1000 + job.hangNs()) / 1e9;
-            final Result r = new Result(job, faults, t0, producers, List.copyOf(events), names,
+            final Result r = new Result(job, faults, t0, producers, published, names,
                 s.drain().snapshot().stats(), maxLag,
                 Arrays.stream(lagBins, 0, lastBin + 1).mapToObj(Long::toString).collect(Collectors.joining(",")),
                 catchUpMs, seconds, s.drain().crashed());
