@@ -109,7 +109,7 @@ final class WaitStateDetector
         h.periodEndNs = periodEndNs;
         h.position = 0;
         h.advance(periodEndNs);
-        closeWindows(h.hostId, periodStartNs);
+        closeWindows(h.hostId, periodStartNs, true);
     }
 
     /** The row of a summary its position did not find: by key, else a new one; -1 for ranks out of range. */
@@ -152,9 +152,11 @@ final class WaitStateDetector
 
     /**
      * The windows anchored on a host that end by {@code timeNs} are judged. A communicator whose anchor host fell
-     * silent while this one goes on (64 periods of each other host) is taken over by this host.
+     * silent while this one goes on (64 periods of each other host) is taken over by this host. Only a period of
+     * the host counts towards that ({@code period}), not {@code advanceTo}: the drain loop tells every host's time
+     * after every batch, many times a period (counting those took a live anchor's windows away after ~64 batches).
      */
-    private void closeWindows(final long hostId, final long timeNs)
+    private void closeWindows(final long hostId, final long timeNs, final boolean period)
     {
         for (int i = 0; i < commByIndex.size(); i++)
         {
@@ -166,7 +168,7 @@ final class WaitStateDetector
                     evaluate(c, timeNs);
                 }
             }
-            else
+            else if (period)
             {
                 c.otherPeriods++;
                 if (c.staleFor(REANCHOR_PERIODS))
@@ -188,7 +190,7 @@ final class WaitStateDetector
     void advanceTo(final long hostId, final long timeNs)
     {
         cursorOf(hostId).advance(timeNs);
-        closeWindows(hostId, timeNs);
+        closeWindows(hostId, timeNs, false);
     }
 
     private void evaluate(final CommWaits c, final long nowNs)

@@ -45,6 +45,10 @@ final class RingTraffic
     /** Ranks that stop all their records after this op (their host falls silent), or -1. */
     int silentRank = -1;
     int silentFromOp = Integer.MAX_VALUE;
+    /** Tell every host's time after every event, as the drain loop does after every batch (not once a ms). */
+    boolean advanceEveryEvent;
+    /** The communicator's anchor host once 20 ops have run. */
+    long anchorAfterWarmUp = Long.MIN_VALUE;
 
     private record Event(long t, int order, int rank, java.util.function.LongConsumer call)
     {
@@ -144,7 +148,11 @@ final class RingTraffic
                 engine.onHost(currentHost);
             }
             e.call().accept(e.t() + offset(e.rank()));
-            if (e.t() - lastTick >= 1_000_000)
+            if (anchorAfterWarmUp == Long.MIN_VALUE && e.t() >= 1_000_000_000L + 20 * opPeriodNs)
+            {
+                anchorAfterWarmUp = stage.waitStates().anchorHostOf(COMM);
+            }
+            if (advanceEveryEvent || e.t() - lastTick >= 1_000_000)
             {
                 for (int r = 0; r < (hostPerRank ? ranks : 1); r++)
                 {

@@ -79,6 +79,25 @@ class WaitStateDetectorTest
     }
 
     @Test
+    void hostTimesToldAfterEveryBatchDoNotTakeTheWindowsFromALiveAnchor()
+    {
+        // The drain loop tells every host's time after every batch, many times a period.
+        final RingTraffic t = new RingTraffic();
+        t.ranks = 8;
+        t.hostPerRank = true;
+        t.advanceEveryEvent = true;
+        t.lateNs = RingTraffic.between(FROM, TO, 5, 1_000_000, 0);
+        final List<Anomaly> opened = t.run(OPS, new AnomalyConfig());
+
+        assertThat(opened).extracting(a -> a.kind() + " " + a.culprit().rank()).containsExactly("SLOW_NODE 5");
+        assertThat(opened.get(0).detectedNs() - (1_000_000_000L + FROM * t.opPeriodNs + 5 * t.clockStepNs))
+            .isBetween(0L, 100_000_000L);
+        assertThat(t.anchorAfterWarmUp).isNotEqualTo(Long.MIN_VALUE);
+        assertThat(t.stage.waitStates().anchorHostOf(RingTraffic.COMM)).as("never taken over")
+            .isEqualTo(t.anchorAfterWarmUp);
+    }
+
+    @Test
     void whenTheAnchorHostFallsSilentAnotherHostJudgesTheCommunicator()
     {
         // The first host to report the communicator (rank 1's, by the window engine's order of period ends), whose
