@@ -20,14 +20,21 @@ import java.util.Map;
  *   nodes=4,gpus=8,channels=4,size=8M,seed=1,algo=ring,duration=400ms,fault=slow-link,rank=3,peer=4,fraction=0.5,at=200ms
  * </pre>
  * Scenario keys: name, nodes, gpus, channels, size, seed, duration, algo (ring | tree | sendrecv | mixed),
- * bw (bytes/s per link direction, default 25e9), latency, step (max step bytes, default 512K), nics (NIC
+ * bw (bytes/s per link direction, default 25e9), gpubw (bytes/s of a GPU's copy, default 200e9), latency, step
+ * (classic: max step bytes; nccl: NCCL's buffer step, a ring slice is at most 2 of them; default 512K), nics (NIC
  * devices per node, default = gpus), gap (mean idle gap between collectives), jitter (relative timing noise),
  * bursty (true: message sizes vary ×¼..×2), offsets (true: hosts get unrelated clock offsets), failover (NIC
  * failover delay), hosts (the simulated hosts' name prefix, default sim: hosts are named {@code <hosts>-node-<n>};
  * another prefix gives other host ids, so that two simulated clusters can feed one aggregator without their
- * hosts mixing). Fault kinds: slow-link (rank, peer, fraction), slow-gpu (rank, fraction = remaining speed),
- * congestion (node, device, fraction, for), nic-down (node, device, for), hang (rank); each with at and
- * optional for (duration).
+ * hosts mixing), model (classic, the default and the labelled suite's, or nccl: calibrated on real NCCL, see
+ * {@link ClusterSimulator}); for the nccl model also transport (ib, the default, or socket), ahead (collectives a
+ * CPU may call ahead of its GPU, default 4), sync (every this many collectives the CPUs wait for all GPUs, default
+ * 0 = never), cpu (CPU time per call, default 25us), netnoise (sigma of a slow log-normal rate factor per link,
+ * default 0). Fault kinds: slow-link (rank, peer, fraction), slow-gpu (rank, fraction = remaining speed; nccl
+ * model: delay = GPU busy that long more before each collective), late-cpu (rank, delay: the rank calls each
+ * collective that long after its GPU finished the previous one; nccl model), congestion (node, device, fraction,
+ * for), nic-down (node, device, for), hang (rank); each with at and optional for (duration).
+ * {@link #REAL_SOCKET_PAIR} is the real traces' shape (two ranks over sockets) for the nccl model.
  */
 public final class Scenario
 {
@@ -154,6 +161,10 @@ public final class Scenario
             if (f.delayNs() < 0 || (f.cpu() && f.delayNs() <= 0))
             {
                 throw new IllegalArgumentException("fault delay must be >= 0 (late-cpu: > 0): " + f);
+            }
+            if (f.delayNs() > 0 && !MODEL_NCCL.equals(model))
+            {
+                throw new IllegalArgumentException("a fault delay (late-cpu, slow-gpu delay=) needs model=nccl: " + f);
             }
             switch (f.kind())
             {

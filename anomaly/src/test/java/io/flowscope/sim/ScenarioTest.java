@@ -49,7 +49,8 @@ class ScenarioTest
         assertThatThrownBy(() -> Scenario.parse("model=magic")).hasMessageContaining("model");
         assertThatThrownBy(() -> Scenario.parse("transport=carrier-pigeon")).hasMessageContaining("transport");
         assertThatThrownBy(() -> Scenario.parse("ahead=0")).hasMessageContaining("ahead");
-        assertThatThrownBy(() -> Scenario.parse("fault=late-cpu,rank=1")).hasMessageContaining("delay");
+        assertThatThrownBy(() -> Scenario.parse("model=nccl,fault=late-cpu,rank=1")).hasMessageContaining("delay");
+        assertThatThrownBy(() -> Scenario.parse("fault=late-cpu,rank=1,delay=1ms")).hasMessageContaining("model=nccl");
     }
 
     @Test
