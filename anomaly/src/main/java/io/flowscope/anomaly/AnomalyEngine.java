@@ -887,14 +887,19 @@ public final class AnomalyEngine implements AnomalyStage
         return n < config.minWindowSteps ? -1 : (double)wait;
     }
 
-    /** A link's baselines while it warms up: the mean of its first windows (apart to keep the period end small). */
+    /**
+     * A link's baselines while it warms up (apart to keep the period end small): the harmonic mean of its first
+     * windows' rates, i.e. their time per byte averaged. An arithmetic mean was carried by a few windows of a job's
+     * start with next to no network time (52 GB/s on links that never carried 5.6 GB/s in any period: the link then
+     * read as slow at 10 % of that baseline for good, MultiHostHarnessTest).
+     */
     private static void warmUp(final Comm c, final int id, final double rate)
     {
         final int warm = c.lWarm[id];
         final double[] j = c.lJudge;
         final int b = id * Comm.LJ;
         j[b + Comm.LJ_BASELINE] = warm == 0 ? rate
-            : j[b + Comm.LJ_BASELINE] + (rate - j[b + Comm.LJ_BASELINE]) / (warm + 1);
+            : (warm + 1) / (warm / j[b + Comm.LJ_BASELINE] + 1 / rate);
         j[b + Comm.LJ_BASELINE_OUT] = warm == 0 ? outstandingMean(c, id)
             : j[b + Comm.LJ_BASELINE_OUT] + (outstandingMean(c, id) - j[b + Comm.LJ_BASELINE_OUT]) / (warm + 1);
         c.lWarm[id] = warm + 1;
@@ -921,7 +926,10 @@ public final class AnomalyEngine implements AnomalyStage
         {
             return;
         }
-        final boolean bad = c.lDegraded[l.id] && !congestion;
+        // Not while an end of the link straggles by the wait states (its sends burst and queue) nor around a hang
+        // (traffic resuming): the service opens this rule's anomalies late enough for those to have been seen.
+        final boolean bad = c.lDegraded[l.id] && !congestion && !waitStates.straggling(c.commHash, l.rank)
+            && !waitStates.straggling(c.commHash, l.peer) && !hangNear(c, periodStart, now);
         final boolean good = !c.lDegraded[l.id] && c.fraction(l.id) >= c.rateMedian * (1 - config.slowLinkFraction / 2);
         if (!bad && l.slow().open == null && l.slow().bad == 0)
         {
@@ -1300,7 +1308,8 @@ public final class AnomalyEngine implements AnomalyStage
         }
         final double median = c.excessMedian;
         final double limit = Math.max(median * config.slowNodeRatio, median + config.slowNodeMinNs);
-        final boolean bad = excess > limit && excess - median > config.madK * c.excessSigma && !host.nicQuiet;
+        final boolean bad = excess > limit && excess - median > config.madK * c.excessSigma && !host.nicQuiet
+            && !hangNear(c, periodStart, now);
         if (!bad && !c.rTracked[rank])
         {
             baselines[rank] += (v - baselines[rank]) / config.baselinePeriods;
@@ -1309,6 +1318,16 @@ public final class AnomalyEngine implements AnomalyStage
         final Rank r = c.rankById[rank];
         trackRank(r, bad, creditRaw, credit, late, periodStart, now);
         c.rTracked[rank] = r.slow().bad != 0 || r.slow().open != null;
+    }
+
+    /**
+     * Whether a hang of the communicator is open, or resolved within two windows: the credit waits it caused
+     * (seconds) are in the ranks' windows for a window after it, and they are the hang's, not a straggler's.
+     */
+    private boolean hangNear(final Comm c, final long periodStart, final long now)
+    {
+        return c.hang.open != null || c.hangResolvedNs != Long.MIN_VALUE
+            && now - c.hangResolvedNs < 2L * config.windowPeriods * Math.max(1, now - periodStart);
     }
 
     /**
@@ -1457,7 +1476,8 @@ public final class AnomalyEngine implements AnomalyStage
         {
             if (c.hang.open != null)
             {
-                resolve(c.hang, latestNow(c));
+                c.hangResolvedNs = latestNow(c);
+                resolve(c.hang, c.hangResolvedNs);
             }
             return;
         }
@@ -2057,6 +2077,8 @@ public final class AnomalyEngine implements AnomalyStage
         final Long2ObjectHashMap<Round> rounds = new Long2ObjectHashMap<>();
         final List<Round> freeRounds = new ArrayList<>();
         final Tracker hang = new Tracker();
+        /** When this communicator's last hang resolved (Long.MIN_VALUE: never). */
+        long hangResolvedNs = Long.MIN_VALUE;
         boolean stallChanged;
         int updates;
         boolean statsValid;

@@ -86,4 +86,10 @@ final class Episode
     {
         return open != null;
     }
+
+    /** Bad in its latest evaluation, or open. */
+    boolean isBadOrOpen()
+    {
+        return bad > 0 || open != null;
+    }
 }

@@ -179,6 +179,16 @@ final class WaitStateDetector
         }
     }
 
+    /**
+     * Whether the wait-state rule holds {@code rank} of a communicator late now (its latest window bad, or its
+     * straggler anomaly open): its sends burst and queue, which the period rules must not read as a slow link.
+     */
+    boolean straggling(final long commHash, final int rank)
+    {
+        final CommWaits c = comms.get(commHash);
+        return c != null && rank >= 0 && rank < c.rankRows && c.present[rank] && c.straggling[rank].isBadOrOpen();
+    }
+
     /** The host whose clock closes a communicator's windows now (tests), or {@link Long#MIN_VALUE}. */
     long anchorHostOf(final long commHash)
     {
