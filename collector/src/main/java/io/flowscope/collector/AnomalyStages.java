@@ -16,12 +16,34 @@ public final class AnomalyStages
      */
     public static final long HANG_THRESHOLD_NS = 500_000_000L;
 
+    /**
+     * The period rules (slow link, slow node, congestion) open after 40 bad periods in the service (the simulator's
+     * suite: 4): by then the wait-state rule has judged a straggler (two 25 ms windows), whose burst of sends
+     * reads as a slow link of its own for a while (docs/benchmarks.md §6, multi-host runs).
+     */
+    public static final int PERIOD_RULES_OPEN_AFTER = 40;
+
+    /** The period rule's slow-node excess in the service: 450 µs (the simulator's suite: 50 µs). */
+    public static final double SLOW_NODE_MIN_NS = 450_000;
+
     private AnomalyStages()
     {
     }
 
     public static AnomalyStage create(final AnomalySink sink)
     {
-        return new AnomalyEngine(new AnomalyConfig().hangThresholdNs(HANG_THRESHOLD_NS), sink);
+        return new AnomalyEngine(serviceConfig(), sink);
+    }
+
+    /**
+     * The service's thresholds: the defaults (the simulator's suite), but a hang at {@link #HANG_THRESHOLD_NS}, the
+     * period rule's slow node at {@link #SLOW_NODE_MIN_NS} of excess, as the wait-state straggler rule (real ranks'
+     * credit waits move by ~60 µs without a straggler: docs/benchmarks.md §6, multi-host runs), and the period
+     * rules opening after {@link #PERIOD_RULES_OPEN_AFTER} periods.
+     */
+    public static AnomalyConfig serviceConfig()
+    {
+        return new AnomalyConfig().hangThresholdNs(HANG_THRESHOLD_NS).slowNodeMinNs(SLOW_NODE_MIN_NS)
+            .openAfter(PERIOD_RULES_OPEN_AFTER);
     }
 }

@@ -39,9 +39,10 @@ import org.junit.jupiter.api.io.TempDir;
  * record drained with none dropped or corrupt, and no exception in the drain loop. Prints the rate and the time to
  * detect of each fault (docs/benchmarks.md, "Multi-host runs").
  * <p>
- * False alarms of the anomaly engine's period rules (SLOW_LINK and SLOW_NODE on 1 ms periods, recognised by their
- * evidence: {@link #knownDefect}) are printed, not failed, unless {@code -Dflowscope.multihost.strict=true}: they
- * are known defects of those rules on this traffic. Every other false alarm fails.
+ * Every false alarm fails. With {@code -Dflowscope.multihost.lenient=true}, those of the anomaly engine's period
+ * rules (SLOW_LINK and SLOW_NODE on 1 ms periods, recognised by their evidence: {@link #knownDefect}) are printed
+ * instead, to look into them: they raised 1-12 a run here before the service's thresholds (AnomalyStages) were
+ * set from this traffic.
  * <p>
  * Needs root for {@code unshare --uts} (CI runs as root): without it the test fails, it does not skip.
  * {@code -Dflowscope.bench=true} adds a sweep of producer rates ({@link #rateSweep}).
@@ -495,15 +496,15 @@ class MultiHostHarnessTest
             if (!tolerated.isEmpty())
             {
                 System.out.println("multi-host " + job.name() + ": " + tolerated.size() + " false alarm(s) of the "
-                    + "period rules' known defects, not failed (-Dflowscope.multihost.strict=true fails them):\n  "
+                    + "period rules' known defects, not failed (-Dflowscope.multihost.lenient=true):\n  "
                     + String.join("\n  ", tolerated));
             }
             assertThat(problems).as("%s", line()).isEmpty();
         }
     }
 
-    /** -Dflowscope.multihost.strict=true: every false alarm fails, known detector defects included. */
-    private static final boolean STRICT = Boolean.getBoolean("flowscope.multihost.strict");
+    /** Every false alarm fails, unless -Dflowscope.multihost.lenient=true (then the period rules' are printed). */
+    private static final boolean STRICT = !Boolean.getBoolean("flowscope.multihost.lenient");
 
     /**
      * A false alarm of the anomaly engine's period rules (1 ms periods, 8-period windows: {@code AnomalyEngine}'s
