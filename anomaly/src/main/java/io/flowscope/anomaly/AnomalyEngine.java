@@ -1555,10 +1555,23 @@ public final class AnomalyEngine implements AnomalyStage
             c.hang.firstBadStartNs = start;
             openAnomaly(c.hang, AnomalyKind.HANG, culprit, Severity.CRITICAL, start, now, start, now, summary);
         }
-        else if (!c.hang.open.culprit().equals(culprit))
+        else if (!c.hang.open.culprit().equals(culprit) && revisable(c, culprit, now))
         {
             update(c.hang, culprit, Severity.CRITICAL, now, since, summary);
         }
+    }
+
+    /**
+     * Whether an open hang's culprit may move to {@code culprit}: to another receive of the same hung rank always;
+     * to another rank only within the threshold after the hang opened (a host that reported a period later can put
+     * the real root in the wait-for graph). Later, the graph changes because the stall is clearing (the hung rank's
+     * receivers progress first, the ranks behind them a little after): naming one of those, as the hang resolves,
+     * put the wrong rank in the last publication (MultiHostHarnessTest: opened on rank 3, resolved on rank 1).
+     */
+    private boolean revisable(final Comm c, final Culprit culprit, final long now)
+    {
+        final Anomaly open = c.hang.open;
+        return open.culprit().rank() == culprit.rank() || now - open.detectedNs() < config.hangThresholdNs;
     }
 
     private static boolean better(final RecvFlow f, final RecvFlow best)

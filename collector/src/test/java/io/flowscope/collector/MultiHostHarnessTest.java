@@ -483,6 +483,15 @@ class MultiHostHarnessTest
                         problems.add("the summary of " + f + " does not name host node-" + f.rank() + ": "
                             + a.summary());
                     }
+                    // every publication of it, the resolution included, names the same culprit rank
+                    for (final AnomalyEvent e : events)
+                    {
+                        if (e.anomaly().id() == a.id() && e.anomaly().culprit().rank() != f.rank())
+                        {
+                            problems.add("the " + e.type() + " publication of " + f + " names rank "
+                                + e.anomaly().culprit().rank());
+                        }
+                    }
                 }
             }
             final List<String> tolerated = new ArrayList<>();
