@@ -50,15 +50,44 @@ final class CommWaits
             return sendBytes == 0 ? 0 : (double)sendNetworkNs / sendBytes;
         }
 
+        /** Windows this link's entry waits have been carried over (too few ops to judge in one: big collectives). */
+        int carried;
+
+        /**
+         * The next window: the network figures start again; the entry waits too, unless there were some but
+         * fewer than {@code minEntries} (operations longer than a window, e.g. 64 MiB over sockets: ~16 ms each),
+         * which are carried over, up to {@code maxCarried} windows.
+         */
+        void nextWindow(final int minEntries, final int maxCarried)
+        {
+            if (entryWaits > 0 && entryWaits < minEntries && carried < maxCarried)
+            {
+                carried++;
+            }
+            else
+            {
+                entryWaits = 0;
+                entryWaitSumNs = 0;
+                carried = 0;
+            }
+            sendSteps = 0;
+            sendNetworkNs = 0;
+            sendBytes = 0;
+        }
+
         void clearWindow()
         {
             entryWaits = 0;
             entryWaitSumNs = 0;
+            carried = 0;
             sendSteps = 0;
             sendNetworkNs = 0;
             sendBytes = 0;
         }
     }
+
+    /** Windows entry waits are carried over at most when too few operations end in one (8: 200 ms). */
+    static final int MAX_CARRIED_WINDOWS = 8;
 
     final long commHash;
     /** The host whose clock closes the windows; another one takes over if it falls silent ({@link #reanchor}). */
@@ -258,10 +287,17 @@ final class CommWaits
         otherPeriods = 0;
         for (int i = 0; i < links.size(); i++)
         {
-            links.get(i).clearWindow();
+            links.get(i).nextWindow(config.minEntrySteps, MAX_CARRIED_WINDOWS);
         }
-        Arrays.fill(gpuFirstWaits, 0, rankRows, 0);
-        Arrays.fill(gpuFirstWaitSumNs, 0, rankRows, 0);
+        for (int r = 0; r < rankRows; r++)
+        {
+            // A rank's own first-slot waits go with its entry waits: carried while those are too few to judge.
+            if (!(onCount[r] > 0 && onCount[r] < config.minEntrySteps))
+            {
+                gpuFirstWaits[r] = 0;
+                gpuFirstWaitSumNs[r] = 0;
+            }
+        }
         final long w = config.waitWindowNs;
         windowStartNs = nowNs - windowEndNs >= w ? nowNs - Math.floorMod(nowNs - windowEndNs, w) : windowEndNs;
         windowEndNs = windowStartNs + w;

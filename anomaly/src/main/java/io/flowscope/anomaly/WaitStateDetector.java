@@ -235,6 +235,12 @@ final class WaitStateDetector
     {
         final Episode episode = c.straggling[rank];
         final long now = hostNow(c.hostOf[rank]);
+        final boolean some = c.onCount[rank] > 0 || c.ofCount[rank] > 0;
+        if (some && (c.onCount[rank] < config.minEntrySteps || c.ofCount[rank] < config.minEntrySteps))
+        {
+            // Operations longer than a window: too few to judge, neither good nor bad; carried to the next.
+            return;
+        }
         if (!straggles(c, rank))
         {
             episode.good(publisher, now);

@@ -123,6 +123,21 @@ class WaitStateDetectorTest
     }
 
     @Test
+    void aStragglerOfOperationsLongerThanAWindowIsNamed()
+    {
+        // Operations of 30 ms (64 MiB over a slower network): at most one ends in a 25 ms window, 2 first steps each
+        // way (4 needed): windows carry their entry waits over until there are enough.
+        final RingTraffic t = new RingTraffic();
+        t.opPeriodNs = 30_000_000;
+        t.networkNs = 4_000_000;
+        t.lateNs = RingTraffic.between(40, 80, 1, 6_000_000, 0);
+        final List<Anomaly> opened = t.run(100, new AnomalyConfig());
+
+        assertThat(opened).extracting(a -> a.kind() + " " + a.culprit().rank()).containsExactly("SLOW_NODE 1");
+        assertThat(opened.get(0).detectedNs() - (1_000_000_000L + 40 * t.opPeriodNs)).isBetween(0L, 250_000_000L);
+    }
+
+    @Test
     void oneLateOperationAmongHealthyOnesIsNotAStraggler()
     {
         final RingTraffic t = new RingTraffic();
