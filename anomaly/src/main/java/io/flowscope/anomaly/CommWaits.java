@@ -66,20 +66,27 @@ final class CommWaits
             }
             else
             {
-                entryWaits = 0;
-                entryWaitSumNs = 0;
-                carried = 0;
+                clearEntries();
             }
-            sendSteps = 0;
-            sendNetworkNs = 0;
-            sendBytes = 0;
+            clearNetwork();
         }
 
+        /** Everything gathered dropped (a takeover of a silent anchor's windows). */
         void clearWindow()
+        {
+            clearEntries();
+            clearNetwork();
+        }
+
+        private void clearEntries()
         {
             entryWaits = 0;
             entryWaitSumNs = 0;
             carried = 0;
+        }
+
+        private void clearNetwork()
+        {
             sendSteps = 0;
             sendNetworkNs = 0;
             sendBytes = 0;
