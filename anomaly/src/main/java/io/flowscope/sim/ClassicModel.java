@@ -1,6 +1,5 @@
 package io.flowscope.sim;
 
-import io.flowscope.window.Collectives;
 import io.flowscope.window.TelemetryListener;
 
 import java.util.Arrays;
@@ -34,11 +33,13 @@ final class ClassicModel extends SimModel
     private long iteration;
 
     // Per-collective scratch, reused.
+    /** The pattern of the collective being scheduled ({@link SimModel#ring}, {@link SimModel#tree} ...). */
     private int[] edgeSrc = new int[0];
     private int[] edgeDst = new int[0];
     private int[][] edgePreds = new int[0][];
-    private int[] edgePredOffset = new int[0];
     private int[][] edgeSuccs = new int[0][];
+    /** Step s of an edge forwards what step s + predOffset of its predecessors brought (ring: the step before). */
+    private int predOffset;
     private long[] ready = new long[0];
     private long[] sendPost = new long[0];
     private long[] sendStop = new long[0];
@@ -120,7 +121,7 @@ final class ClassicModel extends SimModel
         {
             case Scenario.ALGO_TREE:
             {
-                buildTree();
+                use(tree, 0);
                 final long loops = Math.max(1, ceilDiv(perChannel, scenario.stepBytes()));
                 steps = (int)loops;
                 stepBytes = ceilDiv(perChannel, loops);
@@ -128,7 +129,7 @@ final class ClassicModel extends SimModel
             }
             case Scenario.ALGO_SENDRECV:
             {
-                buildPairs();
+                use(pairs, 0);
                 final long loops = Math.max(1, ceilDiv(perChannel, scenario.stepBytes()));
                 steps = (int)loops;
                 stepBytes = ceilDiv(perChannel, loops);
@@ -136,7 +137,7 @@ final class ClassicModel extends SimModel
             }
             default:
             {
-                buildRing();
+                use(ring, -1);
                 final long chunk = Math.max(1, perChannel / ranks);
                 final long loops = Math.max(1, ceilDiv(chunk, scenario.stepBytes()));
                 steps = (int)(2 * (ranks - 1) * loops);
@@ -144,7 +145,6 @@ final class ClassicModel extends SimModel
             }
         }
         final int edges = edgeSrc.length;
-        successors(edges);
         schedule(edges, steps, stepBytes);
         emit(algo, edges, steps, stepBytes, size);
 
@@ -170,148 +170,13 @@ final class ClassicModel extends SimModel
         nextIterationNs = finish + (long)gap;
     }
 
-    private String algoOf(final long it)
+    private void use(final Topology t, final int offset)
     {
-        if (!Scenario.ALGO_MIXED.equals(scenario.algo()))
-        {
-            return scenario.algo();
-        }
-        final int k = (int)(it % 3);
-        return k == 0 ? Scenario.ALGO_RING : k == 1 ? Scenario.ALGO_TREE : Scenario.ALGO_SENDRECV;
-    }
-
-    /** The compute gap before the next collective: exponential around the mean, now and then a long idle gap. */
-    private double drawGap()
-    {
-        final double mean = scenario.gapNs();
-        double g = mean * (0.5 + 0.5 * -Math.log(1 - random.nextDouble()));
-        if (scenario.jitter() > 0 && random.nextInt(50) == 0)
-        {
-            g += 1_000_000 + random.nextInt(4_000_000);
-        }
-        return g;
-    }
-
-    private void edges(final int n)
-    {
-        if (edgeSrc.length != n)
-        {
-            edgeSrc = new int[n];
-            edgeDst = new int[n];
-            edgePreds = new int[n][];
-            edgePredOffset = new int[n];
-        }
-    }
-
-    /** Ring: edge r = r → r+1; step s forwards what step s − 1 of the left edge brought. */
-    private void buildRing()
-    {
-        edges(ranks);
-        for (int r = 0; r < ranks; r++)
-        {
-            edgeSrc[r] = r;
-            edgeDst[r] = (r + 1) % ranks;
-            edgePreds[r] = new int[] {(r - 1 + ranks) % ranks};
-            edgePredOffset[r] = -1;
-        }
-    }
-
-    /** Pairwise exchange: r → r + n/2 (mod n), no dependency between edges. */
-    private void buildPairs()
-    {
-        edges(ranks);
-        final int half = Math.max(1, ranks / 2);
-        for (int r = 0; r < ranks; r++)
-        {
-            edgeSrc[r] = r;
-            edgeDst[r] = (r + half) % ranks;
-            edgePreds[r] = new int[0];
-            edgePredOffset[r] = 0;
-        }
-    }
-
-    /**
-     * Binary tree (parent of r = (r − 1) / 2), pipelined: up edges leaves first (each waits for its children's up
-     * edges of the same step), then down edges root first (each waits for the edge into its sender).
-     */
-    private void buildTree()
-    {
-        final int n = ranks;
-        edges(2 * (n - 1));
-        final int[] upEdgeOf = new int[n];
-        int e = 0;
-        for (int r = n - 1; r >= 1; r--)
-        {
-            upEdgeOf[r] = e;
-            edgeSrc[e] = r;
-            edgeDst[e] = (r - 1) / 2;
-            e++;
-        }
-        for (int r = n - 1; r >= 1; r--)
-        {
-            final int edge = upEdgeOf[r];
-            final int c1 = 2 * r + 1;
-            final int c2 = 2 * r + 2;
-            final int k = (c1 < n ? 1 : 0) + (c2 < n ? 1 : 0);
-            final int[] preds = new int[k];
-            int i = 0;
-            if (c1 < n)
-            {
-                preds[i++] = upEdgeOf[c1];
-            }
-            if (c2 < n)
-            {
-                preds[i] = upEdgeOf[c2];
-            }
-            edgePreds[edge] = preds;
-            edgePredOffset[edge] = 0;
-        }
-        final int[] downEdgeInto = new int[n];
-        for (int r = 1; r < n; r++)
-        {
-            downEdgeInto[r] = e;
-            edgeSrc[e] = (r - 1) / 2;
-            edgeDst[e] = r;
-            final int parent = (r - 1) / 2;
-            if (parent == 0)
-            {
-                final int c1 = 1;
-                final int c2 = 2;
-                edgePreds[e] = c2 < n ? new int[] {upEdgeOf[c1], upEdgeOf[c2]} : new int[] {upEdgeOf[c1]};
-            }
-            else
-            {
-                edgePreds[e] = new int[] {downEdgeInto[parent]};
-            }
-            edgePredOffset[e] = 0;
-            e++;
-        }
-    }
-
-    /** The edges that forward what each edge brings (the inverse of the predecessor lists). */
-    private void successors(final int edges)
-    {
-        final int[] count = new int[edges];
-        for (int e = 0; e < edges; e++)
-        {
-            for (final int p : edgePreds[e])
-            {
-                count[p]++;
-            }
-        }
-        edgeSuccs = new int[edges][];
-        for (int e = 0; e < edges; e++)
-        {
-            edgeSuccs[e] = new int[count[e]];
-            count[e] = 0;
-        }
-        for (int e = 0; e < edges; e++)
-        {
-            for (final int p : edgePreds[e])
-            {
-                edgeSuccs[p][count[p]++] = e;
-            }
-        }
+        edgeSrc = t.src;
+        edgeDst = t.dst;
+        edgePreds = t.preds;
+        edgeSuccs = t.succs;
+        predOffset = offset;
     }
 
     private void scratch(final int n, final int edges)
@@ -353,7 +218,7 @@ final class ClassicModel extends SimModel
                     // GPU data ready.
                     long rd = rankStart[src];
                     final int[] preds = edgePreds[e];
-                    final int ps = s + edgePredOffset[e];
+                    final int ps = s + predOffset;
                     if (ps >= 0)
                     {
                         for (final int p : preds)
@@ -405,8 +270,8 @@ final class ClassicModel extends SimModel
                     long cs = Math.max(arr + FLUSH_NS, gpuFree[dst]);
                     for (final int f : edgeSuccs[e])
                     {
-                        final int target = s - edgePredOffset[f] - NCCL_STEPS;
-                        if (target >= 0 && s - edgePredOffset[f] < steps)
+                        final int target = s - predOffset - NCCL_STEPS;
+                        if (target >= 0 && s - predOffset < steps)
                         {
                             cs = Math.max(cs, consumed[idx(c, f, target, edges, steps)]);
                         }
@@ -433,32 +298,7 @@ final class ClassicModel extends SimModel
 
     private void emit(final String algo, final int edges, final int steps, final long bytes, final long size)
     {
-        final int func;
-        final int algoCode;
-        final int proto;
-        switch (algo)
-        {
-            case Scenario.ALGO_TREE: func = Collectives.ALL_REDUCE; algoCode = Collectives.ALGO_TREE;
-                proto = Collectives.PROTO_SIMPLE; break;
-            case Scenario.ALGO_SENDRECV: func = Collectives.SEND_RECV; algoCode = Collectives.UNKNOWN;
-                proto = Collectives.UNKNOWN; break;
-            default: func = Collectives.ALL_REDUCE; algoCode = Collectives.ALGO_RING;
-                proto = Collectives.PROTO_SIMPLE;
-        }
-        final long[] collKeys = new long[ranks];
-        for (int r = 0; r < ranks; r++)
-        {
-            final long st = rankStart[r];
-            if (st >= NEVER)
-            {
-                continue;
-            }
-            final int node = scenario.nodeOf(r);
-            collKeys[r] = keys++;
-            buffer.collStart(st, node, collKeys[r], commHash, r, ranks, func, algoCode, proto, size / 4, channels,
-                iteration);
-            buffer.key(st + 8_000, EventBuffer.COLL_STOP, node, collKeys[r]);
-        }
+        final long[] collKeys = collStarts(algo, rankStart, size, iteration, 8_000);
         for (int c = 0; c < channels; c++)
         {
             for (int e = 0; e < edges; e++)

@@ -1,7 +1,6 @@
 package io.flowscope.sim;
 
 import io.flowscope.anomaly.AnomalyKind;
-import io.flowscope.window.Collectives;
 import io.flowscope.window.TelemetryListener;
 import org.agrona.collections.Long2LongHashMap;
 
@@ -222,7 +221,6 @@ final class NcclModel extends SimModel
         final double gap = drawGap();
         shape(algo, size);
         final int edges = edgeSrc.length;
-        successors(edges);
         for (int r = 0; r < ranks; r++)
         {
             call[r] = cpuCall[r];
@@ -243,7 +241,7 @@ final class NcclModel extends SimModel
         {
             case Scenario.ALGO_TREE:
             {
-                buildTree();
+                use(tree);
                 final long loops = Math.max(1, ceilDiv(perChannel, bufStep));
                 steps = (int)loops;
                 stepBytes = ceilDiv(perChannel, loops);
@@ -256,7 +254,7 @@ final class NcclModel extends SimModel
             }
             case Scenario.ALGO_SENDRECV:
             {
-                buildPairs();
+                use(pairs);
                 final long loops = Math.max(1, ceilDiv(perChannel, P2P_CHUNK));
                 steps = (int)loops;
                 stepBytes = ceilDiv(perChannel, loops);
@@ -271,7 +269,7 @@ final class NcclModel extends SimModel
             {
                 // Each rank's share of a channel in chunks of at most CHUNK_STEPS buffer steps, each chunk as
                 // CHUNK_STEPS / SLICE_STEPS slices, 2 (n - 1) chunk steps a loop (reduce-scatter, then all-gather).
-                buildRing();
+                use(ring);
                 final long share = Math.max(1, ceilDiv(perChannel, ranks));
                 final long loops = Math.max(1, ceilDiv(share, CHUNK_STEPS * bufStep));
                 final int slices = CHUNK_STEPS / SLICE_STEPS;
@@ -369,143 +367,12 @@ final class NcclModel extends SimModel
         }
     }
 
-    private String algoOf(final long it)
+    private void use(final Topology t)
     {
-        if (!Scenario.ALGO_MIXED.equals(scenario.algo()))
-        {
-            return scenario.algo();
-        }
-        final int k = (int)(it % 3);
-        return k == 0 ? Scenario.ALGO_RING : k == 1 ? Scenario.ALGO_TREE : Scenario.ALGO_SENDRECV;
-    }
-
-    /** The compute gap before the next collective: exponential around the mean, now and then a long idle gap. */
-    private double drawGap()
-    {
-        final double mean = scenario.gapNs();
-        double g = mean * (0.5 + 0.5 * -Math.log(1 - random.nextDouble()));
-        if (scenario.jitter() > 0 && random.nextInt(50) == 0)
-        {
-            g += 1_000_000 + random.nextInt(4_000_000);
-        }
-        return g;
-    }
-
-    private void edges(final int n)
-    {
-        if (edgeSrc.length != n)
-        {
-            edgeSrc = new int[n];
-            edgeDst = new int[n];
-            edgePreds = new int[n][];
-        }
-    }
-
-    /** Ring: edge r = r → r+1; a forwarded slice is what the left edge brought one chunk step earlier. */
-    private void buildRing()
-    {
-        edges(ranks);
-        for (int r = 0; r < ranks; r++)
-        {
-            edgeSrc[r] = r;
-            edgeDst[r] = (r + 1) % ranks;
-            edgePreds[r] = new int[] {(r - 1 + ranks) % ranks};
-        }
-    }
-
-    /** Pairwise exchange: r → r + n/2 (mod n), no dependency between edges. */
-    private void buildPairs()
-    {
-        edges(ranks);
-        final int half = Math.max(1, ranks / 2);
-        for (int r = 0; r < ranks; r++)
-        {
-            edgeSrc[r] = r;
-            edgeDst[r] = (r + half) % ranks;
-            edgePreds[r] = new int[0];
-        }
-    }
-
-    /**
-     * Binary tree (parent of r = (r − 1) / 2), pipelined: up edges leaves first (each waits for its children's up
-     * edges of the same step), then down edges root first (each waits for the edge into its sender).
-     */
-    private void buildTree()
-    {
-        final int n = ranks;
-        edges(2 * (n - 1));
-        final int[] upEdgeOf = new int[n];
-        int e = 0;
-        for (int r = n - 1; r >= 1; r--)
-        {
-            upEdgeOf[r] = e;
-            edgeSrc[e] = r;
-            edgeDst[e] = (r - 1) / 2;
-            e++;
-        }
-        for (int r = n - 1; r >= 1; r--)
-        {
-            final int edge = upEdgeOf[r];
-            final int c1 = 2 * r + 1;
-            final int c2 = 2 * r + 2;
-            final int k = (c1 < n ? 1 : 0) + (c2 < n ? 1 : 0);
-            final int[] preds = new int[k];
-            int i = 0;
-            if (c1 < n)
-            {
-                preds[i++] = upEdgeOf[c1];
-            }
-            if (c2 < n)
-            {
-                preds[i] = upEdgeOf[c2];
-            }
-            edgePreds[edge] = preds;
-        }
-        final int[] downEdgeInto = new int[n];
-        for (int r = 1; r < n; r++)
-        {
-            downEdgeInto[r] = e;
-            edgeSrc[e] = (r - 1) / 2;
-            edgeDst[e] = r;
-            final int parent = (r - 1) / 2;
-            if (parent == 0)
-            {
-                final int c1 = 1;
-                final int c2 = 2;
-                edgePreds[e] = c2 < n ? new int[] {upEdgeOf[c1], upEdgeOf[c2]} : new int[] {upEdgeOf[c1]};
-            }
-            else
-            {
-                edgePreds[e] = new int[] {downEdgeInto[parent]};
-            }
-            e++;
-        }
-    }
-
-    /** The edges that forward what each edge brings (the inverse of the predecessor lists). */
-    private void successors(final int edges)
-    {
-        final int[] count = new int[edges];
-        for (int e = 0; e < edges; e++)
-        {
-            for (final int p : edgePreds[e])
-            {
-                count[p]++;
-            }
-        }
-        edgeSuccs = new int[edges][];
-        for (int e = 0; e < edges; e++)
-        {
-            edgeSuccs[e] = new int[count[e]];
-            count[e] = 0;
-        }
-        for (int e = 0; e < edges; e++)
-        {
-            for (final int p : edgePreds[e])
-            {
-                edgeSuccs[p][count[p]++] = e;
-            }
-        }
+        edgeSrc = t.src;
+        edgeDst = t.dst;
+        edgePreds = t.preds;
+        edgeSuccs = t.succs;
     }
 
     private void scratch(final int n, final int edges)
@@ -814,32 +681,7 @@ final class NcclModel extends SimModel
 
     private void emit(final String algo, final int edges, final long size)
     {
-        final int func;
-        final int algoCode;
-        final int proto;
-        switch (algo)
-        {
-            case Scenario.ALGO_TREE: func = Collectives.ALL_REDUCE; algoCode = Collectives.ALGO_TREE;
-                proto = Collectives.PROTO_SIMPLE; break;
-            case Scenario.ALGO_SENDRECV: func = Collectives.SEND_RECV; algoCode = Collectives.UNKNOWN;
-                proto = Collectives.UNKNOWN; break;
-            default: func = Collectives.ALL_REDUCE; algoCode = Collectives.ALGO_RING;
-                proto = Collectives.PROTO_SIMPLE;
-        }
-        final long[] collKeys = new long[ranks];
-        for (int r = 0; r < ranks; r++)
-        {
-            final long st = call[r];
-            if (st >= NEVER)
-            {
-                continue;
-            }
-            final int node = scenario.nodeOf(r);
-            collKeys[r] = keys++;
-            buffer.collStart(st, node, collKeys[r], commHash, r, ranks, func, algoCode, proto, size / 4, channels,
-                generated);
-            buffer.key(st + COLL_HOST_NS, EventBuffer.COLL_STOP, node, collKeys[r]);
-        }
+        final long[] collKeys = collStarts(algo, call, size, generated, COLL_HOST_NS);
         final long bytes = stepBytes;
         for (int c = 0; c < channels; c++)
         {

@@ -1,6 +1,7 @@
 package io.flowscope.sim;
 
 import io.flowscope.anomaly.AnomalyKind;
+import io.flowscope.window.Collectives;
 import io.flowscope.window.TelemetryListener;
 
 import java.util.SplittableRandom;
@@ -26,6 +27,10 @@ abstract class SimModel
     final long[] hostIds;
     final long[] hostOffset;
     final long[] gpuOffset;
+    /** The communicator's collective patterns (the ranks do not change: built once). */
+    final Topology ring;
+    final Topology pairs;
+    final Topology tree;
 
     long nowNs;
     boolean stalled;
@@ -45,6 +50,9 @@ abstract class SimModel
         this.hostIds = hostIds;
         this.hostOffset = hostOffset;
         this.gpuOffset = gpuOffset;
+        this.ring = Topology.ring(ranks);
+        this.pairs = Topology.pairs(ranks);
+        this.tree = Topology.tree(ranks);
     }
 
     /** See {@link ClusterSimulator#advanceTo}. */
@@ -207,6 +215,65 @@ abstract class SimModel
     static long add(final long a, final long b)
     {
         return a >= NEVER || b >= NEVER ? NEVER : a + b;
+    }
+
+    /** The pattern of collective {@code it}: the scenario's, or ring, tree and send/recv in turn for "mixed". */
+    final String algoOf(final long it)
+    {
+        if (!Scenario.ALGO_MIXED.equals(scenario.algo()))
+        {
+            return scenario.algo();
+        }
+        final int k = (int)(it % 3);
+        return k == 0 ? Scenario.ALGO_RING : k == 1 ? Scenario.ALGO_TREE : Scenario.ALGO_SENDRECV;
+    }
+
+    /** The compute gap before the next collective: exponential around the scenario's, now and then an idle 1–5 ms. */
+    final double drawGap()
+    {
+        final double mean = scenario.gapNs();
+        double g = mean * (0.5 + 0.5 * -Math.log(1 - random.nextDouble()));
+        if (scenario.jitter() > 0 && random.nextInt(50) == 0)
+        {
+            g += 1_000_000 + random.nextInt(4_000_000);
+        }
+        return g;
+    }
+
+    /**
+     * Each rank's Coll start (at {@code start[r]}, none for a rank that never gets there) and its stop
+     * {@code stopAfterNs} later, for collective {@code seq} of pattern {@code algo}; returns the ranks' Coll keys.
+     */
+    final long[] collStarts(final String algo, final long[] start, final long size, final long seq,
+        final long stopAfterNs)
+    {
+        final int func;
+        final int algoCode;
+        final int proto;
+        switch (algo)
+        {
+            case Scenario.ALGO_TREE: func = Collectives.ALL_REDUCE; algoCode = Collectives.ALGO_TREE;
+                proto = Collectives.PROTO_SIMPLE; break;
+            case Scenario.ALGO_SENDRECV: func = Collectives.SEND_RECV; algoCode = Collectives.UNKNOWN;
+                proto = Collectives.UNKNOWN; break;
+            default: func = Collectives.ALL_REDUCE; algoCode = Collectives.ALGO_RING;
+                proto = Collectives.PROTO_SIMPLE;
+        }
+        final long[] collKeys = new long[ranks];
+        for (int r = 0; r < ranks; r++)
+        {
+            final long st = start[r];
+            if (st >= NEVER)
+            {
+                continue;
+            }
+            final int node = scenario.nodeOf(r);
+            collKeys[r] = keys++;
+            buffer.collStart(st, node, collKeys[r], commHash, r, ranks, func, algoCode, proto, size / 4, channels,
+                seq);
+            buffer.key(st + stopAfterNs, EventBuffer.COLL_STOP, node, collKeys[r]);
+        }
+        return collKeys;
     }
 
     static long ceilDiv(final long a, final long b)
