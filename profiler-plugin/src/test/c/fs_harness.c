@@ -16,7 +16,6 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +25,8 @@
 #include <unistd.h>
 
 #include "fs_nccl_abi.h"
+#define FS_PROGRAM "harness"
+#include "fs_test_util.h"
 #include "fs_ring_layout.h"
 
 #define MAX_COMMS 64
@@ -106,25 +107,6 @@ static uint64_t realtime_ns(void) {
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
     return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
-static void die(const char* fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    fprintf(stderr, "harness: ");
-    vfprintf(stderr, fmt, ap);
-    fprintf(stderr, "\n");
-    va_end(ap);
-    exit(2);
-}
-
-static void logger(int level, unsigned long flags, const char* file, int line, const char* fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    fprintf(stderr, "NCCL %s flags=0x%lx %s:%d ", level == FS_NCCL_LOG_WARN ? "WARN" : "LOG", flags, file, line);
-    vfprintf(stderr, fmt, ap);
-    fprintf(stderr, "\n");
-    va_end(ap);
 }
 
 static void live_tick(void) {
@@ -963,12 +945,8 @@ int main(int argc, char** argv) {
     /* Every operation gets KernelCh unless a sampling is asked for, so the
      * expectations cover each kind on every run. */
     setenv("FLOWSCOPE_KERNEL_SAMPLING", "1", 0);
-    void* lib = dlopen(opt.plugin, RTLD_NOW | RTLD_LOCAL);
-    if (!lib) die("dlopen %s: %s", opt.plugin, dlerror());
-    char sym[32];
-    snprintf(sym, sizeof sym, "ncclProfiler_v%d", opt.abi);
-    void* s = dlsym(lib, sym);
-    if (!s) die("dlsym %s: %s", sym, dlerror());
+    void* lib;
+    void* s = load_plugin(opt.plugin, opt.abi, &lib);
     p4 = s;
     p5 = s;
     p6 = s;

@@ -50,7 +50,6 @@
 #include <inttypes.h>
 #include <math.h>
 #include <sched.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -58,6 +57,8 @@
 #include <unistd.h>
 
 #include "fs_nccl_abi.h"
+#define FS_PROGRAM "fs_rank"
+#include "fs_test_util.h"
 
 #define SLOTS 8          /* NCCL_STEPS: buffer slots per connection */
 #define MAX_RANKS 64
@@ -105,25 +106,6 @@ static const fs_nccl_profiler_v6_t* p6;
 static void* ctx;
 static int nccl_mask;
 static uint64_t records, group_records;
-
-static void die(const char* fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    fprintf(stderr, "fs_rank: ");
-    vfprintf(stderr, fmt, ap);
-    fprintf(stderr, "\n");
-    va_end(ap);
-    exit(2);
-}
-
-static void logger(int level, unsigned long flags, const char* file, int line, const char* fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    fprintf(stderr, "NCCL %s flags=0x%lx %s:%d ", level == FS_NCCL_LOG_WARN ? "WARN" : "LOG", flags, file, line);
-    vfprintf(stderr, fmt, ap);
-    fprintf(stderr, "\n");
-    va_end(ap);
-}
 
 static uint64_t mono_ns(void) {
     struct timespec ts;
@@ -485,12 +467,8 @@ int main(int argc, char** argv) {
     if (opt.expect_host && strcmp(host, opt.expect_host))
         die("hostname is '%s', expected '%s' (not in its own UTS namespace?)", host, opt.expect_host);
 
-    void* lib = dlopen(opt.plugin, RTLD_NOW | RTLD_LOCAL);
-    if (!lib) die("dlopen %s: %s", opt.plugin, dlerror());
-    char sym[32];
-    snprintf(sym, sizeof sym, "ncclProfiler_v%d", opt.abi);
-    void* s = dlsym(lib, sym);
-    if (!s) die("dlsym %s: %s", sym, dlerror());
+    void* lib;
+    void* s = load_plugin(opt.plugin, opt.abi, &lib);
     p5 = s;
     p6 = s;
     char name[64];
