@@ -15,7 +15,7 @@ import net.openhft.chronicle.wire.DocumentContext;
  * (host entries always pass). A document with an unknown entry type or a truncated entry is counted as corrupt
  * and the rest of it is skipped; the next documents are read.
  */
-public final class JournalReader implements EventLog
+public final class JournalReader extends EventLogCounts
 {
     /** The journal's non-telemetry entries. */
     public interface Meta
@@ -48,14 +48,6 @@ public final class JournalReader implements EventLog
 
     private final ChronicleQueue queue;
     private final ExcerptTailer tailer;
-    private long fromNs = Long.MIN_VALUE;
-    private long toNs = Long.MAX_VALUE;
-    private long documents;
-    private long entries;
-    private long corruptDocuments;
-    private long lastEventNs = Long.MIN_VALUE;
-    private long firstEventNs = Long.MIN_VALUE;
-    private String lastCorruption;
     private long index = -1;
 
     public JournalReader(final Path dir)
@@ -75,8 +67,7 @@ public final class JournalReader implements EventLog
     @Override
     public JournalReader timeRange(final long fromNs, final long toNs)
     {
-        this.fromNs = fromNs;
-        this.toNs = toNs;
+        range(fromNs, toNs);
         return this;
     }
 
@@ -111,22 +102,11 @@ public final class JournalReader implements EventLog
             }
             catch (final RuntimeException e)
             {
-                corruptDocuments++;
-                lastCorruption = "unreadable excerpt: " + e;
+                corrupt("unreadable excerpt: " + e);
                 break;
             }
         }
         return n;
-    }
-
-    private boolean inRange(final long t)
-    {
-        if (firstEventNs == Long.MIN_VALUE)
-        {
-            firstEventNs = t;
-        }
-        lastEventNs = t;
-        return t >= fromNs && t <= toNs;
     }
 
     private void decode(final Bytes<?> b, final TelemetryListener out, final Meta meta)
@@ -333,12 +313,6 @@ public final class JournalReader implements EventLog
         };
     }
 
-    private void corrupt(final String why)
-    {
-        corruptDocuments++;
-        lastCorruption = why;
-    }
-
     /**
      * The queue index of the document being (or last) read: stable for the life of the journal, also when older
      * cycle files are deleted (retention), unlike a count from the reader's start. Valid from {@link Meta#onBatch}.
@@ -350,45 +324,9 @@ public final class JournalReader implements EventLog
     }
 
     @Override
-    public long documents()
-    {
-        return documents;
-    }
-
-    @Override
-    public long entries()
-    {
-        return entries;
-    }
-
-    @Override
-    public long corruptDocuments()
-    {
-        return corruptDocuments;
-    }
-
-    @Override
     public String corruptionUnit()
     {
         return "batches";
-    }
-
-    @Override
-    public String lastCorruption()
-    {
-        return lastCorruption;
-    }
-
-    @Override
-    public long firstEventNs()
-    {
-        return firstEventNs;
-    }
-
-    @Override
-    public long lastEventNs()
-    {
-        return lastEventNs;
     }
 
     @Override

@@ -27,21 +27,13 @@ import io.flowscope.window.TelemetryListener;
  * A line that is not JSON, has an unknown {@code type} or lacks a field is counted as corrupt, remembered in
  * {@link #lastCorruption()} with its line number, and skipped: the rest of the trace is read.
  */
-public final class TraceReader implements EventLog
+public final class TraceReader extends EventLogCounts
 {
     private static final ObjectReader JSON = new ObjectMapper().reader();
 
     private final Path path;
     private final BufferedReader in;
-    private long fromNs = Long.MIN_VALUE;
-    private long toNs = Long.MAX_VALUE;
     private long lineNumber;
-    private long documents;
-    private long entries;
-    private long corruptLines;
-    private String lastCorruption;
-    private long firstEventNs = Long.MIN_VALUE;
-    private long lastEventNs = Long.MIN_VALUE;
     /** The line read ahead: the first of the next batch. */
     private JsonNode pending;
     private long currentBatch = Long.MIN_VALUE;
@@ -92,8 +84,7 @@ public final class TraceReader implements EventLog
     @Override
     public TraceReader timeRange(final long fromNs, final long toNs)
     {
-        this.fromNs = fromNs;
-        this.toNs = toNs;
+        range(fromNs, toNs);
         return this;
     }
 
@@ -309,16 +300,6 @@ public final class TraceReader implements EventLog
         }
     }
 
-    private boolean inRange(final long t)
-    {
-        if (firstEventNs == Long.MIN_VALUE)
-        {
-            firstEventNs = t;
-        }
-        lastEventNs = t;
-        return t >= fromNs && t <= toNs;
-    }
-
     private static long num(final JsonNode o, final String field)
     {
         final JsonNode v = o.get(field);
@@ -363,12 +344,6 @@ public final class TraceReader implements EventLog
         }
     }
 
-    private void corrupt(final String why)
-    {
-        corruptLines++;
-        lastCorruption = why;
-    }
-
     public Path path()
     {
         return path;
@@ -382,46 +357,9 @@ public final class TraceReader implements EventLog
     }
 
     @Override
-    public long documents()
-    {
-        return documents;
-    }
-
-    @Override
-    public long entries()
-    {
-        return entries;
-    }
-
-    /** Lines skipped as corrupt (not JSON, unknown type, a missing field). */
-    @Override
-    public long corruptDocuments()
-    {
-        return corruptLines;
-    }
-
-    @Override
     public String corruptionUnit()
     {
         return "lines";
-    }
-
-    @Override
-    public String lastCorruption()
-    {
-        return lastCorruption;
-    }
-
-    @Override
-    public long firstEventNs()
-    {
-        return firstEventNs;
-    }
-
-    @Override
-    public long lastEventNs()
-    {
-        return lastEventNs;
     }
 
     @Override
