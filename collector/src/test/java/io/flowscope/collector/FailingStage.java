@@ -17,27 +17,36 @@ import io.flowscope.window.FlowSummary;
  * multi-host input) on the inputs the test picks, instead of handling them: a fault the tests cannot cause
  * otherwise once the real bugs are fixed.
  */
-final class FailingStage implements AnomalyStage
+public final class FailingStage implements AnomalyStage
 {
     private final AnomalyStage real;
     private final Predicate<FlowSummary> onSummary;
     private final LongPredicate onAdvance;
-    final AtomicLong thrown;
+    private final AtomicLong thrown;
+    private final AtomicLong judgedAfter;
 
     private FailingStage(final AnomalySink sink, final Predicate<FlowSummary> onSummary, final LongPredicate onAdvance,
-        final AtomicLong thrown)
+        final AtomicLong thrown, final AtomicLong judgedAfter)
     {
         this.real = AnomalyStages.create(sink);
         this.onSummary = onSummary;
         this.onAdvance = onAdvance;
         this.thrown = thrown;
+        this.judgedAfter = judgedAfter;
     }
 
     /** A factory for Pipeline / DrainLoop; {@code thrown} counts the exceptions thrown (any thread may read it). */
     static Function<AnomalySink, AnomalyStage> factory(final Predicate<FlowSummary> onSummary,
         final LongPredicate onAdvanceOfHost, final AtomicLong thrown)
     {
-        return sink -> new FailingStage(sink, onSummary, onAdvanceOfHost, thrown);
+        return factory(onSummary, onAdvanceOfHost, thrown, new AtomicLong());
+    }
+
+    /** The same, and {@code judgedAfter} counts the summaries the real stage judged after the first one thrown. */
+    public static Function<AnomalySink, AnomalyStage> factory(final Predicate<FlowSummary> onSummary,
+        final LongPredicate onAdvanceOfHost, final AtomicLong thrown, final AtomicLong judgedAfter)
+    {
+        return sink -> new FailingStage(sink, onSummary, onAdvanceOfHost, thrown, judgedAfter);
     }
 
     private RuntimeException fail(final String where)
@@ -53,6 +62,10 @@ final class FailingStage implements AnomalyStage
         if (onSummary.test(s))
         {
             throw fail("summary of rank " + s.rank());
+        }
+        if (thrown.get() > 0)
+        {
+            judgedAfter.incrementAndGet();
         }
         real.onSummary(s);
     }

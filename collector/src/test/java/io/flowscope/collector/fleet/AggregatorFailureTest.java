@@ -8,16 +8,14 @@ import java.util.Map;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Function;
 
-import io.flowscope.anomaly.Anomaly;
 import io.flowscope.anomaly.AnomalySink;
 import io.flowscope.anomaly.AnomalyStage;
 import io.flowscope.collector.AnomalyStages;
 import io.flowscope.collector.CollectorConfig;
+import io.flowscope.collector.FailingStage;
 import io.flowscope.collector.IngestFailures;
 import io.flowscope.collector.Pipeline;
 import io.flowscope.collector.SimulatorSource;
-import io.flowscope.window.CollectiveSummary;
-import io.flowscope.window.FlowSummary;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -52,40 +50,8 @@ class AggregatorFailureTest
         final List<byte[]> records = records();
         final AtomicLong thrown = new AtomicLong();
         final AtomicLong judgedAfter = new AtomicLong();
-        final Function<AnomalySink, AnomalyStage> factory = sink -> new AnomalyStage()
-        {
-            private final AnomalyStage real = AnomalyStages.create(sink);
-
-            @Override
-            public void onSummary(final FlowSummary s)
-            {
-                if (s.rank() == 0)
-                {
-                    thrown.incrementAndGet();
-                    throw new NullPointerException("injected by the test");
-                }
-                judgedAfter.addAndGet(thrown.get() > 0 ? 1 : 0);
-                real.onSummary(s);
-            }
-
-            @Override
-            public void onCollective(final CollectiveSummary s)
-            {
-                real.onCollective(s);
-            }
-
-            @Override
-            public void advanceTo(final long hostId, final long timeNs)
-            {
-                real.advanceTo(hostId, timeNs);
-            }
-
-            @Override
-            public List<Anomaly> openAnomalies()
-            {
-                return real.openAnomalies();
-            }
-        };
+        final Function<AnomalySink, AnomalyStage> factory =
+            FailingStage.factory(s -> s.rank() == 0, host -> false, thrown, judgedAfter);
         final Aggregator a = new Aggregator(FleetConfig.load(null, Map.of(), Map.of()), "test", e -> { }, factory);
         a.applyOffline(records);
 
