@@ -23,14 +23,8 @@ RINGS=/dev/shm/flowscope-e2e-$$
 mkdir -p "$OUTDIR" "$RINGS"
 make -C profiler-plugin -j"$(nproc)" build/libnccl-profiler-flowscope.so >/dev/null
 PLUGIN=$ROOT/profiler-plugin/build/libnccl-profiler-flowscope.so
-tar xzf .carry/jre.tgz -C "$WORK"
-JAVA=$(ls -d "$WORK"/*/bin/java | head -1)
-JFLAGS=(--add-exports=java.base/jdk.internal.ref=ALL-UNNAMED --add-exports=java.base/sun.nio.ch=ALL-UNNAMED
-  --add-exports=jdk.unsupported/sun.misc=ALL-UNNAMED --add-opens=java.base/java.lang=ALL-UNNAMED
-  --add-opens=java.base/java.lang.reflect=ALL-UNNAMED --add-opens=java.base/java.io=ALL-UNNAMED
-  --add-opens=java.base/java.util=ALL-UNNAMED --add-opens=java.base/sun.nio.ch=ALL-UNNAMED
-  --add-opens=java.base/java.nio=ALL-UNNAMED --add-exports=java.base/jdk.internal.misc=ALL-UNNAMED
-  -Dchronicle.analytics.disable=true -Dchronicle.announcer.disable=true)
+. deploy/gpu/carried-java.sh
+carried_java "$WORK"
 
 PORT=$((20000 + RANDOM % 20000))
 "$JAVA" "${JFLAGS[@]}" -Xmx2g -cp "$ROOT/.carry/lib/*" io.flowscope.collector.Main run --ring-dir "$RINGS" \

@@ -40,14 +40,8 @@ mkdir -p "$DEST/traces" "$DEST/logs"
 make -C profiler-plugin -j"$(nproc)" build/libnccl-profiler-flowscope.so >/dev/null || exit 1
 PLUGIN=$ROOT/profiler-plugin/build/libnccl-profiler-flowscope.so
 gcc -O2 -Wall -shared -fPIC -o "$WORK/slowsend.so" deploy/gpu/slowsend.c -ldl || exit 1
-tar xzf .carry/jre.tgz -C "$WORK" || exit 1
-JAVA=$(ls -d "$WORK"/*/bin/java | head -1)
-JFLAGS=(--add-exports=java.base/jdk.internal.ref=ALL-UNNAMED --add-exports=java.base/sun.nio.ch=ALL-UNNAMED
-  --add-exports=jdk.unsupported/sun.misc=ALL-UNNAMED --add-opens=java.base/java.lang=ALL-UNNAMED
-  --add-opens=java.base/java.lang.reflect=ALL-UNNAMED --add-opens=java.base/java.io=ALL-UNNAMED
-  --add-opens=java.base/java.util=ALL-UNNAMED --add-opens=java.base/sun.nio.ch=ALL-UNNAMED
-  --add-opens=java.base/java.nio=ALL-UNNAMED --add-exports=java.base/jdk.internal.misc=ALL-UNNAMED
-  -Dchronicle.analytics.disable=true -Dchronicle.announcer.disable=true)
+. deploy/gpu/carried-java.sh
+carried_java "$WORK" || exit 1
 GPUS=$(nvidia-smi -L | wc -l)
 echo "host: $(nproc) CPUs; GPUs: $(nvidia-smi -L | tr '\n' ';')"
 python3 -c 'import torch; print("torch", torch.__version__, "NCCL", ".".join(map(str, torch.cuda.nccl.version())))'
