@@ -27,4 +27,18 @@ public record Anomaly(long id, AnomalyKind kind, Culprit culprit, Severity sever
     {
         return resolvedNs == -1;
     }
+
+    /** This anomaly as it resolves at {@code nowNs}: all else as it was last published. */
+    public Anomaly resolvedAt(final long nowNs)
+    {
+        return new Anomaly(id, kind, culprit, severity, startNs, detectedNs, nowNs, evidence, windowStartNs,
+            windowEndNs, summary);
+    }
+
+    /** The same anomaly under another sentence (a presentation's: the culprit's host name prefixed). */
+    public Anomaly withSummary(final String text)
+    {
+        return new Anomaly(id, kind, culprit, severity, startNs, detectedNs, resolvedNs, evidence, windowStartNs,
+            windowEndNs, text);
+    }
 }

@@ -627,8 +627,7 @@ public final class Pipeline implements TelemetryListener, AnomalySink
         {
             return a;
         }
-        return new Anomaly(a.id(), a.kind(), a.culprit(), a.severity(), a.startNs(), a.detectedNs(), a.resolvedNs(),
-            a.evidence(), a.windowStartNs(), a.windowEndNs(), "host " + name + ": " + a.summary());
+        return a.withSummary("host " + name + ": " + a.summary());
     }
 
     private void publish(final String type, final Anomaly engineAnomaly)
