@@ -82,31 +82,20 @@ public final class AnomalyEngine implements AnomalyStage
                     return null;
                 }
             }
-            final Anomaly a = new Anomaly(id(kind, culprit, startNs), kind, culprit, severity, startNs, nowNs, -1, ev,
-                startNs, nowNs, summary);
-            open.put(a.id(), a);
-            sink.onOpened(a);
-            return a;
+            return publishOpened(kind, culprit, severity, startNs, nowNs, ev, startNs, nowNs, summary);
         }
 
         @Override
         public Anomaly update(final Anomaly o, final Severity severity, final long nowNs,
             final SortedMap<String, Double> ev, final String summary)
         {
-            final Anomaly a = new Anomaly(o.id(), o.kind(), o.culprit(), severity, o.startNs(), o.detectedNs(), -1, ev,
-                o.windowStartNs(), nowNs, summary);
-            open.put(a.id(), a);
-            sink.onUpdated(a);
-            return a;
+            return publishUpdated(o, o.culprit(), severity, ev, o.windowStartNs(), nowNs, summary);
         }
 
         @Override
         public void resolve(final Anomaly o, final long nowNs)
         {
-            final Anomaly a = new Anomaly(o.id(), o.kind(), o.culprit(), o.severity(), o.startNs(), o.detectedNs(),
-                nowNs, o.evidence(), o.windowStartNs(), o.windowEndNs(), o.summary());
-            open.remove(a.id());
-            sink.onResolved(a);
+            publishResolved(o, nowNs);
         }
     }
 
@@ -1698,34 +1687,51 @@ public final class AnomalyEngine implements AnomalyStage
     private void openAnomaly(final Tracker t, final AnomalyKind kind, final Culprit culprit, final Severity severity,
         final long startNs, final long now, final long windowStart, final long windowEnd, final String summary)
     {
-        final long id = id(kind, culprit, startNs);
-        final Anomaly a = new Anomaly(id, kind, culprit, severity, startNs, now, -1, evidence.toMap(), windowStart,
-            windowEnd, summary);
-        t.open = a;
+        t.open = publishOpened(kind, culprit, severity, startNs, now, evidence.toMap(), windowStart, windowEnd,
+            summary);
         t.good = 0;
-        open.put(id, a);
-        sink.onOpened(a);
     }
 
     private void update(final Tracker t, final Culprit culprit, final Severity severity, final long now,
         final long windowStart, final String summary)
     {
-        final Anomaly o = t.open;
-        final Anomaly a = new Anomaly(o.id(), o.kind(), culprit, severity, o.startNs(), o.detectedNs(), -1,
-            evidence.toMap(), windowStart, now, summary);
-        t.open = a;
-        open.put(a.id(), a);
-        sink.onUpdated(a);
+        t.open = publishUpdated(t.open, culprit, severity, evidence.toMap(), windowStart, now, summary);
     }
 
     private void resolve(final Tracker t, final long now)
     {
-        final Anomaly o = t.open;
-        final Anomaly a = new Anomaly(o.id(), o.kind(), o.culprit(), o.severity(), o.startNs(), o.detectedNs(), now,
-            o.evidence(), o.windowStartNs(), o.windowEndNs(), o.summary());
+        publishResolved(t.open, now);
         t.open = null;
         t.bad = 0;
         t.good = 0;
+    }
+
+    // Publication, for the trackers above and the wait-state detectors' episodes alike: the open set and the sink.
+
+    private Anomaly publishOpened(final AnomalyKind kind, final Culprit culprit, final Severity severity,
+        final long startNs, final long now, final SortedMap<String, Double> ev, final long windowStart,
+        final long windowEnd, final String summary)
+    {
+        final Anomaly a = new Anomaly(id(kind, culprit, startNs), kind, culprit, severity, startNs, now, -1, ev,
+            windowStart, windowEnd, summary);
+        open.put(a.id(), a);
+        sink.onOpened(a);
+        return a;
+    }
+
+    private Anomaly publishUpdated(final Anomaly o, final Culprit culprit, final Severity severity,
+        final SortedMap<String, Double> ev, final long windowStart, final long windowEnd, final String summary)
+    {
+        final Anomaly a = new Anomaly(o.id(), o.kind(), culprit, severity, o.startNs(), o.detectedNs(), -1, ev,
+            windowStart, windowEnd, summary);
+        open.put(a.id(), a);
+        sink.onUpdated(a);
+        return a;
+    }
+
+    private void publishResolved(final Anomaly o, final long now)
+    {
+        final Anomaly a = o.resolvedAt(now);
         open.remove(a.id());
         sink.onResolved(a);
     }
