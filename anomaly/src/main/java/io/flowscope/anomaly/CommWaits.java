@@ -13,7 +13,7 @@ import org.agrona.collections.Long2ObjectHashMap;
  * (sender → receiver, all channels) the receiver's op entry waits (first steps, 10 → 11) and the sender's network
  * time and bytes (9 → stop); per rank its sends' first-slot GPU waits (8 → 20 / 9). Durations only, so hosts'
  * clocks never meet. The window closes on its anchor host's clock (the first host that reported the comm):
- * {@link #windowEndNs}. Ranks are dense rows (arrays by rank), links a list: a window's judgement is one pass over
+ * {@link #window}. Ranks are dense rows (arrays by rank), links a list: a window's judgement is one pass over
  * the links ({@link #sumPerRank}) and one over the ranks, O(links + ranks).
  */
 final class CommWaits
@@ -102,8 +102,7 @@ final class CommWaits
     /** Periods of other hosts since this communicator's last window end (see {@link #staleFor}). */
     long otherPeriods;
     private final org.agrona.collections.LongHashSet hosts = new org.agrona.collections.LongHashSet();
-    long windowStartNs;
-    long windowEndNs;
+    final EvaluationWindow window = new EvaluationWindow();
     /** Ranks seen: rows 0 .. rankRows - 1 of the arrays below (by rank number). */
     int rankRows;
     boolean[] present = new boolean[8];
@@ -132,8 +131,7 @@ final class CommWaits
         this.commHash = commHash;
         this.anchorHostId = anchorHostId;
         this.config = config;
-        this.windowStartNs = startNs;
-        this.windowEndNs = startNs + config.waitWindowNs;
+        window.start(startNs, config.waitWindowNs);
     }
 
     /** Makes {@code rank}'s row exist (on {@code hostId}); ranks below 2^20. */
@@ -242,8 +240,7 @@ final class CommWaits
         Arrays.fill(gpuFirstWaits, 0, rankRows, 0);
         Arrays.fill(gpuFirstWaitSumNs, 0, rankRows, 0);
         anchorHostId = hostId;
-        windowStartNs = nowNs;
-        windowEndNs = nowNs + config.waitWindowNs;
+        window.start(nowNs, config.waitWindowNs);
         otherPeriods = 0;
     }
 
@@ -305,8 +302,6 @@ final class CommWaits
                 gpuFirstWaitSumNs[r] = 0;
             }
         }
-        final long w = config.waitWindowNs;
-        windowStartNs = nowNs - windowEndNs >= w ? nowNs - Math.floorMod(nowNs - windowEndNs, w) : windowEndNs;
-        windowEndNs = windowStartNs + w;
+        window.next(nowNs, config.waitWindowNs);
     }
 }

@@ -55,8 +55,7 @@ final class KernelLatenessDetector
     {
         final int nranks;
         final long anchorHostId;
-        long windowStartNs;
-        long windowEndNs;
+        final EvaluationWindow window = new EvaluationWindow();
         final Long2ObjectHashMap<Round> rounds = new Long2ObjectHashMap<>();
         final Int2ObjectHashMap<RankState> ranks = new Int2ObjectHashMap<>();
 
@@ -99,11 +98,10 @@ final class KernelLatenessDetector
         if (c == null || c.nranks != n)
         {
             c = new Comm(n, cs.hostId());
-            c.windowStartNs = t;
-            c.windowEndNs = t + config.waitWindowNs;
+            c.window.start(t, config.waitWindowNs);
             comms.put(cs.commHash(), c);
         }
-        if (cs.hostId() == c.anchorHostId && t - c.windowEndNs >= 0)
+        if (cs.hostId() == c.anchorHostId && c.window.isOver(t))
         {
             evaluate(cs.commHash(), c, t);
         }
@@ -146,7 +144,7 @@ final class KernelLatenessDetector
         {
             it.next();
             final Comm c = it.getValue();
-            if (c.anchorHostId == hostId && timeNs - c.windowEndNs >= 0)
+            if (c.anchorHostId == hostId && c.window.isOver(timeNs))
             {
                 evaluate(it.getLongKey(), c, timeNs);
             }
@@ -201,7 +199,7 @@ final class KernelLatenessDetector
 
     private void evaluate(final long commHash, final Comm c, final long nowNs)
     {
-        final long anchorEnd = c.windowEndNs;
+        final long anchorEnd = c.window.endNs;
         for (final Int2ObjectHashMap<RankState>.EntryIterator it = c.ranks.entrySet().iterator(); it.hasNext(); )
         {
             it.next();
@@ -224,7 +222,7 @@ final class KernelLatenessDetector
                 s.straggling.good(publisher, now);
                 continue;
             }
-            if (!s.straggling.bad(c.windowStartNs))
+            if (!s.straggling.bad(c.window.startNs))
             {
                 continue;
             }
@@ -240,8 +238,6 @@ final class KernelLatenessDetector
             s.straggling.publish(publisher, AnomalyKind.SLOW_NODE, Culprit.rank(s.hostId, commHash, rank), sev,
                 now - (anchorEnd - s.straggling.firstBadStartNs()), now, ev, summary);
         }
-        final long w = config.waitWindowNs;
-        c.windowStartNs = nowNs - c.windowEndNs >= w ? nowNs - Math.floorMod(nowNs - c.windowEndNs, w) : c.windowEndNs;
-        c.windowEndNs = c.windowStartNs + w;
+        c.window.next(nowNs, config.waitWindowNs);
     }
 }

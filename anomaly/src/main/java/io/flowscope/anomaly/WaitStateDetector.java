@@ -163,7 +163,7 @@ final class WaitStateDetector
             final CommWaits c = commByIndex.get(i);
             if (c.anchorHostId == hostId)
             {
-                if (timeNs - c.windowEndNs >= 0)
+                if (c.window.isOver(timeNs))
                 {
                     evaluate(c, timeNs);
                 }
@@ -205,7 +205,7 @@ final class WaitStateDetector
 
     private void evaluate(final CommWaits c, final long nowNs)
     {
-        final long anchorEnd = c.windowEndNs;
+        final long anchorEnd = c.window.endNs;
         c.fold(flows);
         c.sumPerRank();
         for (int r = 0; r < c.rankRows; r++)
@@ -246,7 +246,7 @@ final class WaitStateDetector
             episode.good(publisher, now);
             return;
         }
-        if (!episode.bad(c.windowStartNs))
+        if (!episode.bad(c.window.startNs))
         {
             return;
         }
@@ -347,7 +347,7 @@ final class WaitStateDetector
             l.slow.good(publisher, now);
             return;
         }
-        if (!l.slow.bad(c.windowStartNs))
+        if (!l.slow.bad(c.window.startNs))
         {
             return;
         }
