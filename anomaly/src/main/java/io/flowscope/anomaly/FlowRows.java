@@ -38,6 +38,8 @@ final class FlowRows
         int position;
         int[] rowAt = new int[64];
         int positions;
+        /** The communicators this host reports links of (indexes): the ones its periods close windows of. */
+        final org.agrona.collections.IntArrayList comms = new org.agrona.collections.IntArrayList();
 
         Cursor(final long hostId)
         {
@@ -49,6 +51,15 @@ final class FlowRows
             if (latestNs == Long.MIN_VALUE || timeNs - latestNs > 0)
             {
                 latestNs = timeNs;
+            }
+        }
+
+        /** Notes that this host reports links of communicator {@code comm}. */
+        void reports(final int comm)
+        {
+            if (!comms.containsInt(comm))
+            {
+                comms.addInt(comm);
             }
         }
 

@@ -1,6 +1,8 @@
 package io.flowscope.anomaly;
 
+import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.List;
 import java.util.SortedMap;
 import java.util.TreeMap;
 
@@ -53,14 +55,16 @@ final class KernelLatenessDetector
 
     private static final class Comm
     {
+        final long commHash;
         final int nranks;
         final long anchorHostId;
         final EvaluationWindow window = new EvaluationWindow();
         final Long2ObjectHashMap<Round> rounds = new Long2ObjectHashMap<>();
         final Int2ObjectHashMap<RankState> ranks = new Int2ObjectHashMap<>();
 
-        Comm(final int nranks, final long anchorHostId)
+        Comm(final long commHash, final int nranks, final long anchorHostId)
         {
+            this.commHash = commHash;
             this.nranks = nranks;
             this.anchorHostId = anchorHostId;
         }
@@ -72,6 +76,8 @@ final class KernelLatenessDetector
     private final AnomalyConfig config;
     private final Episode.Publisher publisher;
     private final Long2ObjectHashMap<Comm> comms = new Long2ObjectHashMap<>();
+    /** The communicators by anchor host: a host's time closes only its own windows (no pass over all of them). */
+    private final Long2ObjectHashMap<List<Comm>> byAnchor = new Long2ObjectHashMap<>();
     private final Long2LongHashMap hostNow = new Long2LongHashMap(Long.MIN_VALUE);
     private long[] scratch = new long[8];
 
@@ -97,13 +103,18 @@ final class KernelLatenessDetector
         Comm c = comms.get(cs.commHash());
         if (c == null || c.nranks != n)
         {
-            c = new Comm(n, cs.hostId());
+            if (c != null)
+            {
+                byAnchor.get(c.anchorHostId).remove(c);
+            }
+            c = new Comm(cs.commHash(), n, cs.hostId());
             c.window.start(t, config.waitWindowNs);
             comms.put(cs.commHash(), c);
+            byAnchor.computeIfAbsent(c.anchorHostId, h -> new ArrayList<>()).add(c);
         }
         if (cs.hostId() == c.anchorHostId && c.window.isOver(t))
         {
-            evaluate(cs.commHash(), c, t);
+            evaluate(c, t);
         }
         Round r = c.rounds.get(cs.seqNumber());
         if (r == null)
@@ -140,13 +151,13 @@ final class KernelLatenessDetector
         {
             hostNow.put(hostId, timeNs);
         }
-        for (final Long2ObjectHashMap<Comm>.EntryIterator it = comms.entrySet().iterator(); it.hasNext(); )
+        final List<Comm> anchored = byAnchor.get(hostId);
+        for (int i = 0; anchored != null && i < anchored.size(); i++)
         {
-            it.next();
-            final Comm c = it.getValue();
-            if (c.anchorHostId == hostId && c.window.isOver(timeNs))
+            final Comm c = anchored.get(i);
+            if (c.window.isOver(timeNs))
             {
-                evaluate(it.getLongKey(), c, timeNs);
+                evaluate(c, timeNs);
             }
         }
     }
@@ -197,8 +208,9 @@ final class KernelLatenessDetector
         }
     }
 
-    private void evaluate(final long commHash, final Comm c, final long nowNs)
+    private void evaluate(final Comm c, final long nowNs)
     {
+        final long commHash = c.commHash;
         final long anchorEnd = c.window.endNs;
         for (final Int2ObjectHashMap<RankState>.EntryIterator it = c.ranks.entrySet().iterator(); it.hasNext(); )
         {

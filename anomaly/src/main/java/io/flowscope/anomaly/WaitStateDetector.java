@@ -109,7 +109,7 @@ final class WaitStateDetector
         h.periodEndNs = periodEndNs;
         h.position = 0;
         h.advance(periodEndNs);
-        closeWindows(h.hostId, periodStartNs, true);
+        closeWindows(h, periodStartNs, true);
     }
 
     /** The row of a summary its position did not find: by key, else a new one; -1 for ranks out of range. */
@@ -132,6 +132,7 @@ final class WaitStateDetector
             }
             row = flows.add(s.flowKey(), FlowRows.meta(c.index, l.index, s.isSend()), s.rank());
             c.addRow(row);
+            h.reports(c.index);
             rowByKey.put(s.flowKey(), row);
         }
         h.learn(row);
@@ -151,16 +152,19 @@ final class WaitStateDetector
     }
 
     /**
-     * The windows anchored on a host that end by {@code timeNs} are judged. A communicator whose anchor host fell
-     * silent while this one goes on (64 periods of each other host) is taken over by this host. Only a period of
-     * the host counts towards that ({@code period}), not {@code advanceTo}: the drain loop tells every host's time
-     * after every batch, many times a period (counting those took a live anchor's windows away after ~64 batches).
+     * Of the communicators a host reports, the windows anchored on it that end by {@code timeNs} are judged; one
+     * whose anchor host fell silent while this one goes on (64 periods of each other host) is taken over by this
+     * host. Only a period of the host counts towards that ({@code period}), not {@code advanceTo}: the drain loop
+     * tells every host's time after every batch, many times a period (counting those took a live anchor's windows
+     * away after ~64 batches). Only the host's own communicators: a host period costs what it reports, not the
+     * cluster's communicator count.
      */
-    private void closeWindows(final long hostId, final long timeNs, final boolean period)
+    private void closeWindows(final FlowRows.Cursor h, final long timeNs, final boolean period)
     {
-        for (int i = 0; i < commByIndex.size(); i++)
+        final long hostId = h.hostId;
+        for (int i = 0; i < h.comms.size(); i++)
         {
-            final CommWaits c = commByIndex.get(i);
+            final CommWaits c = commByIndex.get(h.comms.getInt(i));
             if (c.anchorHostId == hostId)
             {
                 if (c.window.isOver(timeNs))
@@ -199,8 +203,9 @@ final class WaitStateDetector
     /** A host's time moved on with no summary: windows anchored there close (empty ones help resolve). */
     void advanceTo(final long hostId, final long timeNs)
     {
-        cursorOf(hostId).advance(timeNs);
-        closeWindows(hostId, timeNs, false);
+        final FlowRows.Cursor h = cursorOf(hostId);
+        h.advance(timeNs);
+        closeWindows(h, timeNs, false);
     }
 
     private void evaluate(final CommWaits c, final long nowNs)
