@@ -118,11 +118,8 @@ public final class AnomalyEngine implements AnomalyStage
         switch (s.kind())
         {
             case FlowSummary.KIND_STEP:
-                if (s.isSend())
-                {
-                    onSend(h, s);
-                }
-                else
+                // A send's step flows (one per channel) are read through their link's aggregate below.
+                if (!s.isSend())
                 {
                     onRecv(h, s);
                 }
@@ -133,6 +130,12 @@ public final class AnomalyEngine implements AnomalyStage
             case FlowSummary.KIND_LINK:
                 final FlowRows.Cursor cursor = h.linkCursor;
                 waitStates.onLink(cursor != null ? cursor : (h.linkCursor = waitStates.cursorOf(h.hostId)), s);
+                if (s.isSend())
+                {
+                    // The link's period over all its channels (the window engine's sums and maxima of its send
+                    // step flows): what the link rate rule accumulates, once a link instead of once a channel.
+                    onSend(h, s);
+                }
                 break;
             default:
                 break;
