@@ -1,0 +1,59 @@
+package io.flowscope.anomaly;
+
+import org.junit.jupiter.api.Test;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** {@link HangDetector} on a {@link ScriptedRing}: a rank that stops, the ranks blocked behind it, short pauses. */
+class HangDetectorTest
+{
+    private static final long THRESHOLD_NS = 20_000_000L;
+
+    private static AnomalyConfig config()
+    {
+        return new AnomalyConfig().hangThresholdNs(THRESHOLD_NS);
+    }
+
+    @Test
+    void aRankThatStopsIsNamedNotTheRanksBlockedBehindIt()
+    {
+        final ScriptedRing ring = new ScriptedRing(4).stop(2, 100, Integer.MAX_VALUE).run(160, config());
+
+        assertThat(ring.opened).as("one anomaly: the hang").hasSize(1);
+        final Anomaly hang = ring.opened.get(0);
+        assertThat(hang.kind()).isEqualTo(AnomalyKind.HANG);
+        assertThat(hang.severity()).isEqualTo(Severity.CRITICAL);
+        assertThat(hang.culprit().rank()).as("the stopped rank, root of the wait-for graph").isEqualTo(2);
+        assertThat(hang.culprit().hostId()).isEqualTo(ScriptedRing.hostOf(2));
+        final long stopNs = ScriptedRing.T0 + 100 * ScriptedRing.OP_NS;
+        // Its receivers' last progress was in the op before (up to one op earlier): the threshold counts from there.
+        assertThat(hang.detectedNs() - stopNs).as("named at the threshold, within two periods")
+            .isBetween(THRESHOLD_NS - ScriptedRing.OP_NS, THRESHOLD_NS + 2_000_000L);
+        assertThat(hang.evidence()).containsKeys("stalledReceives", "waitersOnCulprit", "noProgressNs");
+        assertThat(ring.updated).as("the culprit never moves to a blocked rank").allSatisfy(
+            a -> assertThat(a.culprit().rank()).isEqualTo(2));
+    }
+
+    @Test
+    void aPauseShorterThanTheThresholdIsNoHang()
+    {
+        // 8 ops of 2 ms: 16 ms without progress, under the 20 ms threshold.
+        final ScriptedRing ring = new ScriptedRing(4).stop(1, 100, 108).run(200, config());
+
+        assertThat(ring.opened).isEmpty();
+    }
+
+    @Test
+    void theHangResolvesWhenTheRankComesBackAndKeepsItsCulprit()
+    {
+        final ScriptedRing ring = new ScriptedRing(4).stop(3, 100, 130).run(200, config());
+
+        assertThat(ring.opened).extracting(Anomaly::kind).containsExactly(AnomalyKind.HANG);
+        assertThat(ring.resolved).hasSize(1);
+        final Anomaly resolved = ring.resolved.get(0);
+        assertThat(resolved.culprit().rank()).isEqualTo(3);
+        final long backNs = ScriptedRing.T0 + 130 * ScriptedRing.OP_NS;
+        assertThat(resolved.resolvedNs() - backNs).as("resolved once the receives progress again")
+            .isBetween(0L, 4_000_000L);
+    }
+}
