@@ -13,6 +13,7 @@ public final class AnomalyConfig
     double slowNodeMinNs = 50_000;
     double slowNodeRatio = 3.0;
     long hangThresholdNs = 20_000_000L;
+    long hangCriticalNs = 20_000_000L;
     long nicStallNs = 2_000_000L;
     double congestionOutstandingRatio = 1.5;
     long staleNs = 100_000_000L;
@@ -173,6 +174,21 @@ public final class AnomalyConfig
         return this;
     }
 
+    /**
+     * A hang is CRITICAL once its culprit has not progressed this long; from {@link #hangThresholdNs} until then it
+     * is a WARNING (a stall: the job waits on one rank, e.g. for its checkpoint, not yet a hang to page for).
+     * Default 20 ms, the default threshold: critical at once.
+     */
+    public AnomalyConfig hangCriticalNs(final long ns)
+    {
+        if (ns <= 0)
+        {
+            throw new IllegalArgumentException("hangCriticalNs must be > 0, was " + ns);
+        }
+        hangCriticalNs = ns;
+        return this;
+    }
+
     /** A NIC device whose QPs have work outstanding and no completion this long is stalled (default 2 ms). */
     public AnomalyConfig nicStallNs(final long ns)
     {
@@ -199,13 +215,18 @@ public final class AnomalyConfig
         return hangThresholdNs;
     }
 
+    public long hangCriticalNs()
+    {
+        return hangCriticalNs;
+    }
+
     @Override
     public String toString()
     {
         return "AnomalyConfig{windowPeriods=" + windowPeriods + ", minLinks=" + minLinks + ", minWindowSteps="
             + minWindowSteps + ", slowLinkFraction=" + slowLinkFraction + ", madK=" + madK + ", openAfter="
             + openAfter + ", resolveAfter=" + resolveAfter + ", slowNodeMinNs=" + slowNodeMinNs
-            + ", slowNodeRatio=" + slowNodeRatio + ", hangThresholdNs=" + hangThresholdNs + ", nicStallNs="
+            + ", slowNodeRatio=" + slowNodeRatio + ", hangThresholdNs=" + hangThresholdNs + ", hangCriticalNs=" + hangCriticalNs + ", nicStallNs="
             + nicStallNs + ", congestionOutstandingRatio=" + congestionOutstandingRatio + ", staleNs=" + staleNs
             + ", warmupPeriods=" + warmupPeriods + ", baselinePeriods=" + baselinePeriods + '}';
     }

@@ -3,7 +3,8 @@ package io.flowscope.anomaly;
 import java.util.List;
 
 /**
- * HANG: a communicator whose receives have work outstanding and no completion for {@code hangThresholdNs}.
+ * HANG: a communicator whose receives have work outstanding and no completion for {@code hangThresholdNs}: a
+ * WARNING (a stall: the job waits on one rank), CRITICAL once that has lasted {@code hangCriticalNs}.
  * Receivers point at the senders they wait on; the culprit is the root of that wait-for graph (a sender not itself
  * waiting for data; most waiters first, then lowest rank), in a cycle the sender of the receive that stalled first.
  * Each host's receives are checked against that host's own time ({@link HostState#nowNs}); the stall's start is
@@ -147,31 +148,55 @@ final class HangDetector
         evidence.put("waitersOnCulprit", bestWaiters);
         evidence.put("noProgressNs", best.host.nowNs - best.lastProgressNs());
         evidence.put("thresholdNs", config.hangThresholdNs);
-        final String summary = String.format("comm 0x%x hung: rank %d does not progress; rank %d waits for its data "
-            + "on channel %d (%d stalled receives)", c.commHash, best.peer, best.rank, best.channel, stalled.size());
+        evidence.put("criticalAfterNs", config.hangCriticalNs);
+        // A stall (the job waits on one rank) is a WARNING until it has lasted hangCriticalNs: then a hang.
+        final long stalledForNs = best.host.nowNs - best.lastProgressNs();
+        final Severity severity = stalledForNs >= config.hangCriticalNs || config.hangCriticalNs <= config.hangThresholdNs
+            ? Severity.CRITICAL : Severity.WARNING;
         final Culprit culprit = new Culprit(culpritHost.hostId, c.commHash, best.peer, best.rank, best.channel, -1, -1);
-        if (c.hang.open == null)
+        final Anomaly open = c.hang.open;
+        if (open == null)
         {
             c.hang.firstBadStartNs = start;
-            lifecycle.open(c.hang, AnomalyKind.HANG, culprit, Severity.CRITICAL, start, now, start, now, summary);
+            lifecycle.open(c.hang, AnomalyKind.HANG, culprit, severity, start, now, start, now,
+                summary(c, culprit, severity, stalledForNs, stalled.size()));
+            return;
         }
-        else if (!c.hang.open.culprit().equals(culprit) && revisable(c, culprit, now))
+        final boolean moves = !open.culprit().equals(culprit) && revisable(c, culprit);
+        if (moves || severity != open.severity() && severity == Severity.CRITICAL)
         {
-            lifecycle.update(c.hang, culprit, Severity.CRITICAL, now, since, summary);
+            final Culprit named = moves ? culprit : open.culprit();
+            final Severity raised = severity == Severity.CRITICAL ? severity : open.severity();
+            lifecycle.update(c.hang, named, raised, now, since, summary(c, named, raised, stalledForNs, stalled.size()));
         }
+    }
+
+    private String summary(final CommState c, final Culprit culprit, final Severity severity, final long stalledForNs,
+        final int stalledReceives)
+    {
+        if (severity == Severity.CRITICAL)
+        {
+            return String.format("comm 0x%x hung: rank %d does not progress; rank %d waits for its data on channel %d "
+                + "(%d stalled receives)", c.commHash, culprit.rank(), culprit.peer(), culprit.channel(),
+                stalledReceives);
+        }
+        return String.format("comm 0x%x stalled: rank %d has not progressed for %.0f ms; rank %d waits for its data "
+            + "on channel %d (%d stalled receives); a hang at %.0f s", c.commHash, culprit.rank(), stalledForNs / 1e6,
+            culprit.peer(), culprit.channel(), stalledReceives, config.hangCriticalNs / 1e9);
     }
 
     /**
      * Whether an open hang's culprit may move to {@code culprit}: to another receive of the same hung rank always;
-     * to another rank only within the threshold after the hang opened (a host that reported a period later can put
-     * the real root in the wait-for graph). Later, the graph changes because the stall is clearing (the hung rank's
-     * receivers progress first, the ranks behind them a little after): naming one of those, as the hang resolves,
-     * put the wrong rank in the last publication (MultiHostHarnessTest: opened on rank 3, resolved on rank 1).
+     * to another rank only while the rank named so far waits for data itself (it was blocked, not the root: a host
+     * that reported a period later put the real root in the wait-for graph). A named rank that does not wait stays
+     * named: when the stall clears, its receivers progress first and the ranks behind them a little after, and the
+     * graph then points at those (MultiHostHarnessTest: opened on rank 3, resolved on rank 1; a 30 ms stall of
+     * HangDetectorTest moved to the rank behind the stopped one as it came back).
      */
-    private boolean revisable(final CommState c, final Culprit culprit, final long now)
+    private boolean revisable(final CommState c, final Culprit culprit)
     {
         final Anomaly open = c.hang.open;
-        return open.culprit().rank() == culprit.rank() || now - open.detectedNs() < config.hangThresholdNs;
+        return open.culprit().rank() == culprit.rank() || isWaiting(c, open.culprit().rank());
     }
 
     private static boolean better(final RecvFlow f, final RecvFlow best)

@@ -56,4 +56,37 @@ class HangDetectorTest
         assertThat(resolved.resolvedNs() - backNs).as("resolved once the receives progress again")
             .isBetween(0L, 4_000_000L);
     }
+
+    @Test
+    void aStallIsAWarningUntilItHasLastedTheCriticalTime()
+    {
+        final AnomalyConfig config = config().hangCriticalNs(60_000_000L);
+        final ScriptedRing ring = new ScriptedRing(4).stop(2, 100, Integer.MAX_VALUE).run(160, config);
+
+        assertThat(ring.opened).hasSize(1);
+        final Anomaly stall = ring.opened.get(0);
+        assertThat(stall.severity()).isEqualTo(Severity.WARNING);
+        assertThat(stall.culprit().rank()).isEqualTo(2);
+        assertThat(stall.summary()).contains("stalled: rank 2 has not progressed");
+        assertThat(ring.updated).as("escalated once, same anomaly, same culprit").hasSize(1);
+        final Anomaly hang = ring.updated.get(0);
+        assertThat(hang.id()).isEqualTo(stall.id());
+        assertThat(hang.severity()).isEqualTo(Severity.CRITICAL);
+        assertThat(hang.culprit().rank()).isEqualTo(2);
+        assertThat(hang.summary()).contains("hung: rank 2 does not progress");
+        final long stopNs = ScriptedRing.T0 + 100 * ScriptedRing.OP_NS;
+        assertThat(hang.windowEndNs() - stopNs).as("critical at 60 ms of no progress")
+            .isBetween(60_000_000L - ScriptedRing.OP_NS, 62_000_000L);
+    }
+
+    @Test
+    void aStallShorterThanTheCriticalTimeStaysAWarning()
+    {
+        // 15 ops of 2 ms: 30 ms, past the 20 ms threshold, short of the 60 ms critical time.
+        final ScriptedRing ring = new ScriptedRing(4).stop(1, 100, 115).run(200, config().hangCriticalNs(60_000_000L));
+
+        assertThat(ring.opened).extracting(Anomaly::severity).containsExactly(Severity.WARNING);
+        assertThat(ring.updated).isEmpty();
+        assertThat(ring.resolved).extracting(Anomaly::severity).containsExactly(Severity.WARNING);
+    }
 }

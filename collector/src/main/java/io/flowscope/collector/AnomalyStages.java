@@ -17,6 +17,14 @@ public final class AnomalyStages
     public static final long HANG_THRESHOLD_NS = 500_000_000L;
 
     /**
+     * A stall pages (CRITICAL) after 10 s: until then it is a WARNING that names the rank the job waits on. Real
+     * jobs wait on one rank for seconds without being hung (a checkpoint written by rank 0, an evaluation pass),
+     * and an on-call engineer paged for each of those learns to ignore the page; a job stuck for 10 s is not doing
+     * that. PyTorch's own watchdog gives up after 10 minutes.
+     */
+    public static final long HANG_CRITICAL_NS = 10_000_000_000L;
+
+    /**
      * The period rules (slow link, slow node, congestion) open after 40 bad periods in the service (the simulator's
      * suite: 4): by then the wait-state rule has judged a straggler (two 25 ms windows), whose burst of sends
      * reads as a slow link of its own for a while (docs/benchmarks.md §6, multi-host runs).
@@ -36,14 +44,16 @@ public final class AnomalyStages
     }
 
     /**
-     * The service's thresholds: the defaults (the simulator's suite), but a hang at {@link #HANG_THRESHOLD_NS}, the
-     * period rule's slow node at {@link #SLOW_NODE_MIN_NS} of excess, as the wait-state straggler rule (real ranks'
-     * credit waits move by ~60 µs without a straggler: docs/benchmarks.md §6, multi-host runs), and the period
-     * rules opening after {@link #PERIOD_RULES_OPEN_AFTER} periods.
+     * The service's thresholds: the defaults (the simulator's suite), but a hang at {@link #HANG_THRESHOLD_NS}
+     * (critical at {@link #HANG_CRITICAL_NS}), the period rule's slow node at {@link #SLOW_NODE_MIN_NS} of excess,
+     * as the wait-state straggler rule (real ranks' credit waits move by ~60 µs without a straggler:
+     * docs/benchmarks.md §6, multi-host runs), and the period rules opening after {@link #PERIOD_RULES_OPEN_AFTER}
+     * periods.
      */
     public static AnomalyConfig serviceConfig()
     {
-        return new AnomalyConfig().hangThresholdNs(HANG_THRESHOLD_NS).slowNodeMinNs(SLOW_NODE_MIN_NS)
+        return new AnomalyConfig().hangThresholdNs(HANG_THRESHOLD_NS).hangCriticalNs(HANG_CRITICAL_NS)
+            .slowNodeMinNs(SLOW_NODE_MIN_NS)
             .openAfter(PERIOD_RULES_OPEN_AFTER);
     }
 }

@@ -283,7 +283,8 @@ class SimulatedServiceTest
         assertThat(rc).isZero();
         final String text = out.toString(StandardCharsets.UTF_8);
         assertThat(text).contains("flowscope: serving http://127.0.0.1:", "simulator clean-ring-2x4");
-        assertThat(text).containsPattern("OPENED +HANG +CRITICAL .*rank 5");
+        // A stall warns at 500 ms and pages at 10 s: one simulated second shows the warning.
+        assertThat(text).containsPattern("OPENED +HANG +WARNING .*stalled: rank 5");
     }
 
     @Test
