@@ -22,10 +22,14 @@ final class EventBuffer
     static final byte KCH_START = 10;
     static final byte KCH_STOP = 11;
 
-    /** Insertion index bits of the sort key: 2^23 events per batch; times below 2^40 ns. */
+    /**
+     * The sort key: an event's time relative to the earliest one held ({@link #keyBase}) above its insertion index
+     * (2^23 events a batch): the events held at once span one collective and what is pending, so the 40 bits left
+     * for the time (18 minutes) bound that span, not the run (a demo runs for days).
+     */
     private static final int SEQ_BITS = 23;
     static final int MAX_EVENTS = 1 << SEQ_BITS;
-    static final long MAX_TIME = 1L << 40;
+    static final long MAX_SPAN = 1L << 40;
 
     private int size;
     private int next;
@@ -136,10 +140,32 @@ final class EventBuffer
         spareI = in;
         size = m;
         next = 0;
+        final long base = keyBase();
         for (int j = 0; j < m; j++)
         {
-            order[j] = (t[j] << SEQ_BITS) | j;
+            order[j] = key(base, j);
         }
+    }
+
+    /** The earliest time held: sort keys are relative to it. */
+    private long keyBase()
+    {
+        long base = Long.MAX_VALUE;
+        for (int i = 0; i < size; i++)
+        {
+            base = Math.min(base, t[i]);
+        }
+        return base;
+    }
+
+    private long key(final long base, final int i)
+    {
+        final long rel = t[i] - base;
+        if (rel >= MAX_SPAN)
+        {
+            throw new IllegalStateException("events held span more than 2^40 ns: " + rel);
+        }
+        return (rel << SEQ_BITS) | i;
     }
 
     /** Sorts the pending events by time (ties in insertion order); call after adding a batch. */
@@ -149,9 +175,10 @@ final class EventBuffer
         {
             order = new long[t.length];
         }
+        final long base = keyBase();
         for (int i = 0; i < size; i++)
         {
-            order[i] = (t[i] << SEQ_BITS) | i;
+            order[i] = key(base, i);
         }
         Arrays.sort(order, 0, size);
         next = 0;
@@ -159,9 +186,9 @@ final class EventBuffer
 
     private int add(final long time, final byte ty, final int n)
     {
-        if (time < 0 || time >= MAX_TIME)
+        if (time < 0)
         {
-            throw new IllegalStateException("simulated time out of range: " + time);
+            throw new IllegalStateException("simulated time before the run's start: " + time);
         }
         if (size == t.length)
         {

@@ -89,4 +89,26 @@ class HangDetectorTest
         assertThat(ring.updated).isEmpty();
         assertThat(ring.resolved).extracting(Anomaly::severity).containsExactly(Severity.WARNING);
     }
+
+    @Test
+    void clocksFarPastTwoToTheFortyNanosecondsNameTheSame()
+    {
+        // Hosts up for days: their clocks read 3 × 2^40 ns (55 minutes) and more; nothing in the window engine or
+        // the anomaly stage may pack an absolute time into 40 bits.
+        final ScriptedRing early = new ScriptedRing(4).stop(2, 100, 140).run(200, config());
+        final ScriptedRing late = new ScriptedRing(4);
+        late.t0 = 3L << 40;
+        late.stop(2, 100, 140).run(200, config());
+
+        assertThat(late.opened).hasSameSizeAs(early.opened).isNotEmpty();
+        for (int i = 0; i < early.opened.size(); i++)
+        {
+            final Anomaly a = early.opened.get(i);
+            final Anomaly b = late.opened.get(i);
+            assertThat(b.kind()).isEqualTo(a.kind());
+            assertThat(b.culprit()).isEqualTo(a.culprit());
+            assertThat(b.detectedNs() - late.t0).isEqualTo(a.detectedNs() - early.t0);
+        }
+        assertThat(late.resolved).hasSameSizeAs(early.resolved);
+    }
 }

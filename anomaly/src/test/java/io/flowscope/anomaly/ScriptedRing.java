@@ -28,6 +28,8 @@ final class ScriptedRing
     static final long STEP_BYTES = 256 * 1024;
 
     final int ranks;
+    /** The first op's start on every host's clock. */
+    long t0 = T0;
     int stoppedRank = -1;
     int stopFromOp = Integer.MAX_VALUE;
     int stopToOp = Integer.MAX_VALUE;
@@ -85,7 +87,7 @@ final class ScriptedRing
         final WindowEngine engine = new WindowEngine(new WindowConfig().periodNs(1_000_000), stage, stage);
         for (int op = 0; op < ops; op++)
         {
-            final long start = T0 + op * OP_NS;
+            final long start = t0 + op * OP_NS;
             // A rank blocks when its left neighbour sent nothing this op (stopped, or blocked itself).
             final boolean[] blocked = new boolean[ranks];
             if (stopped(op))
