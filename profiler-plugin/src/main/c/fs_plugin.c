@@ -3,9 +3,10 @@
  * ncclProfiler_v4, ncclProfiler_v5 and ncclProfiler_v6 ("flowscope").
  *
  * Each version has its own init so the ring header records which ABI NCCL
- * picked. init runs once per communicator, possibly concurrently: it takes a
- * plain mutex (never a trylock, so no communicator is skipped), creates the
- * ring once per process, claims a communicator entry and always writes
+ * picked. init runs once per communicator, possibly concurrently: it reads the
+ * CUDA device of its thread (fs_gpu.h, before any lock), takes a plain mutex
+ * (never a trylock, so no communicator is skipped), creates the ring once per
+ * process, claims a communicator entry (with that device) and always writes
  * *context and *eActivationMask. Every other callback handles NULL and returns
  * ncclSuccess. The last finalize closes the ring; the mapping stays until the
  * library is unloaded (destructor); a later init opens a fresh ring file.
@@ -22,6 +23,7 @@
 #include "fs_clock.h"
 #include "fs_config.h"
 #include "fs_events.h"
+#include "fs_gpu.h"
 #include "fs_nccl_abi.h"
 #include "fs_ring.h"
 
@@ -96,6 +98,11 @@ static fs_nccl_result_t fs_init(void** context, uint64_t commHash, int* eActivat
                                 const char* commName, int nNodes, int nranks, int rank,
                                 fs_nccl_logger_t logfn, uint32_t abi, uint32_t abi_types) {
     if (context) *context = NULL;
+    /* NCCL calls init on the thread that initialises the communicator, with its
+     * device current. Queried outside fs_lock: no foreign library call (and no
+     * dlopen, which takes the loader's lock) while we hold it. */
+    fs_gpu_t gpu;
+    fs_gpu_of_calling_thread(&gpu);
     pthread_mutex_lock(&fs_lock);
     if (!fs_config_loaded) {
         fs_config_load(&fs_config, logfn);
@@ -140,7 +147,7 @@ static fs_nccl_result_t fs_init(void** context, uint64_t commHash, int* eActivat
         pthread_mutex_unlock(&fs_lock);
         return FS_NCCL_SYSTEM_ERROR;
     }
-    c->comm_index = fs_ring_comm_add(r, commHash, rank, nranks, nNodes, commName, fs_clock_now_ns());
+    c->comm_index = fs_ring_comm_add(r, commHash, rank, nranks, nNodes, commName, &gpu, fs_clock_now_ns());
     c->comm_bits = (uint64_t)c->comm_index << FS_ID_COMM_SHIFT;
     c->abi_version = abi;
     c->ring = r;

@@ -209,7 +209,7 @@ static uint8_t* fs_comm_entry(const fs_ring_t* r, uint32_t i) {
 }
 
 uint32_t fs_ring_comm_add(fs_ring_t* r, uint64_t comm_hash, int rank, int nranks, int nnodes,
-                          const char* name, uint64_t now_ns) {
+                          const char* name, const fs_gpu_t* gpu, uint64_t now_ns) {
     uint32_t* count = fs_hdr_u32(r, FS_HDR_COMM_COUNT_OFFSET);
     uint32_t idx = __atomic_load_n(count, __ATOMIC_RELAXED);
     do {
@@ -228,6 +228,12 @@ uint32_t fs_ring_comm_add(fs_ring_t* r, uint64_t comm_hash, int rank, int nranks
         size_t n = strnlen(name, FS_COMM_NAME_LENGTH - 1);
         memcpy(e + FS_COMM_NAME_OFFSET, name, n);
         e[FS_COMM_NAME_OFFSET + n] = '\0';
+    }
+    *(int32_t*)(e + FS_COMM_CUDA_DEV_OFFSET) = gpu ? gpu->cuda_dev : -1;
+    if (gpu) {
+        size_t n = strnlen(gpu->pci_bus_id, FS_COMM_PCI_BUS_ID_LENGTH - 1);
+        memcpy(e + FS_COMM_PCI_BUS_ID_OFFSET, gpu->pci_bus_id, n);
+        e[FS_COMM_PCI_BUS_ID_OFFSET + n] = '\0';
     }
     __atomic_store_n((uint32_t*)(e + FS_COMM_STATE_OFFSET), FS_COMM_STATE_ACTIVE, __ATOMIC_RELEASE);
     return idx;

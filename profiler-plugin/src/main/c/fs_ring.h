@@ -1,5 +1,5 @@
 /*
- * fs_ring.h - the producer side of the flowscope ring (RING.md, layout 1.0):
+ * fs_ring.h - the producer side of the flowscope ring (RING.md, layout 1.1):
  * file creation, claim/publish, the string and communicator tables, close.
  *
  * The slots are split into lanes, each an independent MPSC ring with its own
@@ -100,10 +100,18 @@ static inline uint8_t fs_ring_intern(fs_ring_t* ring, const char* s) {
     return fs_ring_intern_slow(ring, s);
 }
 
-/* Communicator table: claims an entry (CAS on comm_count), publishes state 1
+/* The CUDA device of a communicator's rank (fs_gpu.h fills it): ordinal, -1
+ * unknown; PCI bus id as CUDA gives it, "" unknown. */
+typedef struct {
+    int32_t cuda_dev;
+    char pci_bus_id[FS_COMM_PCI_BUS_ID_LENGTH];
+} fs_gpu_t;
+
+/* Communicator table: claims an entry (CAS on comm_count), writes its fields
+ * (name truncated to 55 bytes; gpu NULL: device unknown) and publishes state 1
  * last. Returns its index, or FS_COMM_INDEX_UNKNOWN when full. */
 uint32_t fs_ring_comm_add(fs_ring_t* ring, uint64_t comm_hash, int rank, int nranks, int nnodes,
-                          const char* name, uint64_t now_ns) FS_HIDDEN;
+                          const char* name, const fs_gpu_t* gpu, uint64_t now_ns) FS_HIDDEN;
 void fs_ring_comm_finalize(fs_ring_t* ring, uint32_t index, uint64_t now_ns) FS_HIDDEN;
 
 static inline void fs_ring_count(fs_ring_t* ring, int counter) {

@@ -1,7 +1,17 @@
 /*
- * fs_ring_layout.h - the flowscope ring file layout 1.0 (RING.md), as named
+ * fs_ring_layout.h - the flowscope ring file layout 1.1 (RING.md), as named
  * offsets. The Java side (io.flowscope.ring.RingLayout / RecordLayout) uses
  * the same names. No call site writes a bare offset.
+ *
+ * Versions: a reader refuses another major version and reads every minor
+ * version of its major (a minor version only adds, in bytes older writers
+ * left zero or that older readers do not need).
+ *   1.0  the first layout.
+ *   1.1  each communicator entry gets the CUDA device of the rank: cuda_dev
+ *        (i32, -1 unknown) at 96 and pci_bus_id (char[28]) at 100; the name
+ *        shrinks from 88 to 56 bytes (NUL-terminated inside them, so a 1.0
+ *        reader still reads it whole). A 1.1 reader of a 1.0 ring reads the
+ *        88-byte name and reports the device unknown.
  *
  *   file:  [ HEADER: header_size (262144) bytes ][ lane 0 ][ lane 1 ] ... [ lane lane_count-1 ]
  *   lane l: lane_capacity slots; slot i of lane l at header_size + 64*(l*lane_capacity + i)
@@ -51,6 +61,10 @@
  *   |   string table: 256 entries x 32 B  {u32 length; char[28]}   | 4096
  *   +---------------------------------------------------------------+ 12288 .. 16384 reserved
  *   |   comm table: 1024 entries x 128 B                            | 16384
+ *   |     +0 comm_hash (u64)  +8 state (u32)  +12 rank  +16 nranks  |
+ *   |     +20 nnodes (i32 each)  +24 init_monotonic_ns (u64)        |
+ *   |     +32 finalize_monotonic_ns (u64)  +40 name (char[56])      |
+ *   |     +96 cuda_dev (i32)  +100 pci_bus_id (char[28])            |
  *   +---------------------------------------------------------------+ 147456
  *   |   lane table: lane_count (<= 64) entries x 256 B              |
  *   |     +0 tail (u64, alone on 128 B)  +128 head (u64, alone on 128 B)
@@ -81,7 +95,7 @@
 
 #define FS_RING_MAGIC 0x0A31474E49525346ULL /* "FSRING1\n" little-endian */
 #define FS_RING_LAYOUT_MAJOR 1u
-#define FS_RING_LAYOUT_MINOR 0u
+#define FS_RING_LAYOUT_MINOR 1u
 #define FS_RING_LAYOUT_VERSION ((FS_RING_LAYOUT_MAJOR << 16) | FS_RING_LAYOUT_MINOR)
 #define FS_RING_RECORD_SIZE 64u
 #define FS_RING_HEADER_SIZE 262144u
@@ -148,7 +162,11 @@
 #define FS_COMM_INIT_MONOTONIC_NS_OFFSET 24
 #define FS_COMM_FINALIZE_MONOTONIC_NS_OFFSET 32
 #define FS_COMM_NAME_OFFSET 40
-#define FS_COMM_NAME_LENGTH 88u
+#define FS_COMM_NAME_LENGTH 56u           /* 88 in layout 1.0 */
+#define FS_COMM_NAME_LENGTH_1_0 88u
+#define FS_COMM_CUDA_DEV_OFFSET 96        /* since 1.1: CUDA device ordinal of the rank, -1 unknown */
+#define FS_COMM_PCI_BUS_ID_OFFSET 100     /* since 1.1: its PCI bus id as CUDA gives it, "" unknown */
+#define FS_COMM_PCI_BUS_ID_LENGTH 28u     /* NUL-terminated */
 #define FS_COMM_STATE_ACTIVE 1u
 #define FS_COMM_STATE_FINALIZED 2u
 #define FS_COMM_INDEX_UNKNOWN 4095u
@@ -324,7 +342,11 @@ _Static_assert(FS_STRING_TABLE_OFFSET + FS_STRING_CAPACITY * FS_STRING_ENTRY_SIZ
                "string table ends at 12288");
 _Static_assert(FS_COMM_TABLE_OFFSET + FS_COMM_CAPACITY * FS_COMM_ENTRY_SIZE == 147456,
                "comm table ends at 147456");
-_Static_assert(FS_COMM_NAME_OFFSET + FS_COMM_NAME_LENGTH == FS_COMM_ENTRY_SIZE, "comm entry");
+_Static_assert(FS_COMM_NAME_OFFSET + FS_COMM_NAME_LENGTH == FS_COMM_CUDA_DEV_OFFSET,
+               "cuda_dev after the name");
+_Static_assert(FS_COMM_CUDA_DEV_OFFSET + 4 == FS_COMM_PCI_BUS_ID_OFFSET, "pci_bus_id after cuda_dev");
+_Static_assert(FS_COMM_PCI_BUS_ID_OFFSET + FS_COMM_PCI_BUS_ID_LENGTH == FS_COMM_ENTRY_SIZE, "comm entry");
+_Static_assert(FS_COMM_NAME_OFFSET + FS_COMM_NAME_LENGTH_1_0 == FS_COMM_ENTRY_SIZE, "comm entry 1.0");
 _Static_assert(FS_STRING_NAME_OFFSET + FS_STRING_NAME_MAX == FS_STRING_ENTRY_SIZE, "string entry");
 _Static_assert(FS_RING_HEADER_SIZE % 4096 == 0, "slots start page-aligned");
 

@@ -8,6 +8,12 @@
  * helper, K+3 abuse thread (--abuse). Handles cross threads through queues as
  * in NCCL (Coll handle -> ProxyOp parent on the proxy thread, ProxyStep
  * handle -> NetPlugin parent on a net helper).
+ *
+ * CUDA devices: with --fake-cuda PATH (the stand-in driver of fs_fake_cuda.h)
+ * each init thread makes a device current first, as NCCL's comm init does
+ * (communicator i: device i; the --abuse communicators: no context), and
+ * --verify checks each communicator entry's cuda_dev and pci_bus_id; without
+ * it, every entry must say unknown (-1, "").
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -24,6 +30,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "fs_fake_cuda.h"
 #include "fs_nccl_abi.h"
 #define FS_PROGRAM "harness"
 #include "fs_test_util.h"
@@ -51,6 +58,7 @@ static struct {
     double live_s;
     double rate;
     int verify;
+    const char* fake_cuda;
 } opt = {.abi = 5, .comms = 2, .ops = 200, .seed = 1, .rate = 100000};
 
 static const fs_nccl_profiler_v4_t* p4;
@@ -63,6 +71,7 @@ static uint32_t mask; /* what init handed back in *eActivationMask */
 static int nccl_event_mask;
 static uint64_t kernel_groups, all_groups;
 static int ncomms_total;
+static fs_fake_cuda_set_device_t fake_set_device; /* --fake-cuda: the stand-in driver's */
 
 typedef struct {
     uint64_t hash;
@@ -70,6 +79,7 @@ typedef struct {
     int nranks;
     void* ctx;
     char name[32];
+    int device; /* the CUDA device its init thread makes current (--fake-cuda), -1: none */
 } comm_t;
 static comm_t comms[MAX_COMMS + ABUSE_COMMS];
 
@@ -697,6 +707,7 @@ static void* init_thread(void* arg) {
     comm_t* c = arg;
     int* m = &nccl_event_mask;
     int rc;
+    if (fake_set_device) fake_set_device(c->device); /* cudaSetDevice, as NCCL's comm init does first */
     if (opt.abi == 4)
         rc = p4->init(&c->ctx, m, c->name, c->hash, 1, c->nranks, c->rank, logger);
     else if (opt.abi == 5)
@@ -797,6 +808,25 @@ static int verify_ring(const char* path, long records, int nrings_before, int nr
     CHECK(U64(FS_HDR_INVALID_CALLS_OFFSET) == (uint64_t)invalid_expected, "invalid_calls %" PRIu64 " != %ld",
           U64(FS_HDR_INVALID_CALLS_OFFSET), invalid_expected);
     CHECK(U64(FS_HDR_STRINGS_OVERFLOW_OFFSET) == 0, "strings_overflow");
+    /* each communicator entry (claimed in any order): its rank's CUDA device */
+    for (int i = 0; i < ncomms_total; i++) {
+        const uint8_t* e = b + FS_COMM_TABLE_OFFSET + (size_t)i * FS_COMM_ENTRY_SIZE;
+        const comm_t* c = NULL;
+        for (int j = 0; j < ncomms_total && !c; j++)
+            if (comms[j].hash == *(const uint64_t*)(e + FS_COMM_HASH_OFFSET)) c = &comms[j];
+        CHECK(c != NULL, "comm entry %d: a hash no init gave", i);
+        if (!c) continue;
+        int want_dev = fake_set_device && c->device >= 0 ? c->device : -1;
+        char want_bus[FS_COMM_PCI_BUS_ID_LENGTH] = "";
+        if (want_dev >= 0) fs_fake_cuda_bus_id(want_dev, want_bus, sizeof want_bus);
+        int dev = *(const int32_t*)(e + FS_COMM_CUDA_DEV_OFFSET);
+        const char* bus = (const char*)e + FS_COMM_PCI_BUS_ID_OFFSET;
+        CHECK(dev == want_dev && strncmp(bus, want_bus, FS_COMM_PCI_BUS_ID_LENGTH) == 0,
+              "comm %s: cuda_dev %d pci_bus_id '%.27s', expected %d '%s'", c->name, dev, bus, want_dev,
+              want_bus);
+        CHECK(strncmp((const char*)e + FS_COMM_NAME_OFFSET, c->name, FS_COMM_NAME_LENGTH) == 0,
+              "comm %s: name '%.55s'", c->name, (const char*)e + FS_COMM_NAME_OFFSET);
+    }
 
     /* The expected (kind, op) sequence of every harness thread, from its expect lines. */
     uint16_t** want_seq = calloc((size_t)nhthreads, sizeof *want_seq);
@@ -909,7 +939,8 @@ static void usage(void) {
     fprintf(stderr,
             "usage: fs_harness --plugin PATH [--abi 4|5|6] [--comms K] [--ops N] [--ring-dir DIR]\n"
             "                  [--ring-size SPEC] [--ring-lanes N] [--mask SPEC] [--expect FILE] [--abuse] [--seed S]\n"
-            "                  [--kernel-sampling N] [--live SECONDS [--rate EVENTS_PER_SEC]] [--verify]\n");
+            "                  [--kernel-sampling N] [--live SECONDS [--rate EVENTS_PER_SEC]] [--verify]\n"
+            "                  [--fake-cuda PATH]\n");
     exit(2);
 }
 
@@ -932,6 +963,7 @@ int main(int argc, char** argv) {
         else if (!strcmp(a, "--live")) opt.live_s = atof(ARG());
         else if (!strcmp(a, "--rate")) opt.rate = atof(ARG());
         else if (!strcmp(a, "--verify")) opt.verify = 1;
+        else if (!strcmp(a, "--fake-cuda")) opt.fake_cuda = ARG();
         else usage();
     }
     if (!opt.plugin || opt.abi < 4 || opt.abi > 6 || opt.comms < 1 || opt.comms > MAX_COMMS || opt.ops < 0)
@@ -945,6 +977,13 @@ int main(int argc, char** argv) {
     /* Every operation gets KernelCh unless a sampling is asked for, so the
      * expectations cover each kind on every run. */
     setenv("FLOWSCOPE_KERNEL_SAMPLING", "1", 0);
+    void* fake = NULL;
+    if (opt.fake_cuda) { /* the driver is loaded before NCCL loads its profiler, as libcudart loads it */
+        fake = dlopen(opt.fake_cuda, RTLD_NOW | RTLD_GLOBAL);
+        if (!fake) die("dlopen %s: %s", opt.fake_cuda, dlerror());
+        fake_set_device = (fs_fake_cuda_set_device_t)dlsym(fake, "fs_fake_cuda_set_device");
+        if (!fake_set_device) die("%s: no fs_fake_cuda_set_device", opt.fake_cuda);
+    }
     void* lib;
     void* s = load_plugin(opt.plugin, opt.abi, &lib);
     p4 = s;
@@ -961,6 +1000,7 @@ int main(int argc, char** argv) {
         c->rank = i < opt.comms ? i : 0;
         c->nranks = i < opt.comms ? opt.comms : 1;
         snprintf(c->name, sizeof c->name, "harness-comm-%d", i);
+        c->device = i < opt.comms ? i : -1;
     }
     pthread_t th[MAX_COMMS + ABUSE_COMMS + 8];
     for (int i = 0; i < ncomms_total; i++) pthread_create(&th[i], NULL, init_thread, &comms[i]);
@@ -1011,5 +1051,6 @@ int main(int argc, char** argv) {
     free(ib_q.items);
     free(sock_q.items);
     dlclose(lib);
+    if (fake) dlclose(fake);
     return rc;
 }

@@ -2,11 +2,13 @@
  * fs_ring_test.c - unit tests of the ring (RING.md): layout, lanes,
  * claim/publish, drops per lane, checksum vector, killed and stalled
  * producers, garbage sequences, concurrent producers against the C consumer;
- * plus config and clock.
+ * the communicator table and the CUDA device (fs_gpu, against the stand-in
+ * driver of fs_fake_cuda.h); plus config and clock.
  *
  *   fs_ring_test [--quick] [--vectors PATH]   (run from profiler-plugin/)
  */
 #define _GNU_SOURCE
+#include <dlfcn.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -18,6 +20,8 @@
 
 #include "fs_clock.h"
 #include "fs_config.h"
+#include "fs_fake_cuda.h"
+#include "fs_gpu.h"
 #include "fs_ring.h"
 #include "fs_ring_consumer.h"
 
@@ -103,7 +107,7 @@ static void should_initialise_header_and_slot_sequences(void) {
     CHECK((uint8_t*)fs_ring_lane_slots(r, 3) == b + 262144 + 64 * (3 * 16));
     CHECK((uint8_t*)fs_ring_lane_tail(r, 2) == b + 147456 + 512);
     CHECK_EQ(*(uint64_t*)(b + FS_HDR_MAGIC_OFFSET), FS_RING_MAGIC);
-    CHECK_EQ(*(uint32_t*)(b + FS_HDR_LAYOUT_VERSION_OFFSET), 0x00010000u);
+    CHECK_EQ(*(uint32_t*)(b + FS_HDR_LAYOUT_VERSION_OFFSET), 0x00010001u); /* 1.1 */
     CHECK_EQ(*(uint32_t*)(b + FS_HDR_RECORD_SIZE_OFFSET), 64);
     CHECK_EQ(*(uint64_t*)(b + FS_HDR_CAPACITY_OFFSET), 64);
     CHECK_EQ(*(uint64_t*)(b + FS_HDR_HEADER_SIZE_OFFSET), 262144);
@@ -585,9 +589,16 @@ static void should_intern_strings_once_and_publish_length_last(void) {
 
 static void should_claim_comm_entries_and_finalize(void) {
     fs_ring_t* r = new_ring(16);
-    CHECK_EQ(fs_ring_comm_add(r, 0xabcdef, 3, 8, 2, "tp-group", 111), 0);
-    CHECK_EQ(fs_ring_comm_add(r, 0x123, 0, 1, 1, NULL, 112), 1);
+    fs_gpu_t gpu = {.cuda_dev = 1, .pci_bus_id = "0000:19:00.0"};
+    CHECK_EQ(fs_ring_comm_add(r, 0xabcdef, 3, 8, 2, "tp-group", &gpu, 111), 0);
+    CHECK_EQ(fs_ring_comm_add(r, 0x123, 0, 1, 1, NULL, NULL, 112), 1);
     uint8_t* e = r->base + FS_COMM_TABLE_OFFSET;
+    CHECK_EQ(*(int32_t*)(e + FS_COMM_CUDA_DEV_OFFSET), 1);
+    CHECK(strcmp((char*)e + FS_COMM_PCI_BUS_ID_OFFSET, "0000:19:00.0") == 0);
+    uint8_t* e1 = e + FS_COMM_ENTRY_SIZE; /* no device known: -1 and "" */
+    CHECK(*(int32_t*)(e1 + FS_COMM_CUDA_DEV_OFFSET) == -1);
+    CHECK_EQ(e1[FS_COMM_PCI_BUS_ID_OFFSET], 0);
+    CHECK_EQ(e1[FS_COMM_NAME_OFFSET], 0);
     CHECK_EQ(*(uint64_t*)(e + FS_COMM_HASH_OFFSET), 0xabcdef);
     CHECK_EQ(*(uint32_t*)(e + FS_COMM_STATE_OFFSET), 1);
     CHECK_EQ(*(int32_t*)(e + FS_COMM_RANK_OFFSET), 3);
@@ -598,10 +609,62 @@ static void should_claim_comm_entries_and_finalize(void) {
     fs_ring_comm_finalize(r, 0, 222);
     CHECK_EQ(*(uint32_t*)(e + FS_COMM_STATE_OFFSET), 2);
     CHECK_EQ(*(uint64_t*)(e + FS_COMM_FINALIZE_MONOTONIC_NS_OFFSET), 222);
-    for (int i = 2; i < 1024; i++) fs_ring_comm_add(r, (uint64_t)i, 0, 1, 1, "x", 1);
-    CHECK_EQ(fs_ring_comm_add(r, 1, 0, 1, 1, "overflow", 1), FS_COMM_INDEX_UNKNOWN);
+    for (int i = 2; i < 1024; i++) fs_ring_comm_add(r, (uint64_t)i, 0, 1, 1, "x", NULL, 1);
+    CHECK_EQ(fs_ring_comm_add(r, 1, 0, 1, 1, "overflow", NULL, 1), FS_COMM_INDEX_UNKNOWN);
     CHECK_EQ(cnt(r, FS_CNT_COMMS_OVERFLOW), 1);
     drop_ring(r);
+}
+
+/* Layout 1.1: the name ends inside its 56 bytes, before cuda_dev; an over-long
+ * bus id is cut inside its 28. */
+static void should_keep_long_names_and_bus_ids_inside_their_fields(void) {
+    fs_ring_t* r = new_ring(16);
+    char name[120];
+    memset(name, 'n', sizeof name - 1);
+    name[sizeof name - 1] = '\0';
+    fs_gpu_t gpu = {.cuda_dev = 7};
+    memset(gpu.pci_bus_id, 'b', sizeof gpu.pci_bus_id - 1);
+    gpu.pci_bus_id[sizeof gpu.pci_bus_id - 1] = '\0';
+    CHECK_EQ(fs_ring_comm_add(r, 0x77, 0, 2, 1, name, &gpu, 1), 0);
+    uint8_t* e = r->base + FS_COMM_TABLE_OFFSET;
+    CHECK_EQ(strlen((char*)e + FS_COMM_NAME_OFFSET), FS_COMM_NAME_LENGTH - 1);
+    CHECK_EQ(*(int32_t*)(e + FS_COMM_CUDA_DEV_OFFSET), 7);
+    CHECK_EQ(strnlen((char*)e + FS_COMM_PCI_BUS_ID_OFFSET, FS_COMM_PCI_BUS_ID_LENGTH),
+             FS_COMM_PCI_BUS_ID_LENGTH - 1);
+    CHECK_EQ(*(uint32_t*)(e + FS_COMM_ENTRY_SIZE + FS_COMM_STATE_OFFSET), 0); /* the next entry untouched */
+    drop_ring(r);
+}
+
+/* fs_gpu: the device only through a driver the process already has. Without
+ * one: unknown. With the stand-in driver (FS_FAKE_CUDA_LIB, make check sets
+ * it) loaded: the calling thread's device and its bus id; no current
+ * context: unknown. */
+static void should_read_the_device_only_from_a_loaded_driver(void) {
+    fs_gpu_t gpu;
+    memset(&gpu, 0x55, sizeof gpu);
+    fs_gpu_of_calling_thread(&gpu);
+    CHECK(gpu.cuda_dev == -1);
+    CHECK_EQ(gpu.pci_bus_id[0], 0);
+    const char* path = getenv("FS_FAKE_CUDA_LIB");
+    if (!path || !*path) {
+        printf("  (FS_FAKE_CUDA_LIB unset: the stand-in driver's half skipped)\n");
+        return;
+    }
+    void* fake = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    CHECK(fake != NULL);
+    fs_fake_cuda_set_device_t set_device = (fs_fake_cuda_set_device_t)dlsym(fake, "fs_fake_cuda_set_device");
+    CHECK(set_device != NULL);
+    set_device(3);
+    fs_gpu_of_calling_thread(&gpu);
+    char want[32];
+    fs_fake_cuda_bus_id(3, want, sizeof want);
+    CHECK_EQ(gpu.cuda_dev, 3);
+    CHECK(strcmp(gpu.pci_bus_id, want) == 0);
+    set_device(-1); /* the driver is there, the thread has no context */
+    fs_gpu_of_calling_thread(&gpu);
+    CHECK(gpu.cuda_dev == -1);
+    CHECK_EQ(gpu.pci_bus_id[0], 0);
+    dlclose(fake);
 }
 
 /* ---- config and clock ---- */
@@ -758,6 +821,8 @@ int main(int argc, char** argv) {
     RUN(should_deliver_every_record_exactly_once_with_concurrent_producers);
     RUN(should_intern_strings_once_and_publish_length_last);
     RUN(should_claim_comm_entries_and_finalize);
+    RUN(should_keep_long_names_and_bus_ids_inside_their_fields);
+    RUN(should_read_the_device_only_from_a_loaded_driver);
     RUN(should_parse_event_masks);
     RUN(should_parse_ring_sizes_and_round_down_to_power_of_two_slots);
     RUN(should_read_defaults_and_warn_on_bad_values);

@@ -58,4 +58,12 @@ grep -q "verify: lanes=4 " "$tmp/$n.err" || { echo "scenario lanes-rounded: expe
 run lanes-bad --abi 5 --ring-lanes 65 --ops 20
 [ "$(grep -c "NCCL WARN flags=0x4000 .*FLOWSCOPE_RING_LANES='65'" "$tmp/$n.err")" = 1 ] || { echo "scenario lanes-bad: expected one WARN through NCCL's logger"; exit 1; }
 grep -q "verify: lanes=8 " "$tmp/$n.err" || { echo "scenario lanes-bad: expected the default 8 lanes"; exit 1; }
+# the CUDA device of each communicator's rank, through the stand-in driver (each init thread its own device; the
+# abuse communicators none): --verify checks cuda_dev and pci_bus_id of every entry (without it: all unknown)
+if [ -n "${FS_FAKE_CUDA_LIB:-}" ]; then
+    run gpu-devices --abi 5 --comms 4 --abuse --ops 20 --fake-cuda "$FS_FAKE_CUDA_LIB"
+    run gpu-devices-v4 --abi 4 --comms 2 --ops 20 --fake-cuda "$FS_FAKE_CUDA_LIB"
+else
+    echo "scenario gpu-devices: skipped (FS_FAKE_CUDA_LIB unset)"
+fi
 echo "all $n scenarios passed ($mode)"

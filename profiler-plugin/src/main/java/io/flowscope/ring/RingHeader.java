@@ -419,6 +419,7 @@ public final class RingHeader
             return null;
         }
         final int entry = commEntryOffset(index);
+        final boolean hasDevice = layoutMinor(layoutVersion) >= COMM_DEVICE_SINCE_MINOR;
         return new CommInfo(
             index,
             buffer.getLong(entry + COMM_HASH_OFFSET),
@@ -428,14 +429,31 @@ public final class RingHeader
             buffer.getInt(entry + COMM_NNODES_OFFSET),
             buffer.getLong(entry + COMM_INIT_MONOTONIC_NS_OFFSET),
             buffer.getLongVolatile(entry + COMM_FINALIZE_MONOTONIC_NS_OFFSET),
-            cString(buffer, entry + COMM_NAME_OFFSET, COMM_NAME_LENGTH));
+            cString(buffer, entry + COMM_NAME_OFFSET, hasDevice ? COMM_NAME_LENGTH : COMM_NAME_LENGTH_1_0),
+            hasDevice ? buffer.getInt(entry + COMM_CUDA_DEV_OFFSET) : CommInfo.NO_DEVICE,
+            hasDevice ? cString(buffer, entry + COMM_PCI_BUS_ID_OFFSET, COMM_PCI_BUS_ID_LENGTH) : "");
     }
 
-    /** One communicator table entry. */
+    /**
+     * One communicator table entry.
+     *
+     * @param cudaDevice the CUDA device ordinal of this process's rank in it ({@link #NO_DEVICE}: unknown, or a
+     *                   layout 1.0 ring), numbered as that process sees them (within its CUDA_VISIBLE_DEVICES)
+     * @param pciBusId   that device's PCI bus id as CUDA gives it ("0000:19:00.0"; nvidia-smi and DCGM print the
+     *                   domain with 8 digits), the identity that holds across processes and tools; empty when
+     *                   unknown
+     */
     public record CommInfo(
         int index, long commHash, int state, int rank, int nranks, int nnodes, long initMonotonicNs,
-        long finalizeMonotonicNs, String name)
+        long finalizeMonotonicNs, String name, int cudaDevice, String pciBusId)
     {
+        /** {@link #cudaDevice} when the producer could not tell it. */
+        public static final int NO_DEVICE = -1;
+
+        public boolean hasDevice()
+        {
+            return cudaDevice >= 0;
+        }
     }
 
     public String toString()

@@ -1,12 +1,18 @@
 package io.flowscope.ring;
 
 /**
- * Layout 1.0 of a flowscope ring file: the header, the string and communicator tables, and where the
+ * Layout 1.1 of a flowscope ring file: the header, the string and communicator tables, and where the
  * slots start. The single source of these offsets on the Java side; {@code RING.md} is the contract and
  * {@code fs_ring_layout.h} the C twin (same names, static asserts). All integers are little-endian.
+ * <p>
+ * Versions: a reader refuses another major version and reads every minor version of its major; a minor version
+ * only adds. 1.0: the first layout. 1.1: each communicator entry gets the CUDA device of the rank
+ * ({@code cuda_dev} at 96, {@code pci_bus_id} at 100) and its name shrinks from 88 to 56 bytes (NUL-terminated
+ * inside them, so a 1.0 reader still reads it whole); this reader reads a 1.0 entry's 88-byte name and reports
+ * its device unknown.
  *
  * <pre>
- *   0                                   HEADER (header_size bytes, 262144 in 1.0)
+ *   0                                   HEADER (header_size bytes, 262144 in 1.x)
  *   header_size                         lane 0: slot 0 .. slot lane_capacity-1
  *   header_size + 64*lane_capacity      lane 1: slot 0 .. slot lane_capacity-1
  *   ...                                 lane lane_count-1
@@ -96,7 +102,10 @@ package io.flowscope.ring;
  *   0 u64 comm_hash            8 u32 state (0 unpublished, 1 active, 2 finalized; written last)
  *  12 i32 rank                16 i32 nranks               20 i32 nnodes
  *  24 u64 init_monotonic_ns   32 u64 finalize_monotonic_ns
- *  40 char[88] name (NUL-terminated, may be empty)
+ *  40 char[56] name (NUL-terminated, may be empty; char[88] up to 128 in 1.0)
+ *  96 i32 cuda_dev            the CUDA device ordinal of the rank, -1 unknown (1.1)
+ * 100 char[28] pci_bus_id     its PCI bus id as CUDA gives it ("0000:19:00.0"), NUL-terminated,
+ *                             empty when unknown (1.1)
  * </pre>
  */
 public final class RingLayout
@@ -105,8 +114,8 @@ public final class RingLayout
     public static final long MAGIC = 0x0A31474E49525346L;
     /** The major version this reader understands. */
     public static final int LAYOUT_MAJOR = 1;
-    /** The minor version this reader was written against. */
-    public static final int LAYOUT_MINOR = 0;
+    /** The minor version this reader was written against (it reads every earlier one). */
+    public static final int LAYOUT_MINOR = 1;
     /** {@code major << 16 | minor}. */
     public static final int LAYOUT_VERSION = LAYOUT_MAJOR << 16 | LAYOUT_MINOR;
 
@@ -168,7 +177,17 @@ public final class RingLayout
     public static final int COMM_INIT_MONOTONIC_NS_OFFSET = 24;
     public static final int COMM_FINALIZE_MONOTONIC_NS_OFFSET = 32;
     public static final int COMM_NAME_OFFSET = 40;
-    public static final int COMM_NAME_LENGTH = 88;
+    /** The name's bytes since 1.1 (NUL-terminated inside them). */
+    public static final int COMM_NAME_LENGTH = 56;
+    /** The name's bytes in 1.0: up to the end of the entry. */
+    public static final int COMM_NAME_LENGTH_1_0 = 88;
+    /** i32 (1.1): the CUDA device ordinal of the rank, as its process numbers them; -1 unknown. */
+    public static final int COMM_CUDA_DEV_OFFSET = 96;
+    /** char[28] (1.1): the device's PCI bus id as CUDA gives it, NUL-terminated; empty when unknown. */
+    public static final int COMM_PCI_BUS_ID_OFFSET = 100;
+    public static final int COMM_PCI_BUS_ID_LENGTH = 28;
+    /** The first minor version whose communicator entries hold the device. */
+    public static final int COMM_DEVICE_SINCE_MINOR = 1;
     public static final int COMM_CAPACITY = 1024;
     /** Communicator index used when the table was full. */
     public static final int UNKNOWN_COMM_INDEX = 4095;

@@ -438,4 +438,41 @@ class HarnessRingTest
             process.destroy();
         }
     }
+    /**
+     * The plugin's communicator entries carry the CUDA device of each rank: the harness loads the stand-in driver
+     * ({@code fakecuda/libcuda.so.1}, soname {@code libcuda.so.1}) and makes device i current on communicator i's
+     * init thread, as NCCL's comm init does; the abuse communicators' threads have no context. The reader sees
+     * each device and bus id; a run without the driver says unknown.
+     */
+    @Test
+    void theReaderSeesTheCudaDeviceAndBusIdOfEachCommunicatorsRank() throws Exception
+    {
+        final Path fakeCuda = harness.getParent().resolve("fakecuda/libcuda.so.1").toAbsolutePath();
+        assertThat(fakeCuda).as("the stand-in CUDA driver (make all)").isRegularFile();
+        final Summary s = finish(start(dir, "--abi", "5", "--comms", "3", "--abuse", "--ops", "10",
+            "--fake-cuda", fakeCuda.toString()));
+        final Map<String, String> gpus = new TreeMap<>();
+        try (RingReader reader = RingReader.open(s.ring()))
+        {
+            final RingHeader h = reader.header();
+            assertThat(h.layoutVersion()).isEqualTo(RingLayout.LAYOUT_VERSION);
+            for (int i = 0; i < h.commCount(); i++)
+            {
+                final RingHeader.CommInfo c = h.comm(i);
+                gpus.merge(c.name(), c.cudaDevice() + " " + c.pciBusId(), (a, b) -> a + ", " + b);
+            }
+        }
+        assertThat(gpus).hasSize(3 + 16) // the run's communicators, then the 16 abuse ones
+            .containsEntry("harness-comm-0", "0 0000:18:00.0")
+            .containsEntry("harness-comm-1", "1 0000:19:00.0")
+            .containsEntry("harness-comm-2", "2 0000:1A:00.0")
+            .containsEntry("harness-comm-3", "-1 ")
+            .containsEntry("harness-comm-18", "-1 ");
+        final Summary without = finish(start(dir.resolve("without"), "--abi", "5", "--comms", "2", "--ops", "10"));
+        try (RingReader reader = RingReader.open(without.ring()))
+        {
+            assertThat(reader.header().comm(0).cudaDevice()).isEqualTo(RingHeader.CommInfo.NO_DEVICE);
+            assertThat(reader.header().comm(0).pciBusId()).isEmpty();
+        }
+    }
 }

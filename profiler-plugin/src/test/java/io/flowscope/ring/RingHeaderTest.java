@@ -29,7 +29,7 @@ class RingHeaderTest
             try (RingReader reader = RingReader.open(path))
             {
                 final RingHeader header = reader.header();
-                assertThat(header.layoutVersion()).isEqualTo(0x00010000);
+                assertThat(header.layoutVersion()).isEqualTo(0x00010001);
                 assertThat(header.capacity()).isEqualTo(64);
                 assertThat(header.laneCount()).isEqualTo(1);
                 assertThat(header.laneCapacity()).isEqualTo(64);
@@ -57,8 +57,62 @@ class RingHeaderTest
                     assertThat(c.nnodes()).isEqualTo(2);
                     assertThat(c.name()).isEqualTo("trainer");
                     assertThat(c.state()).isEqualTo(RingLayout.COMM_STATE_ACTIVE);
+                    assertThat(c.cudaDevice()).isEqualTo(RingHeader.CommInfo.NO_DEVICE);
+                    assertThat(c.pciBusId()).isEmpty();
+                    assertThat(c.hasDevice()).isFalse();
                 });
                 assertThat(header.comm(comm + 1)).isNull();
+            }
+        }
+    }
+
+    @Test
+    void readsTheCudaDeviceAndBusIdOfEachCommunicatorsRank() throws IOException
+    {
+        final Path path = dir.resolve("flowscope-48213-0.ring");
+        try (TestRingWriter writer = TestRingWriter.builder(path).capacity(16).pid(48213).hostname("gpu-node-17")
+            .create())
+        {
+            final String longName = "n".repeat(80);
+            final int world = writer.comm(0x1111L, 1, 2, 1, "world", 1, "0000:19:00.0");
+            final int split = writer.comm(0x2222L, 0, 1, 1, longName, 1, "0000:19:00.0");
+            final int unknown = writer.comm(0x3333L, 0, 1, 1, "no-context", -1, "");
+            try (RingReader reader = RingReader.open(path))
+            {
+                final RingHeader h = reader.header();
+                assertThat(h.comm(world)).satisfies(c ->
+                {
+                    assertThat(c.rank()).isEqualTo(1);
+                    assertThat(c.cudaDevice()).isEqualTo(1);
+                    assertThat(c.pciBusId()).isEqualTo("0000:19:00.0");
+                    assertThat(c.hasDevice()).isTrue();
+                });
+                // 1.1: a name ends inside its 56 bytes, before the device
+                assertThat(h.comm(split).name()).isEqualTo(longName.substring(0, RingLayout.COMM_NAME_LENGTH - 1));
+                assertThat(h.comm(split).cudaDevice()).isEqualTo(1);
+                assertThat(h.comm(unknown).cudaDevice()).isEqualTo(-1);
+                assertThat(h.comm(unknown).pciBusId()).isEmpty();
+            }
+        }
+    }
+
+    /** Rings the 1.0 plugin wrote stay readable: the 88-byte name, the device unknown (its bytes are the name's). */
+    @Test
+    void readsALayout10RingsNameWholeAndItsDeviceAsUnknown() throws IOException
+    {
+        final Path path = dir.resolve("v1_0.ring");
+        try (TestRingWriter writer = TestRingWriter.builder(path).capacity(16).layoutVersion(0x00010000).create())
+        {
+            final String name = "a-communicator-name-longer-than-the-56-bytes-of-layout-1.1-entries-x";
+            final int comm = writer.comm(0xABCDL, 2, 4, 1, name, 3, "0000:3B:00.0");
+            try (RingReader reader = RingReader.open(path))
+            {
+                final RingHeader.CommInfo c = reader.header().comm(comm);
+                assertThat(reader.header().layoutVersion()).isEqualTo(0x00010000);
+                assertThat(c.name()).isEqualTo(name);
+                assertThat(c.rank()).isEqualTo(2);
+                assertThat(c.cudaDevice()).isEqualTo(RingHeader.CommInfo.NO_DEVICE);
+                assertThat(c.pciBusId()).isEmpty();
             }
         }
     }

@@ -14,7 +14,7 @@ class RingLayoutTest
         assertThat(RingLayout.MAGIC).isEqualTo(0x0A31474E49525346L);
         assertThat(new String(new byte[] {'F', 'S', 'R', 'I', 'N', 'G', '1', '\n'}).getBytes())
             .isEqualTo(java.nio.ByteBuffer.allocate(8).order(java.nio.ByteOrder.LITTLE_ENDIAN).putLong(RingLayout.MAGIC).array());
-        assertThat(RingLayout.LAYOUT_VERSION).isEqualTo(0x00010000);
+        assertThat(RingLayout.LAYOUT_VERSION).isEqualTo(0x00010001); // 1.1
         assertThat(new int[] {
             RingLayout.LAYOUT_VERSION_OFFSET, RingLayout.RECORD_SIZE_OFFSET, RingLayout.CAPACITY_OFFSET,
             RingLayout.HEADER_SIZE_OFFSET, RingLayout.PRODUCER_PID_OFFSET, RingLayout.ABI_VERSION_OFFSET,
@@ -34,7 +34,12 @@ class RingLayoutTest
                 792, 896, 904, 912, 920, 928, 936, 4096, 16384, 147456, 262144);
         assertThat(RingLayout.stringEntryOffset(RingLayout.STRING_CAPACITY)).isEqualTo(12288);
         assertThat(RingLayout.commEntryOffset(RingLayout.COMM_CAPACITY)).isEqualTo(147456);
-        assertThat(RingLayout.COMM_NAME_OFFSET + RingLayout.COMM_NAME_LENGTH).isEqualTo(RingLayout.COMM_ENTRY_SIZE);
+        assertThat(RingLayout.COMM_NAME_OFFSET + RingLayout.COMM_NAME_LENGTH).isEqualTo(RingLayout.COMM_CUDA_DEV_OFFSET)
+            .isEqualTo(96);
+        assertThat(RingLayout.COMM_CUDA_DEV_OFFSET + 4).isEqualTo(RingLayout.COMM_PCI_BUS_ID_OFFSET).isEqualTo(100);
+        assertThat(RingLayout.COMM_PCI_BUS_ID_OFFSET + RingLayout.COMM_PCI_BUS_ID_LENGTH)
+            .isEqualTo(RingLayout.COMM_ENTRY_SIZE);
+        assertThat(RingLayout.COMM_NAME_OFFSET + RingLayout.COMM_NAME_LENGTH_1_0).isEqualTo(RingLayout.COMM_ENTRY_SIZE);
         assertThat(RingLayout.STRING_NAME_OFFSET + RingLayout.STRING_NAME_MAX).isEqualTo(RingLayout.STRING_ENTRY_SIZE);
     }
 

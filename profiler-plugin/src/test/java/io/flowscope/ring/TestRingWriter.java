@@ -37,6 +37,8 @@ public final class TestRingWriter implements AutoCloseable
     private final long laneCapacity;
     private final long mask;
     private final int headerSize;
+    /** The layout this writer writes (its communicator entries follow it), published or not. */
+    private final int layoutVersion;
     private final Map<String, Integer> strings = new HashMap<>();
 
     private TestRingWriter(final Path path, final FileChannel channel, final MappedByteBuffer mapped, final Builder builder)
@@ -50,6 +52,7 @@ public final class TestRingWriter implements AutoCloseable
         this.laneCapacity = capacity / laneCount;
         this.mask = laneCapacity - 1;
         this.headerSize = builder.headerSize;
+        this.layoutVersion = builder.layoutVersion;
     }
 
     public static Builder builder(final Path path)
@@ -334,6 +337,17 @@ public final class TestRingWriter implements AutoCloseable
     /** Registers a communicator as {@code init} does; returns its index, 4095 when the table is full. */
     public int comm(final long commHash, final int rank, final int nranks, final int nnodes, final String name)
     {
+        return comm(commHash, rank, nranks, nnodes, name, -1, "");
+    }
+
+    /**
+     * Registers a communicator with its rank's CUDA device, as {@code init} does (layout 1.1; a ring built with a
+     * 1.0 {@code layoutVersion} gets the 1.0 entry: the name up to 88 bytes, no device).
+     */
+    public int comm(final long commHash, final int rank, final int nranks, final int nnodes, final String name,
+        final int cudaDevice, final String pciBusId)
+    {
+        final boolean hasDevice = layoutMinor(layoutVersion) >= COMM_DEVICE_SINCE_MINOR;
         while (true)
         {
             final int index = buffer.getIntVolatile(COMM_COUNT_OFFSET);
@@ -350,7 +364,12 @@ public final class TestRingWriter implements AutoCloseable
                 buffer.putInt(entry + COMM_NRANKS_OFFSET, nranks);
                 buffer.putInt(entry + COMM_NNODES_OFFSET, nnodes);
                 buffer.putLong(entry + COMM_INIT_MONOTONIC_NS_OFFSET, System.nanoTime());
-                putCString(buffer, entry + COMM_NAME_OFFSET, COMM_NAME_LENGTH, name);
+                putCString(buffer, entry + COMM_NAME_OFFSET, hasDevice ? COMM_NAME_LENGTH : COMM_NAME_LENGTH_1_0, name);
+                if (hasDevice)
+                {
+                    buffer.putInt(entry + COMM_CUDA_DEV_OFFSET, cudaDevice);
+                    putCString(buffer, entry + COMM_PCI_BUS_ID_OFFSET, COMM_PCI_BUS_ID_LENGTH, pciBusId);
+                }
                 buffer.putIntOrdered(entry + COMM_STATE_OFFSET, COMM_STATE_ACTIVE);
                 return index;
             }

@@ -456,8 +456,9 @@ public final class Capture implements Callable<Integer>
             json.writeArrayFieldStart("communicators");
             for (final RingHeader.CommInfo comm : comms)
             {
-                json.writeString(String.format("rank %d/%d nnodes=%d hash=0x%016x name=%s state=%d",
-                    comm.rank(), comm.nranks(), comm.nnodes(), comm.commHash(), comm.name(), comm.state()));
+                json.writeString(String.format("rank %d/%d nnodes=%d hash=0x%016x name=%s state=%d gpu=%s",
+                    comm.rank(), comm.nranks(), comm.nnodes(), comm.commHash(), comm.name(), comm.state(),
+                    RingTool.gpu(comm)));
             }
             json.writeEndArray();
             json.writeNumberField("records", records);

@@ -91,6 +91,16 @@ public final class RingTool implements Callable<Integer>
         return code;
     }
 
+    /** A communicator's CUDA device as {@code stat} prints it: "1 (0000:19:00.0)", "unknown". */
+    static String gpu(final RingHeader.CommInfo c)
+    {
+        if (!c.hasDevice())
+        {
+            return "unknown";
+        }
+        return c.pciBusId().isEmpty() ? Integer.toString(c.cudaDevice()) : c.cudaDevice() + " (" + c.pciBusId() + ")";
+    }
+
     private static JsonGenerator jsonLines(final PrintStream out) throws IOException
     {
         final JsonGenerator json = new JsonFactory().createGenerator(out);
@@ -197,8 +207,9 @@ public final class RingTool implements Callable<Integer>
                     out.printf("  [%d] (not yet published)%n", i);
                     continue;
                 }
-                out.printf("  [%d] hash 0x%016x rank %d/%d nodes %d %s name '%s'%n", i, c.commHash(), c.rank(),
-                    c.nranks(), c.nnodes(), c.state() == RingLayout.COMM_STATE_FINALIZED ? "finalized" : "active", c.name());
+                out.printf("  [%d] hash 0x%016x rank %d/%d nodes %d %s gpu %s name '%s'%n", i, c.commHash(), c.rank(),
+                    c.nranks(), c.nnodes(), c.state() == RingLayout.COMM_STATE_FINALIZED ? "finalized" : "active",
+                    gpu(c), c.name());
             }
             final int strings = Math.min(h.stringCount(), h.stringCapacity());
             out.printf("strings           %d%n", Math.max(0, strings - 1));
