@@ -186,7 +186,7 @@ public final class HttpVerticle extends VerticleBase
         m.put("wallMs", s.wallMs());
         m.put("lastEventNs", s.lastEventNs());
         m.put("heatmaps", heatmaps(s, null));
-        m.put("anomalies", s.anomalies().stream().map(Json::anomaly).toList());
+        m.put("anomalies", s.anomalies().stream().map(a -> Json.anomaly(a, s.culprits().get(a.id()))).toList());
         m.put("stats", s.stats());
         return m;
     }
@@ -285,11 +285,12 @@ public final class HttpVerticle extends VerticleBase
             return;
         }
         final List<Map<String, Object>> out = new ArrayList<>();
-        for (final Anomaly a : snapshots.get().anomalies())
+        final Snapshot s = snapshots.get();
+        for (final Anomaly a : s.anomalies())
         {
             if (q.matches(a) && out.size() < q.limit())
             {
-                out.add(Json.anomaly(a));
+                out.add(Json.anomaly(a, s.culprits().get(a.id())));
             }
         }
         json(ctx, 200, Map.of("count", out.size(), "items", out));

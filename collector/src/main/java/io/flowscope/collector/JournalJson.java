@@ -69,6 +69,14 @@ final class JournalJson implements TelemetryListener, JournalReader.Meta
     }
 
     @Override
+    public void onRingComm(final long hostId, final String hostname, final int pid, final long commHash,
+        final int rank, final int nranks, final int cudaDevice, final String pciBusId)
+    {
+        emit("ringComm", "hostId", FlowRow.hex(hostId), "hostname", hostname, "pid", pid, "commHash",
+            FlowRow.hex(commHash), "rank", rank, "nranks", nranks, "cudaDevice", cudaDevice, "pciBusId", pciBusId);
+    }
+
+    @Override
     public void onRingDetached(final int pid, final String path, final String reason)
     {
         emit("ringDetached", "pid", pid, "path", path, "reason", reason);

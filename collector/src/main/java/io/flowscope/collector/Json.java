@@ -32,12 +32,18 @@ public final class Json
 
     public static Map<String, Object> anomaly(final Anomaly a)
     {
+        return anomaly(a, null);
+    }
+
+    /** With its culprit as named ({@code who}, null when unknown): see {@link #culprit(Culprit, RankIdentity)}. */
+    public static Map<String, Object> anomaly(final Anomaly a, final RankIdentity who)
+    {
         final Map<String, Object> m = new LinkedHashMap<>();
         m.put("id", FlowRow.hex(a.id()));
         m.put("kind", a.kind().name());
         m.put("severity", a.severity().name());
         m.put("open", a.isOpen());
-        m.put("culprit", culprit(a.culprit()));
+        m.put("culprit", culprit(a.culprit(), who));
         m.put("startNs", a.startNs());
         m.put("detectedNs", a.detectedNs());
         m.put("resolvedNs", a.resolvedNs());
@@ -50,6 +56,16 @@ public final class Json
 
     public static Map<String, Object> culprit(final Culprit c)
     {
+        return culprit(c, null);
+    }
+
+    /**
+     * The culprit's fields; where it is named ({@code who}), also {@code hostname}, and for a rank {@code pid},
+     * {@code gpu} (the CUDA device ordinal in that process) and {@code gpuBusId} (its PCI bus id), each present
+     * only when known.
+     */
+    public static Map<String, Object> culprit(final Culprit c, final RankIdentity who)
+    {
         final Map<String, Object> m = new LinkedHashMap<>();
         m.put("host", FlowRow.hex(c.hostId()));
         m.put("comm", FlowRow.hex(c.commHash()));
@@ -58,6 +74,25 @@ public final class Json
         m.put("channel", c.channel());
         m.put("device", c.device());
         m.put("qpNum", c.qpNum());
+        if (who != null)
+        {
+            if (!who.hostname().isEmpty())
+            {
+                m.put("hostname", who.hostname());
+            }
+            if (who.isRank())
+            {
+                m.put("pid", who.pid());
+                if (who.cudaDevice() >= 0)
+                {
+                    m.put("gpu", who.cudaDevice());
+                }
+                if (!who.pciBusId().isEmpty())
+                {
+                    m.put("gpuBusId", who.pciBusId());
+                }
+            }
+        }
         return m;
     }
 
@@ -67,7 +102,7 @@ public final class Json
         m.put("type", e.type());
         m.put("publishedWallMs", e.publishedWallMs());
         m.put("publishedMonoNs", e.publishedMonoNs());
-        m.put("anomaly", anomaly(e.anomaly()));
+        m.put("anomaly", anomaly(e.anomaly(), e.culprit()));
         return m;
     }
 

@@ -62,6 +62,11 @@ public final class Pipeline implements TelemetryListener, AnomalySink
     private boolean catchingUp;
     private FlowSummarySink summaryTap;
     private LongFunction<String> hostNames = id -> null;
+    /** The rings' communicator ranks (their processes and GPUs): what names a culprit. */
+    private final RankIdentities rankIdentities = new RankIdentities();
+    /** Each anomaly's culprit as named (by anomaly id), for the API; copied into snapshots when it changes. */
+    private final Map<Long, RankIdentity> culprits = new LinkedHashMap<>();
+    private Map<Long, RankIdentity> culpritMap = Map.of();
     private CollectiveSink collectiveTap;
     private List<Anomaly> anomalyList = List.of();
     private final IngestFailures failures;
@@ -285,6 +290,18 @@ public final class Pipeline implements TelemetryListener, AnomalySink
     }
 
     // ---- input ----------------------------------------------------------------------------------------------
+
+    /** A ring's communicator rank (its process and GPU): journaled, and kept to name culprits with. */
+    @Override
+    public void onRingComm(final long hostId, final String hostname, final int pid, final long commHash,
+        final int rank, final int nranks, final int cudaDevice, final String pciBusId)
+    {
+        if (journal != null)
+        {
+            journal.onRingComm(hostId, hostname, pid, commHash, rank, nranks, cudaDevice, pciBusId);
+        }
+        rankIdentities.put(new RankIdentity(hostId, hostname, pid, commHash, rank, nranks, cudaDevice, pciBusId));
+    }
 
     @Override
     public void onHost(final long hostId)
@@ -619,25 +636,24 @@ public final class Pipeline implements TelemetryListener, AnomalySink
         this.hostNames = names;
     }
 
-    /** The anomaly as operators read it: its summary opens with its culprit's host name where one is known. */
-    private Anomaly named(final Anomaly a)
-    {
-        final String name = hostNames.apply(a.culprit().hostId());
-        if (name == null || name.isEmpty())
-        {
-            return a;
-        }
-        return a.withSummary("host " + name + ": " + a.summary());
-    }
-
+    /**
+     * Publishes the anomaly as operators read it: its summary opens with its culprit where known, a rank as
+     * {@code host gpu-node-17 pid 48213 rank 1 GPU 1 (0000:19:00.0)} (the rings' communicator entries), else its
+     * host's name ({@link RankIdentities}).
+     */
     private void publish(final String type, final Anomaly engineAnomaly)
     {
-        final Anomaly a = named(engineAnomaly);
+        final RankIdentity who = rankIdentities.culprit(engineAnomaly.culprit(), hostNames);
+        final Anomaly a = RankIdentities.named(engineAnomaly, who);
         final long mono = System.nanoTime();
         anomalies.put(a.id(), a);
+        if (who != null)
+        {
+            culprits.put(a.id(), who);
+        }
         anomaliesChanged = true;
         final boolean recovered = catchingUp || announcedBefore.contains(a.id()) && !"resolved".equals(type);
-        final AnomalyEvent e = new AnomalyEvent(type, a, System.currentTimeMillis(), mono, recovered);
+        final AnomalyEvent e = new AnomalyEvent(type, a, System.currentTimeMillis(), mono, recovered, who);
         history.add(e);
         if (history.size() > 10_000)
         {
@@ -703,10 +719,11 @@ public final class Pipeline implements TelemetryListener, AnomalySink
         if (anomaliesChanged)
         {
             anomalyList = List.copyOf(anomalies.values());
+            culpritMap = Map.copyOf(culprits);
             anomaliesChanged = false;
         }
         return new Snapshot(wallNowMs, currentTimeNs, List.copyOf(flows), List.copyOf(ranks), List.copyOf(links),
-            List.copyOf(qps), List.copyOf(comms), anomalyList, stats);
+            List.copyOf(qps), List.copyOf(comms), anomalyList, stats, culpritMap);
     }
 
     /** Drops the latest-value entries whose period ended before {@code cutoffNs} (flows gone quiet). */

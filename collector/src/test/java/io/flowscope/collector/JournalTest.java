@@ -80,6 +80,14 @@ class JournalTest
         }
 
         @Override
+        public void onRingComm(final long hostId, final String hostname, final int pid, final long commHash,
+            final int rank, final int nranks, final int cudaDevice, final String pciBusId)
+        {
+            calls.add("comm " + hostId + " " + hostname + " " + pid + " " + commHash + " " + rank + " " + nranks + " " +
+                cudaDevice + " '" + pciBusId + "'");
+        }
+
+        @Override
         public void onAnomaly(final long id, final boolean opened, final String summary)
         {
             calls.add("anomaly " + id + " " + opened + " " + summary);
@@ -145,6 +153,54 @@ class JournalTest
                 "coll 13 11259375 3 8 0 1 2 1024 4 4 99 1300",
                 "kchStop 15 123456789 1400",
                 "anomaly -1 true rank 3 \u2192 4 slow");
+        }
+    }
+
+    /**
+     * The rings' communicator ranks (process, GPU) come back from the journal and from its trace
+     * ({@code inspect}), whatever the time range: a replay of either names culprits as the live run did.
+     */
+    @Test
+    void shouldGiveBackTheRingsCommunicatorRanksFromTheJournalAndItsTraceWhateverTheTimeRange() throws Exception
+    {
+        try (JournalWriter w = new JournalWriter(dir, RollCycles.FAST_HOURLY, 0, 0))
+        {
+            w.ringAttached(7, 48213, "gpu-node-17", "/dev/shm/flowscope/flowscope-48213-0.ring");
+            w.onRingComm(7, "gpu-node-17", 48213, 0xABCDEFL, 1, 2, 1, "0000:19:00.0");
+            w.onRingComm(7, "gpu-node-17", 48213, -2L, 0, 1, -1, "");
+            w.onHost(7);
+            w.onProxyOpStart(-5, 0xABCDEFL, 1, 0, 0, true, 5000);
+            w.flush(System.currentTimeMillis() * 1_000_000L);
+        }
+        final List<String> want = List.of(
+            "comm 7 gpu-node-17 48213 11259375 1 2 1 '0000:19:00.0'",
+            "comm 7 gpu-node-17 48213 -2 0 1 -1 ''");
+        try (JournalReader r = new JournalReader(dir).timeRange(1, 2))
+        {
+            final Recorder rec = readAll(r);
+            assertThat(r.corruptDocuments()).isZero();
+            assertThat(rec.calls).filteredOn(c -> c.startsWith("comm ")).containsExactlyElementsOf(want);
+            assertThat(rec.calls).filteredOn(c -> c.startsWith("opStart")).isEmpty();
+        }
+        final ByteArrayOutputStream out = new ByteArrayOutputStream();
+        assertThat(Main.run(new PrintStream(out, true, StandardCharsets.UTF_8),
+            new PrintStream(new ByteArrayOutputStream()), "inspect", dir.toString())).isZero();
+        final String trace = out.toString(StandardCharsets.UTF_8);
+        assertThat(trace).contains("\"type\":\"ringComm\"", "\"hostname\":\"gpu-node-17\"", "\"pid\":48213",
+            "\"commHash\":\"0xabcdef\"", "\"rank\":1", "\"nranks\":2", "\"cudaDevice\":1",
+            "\"pciBusId\":\"0000:19:00.0\"");
+        final Path file = dir.resolveSibling(dir.getFileName() + "-trace.jsonl");
+        Files.writeString(file, trace);
+        try (io.flowscope.collector.journal.EventLog log = io.flowscope.collector.journal.EventLog.open(file)
+            .timeRange(1, 2))
+        {
+            final Recorder rec = new Recorder();
+            while (log.read(rec, rec, 10) > 0)
+            {
+                // all
+            }
+            assertThat(log.corruptDocuments()).isZero();
+            assertThat(rec.calls).filteredOn(c -> c.startsWith("comm ")).containsExactlyElementsOf(want);
         }
     }
 

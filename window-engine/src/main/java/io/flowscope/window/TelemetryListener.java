@@ -25,6 +25,19 @@ public interface TelemetryListener
     }
 
     /**
+     * Who a communicator's rank is, from a ring's communicator table: the process {@code pid} on host
+     * {@code hostId} (named {@code hostname}) is rank {@code rank} of {@code nranks} in communicator
+     * {@code commHash}, on CUDA device {@code cudaDevice} (-1 unknown) whose PCI bus id is {@code pciBusId} (empty
+     * when unknown). Not an engine input (the engine ignores it): the ring adapter hands it on once per
+     * communicator entry of a ring, before the first record it hands on after the entry appeared, so that the
+     * journal and whoever names a culprit know the rank's process and GPU. Takes no time and no host.
+     */
+    default void onRingComm(long hostId, String hostname, int pid, long commHash, int rank, int nranks,
+        int cudaDevice, String pciBusId)
+    {
+    }
+
+    /**
      * A ProxyOp started: the flow it belongs to is (commHash, rank, peer, channel, isSend).
      */
     void onProxyOpStart(long opKey, long commHash, int rank, int peer, int channel, boolean isSend, long timeNs);

@@ -56,6 +56,13 @@ public final class JournalFormat
      * period too. No fields. A journal written on by a later run goes on after it, with the periods' grid unchanged.
      */
     public static final byte END = 24;
+    /**
+     * A communicator entry of an attached ring ({@code TelemetryListener#onRingComm}): hostId (long), pid (int),
+     * commHash (long), rank (int), nranks (int), cudaDevice (int, -1 unknown), hostname (string), pciBusId (string,
+     * empty when unknown). Written before the first input call after the entry appeared in the ring, so a reader
+     * knows the rank's process and GPU when it names a culprit, as the live run did.
+     */
+    public static final byte RING_COMM = 25;
 
     private JournalFormat()
     {

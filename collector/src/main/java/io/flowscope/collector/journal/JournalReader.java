@@ -11,8 +11,9 @@ import net.openhft.chronicle.wire.DocumentContext;
 
 /**
  * Reads a journal ({@link JournalFormat}) from its start and hands every entry to a {@link TelemetryListener}
- * and a {@link Meta} listener. Entries whose event time is outside [{@code fromNs}, {@code toNs}] are skipped
- * (host entries always pass). A document with an unknown entry type or a truncated entry is counted as corrupt
+ * (the input calls, and the rings' communicator entries: {@code onRingComm}) and a {@link Meta} listener (the
+ * rest). Entries whose event time is outside [{@code fromNs}, {@code toNs}] are skipped (host and communicator
+ * entries always pass). A document with an unknown entry type or a truncated entry is counted as corrupt
  * and the rest of it is skipped; the next documents are read.
  */
 public final class JournalReader extends EventLogCounts
@@ -282,6 +283,19 @@ public final class JournalReader extends EventLogCounts
                     final boolean opened = b.readByte() != 0;
                     meta.onAnomaly(id, opened, b.readUtf8());
                 }
+                case JournalFormat.RING_COMM ->
+                {
+                    final long host = b.readLong();
+                    final int pid = b.readInt();
+                    final long comm = b.readLong();
+                    final int rank = b.readInt();
+                    final int nranks = b.readInt();
+                    final int device = b.readInt();
+                    final String hostname = b.readUtf8();
+                    final String busId = b.readUtf8();
+                    out.onRingComm(host, hostname == null ? "" : hostname, pid, comm, rank, nranks, device,
+                        busId == null ? "" : busId);
+                }
                 case JournalFormat.SOURCE -> meta.onSource(b.readUtf8());
                 case JournalFormat.END -> meta.onEnd();
                 default -> throw new IllegalStateException("unreachable");
@@ -305,6 +319,7 @@ public final class JournalReader extends EventLogCounts
             case JournalFormat.KERNEL_CH_START -> 8 + 8 + 4 + 8 + 8;
             case JournalFormat.KERNEL_CH_STOP -> 24;
             case JournalFormat.RING_ATTACH -> 8 + 4 + 2;
+            case JournalFormat.RING_COMM -> 8 + 4 + 8 + 4 + 4 + 4 + 2;
             case JournalFormat.RING_DETACH -> 4 + 2;
             case JournalFormat.ANOMALY -> 8 + 1 + 1;
             case JournalFormat.SOURCE -> 1;

@@ -267,6 +267,19 @@ public final class JournalWriter implements TelemetryListener, AutoCloseable
     // ---- TelemetryListener ----------------------------------------------------------------------------------
 
     @Override
+    public void onRingComm(final long hostId, final String hostname, final int pid, final long commHash,
+        final int rank, final int nranks, final int cudaDevice, final String pciBusId)
+    {
+        if (open())
+        {
+            batch.writeByte(JournalFormat.RING_COMM).writeLong(hostId).writeInt(pid).writeLong(commHash).writeInt(rank)
+                .writeInt(nranks).writeInt(cudaDevice);
+            batch.writeUtf8(hostname);
+            batch.writeUtf8(pciBusId);
+        }
+    }
+
+    @Override
     public void onHost(final long hostId)
     {
         if (open())

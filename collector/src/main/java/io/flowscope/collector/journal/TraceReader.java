@@ -278,6 +278,9 @@ public final class TraceReader extends EventLogCounts
                         out.onKernelChStop(num(o, "chKey"), num(o, "pTimerNs"), t);
                     }
                 }
+                case "ringComm" -> out.onRingComm(hex(o, "hostId"), o.path("hostname").asText(""),
+                    (int)num(o, "pid"), hex(o, "commHash"), (int)num(o, "rank"), (int)o.path("nranks").asLong(-1),
+                    (int)o.path("cudaDevice").asLong(-1), o.path("pciBusId").asText(""));
                 case "ringAttached" -> meta.onRingAttached(hex(o, "hostId"), (int)num(o, "pid"),
                     o.path("hostname").asText(""), o.path("path").asText(""));
                 case "ringDetached" -> meta.onRingDetached((int)num(o, "pid"), o.path("path").asText(""),

@@ -5,6 +5,7 @@ import io.flowscope.ring.RecordHandler;
 import io.flowscope.ring.RecordLayout;
 import io.flowscope.ring.RecordView;
 import io.flowscope.ring.RingHeader;
+import io.flowscope.ring.RingLayout;
 import io.flowscope.window.Collectives;
 import io.flowscope.window.TelemetryListener;
 
@@ -18,6 +19,11 @@ import io.flowscope.window.TelemetryListener;
  * <p>
  * Host: the ring's hostname, hashed once per ring ({@link #hostId(String)}, a stable 64-bit FNV-1a), is handed
  * to {@link TelemetryListener#onHost} whenever the record comes from another ring than the previous one.
+ * <p>
+ * Ranks: each communicator entry of a ring (its process's rank, the rank's CUDA device) is handed to
+ * {@link TelemetryListener#onRingComm} once, before the first record handed on after the entry was published: the
+ * entries published so far when a ring's records start or resume, and any newer one as soon as a record names it.
+ * One int comparison per record; a header lookup per change of ring.
  * <p>
  * Keys: a record id is unique within its producer process; the key is the id XORed with salts of the host id
  * and the producer pid ({@link #key}), so the rings of several processes and hosts can feed one engine (a
@@ -40,6 +46,10 @@ public final class RingEventSource implements RecordHandler
     private RingHeader lastHeader;
     private long hostId;
     private long keySalt;
+    /** Per ring: how many of its communicator entries were handed on (entries are claimed in index order). */
+    private final java.util.Map<RingHeader, int[]> commsHandedOn = new java.util.WeakHashMap<>();
+    /** {@link #commsHandedOn} of the current ring. */
+    private int[] commsOfRing;
     // Per ring, string-table index -> code (UNRESOLVED until the entry is published and looked up once).
     private final int[] funcCodes = new int[256];
     private final int[] algoCodes = new int[256];
@@ -71,6 +81,13 @@ public final class RingEventSource implements RecordHandler
             java.util.Arrays.fill(algoCodes, UNRESOLVED);
             java.util.Arrays.fill(protoCodes, UNRESOLVED);
             java.util.Arrays.fill(datatypeSizes, UNRESOLVED);
+            commsOfRing = commsHandedOn.computeIfAbsent(header, h -> new int[1]);
+            handOnComms(header);
+        }
+        final int commIndex = r.commIndex();
+        if (commIndex >= commsOfRing[0] && commIndex != RingLayout.UNKNOWN_COMM_INDEX)
+        {
+            handOnComms(header);
         }
         listener.onHost(hostId);
         final int pid = r.producerPid();
@@ -141,6 +158,24 @@ public final class RingEventSource implements RecordHandler
         {
             listener.onProxyOpStop(key, r.timeNs());
         }
+    }
+
+    /** Hands on the ring's communicator entries published since the last time, in index order. */
+    private void handOnComms(final RingHeader header)
+    {
+        final int count = Math.min(header.commCount(), header.commCapacity());
+        int i = commsOfRing[0];
+        for (; i < count; i++)
+        {
+            final RingHeader.CommInfo c = header.comm(i);
+            if (c == null)
+            {
+                break; // claimed, not yet published: handed on with a later record
+            }
+            listener.onRingComm(hostId, header.hostname(), header.producerPid(), c.commHash(), c.rank(), c.nranks(),
+                c.cudaDevice(), c.pciBusId());
+        }
+        commsOfRing[0] = i;
     }
 
     /** The code of string-table entry {@code index}: which = 0 func, 1 algo, 2 proto, 3 datatype size. */

@@ -200,4 +200,84 @@ class RingEventSourceTest
             assertThat(c.busBandwidthBytesPerSecond()).isEqualTo(c.algBandwidthBytesPerSecond() * 2 * 7 / 8);
         });
     }
+    /**
+     * Each communicator entry of a ring is handed on once, with the ring's hostname and producer pid and the
+     * rank's GPU, before the first record handed on after it appeared: those of a ring when its records start, a
+     * later one as soon as a record names it; a second ring's its own.
+     */
+    @Test
+    void shouldHandOnEachCommunicatorRankOfARingOnceBeforeItsRecords() throws Exception
+    {
+        final List<String> calls = new ArrayList<>();
+        final io.flowscope.window.TelemetryListener listener = new io.flowscope.window.TelemetryListener()
+        {
+            @Override
+            public void onRingComm(final long hostId, final String hostname, final int pid, final long commHash,
+                final int rank, final int nranks, final int cudaDevice, final String pciBusId)
+            {
+                calls.add(String.format("comm %s %d 0x%x %d/%d gpu %d '%s'", hostname, pid, commHash, rank, nranks,
+                    cudaDevice, pciBusId));
+                assertThat(hostId).isEqualTo(RingEventSource.hostId(hostname));
+            }
+
+            @Override
+            public void onProxyOpStart(final long opKey, final long commHash, final int rank, final int peer,
+                final int channel, final boolean isSend, final long timeNs)
+            {
+                calls.add(String.format("op 0x%x", commHash));
+            }
+
+            @Override
+            public void onProxyOpStop(final long opKey, final long timeNs)
+            {
+            }
+
+            @Override
+            public void onProxyStepStart(final long stepKey, final long opKey, final int step, final long timeNs)
+            {
+            }
+
+            @Override
+            public void onProxyStepState(final long stepKey, final int state, final long transSize, final long timeNs)
+            {
+            }
+
+            @Override
+            public void onProxyStepStop(final long stepKey, final long timeNs)
+            {
+            }
+        };
+        final RingEventSource source = new RingEventSource(listener);
+        try (TestRingWriter a = TestRingWriter.builder(dir.resolve("a.ring")).capacity(64).hostname("gpu-node-17")
+            .pid(48213).create();
+            TestRingWriter b = TestRingWriter.builder(dir.resolve("b.ring")).capacity(64).hostname("gpu-node-18")
+                .pid(9001).create();
+            RingReader ra = RingReader.open(a.path());
+            RingReader rb = RingReader.open(b.path()))
+        {
+            final TestRingWriter.Draft d = new TestRingWriter.Draft();
+            final int world = a.comm(0x1111L, 1, 2, 1, "world", 1, "0000:19:00.0");
+            a.append(d.start(PROXY_OP, 0, 10, id(PROXY_OP.code(), world, 1), 0).proxyOp(48213, 0, 1, 1, 0, true));
+            a.append(d.start(PROXY_OP, 0, 11, id(PROXY_OP.code(), world, 2), 0).proxyOp(48213, 0, 1, 1, 0, true));
+            ra.poll(source, 100);
+            // a communicator made later (a split): handed on with its first record
+            final int split = a.comm(0x2222L, 0, 1, 1, "split", 1, "0000:19:00.0");
+            a.append(d.start(PROXY_OP, 0, 12, id(PROXY_OP.code(), split, 3), 0).proxyOp(48213, 0, 1, 1, 0, true));
+            ra.poll(source, 100);
+            final int other = b.comm(0x1111L, 0, 2, 1, "world", -1, "");
+            b.append(d.start(PROXY_OP, 0, 13, id(PROXY_OP.code(), other, 1), 0).proxyOp(9001, 1, 1, 1, 0, true));
+            rb.poll(source, 100);
+            a.append(d.start(PROXY_OP, 0, 14, id(PROXY_OP.code(), world, 4), 0).proxyOp(48213, 0, 1, 1, 0, true));
+            ra.poll(source, 100); // back to ring a: nothing handed on again
+        }
+        assertThat(calls).containsExactly(
+            "comm gpu-node-17 48213 0x1111 1/2 gpu 1 '0000:19:00.0'",
+            "op 0x1111",
+            "op 0x1111",
+            "comm gpu-node-17 48213 0x2222 0/1 gpu 1 '0000:19:00.0'",
+            "op 0x2222",
+            "comm gpu-node-18 9001 0x1111 0/2 gpu -1 ''",
+            "op 0x1111",
+            "op 0x1111");
+    }
 }
