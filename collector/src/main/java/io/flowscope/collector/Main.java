@@ -303,7 +303,8 @@ public final class Main implements Callable<Integer>
         String scenario;
 
         @Option(names = "--fault", paramLabel = "SPEC",
-            description = "Add a fault (repeatable), e.g. slow-link:rank=3,peer=4,fraction=0.5,at=200ms.")
+            description = "Add a fault (repeatable): KIND:key=value,..., e.g. slow-link:rank=3,peer=4,fraction=0.5,at=200ms "
+                + "(KIND,key=value,... also reads).")
         List<String> faults = new java.util.ArrayList<>();
 
         @Option(names = "--speed", paramLabel = "X", description = "Simulated time per wall time (default 1.0).")
@@ -319,7 +320,7 @@ public final class Main implements Callable<Integer>
             final StringBuilder s = new StringBuilder(scenario);
             for (final String f : faults)
             {
-                s.append(",fault=").append(f);
+                s.append(",fault=").append(faultSpec(f));
             }
             o.put("simulate.scenario", s.toString());
             if (speed != null)
@@ -328,6 +329,18 @@ public final class Main implements Callable<Integer>
             }
             final CollectorConfig config = CollectorConfig.load(opts.config, System.getenv(), o);
             return serve(config, opts, spec.commandLine().getOut());
+        }
+
+        /**
+         * A fault flag as the scenario spec reads it: {@code slow-link:rank=3,peer=4} (the documented form) or
+         * {@code slow-link,rank=3,peer=4}; the kind's colon becomes the spec's comma.
+         */
+        static String faultSpec(final String flag)
+        {
+            final int colon = flag.indexOf(':');
+            final int eq = flag.indexOf('=');
+            return colon > 0 && (eq < 0 || colon < eq) ? flag.substring(0, colon) + "," + flag.substring(colon + 1)
+                : flag;
         }
     }
 
@@ -371,6 +384,7 @@ public final class Main implements Callable<Integer>
         @Override
         public Integer call() throws Exception
         {
+            checkRange(fromNs, toNs);
             final CollectorConfig cfg = CollectorConfig.load(config, System.getenv(), Map.of());
             // before the progress count and the export file: a wrong path is said plainly, and nothing is written
             EventLog.open(journal).close();
@@ -455,12 +469,15 @@ public final class Main implements Callable<Integer>
         /** A journal or a trace, as JSON lines of the current version (a trace of an older one is upgraded). */
         private int inspectLog()
         {
+            checkRange(fromNs != null ? fromNs : Long.MIN_VALUE, toNs != null ? toNs : Long.MAX_VALUE);
             final PrintStream target = parent.stdout;
             final JournalJson json = new JournalJson(target, limit);
             try (EventLog reader = EventLog.open(input).timeRange(fromNs != null ? fromNs : Long.MIN_VALUE,
                 toNs != null ? toNs : Long.MAX_VALUE))
             {
-                while (json.lines() < limit && reader.read(json, json, 64) > 0)
+                // Until the reader of the output goes away (`inspect ... | head`): a PrintStream swallows the broken
+                // pipe, checkError says it (and flushes, once a batch).
+                while (json.lines() < limit && reader.read(json, json, 1) > 0 && !target.checkError())
                 {
                     // decoded into json
                 }
@@ -472,6 +489,15 @@ public final class Main implements Callable<Integer>
                 }
             }
             return 0;
+        }
+    }
+
+    /** A time range the user gave: from must not be after to. */
+    static void checkRange(final long fromNs, final long toNs)
+    {
+        if (fromNs > toNs)
+        {
+            throw new IllegalArgumentException("--from " + fromNs + " is after --to " + toNs + ": an empty range");
         }
     }
 }

@@ -139,4 +139,64 @@ class MainTest
         assertThat(missing.rc).isEqualTo(Main.EXIT_INPUT);
         assertThat(missing.err).contains("no such ring file or journal directory");
     }
+
+    @Test
+    void shouldReadTheDocumentedFaultFlagAndTheSpecForm()
+    {
+        assertThat(Main.Simulate.faultSpec("slow-link:rank=3,peer=4,fraction=0.5,at=200ms"))
+            .isEqualTo("slow-link,rank=3,peer=4,fraction=0.5,at=200ms");
+        assertThat(Main.Simulate.faultSpec("hang,rank=5,at=50ms")).isEqualTo("hang,rank=5,at=50ms");
+        assertThat(Main.Simulate.faultSpec("hang")).isEqualTo("hang");
+        // the spec the service is given parses: the README's example
+        io.flowscope.sim.Scenario.parse("nodes=4,gpus=8,fault=" + Main.Simulate.faultSpec(
+            "slow-link:rank=3,peer=4,fraction=0.5,at=200ms"));
+    }
+
+    @Test
+    void shouldRefuseAnEmptyTimeRange()
+    {
+        final Path trace = Path.of("../testdata/traces/socket-clean-1m/events.jsonl.gz");
+        for (final String command : new String[] {"replay", "inspect"})
+        {
+            final Result r = run(command, trace.toString(), "--from", "10", "--to", "5");
+            assertThat(r.rc).as(command).isEqualTo(Main.EXIT_INPUT);
+            assertThat(r.err).as(command).contains("--from 10 is after --to 5");
+            assertThat(r.out).as(command).isEmpty();
+        }
+    }
+
+    @Test
+    void shouldStopInspectingWhenItsReaderGoesAway()
+    {
+        // `inspect TRACE | head`: the pipe breaks after a few lines; inspect must stop, not decode the rest.
+        final long[] attempts = new long[1];
+        final java.io.OutputStream brokenPipe = new java.io.OutputStream()
+        {
+            private long written;
+
+            @Override
+            public void write(final int b) throws java.io.IOException
+            {
+                write(new byte[] {(byte)b}, 0, 1);
+            }
+
+            @Override
+            public void write(final byte[] b, final int off, final int len) throws java.io.IOException
+            {
+                attempts[0]++;
+                written += len;
+                if (written > 16_384)
+                {
+                    throw new java.io.IOException("Broken pipe");
+                }
+            }
+        };
+        final int rc = Main.run(new PrintStream(brokenPipe, false, StandardCharsets.UTF_8),
+            new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8), "inspect",
+            "../testdata/traces/socket-clean-1m/events.jsonl.gz");
+
+        assertThat(rc).isZero();
+        // The trace has ~1.1 M lines (~2.2 M writes); after the break at most one more batch (~2,000 lines).
+        assertThat(attempts[0]).isLessThan(10_000);
+    }
 }
