@@ -119,12 +119,8 @@ public final class CollectorService implements AutoCloseable
         });
         final Extensions ext = new Extensions();
         final HttpVerticle http = new HttpVerticle(config.httpHost(), config.httpPort(), config.publishIntervalMs(),
-            () -> drainRef[0].snapshot(), () ->
-            {
-                final Map<String, Object> h = health(config, drainRef[0], sinks);
-                ext.health.forEach((k, v) -> h.put(k, v.get()));
-                return h;
-            }, config.security(), () -> Metrics.renderSinks(sinks.statuses()) + ext.metrics());
+            () -> drainRef[0].snapshot(), () -> health(config, drainRef[0], sinks, source, ext),
+            config.security(), () -> Metrics.renderSinks(sinks.statuses()) + ext.metrics());
         final DrainLoop drain = new DrainLoop(config, source, stageFactory, e ->
         {
             http.publish(e);
@@ -156,11 +152,39 @@ public final class CollectorService implements AutoCloseable
         return new CollectorService(config, vertx, http, drain, sinks, ext, source);
     }
 
-    static Map<String, Object> health(final CollectorConfig config, final DrainLoop drain, final ServiceSinks sinks)
+    private static Map<String, Object> health(final CollectorConfig config, final DrainLoop drain,
+        final ServiceSinks sinks, final Source source, final Extensions ext)
     {
         final Map<String, Object> h = health(config, drain);
         h.put("sinks", sinks.health());
+        final String late = source.behind();
+        if (late != null)
+        {
+            if ("UP".equals(h.get("status")))
+            {
+                h.put("status", "DEGRADED");
+            }
+            reasons(h).add(late);
+        }
+        final Map<String, Object> own = source.health();
+        if (own != null)
+        {
+            h.put(source instanceof SimulatorSource ? "simulator" : "source", own);
+        }
+        ext.health.forEach((k, v) -> h.put(k, v.get()));
         return h;
+    }
+
+    /** What /api/health says now (status UP, DEGRADED or DOWN, and why), as the HTTP endpoint serves it. */
+    public Map<String, Object> health()
+    {
+        return health(config, drain, sinks, source, extensions);
+    }
+
+    @SuppressWarnings("unchecked")
+    private static List<String> reasons(final Map<String, Object> h)
+    {
+        return (List<String>)h.computeIfAbsent("reasons", k -> new java.util.ArrayList<String>());
     }
 
     static Map<String, Object> health(final CollectorConfig config, final DrainLoop drain)
@@ -170,9 +194,24 @@ public final class CollectorService implements AutoCloseable
         final String jf = s.stats().journalFailure();
         final IngestFailures.Counts failures = s.stats().failures();
         // input that made a stage throw lately: detection may have missed what that input carried
-        final String status = drain.crashed() != null ? "DOWN" :
-            jf != null || failures.recent(System.currentTimeMillis()) ? "DEGRADED" : "UP";
+        final boolean recentFailures = failures.recent(System.currentTimeMillis());
+        final String status = drain.crashed() != null ? "DOWN" : jf != null || recentFailures ? "DEGRADED" : "UP";
         h.put("status", status);
+        // Why it is not UP, one line each (the console prints them when the status changes).
+        final List<String> reasons = new java.util.ArrayList<>();
+        if (drain.crashed() != null)
+        {
+            reasons.add("the drain loop stopped: " + drain.crashed());
+        }
+        if (jf != null)
+        {
+            reasons.add("journal: " + jf);
+        }
+        if (recentFailures)
+        {
+            reasons.add("input that made a stage throw lately (see failures)");
+        }
+        h.put("reasons", reasons);
         h.put("ready", drain.isReady());
         h.put("source", s.stats().source());
         h.put("drainLoopLagMs", System.currentTimeMillis() - drain.lastIterationMs());

@@ -15,6 +15,8 @@ import java.util.function.Consumer;
 import io.flowscope.collector.journal.EventLog;
 import io.flowscope.collector.journal.TraceReader;
 import io.flowscope.ring.cli.RingTool;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -30,6 +32,8 @@ import picocli.CommandLine.Parameters;
         CommandLine.HelpCommand.class})
 public final class Main implements Callable<Integer>
 {
+    private static final Logger LOG = LoggerFactory.getLogger(Main.class);
+
     /** Exit code of a configuration error. */
     public static final int EXIT_CONFIG = 2;
     /** Exit code of an input that cannot be read (not a ring, not a journal). */
@@ -201,18 +205,15 @@ public final class Main implements Callable<Integer>
             {
                 onStarted.accept(service);
             }
-            if (opts.durationSeconds > 0)
+            final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(opts.durationSeconds);
+            String health = "UP";
+            while (!stop.await(200, TimeUnit.MILLISECONDS))
             {
-                stop.await(opts.durationSeconds, TimeUnit.SECONDS);
-            }
-            else
-            {
-                while (!stop.await(200, TimeUnit.MILLISECONDS))
+                health = sayHealth(service.health(), health, out);
+                if (opts.durationSeconds > 0 ? System.nanoTime() - deadline >= 0
+                    : service.drain().crashed() != null || service.drain().finished())
                 {
-                    if (service.drain().crashed() != null || service.drain().finished())
-                    {
-                        break;
-                    }
+                    break;
                 }
             }
             try
@@ -232,6 +233,36 @@ public final class Main implements Callable<Integer>
             closed.countDown();
         }
         return 0;
+    }
+
+    /**
+     * Prints a change of the service's health on the console, once (DEGRADED with its reasons, UP again), and logs
+     * it; returns what was said.
+     */
+    static String sayHealth(final Map<String, Object> health, final String said, final PrintWriter out)
+    {
+        final Object reasons = health.get("reasons");
+        final String status = String.valueOf(health.get("status"));
+        final String now = "UP".equals(status) ? "UP" : status + (reasons instanceof List<?> l && !l.isEmpty()
+            ? ": " + String.join("; ", l.stream().map(String::valueOf).toList()) : "");
+        if (!now.equals(said))
+        {
+            final String line = "UP".equals(now) ? "health UP again" : "health " + now;
+            if ("UP".equals(now))
+            {
+                LOG.info(line);
+            }
+            else
+            {
+                LOG.warn(line);
+            }
+            synchronized (out)
+            {
+                out.println("flowscope: " + line);
+                out.flush();
+            }
+        }
+        return now;
     }
 
     /**

@@ -24,6 +24,21 @@ public interface Source extends AutoCloseable
         return null;
     }
 
+    /**
+     * Why this source cannot give its input on time (one line: a simulator that falls behind its clock), or null
+     * while it can. Read from any thread; the service turns DEGRADED and says so while it is set.
+     */
+    default String behind()
+    {
+        return null;
+    }
+
+    /** The source's own figures for {@code /api/health} (under its kind), or null. Read from any thread. */
+    default java.util.Map<String, Object> health()
+    {
+        return null;
+    }
+
     /** True when the source has nothing more to give (a simulation of fixed duration ended). */
     default boolean finished()
     {

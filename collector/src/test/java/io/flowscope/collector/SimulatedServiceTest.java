@@ -279,7 +279,7 @@ class SimulatedServiceTest
         final ByteArrayOutputStream out = new ByteArrayOutputStream();
         final int rc = Main.run(new PrintStream(out, true, StandardCharsets.UTF_8), new PrintStream(
             new ByteArrayOutputStream()), "simulate", "--scenario", "clean-ring-2x4", "--fault",
-            "hang,rank=5,at=50ms", "--set", "simulate.durationSeconds=1", "--port", "0", "--no-journal");
+            "hang:rank=5,at=50ms", "--set", "simulate.durationSeconds=1", "--port", "0", "--no-journal");
         assertThat(rc).isZero();
         final String text = out.toString(StandardCharsets.UTF_8);
         assertThat(text).contains("flowscope: serving http://127.0.0.1:", "simulator clean-ring-2x4");
@@ -342,5 +342,42 @@ class SimulatedServiceTest
             "simulate", "--scenario", "nodes=two", "--port", "0", "--no-journal");
         assertThat(rc).isEqualTo(Main.EXIT_CONFIG);
         assertThat(err.toString()).contains("simulate.scenario = 'nodes=two'");
+    }
+
+    @Test
+    void shouldSayWhenTheSimulatorCannotKeepItsClockAndWhenItCan() throws Exception
+    {
+        // 4 × 8 GPUs, 4 channels, 16 MiB at 50 × real time: far beyond one core (at 1 × it made 0.16 s of events
+        // in 20 s of wall time on this VM).
+        final ByteArrayOutputStream out = new ByteArrayOutputStream();
+        final int rc = Main.run(new PrintStream(out, true, StandardCharsets.UTF_8), new PrintStream(
+            new ByteArrayOutputStream()), "simulate", "--scenario", "nodes=4,gpus=8,channels=4,size=16M,seed=3",
+            "--speed", "50", "--duration", "4", "--port", "0", "--no-journal", "--quiet");
+        assertThat(rc).isZero();
+        assertThat(out.toString(StandardCharsets.UTF_8))
+            .containsPattern("flowscope: health DEGRADED: the simulator is [0-9.]+ s behind its clock");
+
+        try (CollectorService s = CollectorService.start(config("nodes=4,gpus=8,channels=4,size=16M,seed=3",
+            Map.of("simulate.speed", "50", "journal.enabled", "false")), e -> { }))
+        {
+            await().atMost(Duration.ofSeconds(30)).until(() ->
+                "DEGRADED".equals(Http.json(s.url() + "api/health").get("status").asText()));
+            final JsonNode h = Http.json(s.url() + "api/health");
+            assertThat(h.get("simulator").get("keepingUp").asBoolean()).isFalse();
+            assertThat(h.get("simulator").get("behindMs").asLong()).isGreaterThan(250);
+            assertThat(h.get("reasons").get(0).asText()).contains("behind its clock");
+        }
+
+        // A 2 × 4 cluster at a twentieth of real time keeps up.
+        try (CollectorService s = CollectorService.start(config("clean-ring-2x4",
+            Map.of("simulate.speed", "0.05", "journal.enabled", "false")), e -> { }))
+        {
+            await().atMost(Duration.ofSeconds(30)).until(() ->
+                Http.json(s.url() + "api/health").get("simulator").get("achievedSpeed").isNumber());
+            final JsonNode h = Http.json(s.url() + "api/health");
+            assertThat(h.get("status").asText()).isEqualTo("UP");
+            assertThat(h.get("simulator").get("keepingUp").asBoolean()).isTrue();
+            assertThat(h.get("reasons")).isEmpty();
+        }
     }
 }
