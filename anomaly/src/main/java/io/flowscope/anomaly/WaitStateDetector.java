@@ -266,9 +266,9 @@ final class WaitStateDetector
         ev.put("ownEntryWaitNs", of);
         ev.put("ownGpuFirstSlotWaitNs", ownGpu);
         ev.put("operations", (double)c.onCount[rank]);
-        final String summary = String.format("rank %d holds up comm 0x%x: at each operation's start its peers "
-            + "wait %.2f ms for its first data, it waits %.2f ms for theirs (%.2f ms more, %d operations; %s)",
-            rank, c.commHash, on / 1e6, of / 1e6, late / 1e6, c.onCount[rank], gpu
+        final String summary = String.format("rank %d delays comm 0x%x by %.2f ms per operation: at each "
+            + "operation's start its peers wait %.2f ms for its first data, it waits %.2f ms for theirs (%d first "
+            + "steps; %s)", rank, c.commHash, late / 1e6, on / 1e6, of / 1e6, c.onCount[rank], gpu
                 ? String.format("its own GPU takes %.2f ms to its first data", ownGpu / 1e6)
                 : "it arrives late: its CPU calls late, its GPU is not the cause");
         final Severity sev = late >= config.slowNodeCriticalNs ? Severity.CRITICAL : Severity.WARNING;
