@@ -38,9 +38,35 @@
  *       rank R stops calling NCCL for S ms before op H: it emits nothing, the
  *       others post op H and wait (their receives from it stay outstanding,
  *       nothing new for those steps); every later op starts S ms later
+ *   --congest-host H --congest-nic D --congest-factor F --congest-from A --congest-to B
+ *       ops [A, B): NIC D of host H congested (incast, a congested switch port):
+ *       the network time of every send through it x F, so the sends of all the
+ *       host's ranks on that NIC slow together, their work requests take longer
+ *       and their steps queue in SendWait (9) behind each other on the wire
  *
- * Output (stdout, one line at the end): rank, hostname, records emitted (each
- * recorded plugin call), emission lateness against the schedule (how far the
+ * Net plugin events (--net ib): what NCCL built with NET_PROFILER=1 emits over
+ * its IB transport, NetPlugin events (plugin id 0x10001, QP descriptor) whose
+ * parent is the ProxyStep: per send step and QP one send work request (device
+ * = the rank's NIC, its QP, RDMA_WRITE_WITH_IMM, length = the step's bytes / QPs)
+ * started just before SendWait (9) (`isend` posts it) and stopped just before
+ * the step stops (its completion: the data arrived and was acknowledged); per
+ * receive step and QP one receive work request (device and QP set; opcode and
+ * length left 0: NCCL leaves them stale) started just before RecvWait (10)
+ * (`irecv` posts it) and stopped just before RecvFlushWait (11) (the data
+ * arrived). Topology: --ranks-per-host G ranks per host (host = rank / G; the
+ * caller gives the G processes of a host one hostname), --nics N NICs per host,
+ * rank r on NIC (r % G) x N / G (so G / N ranks share a NIC, as GPUs share the
+ * NIC of their PCIe switch), --qps Q QPs per connection (NCCL_IB_QPS_PER_CONNECTION);
+ * QP numbers unique per host: 0x100 + ((local rank x 32 + channel) x 2 + dir) x Q + q.
+ * Every hop of the ring is a network hop (as the cluster simulator's, or NCCL with
+ * NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1): a host's ranks all send through its NICs.
+ * --local-ranks L: this process plays ranks --rank .. --rank + L - 1 (of one host),
+ * one communicator (plugin init) each, their records in one ring in time order
+ * (NCCL's one process driving several GPUs); default 1.
+ *
+ * Output (stdout, one line at the end): rank (the first played), hostname, pid,
+ * ranks played, records emitted (each recorded plugin call; qp_records: those of
+ * work requests), emission lateness against the schedule (how far the
  * real call came after its scheduled instant: scheduling noise of this
  * machine), the ring file.
  */
@@ -65,6 +91,9 @@
 #define MAX_CH 32
 #define MAX_STEPS 128
 #define LIVE_OPS 64      /* ops in flight at once in this process */
+#define MAX_QPS 8        /* NCCL's MAX_QPS_PER_REQ: work-request events per request */
+#define MAX_LOCAL 8      /* ranks one process plays (--local-ranks) */
+#define IBV_WR_RDMA_WRITE_WITH_IMM 1 /* libibverbs' enum ibv_wr_opcode */
 
 static struct {
     const char* plugin;
@@ -95,17 +124,26 @@ static struct {
     double slow_factor;
     int hang_rank, hang_at;
     double hang_ms;
+    int congest_host, congest_nic, congest_from, congest_to;
+    double congest_factor;
+    /* net plugin events and topology */
+    int net_ib;
+    int ranks_per_host, nics, qps;
+    int local_ranks; /* this process plays ranks rank .. rank + local_ranks - 1 */
 } opt = {.abi = 5, .rank = -1, .nranks = 0, .ops = 1000, .period_us = 2500, .channels = 2, .steps = 0,
          .chunk = 524288, .ns_per_byte = 0.4, .gpu_us = 20, .lat_us = 5, .flush_us = 2, .jitter_us = 30,
          .noise = 0.1, .coll_us = 20, .quantum_us = 30, .seed = 1, .comm = 0xF1035C09E0000015ULL,
          .late_rank = -1, .late_from = 0, .late_to = 0, .late_us = 0, .slow_rank = -1, .slow_factor = 1,
-         .hang_rank = -1, .hang_at = -1, .hang_ms = 0};
+         .hang_rank = -1, .hang_at = -1, .hang_ms = 0, .congest_host = -1, .congest_nic = 0,
+         .congest_from = 0, .congest_to = 0, .congest_factor = 1, .net_ib = 0, .ranks_per_host = 1, .nics = 1,
+         .qps = 1, .local_ranks = 1};
 
 static const fs_nccl_profiler_v5_t* p5;
 static const fs_nccl_profiler_v6_t* p6;
-static void* ctx;
+static void* ctx[MAX_LOCAL]; /* one communicator (plugin context) per rank played */
+static int cur;              /* the local rank whose event is being emitted */
 static int nccl_mask;
-static uint64_t records, group_records;
+static uint64_t records, group_records, qp_records;
 
 static uint64_t mono_ns(void) {
     struct timespec ts;
@@ -139,11 +177,11 @@ static void* start_ev(uint64_t type, void* parent, fs_nccl_descr_v6_t* d) {
     void* h = NULL;
     d->type = type;
     d->parentObj = parent;
-    d->rank = opt.rank;
+    d->rank = opt.rank + cur;
     if (opt.abi == 5)
-        p5->startEvent(ctx, &h, (fs_nccl_descr_v5_t*)d);
+        p5->startEvent(ctx[cur], &h, (fs_nccl_descr_v5_t*)d);
     else
-        p6->startEvent(ctx, &h, d);
+        p6->startEvent(ctx[cur], &h, d);
     if (h) records++;
     return h;
 }
@@ -176,7 +214,7 @@ typedef struct {
     uint64_t t;
     uint64_t seq;
     int op;
-    uint8_t act, ch, dir, pad; /* dir 0 send, 1 recv */
+    uint8_t act, ch, dir, lr; /* dir 0 send, 1 recv; lr: the local rank (rank - opt.rank) */
     uint16_t step;
 } ev_t;
 
@@ -186,14 +224,14 @@ static uint64_t seqno;
 
 static int ev_less(const ev_t* a, const ev_t* b) { return a->t != b->t ? a->t < b->t : a->seq < b->seq; }
 
-static void push(uint64_t t, int op, int act, int ch, int dir, int step) {
+static void push(uint64_t t, int op, int act, int ch, int dir, int step, int lr) {
     if (nheap == capheap) {
         capheap = capheap ? 2 * capheap : 4096;
         heap = realloc(heap, capheap * sizeof *heap);
         if (!heap) die("out of memory");
     }
     ev_t e = {.t = t, .seq = seqno++, .op = op, .act = (uint8_t)act, .ch = (uint8_t)ch, .dir = (uint8_t)dir,
-              .step = (uint16_t)step};
+              .lr = (uint8_t)lr, .step = (uint16_t)step};
     size_t i = nheap++;
     while (i > 0) {
         size_t p = (i - 1) / 2;
@@ -228,9 +266,60 @@ typedef struct {
     void* pop[MAX_CH][2];
     void* step[MAX_CH][2][MAX_STEPS];
 } live_t;
-static live_t live[LIVE_OPS];
+static live_t* live; /* [local rank][LIVE_OPS] */
+static live_t* live_of(int lr, int op) { return &live[(size_t)lr * LIVE_OPS + (size_t)(op % LIVE_OPS)]; }
+
+/* Topology: rank r's host and its NIC on that host. */
+static int host_of(int r) { return r / opt.ranks_per_host; }
+static int nic_of(int r) { return (r % opt.ranks_per_host) * opt.nics / opt.ranks_per_host; }
+/* Work-request handles of each live op (--net ib), [channel][dir][step][qp], apart from live_t (cleared per op) */
+static void** wr_handles[MAX_LOCAL][LIVE_OPS];
+
+static void** wr_slot(int op, int ch, int dir, int step) {
+    return wr_handles[cur][op % LIVE_OPS] +
+           (((size_t)ch * 2 + (size_t)dir) * (size_t)opt.steps + (size_t)step) * (size_t)opt.qps;
+}
+
+/* The net plugin posts a step's work requests, one per QP (the descriptor reused, as NCCL does). */
+static void wr_post(int op, int ch, int dir, int step, void* step_handle) {
+    static fs_nccl_net_ib_descr_v1_t ib;
+    static uint64_t wr_id;
+    if (!opt.net_ib || !(nccl_mask & FS_EV_NET_PLUGIN) || !step_handle) return;
+    void** h = wr_slot(op, ch, dir, step);
+    const size_t chunk = (size_t)opt.chunk;
+    for (int q = 0; q < opt.qps; q++) {
+        memset(&ib, 0, sizeof ib);
+        ib.type = FS_NET_IB_EVENT_QP;
+        const int me = opt.rank + cur;
+        ib.qp.device = nic_of(me);
+        ib.qp.wr_id = ++wr_id;
+        ib.qp.qpNum = 0x100 + (((me % opt.ranks_per_host) * MAX_CH + ch) * 2 + dir) * opt.qps + q;
+        if (dir == 0) {
+            ib.qp.opcode = IBV_WR_RDMA_WRITE_WITH_IMM;
+            ib.qp.length = chunk / (size_t)opt.qps + (q == opt.qps - 1 ? chunk % (size_t)opt.qps : 0);
+        }
+        fs_nccl_descr_v6_t d;
+        memset(&d, 0, sizeof d);
+        d.netPlugin.id = FS_NET_PLUGIN_ID_IB_V1;
+        d.netPlugin.data = &ib;
+        h[q] = start_ev(FS_EV_NET_PLUGIN, step_handle, &d);
+        if (h[q]) qp_records++;
+    }
+}
+
+/* Their completions. */
+static void wr_complete(int op, int ch, int dir, int step) {
+    if (!opt.net_ib) return;
+    void** h = wr_slot(op, ch, dir, step);
+    for (int q = 0; q < opt.qps; q++) {
+        if (h[q]) qp_records++;
+        stop_ev(h[q]);
+        h[q] = NULL;
+    }
+}
 
 static double ns(double us) { return us * 1000.0; }
+
 
 /* Collective k's nominal start (every rank's, before its own lateness). */
 static uint64_t op_time(int k) {
@@ -245,7 +334,7 @@ static int in(int k, int from, int to) { return k >= from && k < to; }
  * connection's (channel, sender) transfer queue. */
 static double rank_end[MAX_RANKS];
 static double link_free[MAX_CH][MAX_RANKS];
-static int behind; /* this rank's ops that started after their nominal time because its previous op still ran */
+static int behind; /* ops of the ranks played here that started late: their previous op still ran */
 
 /* Computes op k for every rank and channel; queues this rank's events. */
 static void schedule(int k) {
@@ -254,11 +343,13 @@ static void schedule(int k) {
     static double sendStart[MAX_RANKS][MAX_STEPS], sendStop[MAX_RANKS][MAX_STEPS];
     static double recvPost[MAX_RANKS][MAX_STEPS], recvFlush[MAX_RANKS][MAX_STEPS], recvStop[MAX_RANKS][MAX_STEPS];
     const double t0 = (double)op_time(k);
-    live_t* L = &live[k % LIVE_OPS];
-    if (L->op >= 0) die("more than %d ops in flight: period too short for the op's duration", LIVE_OPS);
-    memset(L, 0, sizeof *L);
-    L->op = k;
-    const int me = opt.rank;
+    const int me0 = opt.rank, me1 = opt.rank + opt.local_ranks; /* the ranks played here: [me0, me1) */
+    for (int lr = 0; lr < opt.local_ranks; lr++) {
+        live_t* L = live_of(lr, k);
+        if (L->op >= 0) die("more than %d ops in flight: period too short for the op's duration", LIVE_OPS);
+        memset(L, 0, sizeof *L);
+        L->op = k;
+    }
     for (int i = 0; i < n; i++) {
         start[i] = t0 + ns(opt.jitter_us) * u01(1, k, i, 0, 0);
         if (i == opt.late_rank && in(k, opt.late_from, opt.late_to) && !opt.late_gpu) start[i] += ns(opt.late_us);
@@ -266,16 +357,19 @@ static void schedule(int k) {
         /* ops of a rank run in order: this one cannot start before the previous one ended */
         if (rank_end[i] > start[i]) {
             start[i] = rank_end[i];
-            if (i == me) behind++;
+            if (i >= me0 && i < me1) behind++;
         }
         gpuFree[i] = start[i];
         if (i == opt.late_rank && in(k, opt.late_from, opt.late_to) && opt.late_gpu) gpuFree[i] += ns(opt.late_us);
         end[i] = start[i];
     }
     /* the CPU's call: Group and Coll, then the proxy posts the ops */
-    push((uint64_t)start[me], k, A_COLL_START, 0, 0, 0);
-    push((uint64_t)(start[me] + noisy(ns(opt.coll_us), 2, k, me, 0, 0)), k, A_COLL_STOP, 0, 0, 0);
-    int pending = 1; /* the Coll stop, then one per step */
+    int pending[MAX_LOCAL]; /* per rank played: the Coll stop, then one per step */
+    for (int me = me0; me < me1; me++) {
+        push((uint64_t)start[me], k, A_COLL_START, 0, 0, 0, me - me0);
+        push((uint64_t)(start[me] + noisy(ns(opt.coll_us), 2, k, me, 0, 0)), k, A_COLL_STOP, 0, 0, 0, me - me0);
+        pending[me - me0] = 1;
+    }
     for (int c = 0; c < opt.channels; c++) {
         for (int i = 0; i < n; i++) recvGpuFree[i] = sendGpuFree[i] = gpuFree[i];
         double* linkFree = link_free[c];
@@ -295,6 +389,9 @@ static void schedule(int k) {
                 const double post = ready > credit ? ready : credit;
                 double x = noisy((double)opt.chunk * opt.ns_per_byte, 4, k, i, c, s);
                 if (i == opt.slow_rank && in(k, opt.slow_from, opt.slow_to)) x *= opt.slow_factor;
+                if (host_of(i) == opt.congest_host && nic_of(i) == opt.congest_nic &&
+                    in(k, opt.congest_from, opt.congest_to))
+                    x *= opt.congest_factor;
                 const double leave = post > linkFree[i] ? post : linkFree[i];
                 const double arrive = leave + x + ns(opt.lat_us);
                 linkFree[i] = leave + x;
@@ -306,30 +403,32 @@ static void schedule(int k) {
                 recvGpuFree[j] = consumed;
                 if (sendStop[i][s] > end[i]) end[i] = sendStop[i][s];
                 if (recvStop[j][s] > end[j]) end[j] = recvStop[j][s];
-                if (i == me) {
-                    push((uint64_t)sendStart[i][s], k, A_STEP_START, c, 0, s);
-                    push((uint64_t)ready, k, A_SEND_READY, c, 0, s);
-                    push((uint64_t)post, k, A_SEND_POST, c, 0, s);
-                    push((uint64_t)sendStop[i][s], k, A_STEP_STOP, c, 0, s);
-                    pending++;
+                if (i >= me0 && i < me1) {
+                    push((uint64_t)sendStart[i][s], k, A_STEP_START, c, 0, s, i - me0);
+                    push((uint64_t)ready, k, A_SEND_READY, c, 0, s, i - me0);
+                    push((uint64_t)post, k, A_SEND_POST, c, 0, s, i - me0);
+                    push((uint64_t)sendStop[i][s], k, A_STEP_STOP, c, 0, s, i - me0);
+                    pending[i - me0]++;
                 }
-                if (j == me) {
-                    push((uint64_t)recvPost[j][s], k, A_STEP_START, c, 1, s);
-                    push((uint64_t)arrive, k, A_RECV_ARRIVE, c, 1, s);
-                    push((uint64_t)recvFlush[j][s], k, A_RECV_FLUSH, c, 1, s);
-                    push((uint64_t)recvStop[j][s], k, A_STEP_STOP, c, 1, s);
-                    pending++;
+                if (j >= me0 && j < me1) {
+                    push((uint64_t)recvPost[j][s], k, A_STEP_START, c, 1, s, j - me0);
+                    push((uint64_t)arrive, k, A_RECV_ARRIVE, c, 1, s, j - me0);
+                    push((uint64_t)recvFlush[j][s], k, A_RECV_FLUSH, c, 1, s, j - me0);
+                    push((uint64_t)recvStop[j][s], k, A_STEP_STOP, c, 1, s, j - me0);
+                    pending[j - me0]++;
                 }
             }
         }
     }
-    L->pending = pending;
+    for (int lr = 0; lr < opt.local_ranks; lr++) live_of(lr, k)->pending = pending[lr];
     for (int i = 0; i < n; i++) rank_end[i] = end[i];
 }
 
 static void emit(const ev_t* e) {
-    live_t* L = &live[e->op % LIVE_OPS];
+    cur = e->lr;
+    live_t* L = live_of(cur, e->op);
     if (L->op != e->op) die("internal: op %d not live", e->op);
+    const int me = opt.rank + cur;
     fs_nccl_descr_v6_t d;
     const int n = opt.nranks;
     size_t chunk = (size_t)opt.chunk;
@@ -355,7 +454,7 @@ static void emit(const ev_t* e) {
                 memset(&d, 0, sizeof d);
                 d.proxyOp.pid = getpid();
                 d.proxyOp.channelId = (uint8_t)c;
-                d.proxyOp.peer = dir == 0 ? (opt.rank + 1) % n : (opt.rank + n - 1) % n;
+                d.proxyOp.peer = dir == 0 ? (me + 1) % n : (me + n - 1) % n;
                 d.proxyOp.nSteps = opt.steps;
                 d.proxyOp.chunkSize = (int)opt.chunk;
                 d.proxyOp.isSend = dir == 0;
@@ -372,6 +471,7 @@ static void emit(const ev_t* e) {
         memset(&d, 0, sizeof d);
         d.proxyStep.step = e->step;
         L->step[e->ch][e->dir][e->step] = start_ev(FS_EV_PROXY_STEP, L->pop[e->ch][e->dir], &d);
+        if (e->dir == 1) wr_post(e->op, e->ch, 1, e->step, L->step[e->ch][1][e->step]); /* irecv */
         state_ev(L->step[e->ch][e->dir][e->step],
                  e->dir == 0 ? FS_ST_PROXY_STEP_SEND_GPU_WAIT : FS_ST_PROXY_STEP_RECV_WAIT, chunk);
         break;
@@ -379,15 +479,18 @@ static void emit(const ev_t* e) {
         state_ev(L->step[e->ch][0][e->step], FS_ST_PROXY_STEP_SEND_PEER_WAIT, chunk);
         break;
     case A_SEND_POST:
+        wr_post(e->op, e->ch, 0, e->step, L->step[e->ch][0][e->step]); /* isend */
         state_ev(L->step[e->ch][0][e->step], FS_ST_PROXY_STEP_SEND_WAIT, chunk);
         break;
     case A_RECV_ARRIVE:
+        wr_complete(e->op, e->ch, 1, e->step);
         state_ev(L->step[e->ch][1][e->step], FS_ST_PROXY_STEP_RECV_FLUSH_WAIT, chunk);
         break;
     case A_RECV_FLUSH:
         state_ev(L->step[e->ch][1][e->step], FS_ST_PROXY_STEP_RECV_GPU_WAIT, chunk);
         break;
     case A_STEP_STOP:
+        if (e->dir == 0) wr_complete(e->op, e->ch, 0, e->step);
         stop_ev(L->step[e->ch][e->dir][e->step]);
         if (e->step == opt.steps - 1) stop_ev(L->pop[e->ch][e->dir]);
         L->pending--;
@@ -408,7 +511,9 @@ static void usage(void) {
             "         [--expect-hostname NAME] [--rt-priority P]\n"
             "         [--late-rank R --late-us X --late-from A --late-to B [--late-mode cpu|gpu]]\n"
             "         [--slow-rank R --slow-factor F --slow-from A --slow-to B]\n"
-            "         [--hang-rank R --hang-at H --hang-ms S]\n");
+            "         [--hang-rank R --hang-at H --hang-ms S]\n"
+            "         [--net socket|ib] [--ranks-per-host G] [--nics N] [--qps Q] [--local-ranks L]\n"
+            "         [--congest-host H --congest-nic D --congest-factor F --congest-from A --congest-to B]\n");
     exit(2);
 }
 
@@ -452,6 +557,20 @@ int main(int argc, char** argv) {
         else if (!strcmp(a, "--hang-rank")) opt.hang_rank = atoi(ARG());
         else if (!strcmp(a, "--hang-at")) opt.hang_at = atoi(ARG());
         else if (!strcmp(a, "--hang-ms")) opt.hang_ms = atof(ARG());
+        else if (!strcmp(a, "--congest-host")) opt.congest_host = atoi(ARG());
+        else if (!strcmp(a, "--congest-nic")) opt.congest_nic = atoi(ARG());
+        else if (!strcmp(a, "--congest-factor")) opt.congest_factor = atof(ARG());
+        else if (!strcmp(a, "--congest-from")) opt.congest_from = atoi(ARG());
+        else if (!strcmp(a, "--congest-to")) opt.congest_to = atoi(ARG());
+        else if (!strcmp(a, "--net")) {
+            const char* m = ARG();
+            if (!strcmp(m, "ib")) opt.net_ib = 1;
+            else if (!strcmp(m, "socket")) opt.net_ib = 0;
+            else usage();
+        } else if (!strcmp(a, "--ranks-per-host")) opt.ranks_per_host = atoi(ARG());
+        else if (!strcmp(a, "--nics")) opt.nics = atoi(ARG());
+        else if (!strcmp(a, "--qps")) opt.qps = atoi(ARG());
+        else if (!strcmp(a, "--local-ranks")) opt.local_ranks = atoi(ARG());
         else usage();
     }
     if (!opt.plugin || (opt.abi != 5 && opt.abi != 6) || opt.nranks < 2 || opt.nranks > MAX_RANKS || opt.rank < 0 ||
@@ -461,6 +580,15 @@ int main(int argc, char** argv) {
     if (opt.steps == 0) opt.steps = 2 * (opt.nranks - 1); /* ring all-reduce, one loop */
     if (opt.steps < 1 || opt.steps > MAX_STEPS) usage();
     if (opt.hang_rank >= 0 && (opt.hang_at < 0 || opt.hang_at >= opt.ops || opt.hang_ms <= 0)) usage();
+    if (opt.ranks_per_host < 1 || opt.ranks_per_host > opt.nranks || opt.nics < 1 ||
+        opt.nics > opt.ranks_per_host || opt.qps < 1 || opt.qps > MAX_QPS)
+        usage();
+    if (opt.local_ranks < 1 || opt.local_ranks > MAX_LOCAL || opt.rank + opt.local_ranks > opt.nranks ||
+        host_of(opt.rank) != host_of(opt.rank + opt.local_ranks - 1))
+        usage(); /* the ranks a process plays are of one host */
+    if (opt.congest_host >= 0 && (host_of(opt.nranks - 1) < opt.congest_host || opt.congest_nic < 0 ||
+                                  opt.congest_nic >= opt.nics || opt.congest_factor <= 0))
+        usage();
 
     char host[256] = "";
     if (gethostname(host, sizeof host - 1) != 0) die("gethostname: %s", strerror(errno));
@@ -473,10 +601,24 @@ int main(int argc, char** argv) {
     p6 = s;
     char name[64];
     snprintf(name, sizeof name, "fs-rank-comm");
-    int rc = opt.abi == 5 ? p5->init(&ctx, opt.comm, &nccl_mask, name, opt.nranks, opt.nranks, opt.rank, logger)
-                          : p6->init(&ctx, opt.comm, &nccl_mask, name, opt.nranks, opt.nranks, opt.rank, logger);
-    if (rc != 0 || !ctx) die("plugin init failed (rc=%d)", rc);
-    for (int i = 0; i < LIVE_OPS; i++) live[i].op = -1;
+    /* one communicator per rank played (NCCL: one per GPU, the same commHash) */
+    for (int lr = 0; lr < opt.local_ranks; lr++) {
+        const int r = opt.rank + lr;
+        int rc = opt.abi == 5 ? p5->init(&ctx[lr], opt.comm, &nccl_mask, name, opt.nranks, opt.nranks, r, logger)
+                              : p6->init(&ctx[lr], opt.comm, &nccl_mask, name, opt.nranks, opt.nranks, r, logger);
+        if (rc != 0 || !ctx[lr]) die("plugin init failed for rank %d (rc=%d)", r, rc);
+    }
+    live = calloc((size_t)opt.local_ranks * LIVE_OPS, sizeof *live);
+    if (!live) die("out of memory");
+    for (int lr = 0; lr < opt.local_ranks; lr++)
+        for (int i = 0; i < LIVE_OPS; i++) {
+            live[(size_t)lr * LIVE_OPS + (size_t)i].op = -1;
+            if (opt.net_ib) {
+                wr_handles[lr][i] =
+                    calloc((size_t)opt.channels * 2 * (size_t)opt.steps * (size_t)opt.qps, sizeof(void*));
+                if (!wr_handles[lr][i]) die("out of memory");
+            }
+        }
 
     /* A rank stands for a host of its own: its calls keep their schedule even when the machine's cores are busy
      * (the service, other ranks). SCHED_FIFO wakes it on time; it sleeps between calls. */
@@ -528,10 +670,12 @@ int main(int argc, char** argv) {
     }
     uint64_t t_end = mono_ns();
     /* the ring file before finalize (it stays; the consumer detaches it once drained) */
-    if (opt.abi == 5)
-        p5->finalize(ctx);
-    else
-        p6->finalize(ctx);
+    for (int lr = opt.local_ranks - 1; lr >= 0; lr--) {
+        if (opt.abi == 5)
+            p5->finalize(ctx[lr]);
+        else
+            p6->finalize(ctx[lr]);
+    }
     uint64_t c = 0, p50 = 0, p99 = 0, p999 = 0, over1ms = 0;
     for (int b = 0; b < NB; b++) {
         c += hist[b];
@@ -545,14 +689,18 @@ int main(int argc, char** argv) {
     for (int b = 0; b < TL; b++)
         if (timeline[b]) last = b;
     for (int b = 0, o = 0; b <= last; b++) o += snprintf(tl + o, sizeof tl - (size_t)o, "%s%u", b ? "," : "", timeline[b]);
-    printf("fs_rank: rank=%d host=%s pid=%d ops=%d records=%" PRIu64 " group_records=%" PRIu64 " actions=%" PRIu64
-           " seconds=%.3f late_p50_us<=%" PRIu64 " late_p99_us<=%" PRIu64 " late_p999_us<=%" PRIu64
-           " late_max_us=%.0f late_over_1ms=%" PRIu64 " early_max_us=%.0f behind_schedule_ops=%d"
-           " rt=%d late_over_1ms_per_250ms=[%s]\n",
-           opt.rank, host, (int)getpid(), opt.ops, records, group_records, emitted, (double)(t_end - opt.start_ns) / 1e9, p50, p99,
-           p999, (double)late_max / 1e3, over1ms, (double)early_max / 1e3, behind, rt, tl);
+    printf("fs_rank: rank=%d host=%s pid=%d local_ranks=%d ops=%d records=%" PRIu64 " group_records=%" PRIu64
+           " qp_records=%" PRIu64 " actions=%" PRIu64 " seconds=%.3f late_p50_us<=%" PRIu64 " late_p99_us<=%" PRIu64
+           " late_p999_us<=%" PRIu64 " late_max_us=%.0f late_over_1ms=%" PRIu64 " early_max_us=%.0f"
+           " behind_schedule_ops=%d rt=%d late_over_1ms_per_250ms=[%s]\n",
+           opt.rank, host, (int)getpid(), opt.local_ranks, opt.ops, records, group_records, qp_records, emitted,
+           (double)(t_end - opt.start_ns) / 1e9, p50, p99, p999, (double)late_max / 1e3, over1ms,
+           (double)early_max / 1e3, behind, rt, tl);
     fflush(stdout);
     free(heap);
+    for (int lr = 0; lr < opt.local_ranks; lr++)
+        for (int i = 0; i < LIVE_OPS; i++) free(wr_handles[lr][i]);
+    free(live);
     dlclose(lib);
     return 0;
 }

@@ -39,6 +39,12 @@ import org.junit.jupiter.api.io.TempDir;
  * record drained with none dropped or corrupt, and no exception in the drain loop. Prints the rate and the time to
  * detect of each fault (docs/benchmarks.md, "Multi-host runs").
  * <p>
+ * With IB QP events ({@link #ib}): hosts of several ranks sharing NICs (hostname {@code node-<rank / ranks per
+ * host>}), every send and receive step with its net plugin work requests; fault-free runs raise nothing (no
+ * NIC_STALL, no CONGESTION). A congested NIC ({@link #eightRankCongestion}, {@link #fourRankCongestion}) is not
+ * asserted here while the detectors do not name it (docs/benchmarks.md §6, "Multi-host runs with IB QP events"); the
+ * rate sweep runs it.
+ * <p>
  * Every false alarm fails. With {@code -Dflowscope.multihost.lenient=true}, those of the anomaly engine's period
  * rules (SLOW_LINK and SLOW_NODE on 1 ms periods, recognised by their evidence: {@link #knownDefect}) are printed
  * instead, to look into them: they raised 1-12 a run here before the service's thresholds (AnomalyStages) were
@@ -130,15 +136,19 @@ class MultiHostHarnessTest
         r.assertExactly();
     }
 
-    /** 4 hosts: rank 1's CPU 1 ms late (ops 150-250), link 2 → 3 at 1/2.5 (350-550), rank 3 stops 1.5 s (op 700). */
-    private Result fourHostFaults(final int channels) throws Exception
+    /**
+     * 4 hosts: rank 1's CPU 1 ms late (ops 150-250), link 2 → 3 at 1/2.5 (350-550), rank 3 stops 1.5 s (op 700);
+     * {@code extra}: more fs_rank options (the rate sweep's {@code --net ib}).
+     */
+    private Result fourHostFaults(final int channels, final String... extra) throws Exception
     {
         final List<Fault> faults = List.of(
             new Fault(AnomalyKind.SLOW_NODE, 1, -1, 150, 250),
             new Fault(AnomalyKind.SLOW_LINK, 2, 3, 350, 550),
             new Fault(AnomalyKind.HANG, 3, -1, 700, 700));
-        return run(new Job("4 hosts, " + channels + " channels, CPU straggler + slow link + hang", 4, 800, period(4),
-            with(shape(4), "--channels", "" + channels,
+        final String name = "4 hosts, " + channels + " channels" + (extra.length > 0 ? ", " + String.join(" ", extra)
+            : "") + ", CPU straggler + slow link + hang";
+        return run(new Job(name, 4, 800, period(4), with(with(shape(4), extra), "--channels", "" + channels,
                 "--late-rank", "1", "--late-us", "1000", "--late-from", "150", "--late-to", "250",
                 "--slow-rank", "2", "--slow-factor", "2.5", "--slow-from", "350", "--slow-to", "550",
                 "--hang-rank", "3", "--hang-at", "700", "--hang-ms", "1500")), faults);
@@ -160,21 +170,92 @@ class MultiHostHarnessTest
         r.assertExactly();
     }
 
-    /** 8 hosts: rank 5's GPU 1 ms late (ops 120-200), link 6 → 7 at 1/2.5 (280-440), rank 2 stops 1.5 s (op 560). */
-    private Result eightHostFaults(final int channels) throws Exception
+    /**
+     * 8 hosts: rank 5's GPU 1 ms late (ops 120-200), link 6 → 7 at 1/2.5 (280-440), rank 2 stops 1.5 s (op 560);
+     * {@code extra}: more fs_rank options.
+     */
+    private Result eightHostFaults(final int channels, final String... extra) throws Exception
     {
         final List<Fault> faults = List.of(
             new Fault(AnomalyKind.SLOW_NODE, 5, -1, 120, 200),
             new Fault(AnomalyKind.SLOW_LINK, 6, 7, 280, 440),
             new Fault(AnomalyKind.HANG, 2, -1, 560, 560));
-        return run(new Job("8 hosts, " + channels + " channels, GPU straggler + slow link + hang", 8, 640, period(8),
-            with(shape(8), "--channels", "" + channels,
+        final String name = "8 hosts, " + channels + " channels" + (extra.length > 0 ? ", " + String.join(" ", extra)
+            : "") + ", GPU straggler + slow link + hang";
+        return run(new Job(name, 8, 640, period(8), with(with(shape(8), extra), "--channels", "" + channels,
                 "--late-rank", "5", "--late-mode", "gpu", "--late-us", "1000", "--late-from", "120", "--late-to", "200",
                 "--slow-rank", "6", "--slow-factor", "2.5", "--slow-from", "280", "--slow-to", "440",
                 "--hang-rank", "2", "--hang-at", "560", "--hang-ms", "1500")), faults);
     }
 
-    private static List<String> with(final List<String> a, final String... b)
+    // ---- net plugin QP events (NCCL built with NET_PROFILER=1, IB): hosts of several ranks sharing NICs ----
+
+    /**
+     * The IB topology: 4 ranks as 2 hosts of 2 ranks on one NIC each; 8 ranks as 2 hosts of 4 ranks on 2 NICs each
+     * (2 ranks a NIC; congestion needs two ranks of a host on one NIC, and a host of several NICs to name the right
+     * one). fs_rank emits a work request per QP of every send and receive step (--net ib: NetPlugin events, IB QP
+     * descriptor, as NCCL built with NET_PROFILER=1). One producer process per host plays its ranks (--local-ranks:
+     * one ring a host, its records in time order); with {@code -Dflowscope.multihost.processPerRank=true} one process
+     * per rank (a ring each, the usual one process per GPU), whose rings the service drains apart, so it reads a
+     * host's records out of order (docs/benchmarks.md §6: false NIC_STALLs).
+     */
+    static List<String> ib(final int ranks)
+    {
+        final int perHost = ranks == 4 ? 2 : 4;
+        final List<String> a = with(shape(ranks), "--net", "ib", "--ranks-per-host", "" + perHost, "--nics",
+            ranks == 4 ? "1" : "2");
+        return PROCESS_PER_RANK ? a : with(a, "--local-ranks", "" + perHost);
+    }
+
+    private static final boolean PROCESS_PER_RANK = Boolean.getBoolean("flowscope.multihost.processPerRank");
+
+    /** With IB QP events (1 channel, 330 k records/s): nothing raised, no NIC_STALL, no CONGESTION. */
+    @Test
+    void eightRanksOnTwoHostsWithQpEventsFaultFree() throws Exception
+    {
+        final Result r = run(new Job("8 ranks on 2 hosts, IB QP events, 1 channel, fault-free", 8, 400, period(8),
+            with(ib(8), "--channels", "1")), List.of());
+        r.assertDrainedWhole();
+        r.assertExactly();
+    }
+
+    /**
+     * 8 ranks on 2 hosts of 4, 2 NICs each: NIC 1 of node-0 (ranks 2 and 3, links 2 → 3 and 3 → 4) congested, the
+     * network time of its sends x 2.5 (ops 120-320). Named CONGESTION in 6 of 8 runs at 1 channel, with two false
+     * SLOW_LINKs on its links in every run (docs/benchmarks.md §6).
+     */
+    Result eightRankCongestion(final int channels) throws Exception
+    {
+        final List<Fault> faults = List.of(Fault.nic(AnomalyKind.CONGESTION, 0, 1, 120, 320));
+        return run(new Job("8 ranks on 2 hosts, IB QP events, " + channels + " channels, congested NIC", 8, 400,
+            period(8), with(ib(8), "--channels", "" + channels,
+                "--congest-host", "0", "--congest-nic", "1", "--congest-factor", "2.5", "--congest-from", "120",
+                "--congest-to", "320")), faults);
+    }
+
+    /** With IB QP events (2 channels, 184 k records/s): nothing raised, no NIC_STALL, no CONGESTION. */
+    @Test
+    void fourRanksOnTwoHostsWithQpEventsFaultFree() throws Exception
+    {
+        final Result r = run(new Job("4 ranks on 2 hosts, IB QP events, 2 channels, fault-free", 4, 500, period(4),
+            with(ib(4), "--channels", "2")), List.of());
+        r.assertDrainedWhole();
+        r.assertExactly();
+    }
+
+    /**
+     * 4 ranks on 2 hosts of 2, one NIC each: NIC 0 of node-1 (links 2 → 3 and 3 → 0) x 2.5 (ops 150-400). Not named
+     * CONGESTION yet (two SLOW_LINKs instead: docs/benchmarks.md §6).
+     */
+    Result fourRankCongestion(final int channels) throws Exception
+    {
+        final List<Fault> faults = List.of(Fault.nic(AnomalyKind.CONGESTION, 1, 0, 150, 400));
+        return run(new Job("4 ranks on 2 hosts, IB QP events, " + channels + " channels, congested NIC", 4, 500,
+            period(4), with(ib(4), "--channels", "" + channels, "--congest-host", "1", "--congest-nic", "0",
+                "--congest-factor", "2.5", "--congest-from", "150", "--congest-to", "400")), faults);
+    }
+
+    static List<String> with(final List<String> a, final String... b)
     {
         final List<String> l = new ArrayList<>(a);
         l.addAll(List.of(b));
@@ -185,7 +266,9 @@ class MultiHostHarnessTest
      * Not a unit test ({@code -Dflowscope.bench=true}): the fault runs above with more channels per op (2 to 16:
      * the same ops and timing, more connections, so more records per second), each reported with its drain figures
      * and anomalies: where the service keeps up (every record drained, none dropped, ring lag bounded) and the
-     * faults stay named. {@code -Dflowscope.bench.shapes=RANKS:CHANNELS,...} picks the runs.
+     * faults stay named. {@code -Dflowscope.bench.shapes=RANKS:CHANNELS,...} picks the runs; {@code qp4:CHANNELS}
+     * and {@code qp8:CHANNELS} the same with IB QP events; {@code ib4:CHANNELS} and {@code ib8:CHANNELS} the runs
+     * with QP events, hosts of several ranks and a congested NIC.
      */
     @Test
     void rateSweep() throws Exception
@@ -195,9 +278,18 @@ class MultiHostHarnessTest
         final List<String> lines = new ArrayList<>();
         for (final String one : spec.split(","))
         {
-            final int n = Integer.parseInt(one.split(":")[0]);
+            final String shape = one.split(":")[0];
             final int channels = Integer.parseInt(one.split(":")[1]);
-            final Result r = n == 4 ? fourHostFaults(channels) : eightHostFaults(channels);
+            final Result r = switch (shape)
+            {
+                case "4" -> fourHostFaults(channels);
+                case "8" -> eightHostFaults(channels);
+                case "qp4" -> fourHostFaults(channels, "--net", "ib");
+                case "qp8" -> eightHostFaults(channels, "--net", "ib");
+                case "ib4" -> fourRankCongestion(channels);
+                case "ib8" -> eightRankCongestion(channels);
+                default -> throw new IllegalArgumentException("shape " + one);
+            };
             lines.add(r.line());
             removeRings();
         }
@@ -206,9 +298,37 @@ class MultiHostHarnessTest
 
     // ---- running a job ----
 
-    /** A fault on op indices [from, to) (a hang: before op {@code from}); peer -1 unless a link. */
-    private record Fault(AnomalyKind kind, int rank, int peer, int fromOp, int toOp)
+    /**
+     * A fault on op indices [from, to) (a hang: before op {@code from}); peer -1 unless a link; a NIC's (congestion):
+     * rank -1, its host index ({@code node-<host>}) and device.
+     */
+    private record Fault(AnomalyKind kind, int rank, int peer, int host, int device, int fromOp, int toOp)
     {
+        Fault(final AnomalyKind kind, final int rank, final int peer, final int fromOp, final int toOp)
+        {
+            this(kind, rank, peer, -1, -1, fromOp, toOp);
+        }
+
+        static Fault nic(final AnomalyKind kind, final int host, final int device, final int fromOp, final int toOp)
+        {
+            return new Fault(kind, -1, -1, host, device, fromOp, toOp);
+        }
+
+        boolean isNic()
+        {
+            return device >= 0;
+        }
+
+        /** The culprit's host name: the NIC's host, or the culprit rank's. */
+        String hostName(final Job job)
+        {
+            return "node-" + (isNic() ? host : job.host(rank));
+        }
+
+        String describe()
+        {
+            return isNic() ? "NIC " + device + " of node-" + host : "rank " + rank + (peer >= 0 ? " -> " + peer : "");
+        }
     }
 
     private record Job(String name, int ranks, int ops, double periodUs, List<String> args)
@@ -231,6 +351,20 @@ class MultiHostHarnessTest
         {
             final int i = args.indexOf("--hang-ms");
             return i < 0 ? 0 : Math.round(Double.parseDouble(args.get(i + 1)) * 1e6);
+        }
+
+        /** Rank r's host index (fs_rank's host_of: --ranks-per-host G, default 1); hostname node-&lt;host&gt;. */
+        int host(final int rank)
+        {
+            final int i = args.indexOf("--ranks-per-host");
+            return i < 0 ? rank : rank / Integer.parseInt(args.get(i + 1));
+        }
+
+        /** Ranks one producer process plays (fs_rank's --local-ranks, default 1): a process per rank or per host. */
+        int localRanks()
+        {
+            final int i = args.indexOf("--local-ranks");
+            return i < 0 ? 1 : Integer.parseInt(args.get(i + 1));
         }
     }
 
@@ -262,7 +396,7 @@ class MultiHostHarnessTest
         }
     }
 
-    private static final class Result
+    static final class Result
     {
         final Job job;
         final List<Fault> faults;
@@ -369,8 +503,10 @@ class MultiHostHarnessTest
          */
         boolean matches(final Anomaly a, final Fault f)
         {
-            return a.kind() == f.kind() && a.culprit().rank() == f.rank()
-                && (f.peer() < 0 || a.culprit().peer() == f.peer())
+            return a.kind() == f.kind()
+                && (f.isNic() ? a.culprit().device() == f.device()
+                    && f.hostName(job).equals(hostNames.get(a.culprit().hostId()))
+                    : a.culprit().rank() == f.rank() && (f.peer() < 0 || a.culprit().peer() == f.peer()))
                 && publishedMonoNs(a) - onsetNs(f) >= 0 && a.detectedNs() - untilNs(f) <= 0;
         }
 
@@ -381,10 +517,10 @@ class MultiHostHarnessTest
 
         String describe(final Anomaly a)
         {
-            return String.format(Locale.ROOT, "%s %s rank %d peer %d host %s, onset %+.1f ms, detected %+.1f ms, "
-                + "published %+.1f ms (after t0): %s", a.kind(), a.severity(), a.culprit().rank(), a.culprit().peer(),
-                hostNames.get(a.culprit().hostId()), (a.startNs() - t0) / 1e6, (a.detectedNs() - t0) / 1e6,
-                (publishedMonoNs(a) - t0) / 1e6, a.summary());
+            return String.format(Locale.ROOT, "%s %s rank %d peer %d device %d host %s, onset %+.1f ms, detected "
+                + "%+.1f ms, published %+.1f ms (after t0): %s evidence %s", a.kind(), a.severity(), a.culprit().rank(),
+                a.culprit().peer(), a.culprit().device(), hostNames.get(a.culprit().hostId()), (a.startNs() - t0) / 1e6,
+                (a.detectedNs() - t0) / 1e6, (publishedMonoNs(a) - t0) / 1e6, a.summary(), a.evidence());
         }
 
         String line()
@@ -413,12 +549,12 @@ class MultiHostHarnessTest
             {
                 final long onset = onsetNs(f);
                 final Anomaly a = opened().stream().filter(x -> matches(x, f)).findFirst().orElse(null);
-                b.append(String.format(Locale.ROOT, "%n  fault %s rank %d%s from %.3f s: %s", f.kind(), f.rank(),
-                    f.peer() >= 0 ? " -> " + f.peer() : "", (onset - t0) / 1e9, a == null ? "NOT NAMED"
+                b.append(String.format(Locale.ROOT, "%n  fault %s %s from %.3f s: %s", f.kind(), f.describe(),
+                    (onset - t0) / 1e9, a == null ? "NOT NAMED"
                         : String.format(Locale.ROOT, "named %.1f ms after onset (event time; published %.1f ms "
                             + "after), host %s: %s %s", (a.detectedNs() - onset) / 1e6,
                             (publishedMonoNs(a) - onset) / 1e6, hostNames.get(a.culprit().hostId()), a.severity(),
-                            a.summary())));
+                            a.summary() + (f.isNic() ? " evidence " + a.evidence() : ""))));
                 final AnomalyEvent last = a == null ? null : lastEvent(a);
                 if (last != null && !last.anomaly().culprit().equals(a.culprit()))
                 {
@@ -449,7 +585,7 @@ class MultiHostHarnessTest
             assertThat(stats.engineDrops()).as("window-engine table drops").isZero();
             for (final Producer p : producers)
             {
-                assertThat(p.host()).isEqualTo("node-" + p.rank());
+                assertThat(p.host()).isEqualTo("node-" + job.host(p.rank()));
                 assertThat(p.behind()).as("rank %d's ops started late because its previous op still ran (the period "
                     + "is too short for the op: fault onsets would not be where the test expects them)", p.rank())
                     .isZero();
@@ -474,22 +610,23 @@ class MultiHostHarnessTest
                 for (final Anomaly a : named)
                 {
                     // the culprit's host as the service names it (the ring's hostname), and as operators read it
-                    if (!("node-" + f.rank()).equals(hostNames.get(a.culprit().hostId())))
+                    if (!f.hostName(job).equals(hostNames.get(a.culprit().hostId())))
                     {
                         problems.add("culprit host of " + f + " is " + hostNames.get(a.culprit().hostId()));
                     }
-                    if (!a.summary().contains("node-" + f.rank()))
+                    if (!a.summary().contains(f.hostName(job)))
                     {
-                        problems.add("the summary of " + f + " does not name host node-" + f.rank() + ": "
+                        problems.add("the summary of " + f + " does not name host " + f.hostName(job) + ": "
                             + a.summary());
                     }
-                    // every publication of it, the resolution included, names the same culprit rank
+                    // every publication of it, the resolution included, names the same culprit rank (NIC: device)
                     for (final AnomalyEvent e : events)
                     {
-                        if (e.anomaly().id() == a.id() && e.anomaly().culprit().rank() != f.rank())
+                        if (e.anomaly().id() == a.id() && (f.isNic() ? e.anomaly().culprit().device() != f.device()
+                            : e.anomaly().culprit().rank() != f.rank()))
                         {
                             problems.add("the " + e.type() + " publication of " + f + " names rank "
-                                + e.anomaly().culprit().rank());
+                                + e.anomaly().culprit().rank() + " device " + e.anomaly().culprit().device());
                         }
                     }
                 }
@@ -595,12 +732,13 @@ class MultiHostHarnessTest
         try (CollectorService s = CollectorService.start(config(ringDir, runDir), events::add))
         {
             final long t0 = System.nanoTime() + LEAD_NS;
-            for (int r = 0; r < job.ranks(); r++)
+            for (int r = 0; r < job.ranks(); r += job.localRanks())
             {
                 final List<String> cmd = new ArrayList<>(List.of("unshare", "--uts", "sh", "-c",
-                    "hostname \"$0\" && exec \"$@\"", "node-" + r, fsRank.toString(), "--plugin", plugin.toString(),
-                    "--rank", "" + r, "--nranks", "" + job.ranks(), "--start-ns", "" + t0, "--ops", "" + job.ops(),
-                    "--period-us", "" + job.periodUs(), "--expect-hostname", "node-" + r, "--rt-priority", "10"));
+                    "hostname \"$0\" && exec \"$@\"", "node-" + job.host(r), fsRank.toString(),
+                    "--plugin", plugin.toString(), "--rank", "" + r, "--nranks", "" + job.ranks(),
+                    "--start-ns", "" + t0, "--ops", "" + job.ops(), "--period-us", "" + job.periodUs(),
+                    "--expect-hostname", "node-" + job.host(r), "--rt-priority", "10"));
                 cmd.addAll(job.args());
                 final ProcessBuilder pb = new ProcessBuilder(cmd)
                     .redirectOutput(runDir.resolve("rank-" + r + ".out").toFile())
@@ -628,11 +766,11 @@ class MultiHostHarnessTest
             }
             final long ended = System.nanoTime();
             final List<Producer> producers = new ArrayList<>();
-            for (int r = 0; r < job.ranks(); r++)
+            for (int r = 0; r < job.ranks(); r += job.localRanks())
             {
                 final String out = Files.readString(runDir.resolve("rank-" + r + ".out"));
                 final String err = Files.readString(runDir.resolve("rank-" + r + ".err"));
-                assertThat(procs.get(r).exitValue()).as("rank %d: %s%s", r, out, err).isZero();
+                assertThat(procs.get(r / job.localRanks()).exitValue()).as("rank %d: %s%s", r, out, err).isZero();
                 producers.add(Producer.parse(out));
             }
             final long total = producers.stream().mapToLong(Producer::counted).sum();
