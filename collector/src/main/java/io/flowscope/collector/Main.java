@@ -247,7 +247,7 @@ public final class Main implements Callable<Integer>
             ? ": " + String.join("; ", l.stream().map(String::valueOf).toList()) : "");
         if (!now.equals(said))
         {
-            final String line = "UP".equals(now) ? "health UP again" : "health " + now;
+            final String line = "UP".equals(now) ? "health UP again" : "health " + now + figures(health);
             if ("UP".equals(now))
             {
                 LOG.info(line);
@@ -263,6 +263,18 @@ public final class Main implements Callable<Integer>
             }
         }
         return now;
+    }
+
+    /** The simulator's figures when it is behind (reasons stay stable lines: a change is said once). */
+    private static String figures(final Map<String, Object> health)
+    {
+        if (health.get("simulator") instanceof Map<?, ?> sim && Boolean.FALSE.equals(sim.get("keepingUp")))
+        {
+            final Object speed = sim.get("achievedSpeed");
+            return " (" + sim.get("behindMs") + " ms behind" + (speed == null ? "" : ", running at speed "
+                + String.format(java.util.Locale.ROOT, "%.3g", ((Number)speed).doubleValue())) + ")";
+        }
+        return "";
     }
 
     /**

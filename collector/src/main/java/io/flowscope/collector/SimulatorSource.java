@@ -128,10 +128,9 @@ public final class SimulatorSource implements Source
         }
         if (late > BEHIND_NS)
         {
-            behind = String.format(java.util.Locale.ROOT, "the simulator is %.1f s behind its clock: %.3f s "
-                + "simulated in %.1f s (speed %.3g of %.3g asked); its events and faults come late: a smaller "
-                + "scenario or a lower simulate.speed keeps up", late / 1e9, (sim.nowNs() - startSimNs) / 1e9,
-                (nowWall - startWallNs) / 1e9, Double.isNaN(achievedSpeed) ? 0 : achievedSpeed, speed);
+            // One stable line (the console prints a change of health once); the figures are in health().
+            behind = String.format(java.util.Locale.ROOT, "the simulator falls behind its clock (speed %.3g asked): "
+                + "its events and faults come late; a smaller scenario or a lower simulate.speed keeps up", speed);
         }
         else if (late < CAUGHT_UP_NS)
         {
