@@ -162,7 +162,7 @@ final class HangDetector
                 summary(c, culprit, severity, stalledForNs, stalled.size()));
             return;
         }
-        final boolean moves = !open.culprit().equals(culprit) && revisable(c, culprit);
+        final boolean moves = !open.culprit().equals(culprit) && revisable(c, culprit, now);
         if (moves || severity != open.severity() && severity == Severity.CRITICAL)
         {
             final Culprit named = moves ? culprit : open.culprit();
@@ -187,16 +187,19 @@ final class HangDetector
 
     /**
      * Whether an open hang's culprit may move to {@code culprit}: to another receive of the same hung rank always;
-     * to another rank only while the rank named so far waits for data itself (it was blocked, not the root: a host
-     * that reported a period later put the real root in the wait-for graph). A named rank that does not wait stays
-     * named: when the stall clears, its receivers progress first and the ranks behind them a little after, and the
-     * graph then points at those (MultiHostHarnessTest: opened on rank 3, resolved on rank 1; a 30 ms stall of
-     * HangDetectorTest moved to the rank behind the stopped one as it came back).
+     * to another rank only within the threshold after the hang opened (a host that reported a period later can put
+     * the real root in the wait-for graph) and only while the rank named so far waits for data itself (it was
+     * blocked, not the root). Otherwise the graph changes because the stall is clearing: the hung rank's receivers
+     * progress first and the ranks behind them a little after, and the graph points at those; and a hung rank
+     * that resumes reports receives whose last progress is from before the hang, so it reads as waiting itself
+     * (MultiHostHarnessTest: opened on rank 3, resolved on rank 1; HangDetectorTest: a 30 ms stall moved to the
+     * rank behind the stopped one as it came back).
      */
-    private boolean revisable(final CommState c, final Culprit culprit)
+    private boolean revisable(final CommState c, final Culprit culprit, final long now)
     {
         final Anomaly open = c.hang.open;
-        return open.culprit().rank() == culprit.rank() || isWaiting(c, open.culprit().rank());
+        return open.culprit().rank() == culprit.rank()
+            || now - open.detectedNs() < config.hangThresholdNs && isWaiting(c, open.culprit().rank());
     }
 
     private static boolean better(final RecvFlow f, final RecvFlow best)
