@@ -172,7 +172,7 @@ class ServiceTest
                 "api/links?from=5&to=1", "from (5) is after to (1)",
                 "api/anomalies?state=maybe", "state must be open, resolved or all",
                 "api/flows?color=red", "unknown query parameter 'color'",
-                "api/qps?comm=0xZZ", "comm must be a communicator hash",
+                "api/comms?comm=0xZZ", "comm must be a communicator hash",
                 "api/ranks?limit=0", "limit must be in 1..100000",
                 "api/flows?rank=1&rank=2", "given more than once",
                 "api/links?direction=up", "direction must be send or recv");

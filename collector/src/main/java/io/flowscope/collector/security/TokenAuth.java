@@ -26,11 +26,19 @@ public final class TokenAuth implements Handler<RoutingContext>
 
     private final byte[] token;
     private final boolean secureCookie;
+    private final Handler<RoutingContext> refused;
 
     public TokenAuth(final String token, final boolean secureCookie)
     {
+        this(token, secureCookie, ctx -> { });
+    }
+
+    /** @param refused told of each request answered 401 (counted in /metrics), before the answer */
+    public TokenAuth(final String token, final boolean secureCookie, final Handler<RoutingContext> refused)
+    {
         this.token = token.getBytes(StandardCharsets.UTF_8);
         this.secureCookie = secureCookie;
+        this.refused = refused;
     }
 
     @Override
@@ -84,8 +92,9 @@ public final class TokenAuth implements Handler<RoutingContext>
         ctx.response().setStatusCode(303).putHeader("Location", "/").putHeader("Cache-Control", "no-store").end();
     }
 
-    private static void unauthorized(final RoutingContext ctx)
+    private void unauthorized(final RoutingContext ctx)
     {
+        refused.handle(ctx);
         ctx.response().setStatusCode(401).putHeader("WWW-Authenticate", "Bearer realm=\"flowscope\"")
             .putHeader("Content-Type", "application/json").end(new JsonObject(Map.of("status", 401, "error",
                 "missing or wrong token: send 'Authorization: Bearer <token>', or open /login?token=<token> once " +
