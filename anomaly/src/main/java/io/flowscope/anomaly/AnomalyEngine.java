@@ -58,9 +58,15 @@ public final class AnomalyEngine implements AnomalyStage
 
     public AnomalyEngine(final AnomalyConfig config, final AnomalySink sink)
     {
+        this(config, sink, null);
+    }
+
+    /** With the NICs as {@code nics} tells them instead of the engine's own judgement (tests), when not null. */
+    AnomalyEngine(final AnomalyConfig config, final AnomalySink sink, final NicView nics)
+    {
         this.config = config;
         this.lifecycle = new AnomalyLifecycle(config, sink);
-        this.waitStates = new WaitStateDetector(config, lifecycle.episodes());
+        this.waitStates = new WaitStateDetector(config, lifecycle.episodes(), nics != null ? nics : new HostNics());
         this.kernelLateness = new KernelLatenessDetector(config, lifecycle.episodes());
         final CommStatistics stats = new CommStatistics(config);
         this.linkRates = new LinkRateDetector(config, lifecycle, waitStates, stats);
@@ -73,6 +79,51 @@ public final class AnomalyEngine implements AnomalyStage
     WaitStateDetector waitStates()
     {
         return waitStates;
+    }
+
+    /** The hosts' NICs as the {@link NicStallDetector} judged them last, for the wait-state congestion rule. */
+    private final class HostNics implements NicView
+    {
+        private final Robust robust = new Robust();
+
+        @Override
+        public int worstNic(final long hostId)
+        {
+            final HostState h = hosts.get(hostId);
+            final NicState d = h == null ? null : CongestionDetector.worstDevice(h);
+            return d == null ? -1 : d.device;
+        }
+
+        @Override
+        public double latencyRatio(final long hostId, final int device)
+        {
+            final HostState h = hosts.get(hostId);
+            final NicState d = h == null ? null : h.devices.get(device);
+            return d == null ? 0 : d.latencyRatio();
+        }
+
+        @Override
+        public double othersMedianRatio(final long hostId)
+        {
+            robust.clear();
+            for (final HostState h : hosts.values())
+            {
+                for (int i = 0; h.hostId != hostId && i < h.deviceList.size(); i++)
+                {
+                    final double r = h.deviceList.get(i).latencyRatio();
+                    if (r > 0)
+                    {
+                        robust.add(r);
+                    }
+                }
+            }
+            if (robust.count() == 0)
+            {
+                return Double.NaN;
+            }
+            robust.compute();
+            return robust.median;
+        }
     }
 
     public AnomalyConfig config()

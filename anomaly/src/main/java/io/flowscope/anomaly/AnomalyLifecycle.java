@@ -53,6 +53,33 @@ final class AnomalyLifecycle
         return Collections.unmodifiableList(list);
     }
 
+    /**
+     * The same culprit for de-duplication: a NIC (congestion, NIC stall) by host and device; a rank by communicator
+     * and rank, and peer for a link (its host is where the detector saw it, which may differ between detectors).
+     */
+    static boolean sameCulprit(final AnomalyKind kind, final Culprit o, final Culprit c)
+    {
+        if (kind == AnomalyKind.CONGESTION || kind == AnomalyKind.NIC_STALL)
+        {
+            return o.hostId() == c.hostId() && o.device() == c.device();
+        }
+        return o.commHash() == c.commHash() && o.rank() == c.rank()
+            && (kind != AnomalyKind.SLOW_LINK || o.peer() == c.peer());
+    }
+
+    /** Whether an anomaly of this kind and culprit is open, whichever detector opened it. */
+    private boolean openAlready(final AnomalyKind kind, final Culprit culprit)
+    {
+        for (final Anomaly a : open.values())
+        {
+            if (a.kind() == kind && sameCulprit(kind, a.culprit(), culprit))
+            {
+                return true;
+            }
+        }
+        return false;
+    }
+
     /** Opens at most one anomaly per kind and culprit (rank; and peer for a link) whichever detector asks. */
     private final class EpisodePublisher implements Episode.Publisher
     {
@@ -60,14 +87,9 @@ final class AnomalyLifecycle
         public Anomaly open(final AnomalyKind kind, final Culprit culprit, final Severity severity, final long startNs,
             final long nowNs, final SortedMap<String, Double> ev, final String summary)
         {
-            for (final Anomaly a : open.values())
+            if (openAlready(kind, culprit))
             {
-                final Culprit o = a.culprit();
-                if (a.kind() == kind && o.commHash() == culprit.commHash() && o.rank() == culprit.rank()
-                    && (kind != AnomalyKind.SLOW_LINK || o.peer() == culprit.peer()))
-                {
-                    return null;
-                }
+                return null;
             }
             return publishOpened(kind, culprit, severity, startNs, nowNs, ev, startNs, nowNs, summary);
         }
@@ -137,6 +159,11 @@ final class AnomalyLifecycle
     void open(final Tracker t, final AnomalyKind kind, final Culprit culprit, final Severity severity,
         final long startNs, final long now, final long windowStart, final long windowEnd, final String summary)
     {
+        if (openAlready(kind, culprit))
+        {
+            // Another detector named it first (the wait-state rules): one anomaly per kind and culprit.
+            return;
+        }
         t.open = publishOpened(kind, culprit, severity, startNs, now, evidence.toMap(), windowStart, windowEnd,
             summary);
         t.good = 0;

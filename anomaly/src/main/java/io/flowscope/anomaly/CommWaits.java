@@ -35,6 +35,9 @@ final class CommWaits
         int baselineWindows;
         /** This window's network time per byte over the baseline (NaN when not judged). */
         double ratio;
+        /** This window: slow (by itself), and explained by its host's congestion. */
+        boolean slowNow;
+        boolean explained;
         final Episode slow;
 
         Link(final int index, final int sender, final int receiver, final Episode slow)
@@ -122,6 +125,39 @@ final class CommWaits
     /** Index among the detector's communicators (a flow row's META carries it). */
     final int index;
     private final Long2ObjectHashMap<Link> linkByKey = new Long2ObjectHashMap<>();
+    /** Per sender host: its congestion episode (links of several of its ranks slow together), made on first use. */
+    private final Long2ObjectHashMap<Episode> congestionByHost = new Long2ObjectHashMap<>();
+    /** The hosts found congested this window ({@link #congestion}), the others' episodes settled after. */
+    private final org.agrona.collections.LongHashSet congestedNow = new org.agrona.collections.LongHashSet();
+
+    /** Host {@code hostId}'s congestion episode, found congested this window. */
+    Episode congestion(final long hostId, final AnomalyConfig config)
+    {
+        Episode e = congestionByHost.get(hostId);
+        if (e == null)
+        {
+            e = new Episode(config.linkOpenAfter, config.waitResolveAfter);
+            congestionByHost.put(hostId, e);
+        }
+        congestedNow.add(hostId);
+        return e;
+    }
+
+    /** The window's end for the congestion episodes: those of hosts not congested in it count a good window. */
+    void settleCongestion(final Episode.Publisher publisher, final java.util.function.LongUnaryOperator hostNow)
+    {
+        if (!congestionByHost.isEmpty())
+        {
+            congestionByHost.forEach((hostId, e) ->
+            {
+                if (!congestedNow.contains(hostId))
+                {
+                    e.good(publisher, hostNow.applyAsLong(hostId));
+                }
+            });
+        }
+        congestedNow.clear();
+    }
     private final AnomalyConfig config;
 
     CommWaits(final int index, final long commHash, final long anchorHostId, final long startNs,

@@ -23,6 +23,11 @@ import org.agrona.collections.Long2ObjectHashMap;
  * <li><b>Slow link.</b> The sender's network time per byte (9 → stop) of one direction rises over its own
  * healthy baseline and over the other links of the communicator (a host-wide slowdown moves them all), while
  * neither end straggles (a late rank bursts its sends, which queue on the connection and look slow).</li>
+ * <li><b>Congestion.</b> Links of two or more sender ranks of one host slow together in the same window: what they
+ * share is the host's network, not a link each. CONGESTION on that host's NIC whose work-request latency rose most
+ * ({@link NicView}; at least {@link #NIC_SLOWED} its baseline and {@link #NIC_SLOWED_RELATIVE} the other hosts'),
+ * or on the host's network (device -1) where no QP events tell the NICs apart; none of those links is then named
+ * a slow link. With QP events and no NIC slowed, the links are judged one by one.</li>
  * </ul>
  * Per summary: its link's row found by position ({@link FlowRows}) and four additions into it; per window and
  * communicator: one pass over its flow rows, one over its links and one over its ranks. Allocation only when a
@@ -47,10 +52,25 @@ final class WaitStateDetector
     /** Up to this many links the others' median leaves the judged link out exactly (sorted). */
     static final int EXACT_MEDIAN_LINKS = 64;
 
+    /** A NIC counts as slowed from this latency over its baseline ... */
+    static final double NIC_SLOWED = 1.25;
+    /** ... and this over the other hosts' NICs' median (a workload change lengthens every NIC's requests). */
+    static final double NIC_SLOWED_RELATIVE = 1.5;
+
+    private final NicView nics;
+    /** Per sender host, this window: the slow links' distinct sender ranks (two are congestion), scratch. */
+    private final Long2LongHashMap slowSenders = new Long2LongHashMap(-1);
+
     WaitStateDetector(final AnomalyConfig config, final Episode.Publisher publisher)
+    {
+        this(config, publisher, NicView.NONE);
+    }
+
+    WaitStateDetector(final AnomalyConfig config, final Episode.Publisher publisher, final NicView nics)
     {
         this.config = config;
         this.publisher = publisher;
+        this.nics = nics;
     }
 
     /**
@@ -312,10 +332,114 @@ final class WaitStateDetector
             allMedian = n % 2 == 1 ? Robust.select(scratch, n, n / 2)
                 : (Robust.select(scratch, n, n / 2 - 1) + Robust.select(scratch, n, n / 2)) / 2;
         }
+        // Which links are slow this window, and which hosts' senders slowed together (congestion).
+        slowSenders.clear();
+        for (int i = 0; i < c.links.size(); i++)
+        {
+            final CommWaits.Link l = c.links.get(i);
+            l.slowNow = slowNow(c, l, n, allMedian);
+            if (l.slowNow)
+            {
+                final long first = slowSenders.get(l.senderHostId);
+                // -1: none yet; a rank: one sender so far; -2: two or more distinct senders.
+                slowSenders.put(l.senderHostId, first == -1 || first == l.sender ? l.sender : -2);
+            }
+        }
+        judgeCongestion(c, anchorEnd);
         for (int i = 0; i < c.links.size(); i++)
         {
             judgeLink(c, c.links.get(i), n, allMedian, anchorEnd);
         }
+    }
+
+    /** Whether the link reads as slow this window (before congestion takes its share): see {@link #judgeLink}. */
+    private boolean slowNow(final CommWaits c, final CommWaits.Link l, final int n, final double allMedian)
+    {
+        if (l.sendSteps < config.minLinkSteps || l.sendBytes == 0 || l.baselineWindows < config.linkWarmupWindows
+            || straggles(c, l.sender) || straggles(c, l.receiver))
+        {
+            return false;
+        }
+        final double others = Double.isNaN(allMedian) ? medianWithout(ratios, n, l.ratio) : allMedian;
+        final double relative = Double.isNaN(others) ? l.ratio : l.ratio / others;
+        return l.ratio >= config.slowLinkRatio && relative >= config.slowLinkRelative;
+    }
+
+    /** The device a congested host's links share: its most slowed NIC, -1 for its network (no NIC known). */
+    private int congestedNic(final long hostId)
+    {
+        final int dev = nics.worstNic(hostId);
+        if (dev < 0)
+        {
+            return -1;
+        }
+        final double ratio = nics.latencyRatio(hostId, dev);
+        final double others = nics.othersMedianRatio(hostId);
+        return ratio >= NIC_SLOWED && (Double.isNaN(others) || ratio >= NIC_SLOWED_RELATIVE * others) ? dev : -2;
+    }
+
+    /**
+     * Hosts whose links of two or more sender ranks are slow together this window: a congestion episode each (per
+     * communicator and host; the lifecycle keeps one anomaly per NIC), and their slow links are explained by it.
+     * A host with NICs known and none slowed is not congested: its links are judged one by one.
+     */
+    private void judgeCongestion(final CommWaits c, final long anchorEnd)
+    {
+        for (int i = 0; i < c.links.size(); i++)
+        {
+            final CommWaits.Link l = c.links.get(i);
+            l.explained = false;
+        }
+        final Long2LongHashMap.KeyIterator hostsWithSlowLinks = slowSenders.keySet().iterator();
+        while (hostsWithSlowLinks.hasNext())
+        {
+            final long hostId = hostsWithSlowLinks.nextValue();
+            if (slowSenders.get(hostId) != -2)
+            {
+                continue;
+            }
+            final int device = congestedNic(hostId);
+            if (device == -2)
+            {
+                continue;
+            }
+            int slowLinks = 0;
+            double worst = Double.NaN;
+            for (int i = 0; i < c.links.size(); i++)
+            {
+                final CommWaits.Link l = c.links.get(i);
+                if (l.slowNow && l.senderHostId == hostId)
+                {
+                    l.explained = true;
+                    slowLinks++;
+                    worst = Double.isNaN(worst) ? l.ratio : Math.max(worst, l.ratio);
+                }
+            }
+            final Episode e = c.congestion(hostId, config);
+            if (!e.bad(c.window.startNs))
+            {
+                continue;
+            }
+            final long now = hostNow(hostId);
+            final SortedMap<String, Double> ev = new TreeMap<>();
+            ev.put("slowLinks", (double)slowLinks);
+            ev.put("worstLinkFractionOfBaseline", 1 / worst);
+            if (device >= 0)
+            {
+                ev.put("deviceLatencyRatio", nics.latencyRatio(hostId, device));
+                ev.put("otherNicsLatencyRatio", nics.othersMedianRatio(hostId));
+            }
+            final String where = device >= 0 ? String.format("NIC %d of host 0x%x", device, hostId)
+                : String.format("the network of host 0x%x (no QP events tell its NICs apart)", hostId);
+            final String summary = String.format("%s congested: %d links of several of its ranks slowed together "
+                + "(the worst at %.0f%% of its baseline)%s", where, slowLinks, 100 / worst, device >= 0
+                ? String.format(", its work requests take %.1f× their usual time", nics.latencyRatio(hostId, device))
+                : "");
+            final Severity sev = worst >= 2 ? Severity.CRITICAL : Severity.WARNING;
+            e.publish(publisher, AnomalyKind.CONGESTION, Culprit.nic(hostId, device), sev,
+                now - (anchorEnd - e.firstBadStartNs()), now, ev, summary);
+        }
+        c.settleCongestion(publisher, this::hostNow);
     }
 
     private void judgeLink(final CommWaits c, final CommWaits.Link l, final int n, final double allMedian,
@@ -340,8 +464,13 @@ final class WaitStateDetector
         }
         final double ratio = l.ratio;
         final double others = Double.isNaN(allMedian) ? medianWithout(ratios, n, ratio) : allMedian;
-        final double relative = Double.isNaN(others) ? ratio : ratio / others;
-        final boolean bad = !endsStraggle && ratio >= config.slowLinkRatio && relative >= config.slowLinkRelative;
+        final boolean bad = l.slowNow && !l.explained;
+        if (l.explained)
+        {
+            // Congestion of its host's network: not a slow link, and not a healthy window for its baseline.
+            l.slow.good(publisher, now);
+            return;
+        }
         if (!bad)
         {
             if (!endsStraggle && ratio < config.slowLinkRatio)

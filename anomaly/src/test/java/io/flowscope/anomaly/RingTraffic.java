@@ -47,6 +47,8 @@ final class RingTraffic
     int silentFromOp = Integer.MAX_VALUE;
     /** Tell every host's time after every event, as the drain loop does after every batch (not once a ms). */
     boolean advanceEveryEvent;
+    /** The NICs as the engine should see them (null: its own judgement of the QP events, none here). */
+    NicView nics;
     /** The communicator's anchor host once 20 ops have run. */
     long anchorAfterWarmUp = Long.MIN_VALUE;
 
@@ -78,7 +80,7 @@ final class RingTraffic
             {
                 resolved.add(a);
             }
-        }));
+        }), nics);
         final WindowEngine engine = new WindowEngine(new WindowConfig().periodNs(1_000_000), stage, stage);
         final List<Event> events = new ArrayList<>();
         final Random rnd = new Random(seed);

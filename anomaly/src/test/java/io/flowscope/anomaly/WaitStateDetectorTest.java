@@ -190,4 +190,73 @@ class WaitStateDetectorTest
         assertThat(t.run(OPS, new AnomalyConfig())).extracting(Anomaly::kind)
             .containsExactly(AnomalyKind.SLOW_NODE);
     }
+
+    /** Senders 1 and 2 slowed together (×2.5 network time) over ops FROM..TO. */
+    private static RingTraffic twoSendersSlowed(final boolean hostPerRank)
+    {
+        final RingTraffic t = new RingTraffic();
+        t.ranks = 4;
+        t.hostPerRank = hostPerRank;
+        t.slowdownPercent = (op, r) -> (r == 1 || r == 2) && op >= FROM && op < TO ? 250 : 100;
+        return t;
+    }
+
+    @Test
+    void linksOfTwoSendersOfOneHostSlowingTogetherAreItsCongestionNotSlowLinks()
+    {
+        final RingTraffic t = twoSendersSlowed(false);
+        final List<Anomaly> opened = t.run(OPS, new AnomalyConfig());
+
+        assertThat(opened).extracting(Anomaly::kind).containsExactly(AnomalyKind.CONGESTION);
+        final Anomaly a = opened.get(0);
+        assertThat(a.culprit().hostId()).isEqualTo(RingTraffic.HOST);
+        assertThat(a.culprit().device()).as("no QP events: the host's network, no NIC named").isEqualTo(-1);
+        assertThat(a.evidence().get("slowLinks")).isEqualTo(2.0);
+        assertThat(a.summary()).contains("the network of host", "2 links of several of its ranks slowed together");
+        assertThat(a.detectedNs() - (1_000_000_000L + FROM * t.opPeriodNs)).isBetween(0L, 250_000_000L);
+        assertThat(t.resolved).extracting(Anomaly::kind).containsExactly(AnomalyKind.CONGESTION);
+    }
+
+    @Test
+    void twoSendersOnHostsOfTheirOwnAreTwoSlowLinks()
+    {
+        final List<Anomaly> opened = twoSendersSlowed(true).run(OPS, new AnomalyConfig());
+
+        assertThat(opened).extracting(Anomaly::kind).containsOnly(AnomalyKind.SLOW_LINK);
+        assertThat(opened).extracting(a -> a.culprit().rank() + "->" + a.culprit().peer())
+            .containsExactlyInAnyOrder("1->2", "2->3");
+    }
+
+    @Test
+    void aSlowNicOfTheHostIsNamedWhenQpEventsTellItsNics()
+    {
+        // What the engine's NIC judgement would say: NIC 3 of the host at 3.2x its latency, the others' at 1.0.
+        final NicView nics = new NicView()
+        {
+            @Override
+            public int worstNic(final long hostId)
+            {
+                return hostId == RingTraffic.HOST ? 3 : -1;
+            }
+
+            @Override
+            public double latencyRatio(final long hostId, final int device)
+            {
+                return hostId == RingTraffic.HOST && device == 3 ? 3.2 : 0;
+            }
+
+            @Override
+            public double othersMedianRatio(final long hostId)
+            {
+                return 1.0;
+            }
+        };
+        final RingTraffic t = twoSendersSlowed(false);
+        t.nics = nics;
+        final List<Anomaly> opened = t.run(OPS, new AnomalyConfig());
+
+        assertThat(opened).extracting(Anomaly::kind).containsExactly(AnomalyKind.CONGESTION);
+        assertThat(opened.get(0).culprit().device()).isEqualTo(3);
+        assertThat(opened.get(0).evidence().get("deviceLatencyRatio")).isEqualTo(3.2);
+    }
 }
