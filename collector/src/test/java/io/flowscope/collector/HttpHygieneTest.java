@@ -341,7 +341,17 @@ class HttpHygieneTest
     @Test
     void shouldTakeClientsThatResetOrDropTheLiveStreamOrARequestWithoutALogLine() throws Exception
     {
-        final int port = service.port();
+        // its own service: the half-sent requests are also refused (malformed) as their connections close, later
+        // than this test's end perhaps, which would move the shared service's counters under another test
+        try (CollectorService own = CollectorService.start(config(Map.of(), Map.of()), e -> { }))
+        {
+            resetsAndDrops(own.port());
+        }
+    }
+
+    private void resetsAndDrops(final int port) throws Exception
+    {
+        log.list.clear(); // what the start logged
         final long before = connectionErrors(port);
         final List<Socket> streams = new ArrayList<>();
         for (int i = 0; i < 8; i++)
@@ -373,13 +383,15 @@ class HttpHygieneTest
                 so.setSoLinger(true, 0);
             }
         }
+        // a reset the server reads is a counted exception; one it meets while writing a snapshot may end the
+        // write instead (not every reset stream is counted): the three half-sent requests are, for sure
         final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
-        while (connectionErrors(port) < before + 4 + 3 && System.nanoTime() < deadline)
+        while (connectionErrors(port) < before + 3 && System.nanoTime() < deadline)
         {
             Thread.sleep(50);
         }
-        assertThat(connectionErrors(port)).as("the resets, counted").isGreaterThanOrEqualTo(before + 4 + 3);
-        Thread.sleep(300); // pushes to the closed streams meanwhile
+        assertThat(connectionErrors(port)).as("the resets, counted").isGreaterThanOrEqualTo(before + 3);
+        Thread.sleep(500); // pushes to the closed streams meanwhile
         assertNoWarnOrError();
         // the stream still serves a new client
         try (Socket so = new Socket("127.0.0.1", port))
