@@ -58,7 +58,8 @@ public final class ClusterSimulator
         for (int n = 0; n < nodes; n++)
         {
             hostIds[n] = mix(hostSalt(scenario.hosts()) * 1_000_003L + n);
-            hostOffset[n] = scenario.clockOffsets() ? 1_000_000_000L + clocks.nextLong(500_000_000_000L) : 0;
+            hostOffset[n] = scenario.epochNs()
+                + (scenario.clockOffsets() ? 1_000_000_000L + clocks.nextLong(500_000_000_000L) : 0);
             gpuOffset[n] = 3_000_000_000L + clocks.nextLong(1_000_000_000_000L);
         }
         model = Scenario.MODEL_NCCL.equals(scenario.model())

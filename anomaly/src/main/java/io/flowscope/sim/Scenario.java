@@ -23,7 +23,8 @@ import java.util.Map;
  * bw (bytes/s per link direction, default 25e9), gpubw (bytes/s of a GPU's copy, default 200e9), latency, step
  * (classic: max step bytes; nccl: NCCL's buffer step, a ring slice is at most 2 of them; default 512K), nics (NIC
  * devices per node, default = gpus), gap (mean idle gap between collectives), jitter (relative timing noise),
- * bursty (true: message sizes vary ×¼..×2), offsets (true: hosts get unrelated clock offsets), failover (NIC
+ * bursty (true: message sizes vary ×¼..×2), offsets (true: hosts get unrelated clock offsets), epoch (every host's
+ * clock reads this at the simulation's start, default 0: a host up for days), failover (NIC
  * failover delay), hosts (the simulated hosts' name prefix, default sim: hosts are named {@code <hosts>-node-<n>};
  * another prefix gives other host ids, so that two simulated clusters can feed one aggregator without their
  * hosts mixing), model (classic, the default and the labelled suite's, or nccl: calibrated on real NCCL, see
@@ -75,6 +76,7 @@ public final class Scenario
     private final double jitter;
     private final boolean bursty;
     private final boolean clockOffsets;
+    private final long epochNs;
     private final long failoverNs;
     private final double gpuBytesPerSecond;
     private final String model;
@@ -104,6 +106,7 @@ public final class Scenario
         jitter = b.jitter;
         bursty = b.bursty;
         clockOffsets = b.clockOffsets;
+        epochNs = b.epochNs;
         failoverNs = b.failoverNs;
         gpuBytesPerSecond = b.gpuBytesPerSecond;
         model = b.model;
@@ -216,6 +219,7 @@ public final class Scenario
         b.jitter = jitter;
         b.bursty = bursty;
         b.clockOffsets = clockOffsets;
+        b.epochNs = epochNs;
         b.failoverNs = failoverNs;
         b.gpuBytesPerSecond = gpuBytesPerSecond;
         b.model = model;
@@ -319,6 +323,12 @@ public final class Scenario
         return clockOffsets;
     }
 
+    /** What every host's clock reads at the simulation's start (0 unless given). */
+    public long epochNs()
+    {
+        return epochNs;
+    }
+
     public long failoverNs()
     {
         return failoverNs;
@@ -397,6 +407,10 @@ public final class Scenario
             .append(clockOffsets).append(",failover=").append(failoverNs).append(",gpubw=")
             .append((long)gpuBytesPerSecond).append(",model=").append(model).append(",transport=").append(transport).append(",ahead=").append(ahead)
             .append(",sync=").append(syncEvery).append(",cpu=").append(cpuNs).append(",netnoise=").append(netNoise);
+        if (epochNs != 0)
+        {
+            sb.append(",epoch=").append(epochNs);
+        }
         if (!DEFAULT_HOSTS.equals(hosts))
         {
             sb.append(",hosts=").append(hosts);
@@ -636,6 +650,7 @@ public final class Scenario
         double jitter = 0.05;
         boolean bursty;
         boolean clockOffsets;
+        long epochNs;
         long failoverNs = 10_000_000L;
         double gpuBytesPerSecond = 200e9;
         String model = MODEL_CLASSIC;
@@ -678,6 +693,7 @@ public final class Scenario
                 case "jitter": jitter = Double.parseDouble(value); break;
                 case "bursty": bursty = Boolean.parseBoolean(value); break;
                 case "offsets": clockOffsets = Boolean.parseBoolean(value); break;
+                case "epoch": epochNs = parseTime(value); break;
                 case "failover": failoverNs = parseTime(value); break;
                 case "model": model = value.toLowerCase(Locale.ROOT); break;
                 case "transport": transport = value.toLowerCase(Locale.ROOT); break;
@@ -707,6 +723,7 @@ public final class Scenario
         public Builder jitter(final double v) { jitter = v; return this; }
         public Builder bursty(final boolean v) { bursty = v; return this; }
         public Builder clockOffsets(final boolean v) { clockOffsets = v; return this; }
+        public Builder epochNs(final long v) { epochNs = v; return this; }
         public Builder failoverNs(final long v) { failoverNs = v; return this; }
         public Builder model(final String v) { model = v; return this; }
         public Builder transport(final String v) { transport = v; return this; }
