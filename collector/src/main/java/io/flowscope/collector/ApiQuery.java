@@ -54,6 +54,8 @@ public record ApiQuery(long from, long to, Long comm, Integer rank, Integer peer
     public static final Set<String> ANOMALIES = Set.of("from", "to", "comm", "rank", "peer", "state", "limit");
     /** The heatmap: one communicator or all. */
     public static final Set<String> HEATMAP = Set.of("comm");
+    /** A link's series (the live page's chart): by communicator, rank, peer. */
+    public static final Set<String> SERIES = Set.of("comm", "rank", "peer", "limit");
     /** Routes that take no parameter. */
     public static final Set<String> NONE = Set.of();
 

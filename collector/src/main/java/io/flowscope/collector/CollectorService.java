@@ -120,7 +120,8 @@ public final class CollectorService implements AutoCloseable
         final Extensions ext = new Extensions();
         final HttpVerticle http = new HttpVerticle(config.httpHost(), config.httpPort(), config.publishIntervalMs(),
             () -> drainRef[0].snapshot(), () -> health(config, drainRef[0], sinks, source, ext),
-            config.security(), () -> Metrics.renderSinks(sinks.statuses()) + ext.metrics());
+            config.security(), () -> Metrics.renderSinks(sinks.statuses()) + ext.metrics())
+            .page(source::hostName, source instanceof RingSource ? config.ringDir() : null);
         final DrainLoop drain = new DrainLoop(config, source, stageFactory, e ->
         {
             http.publish(e);

@@ -1,14 +1,15 @@
 package io.flowscope.collector;
 
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
-import java.util.TreeSet;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Function;
+import java.util.function.LongFunction;
 import java.util.function.Supplier;
 import java.util.regex.Pattern;
 
@@ -61,6 +62,9 @@ public final class HttpVerticle extends VerticleBase
     private final HttpRejections rejections = new HttpRejections();
     private HttpServer server;
     private long timer = -1;
+    /** Host names for the page (the source's), and the ring directory it watches (null: not rings). */
+    private volatile LongFunction<String> hostNames = id -> null;
+    private volatile String ringDir;
 
     public HttpVerticle(final String host, final int port, final long streamIntervalMs,
         final Supplier<Snapshot> snapshots, final Supplier<Map<String, Object>> health)
@@ -83,6 +87,17 @@ public final class HttpVerticle extends VerticleBase
         this.streamIntervalMs = streamIntervalMs;
         this.snapshots = snapshots;
         this.health = health;
+    }
+
+    /**
+     * What the live page says of the source: its host names (read from the HTTP thread: {@link Source#hostName})
+     * and the ring directory it watches (null when the source is not rings).
+     */
+    public HttpVerticle page(final LongFunction<String> hostNames, final Path ringDir)
+    {
+        this.hostNames = hostNames;
+        this.ringDir = ringDir == null ? null : ringDir.toString();
+        return this;
     }
 
     @Override
@@ -115,6 +130,7 @@ public final class HttpVerticle extends VerticleBase
         route(router, "/api/comms", ApiQuery.COMMS, ctx -> rows(ctx, "/api/comms", ApiQuery.COMMS, Snapshot::comms));
         route(router, "/api/anomalies", ApiQuery.ANOMALIES, this::anomalies);
         route(router, "/api/heatmap", ApiQuery.HEATMAP, this::heatmap);
+        route(router, "/api/series", ApiQuery.SERIES, this::series);
         // ?token= is how a browser's EventSource authenticates (TokenAuth reads it)
         route(router, "/api/stream", Set.of("token"), this::stream);
         route(router, "/api/live", ApiQuery.NONE, ctx -> json(ctx, 200, live(snapshots.get())));
@@ -478,14 +494,16 @@ public final class HttpVerticle extends VerticleBase
         }
     }
 
-    private static Map<String, Object> live(final Snapshot s)
+    /** What the page polls: heatmaps, anomalies and stats, and the page's own (collector/README.md, "The live page"). */
+    private Map<String, Object> live(final Snapshot s)
     {
         final Map<String, Object> m = new LinkedHashMap<>();
         m.put("wallMs", s.wallMs());
         m.put("lastEventNs", s.lastEventNs());
-        m.put("heatmaps", heatmaps(s, null));
+        m.put("heatmaps", LivePage.heatmaps(s, null, hostNames));
         m.put("anomalies", s.anomalies().stream().map(a -> Json.anomaly(a, s.culprits().get(a.id()))).toList());
         m.put("stats", s.stats());
+        LivePage.live(m, s, hostNames, ringDir);
         return m;
     }
 
@@ -622,42 +640,20 @@ public final class HttpVerticle extends VerticleBase
         {
             return;
         }
-        json(ctx, 200, Map.of("heatmaps", heatmaps(snapshots.get(), q.comm() == null ? null : FlowRow.hex(q.comm()))));
+        json(ctx, 200, Map.of("heatmaps", LivePage.heatmaps(snapshots.get(), q.comm() == null ? null :
+            FlowRow.hex(q.comm()), hostNames)));
     }
 
-    /** Per communicator: ranks and a rank × peer matrix of send bandwidth (bytes/s, latest period). */
-    static List<Map<String, Object>> heatmaps(final Snapshot s, final String onlyComm)
+    /** A link's series for the page's chart: {@link LivePage#series}. */
+    private void series(final RoutingContext ctx)
     {
-        final Map<String, List<FlowRow>> byComm = new LinkedHashMap<>();
-        for (final FlowRow r : s.links())
+        final ApiQuery q = query(ctx, "/api/series", ApiQuery.SERIES);
+        if (q == null)
         {
-            if ("send".equals(r.direction()) && (onlyComm == null || onlyComm.equals(r.comm())))
-            {
-                byComm.computeIfAbsent(r.comm(), k -> new ArrayList<>()).add(r);
-            }
+            return;
         }
-        final List<Map<String, Object>> out = new ArrayList<>();
-        byComm.forEach((comm, rows) ->
-        {
-            final TreeSet<Integer> ranks = new TreeSet<>();
-            rows.forEach(r ->
-            {
-                ranks.add(r.rank());
-                ranks.add(r.peer());
-            });
-            final List<Integer> index = new ArrayList<>(ranks);
-            final Double[][] matrix = new Double[index.size()][index.size()];
-            for (final FlowRow r : rows)
-            {
-                matrix[index.indexOf(r.rank())][index.indexOf(r.peer())] = r.periodBandwidthBytesPerSecond();
-            }
-            final Map<String, Object> m = new LinkedHashMap<>();
-            m.put("comm", comm);
-            m.put("ranks", index);
-            m.put("sendBandwidthBytesPerSecond", matrix);
-            out.add(m);
-        });
-        return out;
+        final List<Map<String, Object>> items = LivePage.series(snapshots.get(), q);
+        json(ctx, 200, Map.of("count", items.size(), "items", items));
     }
 
     private void health(final RoutingContext ctx)

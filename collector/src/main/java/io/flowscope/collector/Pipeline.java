@@ -1,6 +1,7 @@
 package io.flowscope.collector;
 
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -49,6 +50,8 @@ public final class Pipeline implements TelemetryListener, AnomalySink
     private final Map<Long, Anomaly> anomalies = new LinkedHashMap<>();
     private final List<AnomalyEvent> history = new ArrayList<>();
     private final Long2ObjectHashMap<FlowSummary> latest = new Long2ObjectHashMap<>();
+    /** Links against their baselines and ranks' waits, for the live page. */
+    private final LiveTracker live = new LiveTracker();
     private long idleTicks;
     private final Long2LongHashMap hostTimes = new Long2LongHashMap(Long.MIN_VALUE);
     private long currentHost;
@@ -550,6 +553,14 @@ public final class Pipeline implements TelemetryListener, AnomalySink
                 failures.record(IngestFailures.Stage.OUTPUT, "flow summary tap", e);
             }
         }
+        try
+        {
+            live.onSummary(s);
+        }
+        catch (final RuntimeException e)
+        {
+            failures.record(IngestFailures.Stage.OUTPUT, "live page tracker", e);
+        }
         final long key = key(s);
         FlowSummary copy = latest.get(key);
         if (copy == null)
@@ -722,13 +733,17 @@ public final class Pipeline implements TelemetryListener, AnomalySink
             culpritMap = Map.copyOf(culprits);
             anomaliesChanged = false;
         }
+        final Map<Long, Long> hostNow = new HashMap<>();
+        hostTimes.forEachLong(hostNow::put);
         return new Snapshot(wallNowMs, currentTimeNs, List.copyOf(flows), List.copyOf(ranks), List.copyOf(links),
-            List.copyOf(qps), List.copyOf(comms), anomalyList, stats, culpritMap);
+            List.copyOf(qps), List.copyOf(comms), anomalyList, stats, culpritMap, live.view(rankIdentities::rank),
+            Map.copyOf(hostNow));
     }
 
     /** Drops the latest-value entries whose period ended before {@code cutoffNs} (flows gone quiet). */
     public void expireBefore(final long cutoffNs)
     {
         latest.values().removeIf(s -> s.periodEndNs() - cutoffNs < 0);
+        live.expireBefore(cutoffNs);
     }
 }

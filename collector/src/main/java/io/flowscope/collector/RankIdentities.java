@@ -43,6 +43,13 @@ final class RankIdentities
         return byHost.size();
     }
 
+    /** A communicator rank's identity (its ring's), or null when no ring described it. */
+    RankIdentity rank(final long hostId, final long commHash, final int rank)
+    {
+        final RankIdentity r = byHost.get(new Key(hostId, commHash, rank));
+        return r != null ? r : byRank.get(new Key(0, commHash, rank));
+    }
+
     /**
      * The culprit as known: its rank's identity (rank culprits), else its host by name ({@code hostNames}: the
      * source's or the journal's ring attachments; else the communicator entries' hostnames), else null.

@@ -242,7 +242,7 @@ class HttpHygieneTest
         final Map<String, Set<String>> routes = documentedRoutes();
         assertThat(routes.keySet()).containsExactlyInAnyOrder("/api/health", "/api/health/live",
             "/api/health/ready", "/api/flows", "/api/ranks", "/api/links", "/api/comms", "/api/qps",
-            "/api/anomalies", "/api/heatmap", "/api/live", "/api/stream", "/metrics", "/login");
+            "/api/anomalies", "/api/heatmap", "/api/series", "/api/live", "/api/stream", "/metrics", "/login");
         final Map<String, String> valid = Map.of("from", "0", "to", "9000000000000000000", "comm", "0x1", "rank", "0",
             "peer", "1", "direction", "send", "state", "open", "limit", "5", "token", "whatever");
         final Set<String> every = new TreeSet<>(valid.keySet());

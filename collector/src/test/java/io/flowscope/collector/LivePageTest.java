@@ -68,7 +68,7 @@ final class LivePageTest
         return Files.readString(out, StandardCharsets.UTF_8);
     }
 
-    /** Loads the page, checks heatmap (and the anomaly list when {@code anomaly}), saves a screenshot. */
+    /** Loads the page, checks heatmap (and the anomaly timeline when {@code anomaly}), saves a screenshot. */
     static String checkPage(final CollectorService s, final Path tmp, final String screenshotName,
         final boolean anomaly) throws Exception
     {
@@ -78,15 +78,28 @@ final class LivePageTest
         assertThat(dom).containsPattern("id=\"series\"[^>]*data-points=\"[1-9]");
         if (anomaly)
         {
-            assertThat(dom).contains("class=\"anomaly ");
+            assertThat(dom).containsPattern("class=\"tl anomaly [A-Z]+ (open|resolved)\" data-kind=");
         }
+        screenshot(s, tmp, screenshotName);
+        return dom;
+    }
+
+    /** A screenshot of the page (chromium's window, 1280 x 900) as target/{@code name}; returns its path. */
+    static Path screenshot(final CollectorService s, final Path tmp, final String name) throws Exception
+    {
+        return screenshot(s.url(), tmp, name);
+    }
+
+    /** A screenshot of the page at {@code url} as target/{@code name}. */
+    static Path screenshot(final String url, final Path tmp, final String name) throws Exception
+    {
         final Path target = Path.of("target");
         Files.createDirectories(target);
-        final Path png = target.resolve(screenshotName).toAbsolutePath();
+        final Path png = target.resolve(name).toAbsolutePath();
         Files.deleteIfExists(png);
-        chromium(tmp, s.url(), "--screenshot=" + png);
+        chromium(tmp, url, "--screenshot=" + png);
         await().atMost(Duration.ofSeconds(10)).until(() -> Files.exists(png) && Files.size(png) > 1000);
-        return dom;
+        return png;
     }
 
 }

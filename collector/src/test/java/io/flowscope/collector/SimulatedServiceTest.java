@@ -73,9 +73,9 @@ class SimulatedServiceTest
             assertThat(a.get("evidence").size()).isPositive();
             assertThat(Http.get(s.url() + "metrics").body()).contains("flowscope_anomaly_open{kind=\"SLOW_LINK\"");
 
-            // the live page draws the heatmap and lists the anomaly with its culprit (real chromium)
+            // the live page draws the heatmap and shows the anomaly with its culprit (real chromium)
             final String dom = LivePageTest.checkPage(s, dir, "live-page-simulated-slow-link.png", true);
-            assertThat(dom).contains("data-kind=\"SLOW_LINK\"", "culprit: rank 3 \u2192 4");
+            assertThat(dom).contains("data-kind=\"SLOW_LINK\"", "rank 3 \u2192 4 (sim-node-0 \u2192 sim-node-1)");
 
             // run to the end of the simulation
             await().atMost(Duration.ofSeconds(60)).until(() -> s.drain().finished());
