@@ -5,26 +5,10 @@
 #include <unistd.h>
 
 #include "fs_clock.h"
+#include "fs_sampling.h"
 
 fs_ring_t* fs_events_ring;
 uint32_t fs_events_mask;
-fs_kernel_sampling_t fs_events_kernel_sampling = {.sampling_kind = FS_KIND_COUNT};
-
-/* One group in N gets KernelCh: group 1 (the mask NCCL starts with), then
- * groups N, 2N, ... Called at the end of group n, it decides group n+1: the
- * bit is set at the end of group kN-1 and cleared at the end of the others. Two
- * threads racing here can shift a sample by a group; never lose the mask. */
-static void fs_sample_kernel_channels(void) {
-    fs_kernel_sampling_t* s = &fs_events_kernel_sampling;
-    int* mask = __atomic_load_n(&s->nccl_mask, __ATOMIC_RELAXED);
-    uint32_t every = __atomic_load_n(&s->every, __ATOMIC_RELAXED);
-    if (!mask || every < 2) return;
-    uint64_t n = __atomic_add_fetch(&s->groups, 1, __ATOMIC_RELAXED);
-    int cur = __atomic_load_n(mask, __ATOMIC_RELAXED);
-    int next = (n + 1) % every == 0 ? (cur | FS_EV_KERNEL_CH) : (cur & ~FS_EV_KERNEL_CH);
-    if (next != cur) __atomic_store_n(mask, next, __ATOMIC_RELAXED);
-}
-
 #define FS_SERIAL_BLOCK 4096u
 
 typedef struct {
@@ -218,6 +202,22 @@ static inline void fs_encode_start(fs_ring_t* r, fs_payload_t* p, uint32_t kind,
     }
 }
 
+#define FS_SAMPLING_KINDS                                                                          \
+    (FS_EV_COLL | FS_EV_P2P | FS_EV_KERNEL_CH | FS_EV_GROUP_API | FS_EV_COLL_API | FS_EV_P2P_API |          \
+     FS_EV_KERNEL_LAUNCH)
+
+/* KernelCh sampling's view of a start: 0 = give NCCL a NULL handle, record nothing. */
+static __attribute__((noinline)) int fs_sampling_start(fs_comm_ctx_t* ctx, uint32_t kind, uint64_t id,
+                                                       const fs_nccl_descr_v6_t* d) {
+    switch (kind) {
+    case FS_KIND_KERNEL_CH: return fs_sampling_keep_kernel((uint64_t)(uintptr_t)d->parentObj);
+    case FS_KIND_COLL:
+    case FS_KIND_P2P: fs_sampling_op_start(id, (uint64_t)(uintptr_t)d->parentObj); return 1;
+    case FS_KIND_KERNEL_LAUNCH: fs_sampling_launch(); return 1;
+    default: fs_sampling_api_start(ctx, kind, id, d); return 1;
+    }
+}
+
 fs_nccl_result_t fs_events_start(fs_comm_ctx_t* ctx, void** eHandle, uint64_t type,
                                  const fs_nccl_descr_v6_t* d, uint32_t abi_types) {
     if (FS_UNLIKELY(!eHandle)) {
@@ -233,6 +233,11 @@ fs_nccl_result_t fs_events_start(fs_comm_ctx_t* ctx, void** eHandle, uint64_t ty
     uint32_t kind = (uint32_t)__builtin_ctzll(type);
     uint64_t id = (uint64_t)kind << FS_ID_KIND_SHIFT | ctx->comm_bits | fs_next_serial();
     *eHandle = (void*)(uintptr_t)id;
+    if (FS_UNLIKELY((type & FS_SAMPLING_KINDS) && __atomic_load_n(&fs_sampling_on, __ATOMIC_RELAXED)) &&
+        !fs_sampling_start(ctx, kind, id, d)) {
+        *eHandle = NULL; /* a KernelCh of a group not due for its communicator: NCCL drops it */
+        return FS_NCCL_SUCCESS;
+    }
     if (!(__atomic_load_n(&fs_events_mask, __ATOMIC_RELAXED) & (uint32_t)type)) return FS_NCCL_SUCCESS;
     fs_ring_t* r = fs_current_ring();
     if (FS_UNLIKELY(!r)) return FS_NCCL_SUCCESS;
@@ -256,11 +261,6 @@ static inline fs_ring_t* fs_ring_for_handle(uint64_t id, uint32_t kind) {
 fs_nccl_result_t fs_events_stop(void* eHandle) {
     uint64_t id = (uint64_t)(uintptr_t)eHandle;
     uint32_t kind = (uint32_t)(id >> FS_ID_KIND_SHIFT);
-    /* At the end of a group, after its launch, so no read NCCL makes of the mask
-     * for this group sees a changed value; the next group's start snapshot does. */
-    if (FS_UNLIKELY(id != 0 &&
-                    kind == __atomic_load_n(&fs_events_kernel_sampling.sampling_kind, __ATOMIC_ACQUIRE)))
-        fs_sample_kernel_channels();
     fs_ring_t* r = fs_ring_for_handle(id, kind);
     if (FS_UNLIKELY(!r)) return FS_NCCL_SUCCESS;
     fs_emit(r, kind, FS_OP_STOP, id, 0, 0, 0, 0);

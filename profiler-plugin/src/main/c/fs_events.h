@@ -29,24 +29,17 @@ typedef struct fs_comm_ctx {
     uint32_t abi_version;
     fs_ring_t* ring;
     struct fs_comm_ctx* next; /* every context ever made, freed by the destructor */
+    /* KernelCh sampling (fs_sampling.c), written on the owner thread only */
+    uint64_t ks_groups;          /* groups that carried a task of this communicator */
+    uint64_t ks_last;            /* process groups ended before its last group (or its init) */
+    uint64_t ks_stamp;           /* process group + 1 it was last counted in */
+    struct fs_comm_ctx* ks_next; /* the sampling list (immutable once published) */
 } fs_comm_ctx_t;
 
 /* The ring records go to (NULL: none open) and the kinds to record. */
 extern fs_ring_t* fs_events_ring FS_HIDDEN;
 extern uint32_t fs_events_mask FS_HIDDEN;
 
-/* KernelCh sampling: NCCL snapshots its process-global event mask at the start
- * of every operation group (GroupApi in v5/v6, per task in v4) and adds
- * profiler proxy work to each operation whose snapshot has KernelCh. Counting
- * groups at `sampling_kind` (GroupApi, or Group for v4), the plugin sets the
- * KernelCh bit in NCCL's mask for one group in `every` and clears it again. */
-typedef struct {
-    int* nccl_mask;         /* NCCL's ncclProfilerEventMask (from init) */
-    uint32_t every;         /* N > 1 */
-    uint32_t sampling_kind; /* FS_KIND_COUNT: sampling off */
-    uint64_t groups;        /* groups counted so far */
-} fs_kernel_sampling_t;
-extern fs_kernel_sampling_t fs_events_kernel_sampling FS_HIDDEN;
 
 /* startEvent for all ABIs. `d` is read through the v6 view: v4/v5 share every
  * offset this reads (the v4 type byte is passed in `type`). abi_types = the

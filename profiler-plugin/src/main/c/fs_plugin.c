@@ -26,6 +26,7 @@
 #include "fs_gpu.h"
 #include "fs_nccl_abi.h"
 #include "fs_ring.h"
+#include "fs_sampling.h"
 
 #define FS_EXPORT __attribute__((visibility("default")))
 #define FS_MAX_RINGS 64
@@ -33,6 +34,7 @@
 static pthread_mutex_t fs_lock = PTHREAD_MUTEX_INITIALIZER;
 static int fs_config_loaded;
 static fs_config_t fs_config;
+static uint32_t fs_record_mask; /* the kinds recorded, decided at the first init */
 static int fs_active_comms;
 static fs_comm_ctx_t* fs_all_ctx;        /* every context made, freed on unload */
 static fs_ring_t* fs_rings[FS_MAX_RINGS]; /* every ring mapped, unmapped on unload */
@@ -70,30 +72,6 @@ static int32_t fs_detect_nccl_version(void) {
     return fs_nccl_version;
 }
 
-/* The mask handed to NCCL: what we record, plus, with KernelCh sampling, the
- * group event we count on (fs_events then keeps the KernelCh bit on for one
- * group in N, starting with the first). */
-static uint32_t fs_nccl_mask_for(uint32_t record_mask, uint32_t abi, int* nccl_mask) {
-    fs_kernel_sampling_t* s = &fs_events_kernel_sampling;
-    uint32_t every = fs_config.kernel_sampling;
-    if (!(record_mask & FS_EV_KERNEL_CH) || every == 1 || !nccl_mask) {
-        __atomic_store_n(&s->sampling_kind, FS_KIND_COUNT, __ATOMIC_RELEASE);
-        return record_mask;
-    }
-    if (every == 0) { /* never */
-        __atomic_store_n(&s->sampling_kind, FS_KIND_COUNT, __ATOMIC_RELEASE);
-        return record_mask & ~(uint32_t)FS_EV_KERNEL_CH;
-    }
-    uint32_t counted = abi >= 5 ? FS_KIND_GROUP_API : FS_KIND_GROUP;
-    /* Callbacks of communicators already live read these: publish them first. */
-    __atomic_store_n(&s->nccl_mask, nccl_mask, __ATOMIC_RELAXED);
-    __atomic_store_n(&s->every, every, __ATOMIC_RELAXED);
-    __atomic_store_n(&s->sampling_kind, counted, __ATOMIC_RELEASE);
-    /* The first group keeps KernelCh: NCCL connects its profiler proxy at the
-     * first KernelCh operation, which then happens at start-up, not mid-run. */
-    return record_mask | (1u << counted);
-}
-
 static fs_nccl_result_t fs_init(void** context, uint64_t commHash, int* eActivationMask,
                                 const char* commName, int nNodes, int nranks, int rank,
                                 fs_nccl_logger_t logfn, uint32_t abi, uint32_t abi_types) {
@@ -107,6 +85,9 @@ static fs_nccl_result_t fs_init(void** context, uint64_t commHash, int* eActivat
     if (!fs_config_loaded) {
         fs_config_load(&fs_config, logfn);
         fs_config_loaded = 1;
+        if (!fs_config.disabled)
+            fs_record_mask = fs_sampling_configure(fs_config.kernel_sampling, abi,
+                                                   fs_config.event_mask & abi_types, eActivationMask, logfn);
     }
     if (fs_config.disabled) {
         if (eActivationMask) __atomic_store_n(eActivationMask, 0, __ATOMIC_RELAXED);
@@ -155,11 +136,13 @@ static fs_nccl_result_t fs_init(void** context, uint64_t commHash, int* eActivat
     __atomic_store_n(&c->magic, FS_CTX_LIVE, __ATOMIC_RELEASE);
     fs_all_ctx = c;
     fs_active_comms++;
-    uint32_t mask = fs_config.event_mask & abi_types;
-    __atomic_store_n(&fs_events_mask, mask, __ATOMIC_RELAXED);
-    /* NCCL's mask is shared by every communicator and read concurrently. */
-    if (eActivationMask)
-        __atomic_store_n(eActivationMask, (int)fs_nccl_mask_for(mask, abi, eActivationMask), __ATOMIC_RELAXED);
+    __atomic_store_n(&fs_events_mask, fs_record_mask, __ATOMIC_RELAXED);
+    /* NCCL's mask is shared by every communicator and read concurrently: with
+     * KernelCh sampling, its KernelCh bit is fs_sampling's to change. */
+    if (eActivationMask && __atomic_load_n(&fs_sampling_on, __ATOMIC_RELAXED))
+        fs_sampling_comm_init(c, eActivationMask, fs_record_mask | FS_SAMPLING_API_EVENTS);
+    else if (eActivationMask)
+        __atomic_store_n(eActivationMask, (int)fs_record_mask, __ATOMIC_RELAXED);
     *context = c;
     pthread_mutex_unlock(&fs_lock);
     return FS_NCCL_SUCCESS;
@@ -194,6 +177,7 @@ __attribute__((destructor)) static void fs_unload(void) {
     }
     fs_nrings = 0;
     if (fs_active_comms == 0) {
+        fs_sampling_forget_comms();
         while (fs_all_ctx) {
             fs_comm_ctx_t* n = fs_all_ctx->next;
             free(fs_all_ctx);

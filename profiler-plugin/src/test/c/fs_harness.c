@@ -67,7 +67,8 @@ static const fs_nccl_profiler_v6_t* p6;
 static uint32_t mask; /* what init handed back in *eActivationMask */
 /* NCCL's process-global ncclProfilerEventMask: every init gets its address and
  * the plugin may change it at any time (KernelCh sampling). Like NCCL, each
- * group snapshots it at its start and emits KernelCh only when set. */
+ * task copies it when appended, before any callback of its call (here one task
+ * per group), and KernelCh is emitted only when that copy has it. */
 static int nccl_event_mask;
 static uint64_t kernel_groups, all_groups;
 static int ncomms_total;
@@ -214,6 +215,7 @@ static ev_t ev_start(hthread_t* t, comm_t* c, int kind, const ev_t* parent, uint
 }
 
 static void ev_stop(hthread_t* t, comm_t* c, int kind, const ev_t* e) {
+    if (!e->h) return; /* NCCL makes no call for a NULL handle */
     call_stop(e->h);
     if (e->h && e->ht >= 0) {
         line_head(t, kind, "STOP", c);
@@ -226,6 +228,7 @@ static void ev_stop(hthread_t* t, comm_t* c, int kind, const ev_t* e) {
 /* arg: what RING.md says the plugin records for this state and these args */
 static void ev_state(hthread_t* t, comm_t* c, int kind, const ev_t* e, int st,
                      fs_nccl_state_args_t* a, uint64_t arg) {
+    if (!e->h) return;
     call_state(e->h, st, a);
     if (e->h && e->ht >= 0) {
         line_head(t, kind, "STATE", c);

@@ -40,11 +40,13 @@ run abuse-abi5 --abi 5 --mask all --abuse --ops $ops
 run abuse-abi4 --abi 4 --abuse --ops $ops
 run abuse-abi6 --abi 6 --mask 0x7fff --abuse --ops $ops
 run mask-names --abi 5 --mask proxystep,netplugin,groupapi --ops $ops
-# KernelCh on one group in 4: NCCL's mask carries the bit for exactly a quarter of the groups
+# KernelCh on one group in 4 (groups 0, 4, 8, ... of the one communicator): NCCL's mask carries the bit for
+# exactly a quarter of the groups; ABI v4 refuses N > 1 (one WARN, KernelCh off)
 run kernel-sampling --abi 5 --mask all --kernel-sampling 4 --ops $ops --comms 1
-echo "$out" | grep -q "kernelGroups=$((ops / 4 + 1))/$ops\$" || { echo "scenario kernel-sampling: expected kernelGroups=$((ops / 4 + 1))/$ops"; exit 1; }
+echo "$out" | grep -q "kernelGroups=$(((ops + 3) / 4))/$ops\$" || { echo "scenario kernel-sampling: expected kernelGroups=$(((ops + 3) / 4))/$ops"; exit 1; }
 run kernel-sampling-v4 --abi 4 --mask all --kernel-sampling 4 --ops $ops --comms 1
-echo "$out" | grep -q "kernelGroups=$((ops / 4 + 1))/$ops\$" || { echo "scenario kernel-sampling-v4: expected kernelGroups=$((ops / 4 + 1))/$ops"; exit 1; }
+echo "$out" | grep -q "kernelGroups=0/$ops\$" || { echo "scenario kernel-sampling-v4: expected kernelGroups=0/$ops"; exit 1; }
+[ "$(grep -c "NCCL WARN flags=0x4000 .*FLOWSCOPE_KERNEL_SAMPLING=4 needs NCCL's profiler ABI v5" "$tmp/$n.err")" = 1 ] || { echo "scenario kernel-sampling-v4: expected one WARN"; exit 1; }
 run kernel-never --abi 6 --mask all --kernel-sampling 0 --ops $ops
 echo "$out" | grep -q "kernelGroups=0/" || { echo "scenario kernel-never: KernelCh requested"; exit 1; }
 # a bad value: one WARN line, then the default mask
