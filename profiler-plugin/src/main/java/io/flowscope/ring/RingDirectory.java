@@ -28,8 +28,10 @@ import org.agrona.concurrent.SystemNanoClock;
  * ring is reported once and then left alone), and notices producers that are gone: the ring is closed
  * ({@code producer_state} 2), or its pid no longer exists on this host, or the file was removed. A gone
  * ring is drained to the end, detached, and deleted (unless configured to keep files). {@link #poll}
- * reads every attached ring in turn, a bounded batch each, starting from a rotating ring so that none
- * starves. Errors of one file never stop the others.
+ * reads every host in turn, a bounded batch per ring of it, starting from a rotating host so that none
+ * starves: the rings of one host and clock (same hostname, same boot instant by their header anchors) are
+ * one {@link RingMerge}, drained in time order across their lanes, so that no producer of a host is read
+ * ahead of another still holding older records. Errors of one file never stop the others.
  */
 public final class RingDirectory implements AutoCloseable
 {
@@ -80,8 +82,11 @@ public final class RingDirectory implements AutoCloseable
     private final IntPredicate pidAlive;
     private final String localHostname;
     private final int batch;
+    private final long mergeSkewNs;
 
     private final List<Attached> rings = new ArrayList<>();
+    /** The rings by host and clock, each drained in time order. */
+    private final List<RingMerge> hosts = new ArrayList<>();
     private final Set<Path> attachedPaths = new HashSet<>();
     private final Map<Path, Object> ignored = new HashMap<>();
     private final Set<Path> lockedReported = new HashSet<>();
@@ -96,6 +101,7 @@ public final class RingDirectory implements AutoCloseable
     {
         final RingReader reader;
         final boolean sameHost;
+        RingMerge host;
         DetachReason gone;
 
         Attached(final RingReader reader, final boolean sameHost)
@@ -116,6 +122,7 @@ public final class RingDirectory implements AutoCloseable
         this.pidAlive = builder.pidAlive;
         this.localHostname = builder.localHostname != null ? builder.localHostname : localHostname();
         this.batch = builder.batch;
+        this.mergeSkewNs = builder.mergeSkewNs;
     }
 
     public static Builder builder(final Path directory)
@@ -137,6 +144,7 @@ public final class RingDirectory implements AutoCloseable
         private IntPredicate pidAlive = RingDirectory::isPidAlive;
         private String localHostname;
         private int batch = DEFAULT_BATCH;
+        private long mergeSkewNs = RingMerge.DEFAULT_SKEW_NS;
 
         private Builder(final Path directory)
         {
@@ -190,7 +198,7 @@ public final class RingDirectory implements AutoCloseable
             return this;
         }
 
-        /** Records read from one ring before moving to the next (default 1024). */
+        /** Records read per poll per ring: a host of n rings gets n times this, in time order (default 1024). */
         public Builder batch(final int batch)
         {
             if (batch < 1)
@@ -198,6 +206,17 @@ public final class RingDirectory implements AutoCloseable
                 throw new IllegalArgumentException("batch must be >= 1: " + batch);
             }
             this.batch = batch;
+            return this;
+        }
+
+        /** How far a lane of a host may run past the next oldest ({@link RingMerge}; default 50 µs, 0: exact). */
+        public Builder mergeSkew(final long duration, final TimeUnit unit)
+        {
+            if (duration < 0)
+            {
+                throw new IllegalArgumentException("merge skew must be >= 0: " + duration);
+            }
+            this.mergeSkewNs = unit.toNanos(duration);
             return this;
         }
 
@@ -255,13 +274,14 @@ public final class RingDirectory implements AutoCloseable
             scan();
         }
         int delivered = 0;
-        final int size = rings.size();
+        final int size = hosts.size();
         if (size > 0)
         {
             final int first = next++ % size;
             for (int i = 0; i < size; i++)
             {
-                delivered += rings.get((first + i) % size).reader.poll(handler, batch);
+                final RingMerge host = hosts.get((first + i) % size);
+                delivered += host.poll(handler, batch * host.size());
             }
             if (next < 0)
             {
@@ -270,6 +290,44 @@ public final class RingDirectory implements AutoCloseable
         }
         detachDrained();
         return delivered;
+    }
+
+    /**
+     * Boot instants (a header's real-time minus monotonic anchor) closer than this are one clock: the real-time clock
+     * may be stepped (NTP) between two processes' starts.
+     */
+    static final long SAME_CLOCK_TOLERANCE_NS = 1_000_000_000L;
+
+    /** Whether two rings' times are of one clock: one hostname, the same boot instant by their anchors. */
+    static boolean sameClock(final RingHeader a, final RingHeader b)
+    {
+        return a.hostname().equals(b.hostname()) && Math.abs(a.anchorRealtimeNs() - a.anchorMonotonicNs() -
+            (b.anchorRealtimeNs() - b.anchorMonotonicNs())) < SAME_CLOCK_TOLERANCE_NS;
+    }
+
+    private void join(final Attached ring)
+    {
+        for (final RingMerge host : hosts)
+        {
+            if (sameClock(host.reader(0).header(), ring.reader.header()))
+            {
+                host.add(ring.reader);
+                ring.host = host;
+                return;
+            }
+        }
+        ring.host = new RingMerge(mergeSkewNs);
+        ring.host.add(ring.reader);
+        hosts.add(ring.host);
+    }
+
+    private void leave(final Attached ring)
+    {
+        ring.host.remove(ring.reader);
+        if (ring.host.size() == 0)
+        {
+            hosts.remove(ring.host);
+        }
     }
 
     /** Lists the directory now: attaches new rings, retries pending ones, checks producers. */
@@ -346,6 +404,7 @@ public final class RingDirectory implements AutoCloseable
             lockedReported.remove(path);
             final Attached ring = new Attached(reader, localHostname.equals(reader.header().hostname()));
             rings.add(ring);
+            join(ring);
             attachedPaths.add(path);
             attachedTotal++;
             listener.onAttach(reader);
@@ -421,6 +480,7 @@ public final class RingDirectory implements AutoCloseable
         final Path path = ring.reader.path();
         final Object fileKey = fileKey(path);
         attachedPaths.remove(path);
+        leave(ring);
         detachedTotal++;
         final boolean delete = deleteDrained && reason != DetachReason.FILE_REMOVED && reason != DetachReason.CLOSED;
         try
@@ -509,6 +569,7 @@ public final class RingDirectory implements AutoCloseable
     public String toString()
     {
         return "RingDirectory{directory=" + directory + ", scanIntervalNs=" + scanIntervalNs + ", staleTimeoutNs=" +
-            staleTimeoutNs + ", deleteDrained=" + deleteDrained + ", attached=" + rings.size() + '}';
+            staleTimeoutNs + ", deleteDrained=" + deleteDrained + ", mergeSkewNs=" + mergeSkewNs + ", attached=" +
+            rings.size() + ", hosts=" + hosts.size() + '}';
     }
 }

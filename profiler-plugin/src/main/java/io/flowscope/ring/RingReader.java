@@ -38,7 +38,9 @@ import org.agrona.concurrent.UnsafeBuffer;
  *
  * Lanes are drained round-robin: each pass of a poll gives every lane a fair share of the remaining limit,
  * and the next poll starts at the lane after the one that ended this one. Records of one producer thread
- * (one lane) arrive in order; there is no order across lanes. Single-threaded: one thread polls. Records
+ * (one lane) arrive in order; there is no order across lanes: {@link RingMerge} drains the lanes of one or more
+ * rings in time order, one lane at a time up to a time, through the same protocol (package-private
+ * {@code peek} / {@code drainUntil}). Single-threaded: one thread polls. Records
  * with a kind or op outside layout 1.0 fail like a bad checksum. The hot path does not allocate.
  */
 public final class RingReader implements AutoCloseable
@@ -77,6 +79,9 @@ public final class RingReader implements AutoCloseable
     private final boolean[] staleClaimed;
 
     private int nextLane;
+    /** What the last {@link #drainLane} in a bounded or peek mode stopped at: a record, and its time. */
+    private boolean headReady;
+    private long headTimeNs;
     private long delivered;
     private long corruptChecksum;
     private long corruptSequence;
@@ -200,7 +205,7 @@ public final class RingReader implements AutoCloseable
         final int lanes = laneCount;
         if (lanes == 1)
         {
-            return drainLane(0, handler, limit, heads[0] + laneCapacity, now);
+            return drainLane(0, handler, limit, heads[0] + laneCapacity, now, ALL, 0);
         }
         final long[] heads = this.heads;
         final long[] pollEnds = this.pollEnds;
@@ -217,7 +222,7 @@ public final class RingReader implements AutoCloseable
             for (int i = 0; i < lanes; i++)
             {
                 final long before = heads[lane];
-                count += drainLane(lane, handler, Math.min(share, limit - count), pollEnds[lane], now);
+                count += drainLane(lane, handler, Math.min(share, limit - count), pollEnds[lane], now, ALL, 0);
                 progress |= heads[lane] != before;
                 lane = (lane + 1) & laneIndexMask;
                 if (count >= limit)
@@ -235,8 +240,67 @@ public final class RingReader implements AutoCloseable
         return count;
     }
 
-    /** Reads lane {@code lane} from its head until {@code quota} records were delivered, {@code end}, or nothing to read. */
-    private int drainLane(final int lane, final RecordHandler handler, final int quota, final long end, final long now)
+    // ---- time-ordered draining (RingMerge): one lane at a time, up to a time ------------------------------
+
+    /** Starts a merge pass over this ring's lanes: the heartbeat, each lane's visit bound; returns the clock's now. */
+    long beginMerge()
+    {
+        final long now = clock.nanoTime();
+        buffer.putLongOrdered(CONSUMER_HEARTBEAT_NS_OFFSET, now);
+        for (int lane = 0; lane < laneCount; lane++)
+        {
+            pollEnds[lane] = heads[lane] + laneCapacity;
+        }
+        return now;
+    }
+
+    /**
+     * Moves lane {@code lane}'s head past what cannot be delivered (corrupt records, already consumed slots, stale
+     * claims: as {@link #poll} does) and tells whether a record is at its head now; its time is then
+     * {@link #headTimeNs()}. Delivers nothing; the record is checked again when it is delivered.
+     */
+    boolean peek(final int lane, final long now)
+    {
+        drainLane(lane, null, 1, pollEnds[lane], now, PEEK, 0);
+        return headReady;
+    }
+
+    /**
+     * Delivers lane {@code lane}'s records in its order, up to {@code quota}, while their time is at most {@code
+     * untilNs} (signed difference; the record at the head when called is delivered whatever its time: the caller
+     * peeked it as the oldest); {@code bounded} false: no time bound. Afterwards {@link #headReady()} tells whether
+     * it stopped at a later record (its time: {@link #headTimeNs()}) rather than at nothing to read or the quota.
+     */
+    int drainUntil(final int lane, final RecordHandler handler, final int quota, final boolean bounded,
+        final long untilNs, final long now)
+    {
+        return drainLane(lane, handler, quota, pollEnds[lane], now, bounded ? UNTIL : ALL, untilNs);
+    }
+
+    /** Whether the last {@link #peek} or {@link #drainUntil} stopped at a record it did not deliver. */
+    boolean headReady()
+    {
+        return headReady;
+    }
+
+    /** The time of that record. */
+    long headTimeNs()
+    {
+        return headTimeNs;
+    }
+
+    /** {@link #drainLane} modes: every record up to the quota; records up to a time; none (find the head). */
+    private static final int ALL = 0;
+    private static final int UNTIL = 1;
+    private static final int PEEK = 2;
+
+    /**
+     * Reads lane {@code lane} from its head until {@code quota} records were delivered, {@code end}, or nothing to
+     * read; in mode UNTIL also until a record later than {@code untilNs} (not the first), in mode PEEK until the first
+     * record (neither delivered: {@link #headReady}).
+     */
+    private int drainLane(final int lane, final RecordHandler handler, final int quota, final long end, final long now,
+        final int mode, final long untilNs)
     {
         final UnsafeBuffer buffer = this.buffer;
         final UnsafeBuffer record = this.record;
@@ -245,8 +309,10 @@ public final class RingReader implements AutoCloseable
         final int base = laneBase[lane];
         final int headOffset = headOffsets[lane];
         final long[] heads = this.heads;
-        long pos = heads[lane];
+        final long first = heads[lane];
+        long pos = first;
         int count = 0;
+        headReady = false;
 
         while (count < quota && pos - end < 0)
         {
@@ -266,6 +332,13 @@ public final class RingReader implements AutoCloseable
                 if ((int)(w1 >>> 32) == RecordChecksum.compute(pos, w1, w2, w3, w4, w5, w6, w7) &&
                     kind < EventKind.COUNT && op >= RecordLayout.OP_START && op <= RecordLayout.OP_STATE)
                 {
+                    // w2 is the record's time
+                    if (mode != ALL && (mode == PEEK || pos != first && w2 - untilNs > 0))
+                    {
+                        headReady = true;
+                        headTimeNs = w2;
+                        break;
+                    }
                     record.putLong(0, seq);
                     record.putLong(8, w1);
                     record.putLong(16, w2);

@@ -277,15 +277,38 @@ class RingDirectoryTest
     }
 
     @Test
-    void readsEveryRingABatchAtATime() throws IOException
+    void readsEveryHostABatchPerRingAtATimeTheRingsOfAHostInTimeOrder() throws IOException
     {
         final RingDirectory directory = open(directory().batch(5));
-        write(ring("flowscope-11-0.ring", LIVE_PID), 1, 30);
-        write(ring("flowscope-12-0.ring", LIVE_PID), 1, 30);
-        final List<Integer> pids = new ArrayList<>();
+        final List<TestRingWriter> rings = new ArrayList<>();
+        for (final String name : List.of("flowscope-11-0.ring", "flowscope-12-0.ring", "flowscope-14-0.ring"))
+        {
+            final TestRingWriter w = TestRingWriter.builder(dir.resolve(name)).capacity(64).pid(LIVE_PID)
+                .hostname(name.contains("14") ? "other-host" : "test-host").create();
+            resources.add(w);
+            rings.add(w);
+        }
+        // test-host: two rings whose times alternate 100 us apart; other-host: one ring
+        for (int i = 0; i < 30; i++)
+        {
+            rings.get(0).append(draft.start(EventKind.GROUP, 0, 200_000L * i, RecordLayout.id(0, 0, i + 1), 0));
+            rings.get(1).append(draft.start(EventKind.GROUP, 0, 200_000L * i + 100_000, RecordLayout.id(0, 0, i + 1), 0));
+            rings.get(2).append(draft.start(EventKind.GROUP, 0, i, RecordLayout.id(0, 0, i + 1), 0));
+        }
+        final List<String> hosts = new ArrayList<>();
+        final List<Long> testHostTimes = new ArrayList<>();
 
-        assertThat(directory.poll(r -> pids.add(r.header().path().getFileName().toString().hashCode()))).isEqualTo(10);
-        assertThat(pids.stream().distinct().count()).isEqualTo(2);
+        assertThat(directory.poll(r ->
+        {
+            hosts.add(r.header().hostname());
+            if (r.header().hostname().equals("test-host"))
+            {
+                testHostTimes.add(r.timeNs());
+            }
+        })).isEqualTo(15);
+        assertThat(hosts.stream().filter("other-host"::equals).count()).isEqualTo(5);
+        assertThat(testHostTimes).containsExactly(0L, 100_000L, 200_000L, 300_000L, 400_000L, 500_000L, 600_000L,
+            700_000L, 800_000L, 900_000L);
     }
 
     @Test
