@@ -14,7 +14,9 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
 import io.flowscope.collector.security.SecurityConfig;
 import io.flowscope.sink.webhook.WebhookFormat;
+import net.openhft.chronicle.queue.RollCycle;
 import net.openhft.chronicle.queue.RollCycles;
+import net.openhft.chronicle.queue.rollcycles.LegacyRollCycles;
 
 /**
  * The service's configuration, read once: defaults, then a YAML or JSON file (nested objects or dotted keys),
@@ -25,13 +27,56 @@ import net.openhft.chronicle.queue.RollCycles;
 public record CollectorConfig(
     Path ringDir, long ringScanMs, boolean ringDeleteDrained,
     String httpHost, int httpPort,
-    boolean journalEnabled, Path journalDir, RollCycles journalRollCycle, long journalRetentionHours,
+    boolean journalEnabled, Path journalDir, RollCycle journalRollCycle, long journalRetentionHours,
     long journalMaxBytes,
     long windowPeriodMs, int windowSize,
     long publishIntervalMs,
     String simulateScenario, double simulateSpeed, long simulateDurationSeconds,
-    SinksConfig sinks, SecurityConfig security)
+    SinksConfig sinks, SecurityConfig security, boolean journalTemporary)
 {
+    /**
+     * The default journal directory's place in {@link #DEFAULTS} (and the README's table): per user and per
+     * instance, {@code ${XDG_STATE_HOME:-~/.local/state}/flowscope/journal-<http.port>}; see {@link #load}.
+     */
+    public static final String DEFAULT_JOURNAL_DIR = "${XDG_STATE_HOME:-~/.local/state}/flowscope/journal-<http.port>";
+
+    /** A simulated run's default {@code journal.maxBytes}: 40 GiB, over ten minutes of the demo's input. */
+    public static final long SIMULATED_JOURNAL_MAX_BYTES = 40L << 30;
+
+    /** Where a simulated run's own journals go when none is named: {@code $TMPDIR/flowscope-<user>}. */
+    public static Path temporaryRoot()
+    {
+        return Path.of(System.getProperty("java.io.tmpdir"), "flowscope-" +
+            System.getProperty("user.name", "user").replaceAll("[^A-Za-z0-9._-]", "_"));
+    }
+
+    /** A simulated run's own journal directory under {@link #temporaryRoot()}: {@code sim-journal-<time>-<pid>}. */
+    static final java.util.regex.Pattern TEMPORARY_JOURNAL = java.util.regex.Pattern.compile(
+        "sim-journal-\\d{8}-\\d{6}-(\\d+)(-\\d+)?");
+
+    /** {@code $XDG_STATE_HOME} when set to an absolute path, else {@code ~/.local/state} (XDG base directories). */
+    static Path stateHome(final Map<String, String> env)
+    {
+        final String xdg = env.get("XDG_STATE_HOME");
+        if (xdg != null && !xdg.isBlank() && Path.of(xdg).isAbsolute())
+        {
+            return Path.of(xdg);
+        }
+        return Path.of(System.getProperty("user.home"), ".local", "state");
+    }
+
+    private static final java.util.concurrent.atomic.AtomicInteger TEMPORARY_JOURNALS =
+        new java.util.concurrent.atomic.AtomicInteger();
+
+    /** A new directory name for a simulated run's own journal (not created here). */
+    private static Path freshTemporaryJournal()
+    {
+        final String base = "sim-journal-" + java.time.LocalDateTime.now().format(
+            java.time.format.DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss")) + "-" + ProcessHandle.current().pid();
+        final int n = TEMPORARY_JOURNALS.incrementAndGet(); // two runs started in one second by one JVM (tests)
+        return temporaryRoot().resolve(n == 1 ? base : base + "-" + n);
+    }
+
     /** A configuration error, with a message for a human. */
     public static final class ConfigException extends RuntimeException
     {
@@ -75,10 +120,10 @@ public record CollectorConfig(
         d.put("http.host", "127.0.0.1");
         d.put("http.port", "7070");
         d.put("journal.enabled", "true");
-        d.put("journal.dir", Path.of(System.getProperty("java.io.tmpdir"), "flowscope-journal").toString());
-        d.put("journal.rollCycle", "FAST_HOURLY");
+        d.put("journal.dir", DEFAULT_JOURNAL_DIR);
+        d.put("journal.rollCycle", "MINUTELY");
         d.put("journal.retentionHours", "24");
-        d.put("journal.maxBytes", "1073741824");
+        d.put("journal.maxBytes", Long.toString(4L << 30));
         d.put("window.periodMs", "1");
         d.put("window.windowSize", "8");
         d.put("publish.intervalMs", "200");
@@ -176,13 +221,27 @@ public record CollectorConfig(
             values.put(e.getKey(), e.getValue());
             origin.put(e.getKey(), "the command line");
         }
-        // a simulated run journals into a fresh directory unless one is configured: a new simulation starts its
-        // clock at 0 again, so it must not resume the journal of another run
-        if (!values.get("simulate.scenario").trim().isEmpty() && "default".equals(origin.get("journal.dir")))
+        // a simulated run journals into a fresh directory of its own unless one is configured (a new simulation
+        // starts its clock at 0 again, so it must not resume the journal of another run), removed when it ends;
+        // anything else by default into the user's state directory, one per instance (port): two services never
+        // share a journal by default
+        final boolean temporary = !values.get("simulate.scenario").trim().isEmpty() &&
+            "default".equals(origin.get("journal.dir"));
+        if (temporary)
         {
-            values.put("journal.dir", Path.of(System.getProperty("java.io.tmpdir"), "flowscope-sim-journal",
-                java.time.LocalDateTime.now().format(java.time.format.DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss")) +
-                "-" + ProcessHandle.current().pid()).toString());
+            values.put("journal.dir", freshTemporaryJournal().toString());
+        }
+        // the demo's simulated cluster journals 62 MB per simulated second: by default a simulated run's journal
+        // holds ten minutes of it and more (its journal is its own and removed at the end: no restart reads it back);
+        // a service on rings reads its whole journal back at start, so its default stays smaller
+        if (!values.get("simulate.scenario").trim().isEmpty() && "default".equals(origin.get("journal.maxBytes")))
+        {
+            values.put("journal.maxBytes", Long.toString(SIMULATED_JOURNAL_MAX_BYTES));
+        }
+        else if ("default".equals(origin.get("journal.dir")))
+        {
+            values.put("journal.dir", stateHome(env).resolve("flowscope")
+                .resolve("journal-" + values.get("http.port").trim().replaceAll("[^0-9]", "_")).toString());
         }
         final Parser p = new Parser(values, origin);
         final CollectorConfig c = new CollectorConfig(
@@ -194,7 +253,7 @@ public record CollectorConfig(
             p.longIn("publish.intervalMs", 10, 60_000),
             p.scenario("simulate.scenario"), p.doubleIn("simulate.speed", 0.001, 1000),
             p.longIn("simulate.durationSeconds", 0, 365L * 86400),
-            p.sinks(), p.security());
+            p.sinks(), p.security(), temporary);
         if (!c.security().authenticate() && !isLoopback(c.httpHost()))
         {
             throw new ConfigException("config: http.host = '" + c.httpHost() + "' (from " + origin.get("http.host") +
@@ -375,9 +434,13 @@ public record CollectorConfig(
             return v;
         }
 
-        RollCycles rollCycle(final String key)
+        RollCycle rollCycle(final String key)
         {
             final String v = values.get(key).trim().toUpperCase(Locale.ROOT);
+            if ("MINUTELY".equals(v))
+            {
+                return LegacyRollCycles.MINUTELY;
+            }
             for (final String ok : new String[] {"FIVE_MINUTELY", "TEN_MINUTELY", "HALF_HOURLY", "FAST_HOURLY",
                 "TWO_HOURLY", "SIX_HOURLY", "FAST_DAILY", "WEEKLY"})
             {
@@ -386,8 +449,8 @@ public record CollectorConfig(
                     return RollCycles.valueOf(v);
                 }
             }
-            throw bad(key, "one of FIVE_MINUTELY, TEN_MINUTELY, HALF_HOURLY, FAST_HOURLY, TWO_HOURLY, SIX_HOURLY, " +
-                "FAST_DAILY, WEEKLY");
+            throw bad(key, "one of MINUTELY, FIVE_MINUTELY, TEN_MINUTELY, HALF_HOURLY, FAST_HOURLY, TWO_HOURLY, " +
+                "SIX_HOURLY, FAST_DAILY, WEEKLY");
         }
 
         String scenario(final String key)

@@ -12,6 +12,7 @@ import java.util.function.Supplier;
 
 import io.flowscope.anomaly.AnomalySink;
 import io.flowscope.anomaly.AnomalyStage;
+import io.flowscope.collector.journal.JournalLock;
 import io.flowscope.sink.influx.InfluxSchema;
 import io.vertx.core.Vertx;
 import io.vertx.core.VertxOptions;
@@ -34,6 +35,8 @@ public final class CollectorService implements AutoCloseable
     private final ServiceSinks sinks;
     private final Extensions extensions;
     private final Source source;
+    /** The journal directory's lock, held for the service's life (null without a journal). */
+    private final JournalLock lock;
 
     /** What a component started beside the service (the fleet agent) adds to /metrics and /api/health. */
     private static final class Extensions
@@ -50,8 +53,10 @@ public final class CollectorService implements AutoCloseable
     }
 
     private CollectorService(final CollectorConfig config, final Vertx vertx, final HttpVerticle http,
-        final DrainLoop drain, final ServiceSinks sinks, final Extensions extensions, final Source source)
+        final DrainLoop drain, final ServiceSinks sinks, final Extensions extensions, final Source source,
+        final JournalLock lock)
     {
+        this.lock = lock;
         this.source = source;
         this.extensions = extensions;
         this.sinks = sinks;
@@ -104,11 +109,43 @@ public final class CollectorService implements AutoCloseable
         return start(config, source, AnomalyStages::create, console);
     }
 
-    /** With another anomaly stage than the service's: tests inject a stage that fails. */
+    /**
+     * With another anomaly stage than the service's: tests inject a stage that fails. A journal directory that
+     * another service holds stops the start ({@link JournalLock.InUseException}, one line naming the directory and
+     * the other process).
+     */
     static CollectorService start(final CollectorConfig config, final Source source,
         final Function<AnomalySink, AnomalyStage> stageFactory, final Consumer<AnomalyEvent> console) throws Exception
     {
         LOG.info("configuration: {}", config);
+        final JournalLock lock;
+        try
+        {
+            lock = config.journalEnabled() ? JournalLock.acquire(config.journalDir()) : null;
+        }
+        catch (final RuntimeException e)
+        {
+            source.close();
+            throw e;
+        }
+        try
+        {
+            return start(config, source, stageFactory, console, lock);
+        }
+        catch (final Exception | Error e)
+        {
+            if (lock != null)
+            {
+                lock.close();
+            }
+            throw e;
+        }
+    }
+
+    private static CollectorService start(final CollectorConfig config, final Source source,
+        final Function<AnomalySink, AnomalyStage> stageFactory, final Consumer<AnomalyEvent> console,
+        final JournalLock lock) throws Exception
+    {
         final Vertx vertx = Vertx.vertx(new VertxOptions().setEventLoopPoolSize(1).setWorkerPoolSize(2));
         final DrainLoop[] drainRef = new DrainLoop[1];
         // Hosts by name where the source knows it (Grafana's host variable, a page's host label), else by id.
@@ -145,12 +182,12 @@ public final class CollectorService implements AutoCloseable
         drain.start();
         if (!drain.awaitReady(5, TimeUnit.MINUTES))
         {
-            final CollectorService s = new CollectorService(config, vertx, http, drain, sinks, ext, source);
+            final CollectorService s = new CollectorService(config, vertx, http, drain, sinks, ext, source, null);
             final Throwable t = drain.crashed();
             s.close();
             throw new IllegalStateException("the drain loop did not start: " + t, t);
         }
-        return new CollectorService(config, vertx, http, drain, sinks, ext, source);
+        return new CollectorService(config, vertx, http, drain, sinks, ext, source, lock);
     }
 
     private static Map<String, Object> health(final CollectorConfig config, final DrainLoop drain,
@@ -276,7 +313,17 @@ public final class CollectorService implements AutoCloseable
             }
             finally
             {
-                vertx.close().await(30, TimeUnit.SECONDS);
+                try
+                {
+                    vertx.close().await(30, TimeUnit.SECONDS);
+                }
+                finally
+                {
+                    if (lock != null)
+                    {
+                        lock.close(); // after the drain loop closed the journal
+                    }
+                }
             }
         }
     }

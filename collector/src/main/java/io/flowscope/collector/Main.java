@@ -38,6 +38,12 @@ public final class Main implements Callable<Integer>
     public static final int EXIT_CONFIG = 2;
     /** Exit code of an input that cannot be read (not a ring, not a journal). */
     public static final int EXIT_INPUT = 3;
+    /** Exit code of a service that an error stopped (the drain loop died, an unexpected error). */
+    public static final int EXIT_FAILED = 1;
+    /** Exit code of a replay or inspect that skipped damaged input (unless --tolerate-corruption). */
+    public static final int EXIT_DAMAGED = 4;
+    /** Exit code of a service whose journal directory another service holds. */
+    public static final int EXIT_IN_USE = 5;
 
     @CommandLine.Spec
     CommandLine.Model.CommandSpec spec;
@@ -55,6 +61,9 @@ public final class Main implements Callable<Integer>
     static volatile CountDownLatch stopSignal;
     /** Set by tests: sees the service once it runs. */
     static volatile Consumer<CollectorService> onStarted;
+    /** Set by tests: the anomaly stage the service runs (a stage that fails as a test needs), instead of its own. */
+    static volatile java.util.function.Function<io.flowscope.anomaly.AnomalySink, io.flowscope.anomaly.AnomalyStage>
+        stageForTests;
 
     @Override
     public Integer call()
@@ -65,7 +74,19 @@ public final class Main implements Callable<Integer>
 
     public static void main(final String[] args)
     {
-        System.exit(run(System.out, System.err, args));
+        int rc;
+        try
+        {
+            rc = run(System.out, System.err, args);
+        }
+        catch (final Throwable t)
+        {
+            // an error no command handled (an Error escaping picocli): one line, and not the exit status of success
+            LOG.error("flowscope stopped by an error", t);
+            System.err.println("flowscope: stopped by an error: " + t);
+            rc = EXIT_FAILED;
+        }
+        System.exit(rc);
     }
 
     /** Runs a command with the given streams; returns its exit code. */
@@ -83,6 +104,11 @@ public final class Main implements Callable<Integer>
             {
                 cmd.getErr().println("flowscope: " + ex.getMessage());
                 return EXIT_CONFIG;
+            }
+            if (ex instanceof io.flowscope.collector.journal.JournalLock.InUseException)
+            {
+                cmd.getErr().println("flowscope: " + ex.getMessage());
+                return EXIT_IN_USE;
             }
             if (ex instanceof IllegalArgumentException || ex instanceof java.io.IOException ||
                 ex instanceof java.io.UncheckedIOException)
@@ -187,7 +213,14 @@ public final class Main implements Callable<Integer>
                 opts.durationSeconds);
         }
         final CountDownLatch closed = new CountDownLatch(1);
-        try (CollectorService service = CollectorService.start(config, console);
+        if (config.journalTemporary())
+        {
+            removeStaleTemporaryJournals(out);
+        }
+        Throwable stoppedBy = null;
+        final var stage = stageForTests;
+        try (CollectorService service = stage == null ? CollectorService.start(config, console) :
+            CollectorService.start(config, CollectorService.sourceOf(config), stage, console);
             io.flowscope.collector.fleet.AgentPublisher agent =
                 io.flowscope.collector.fleet.Fleet.startAgent(service, config, fleet, out))
         {
@@ -198,8 +231,8 @@ public final class Main implements Callable<Integer>
             Runtime.getRuntime().addShutdownHook(hook);
             out.println("flowscope: serving " + service.url() + "  (live page; API under " + service.url() +
                 "api/, metrics at " + service.url() + "metrics)");
-            out.println("flowscope: source: " + service.sourceDescription() +
-                (config.journalEnabled() ? "; journal: " + config.journalDir() : "; no journal"));
+            out.println("flowscope: source: " + service.sourceDescription() + (config.journalEnabled() ? "; journal: " +
+                config.journalDir() + " (" + journalBound(config) + ")" : "; no journal"));
             out.flush();
             if (onStarted != null)
             {
@@ -210,12 +243,16 @@ public final class Main implements Callable<Integer>
             while (!stop.await(200, TimeUnit.MILLISECONDS))
             {
                 health = sayHealth(service.health(), health, out);
-                if (opts.durationSeconds > 0 ? System.nanoTime() - deadline >= 0
-                    : service.drain().crashed() != null || service.drain().finished())
+                if (service.drain().crashed() != null)
+                {
+                    break;
+                }
+                if (opts.durationSeconds > 0 ? System.nanoTime() - deadline >= 0 : service.drain().finished())
                 {
                     break;
                 }
             }
+            stoppedBy = service.drain().crashed();
             try
             {
                 Runtime.getRuntime().removeShutdownHook(hook);
@@ -224,15 +261,105 @@ public final class Main implements Callable<Integer>
             {
                 // shutting down already
             }
-            out.println("flowscope: stopping" + (config.journalEnabled() ? "; replay this run with: ./flowscope replay " +
-                config.journalDir() : ""));
+            if (stoppedBy != null)
+            {
+                out.println("flowscope: stopped by an error: " + stoppedBy + " (exit status " + EXIT_FAILED + ")");
+            }
+            out.println("flowscope: stopping" + (!config.journalEnabled() ? "" : config.journalTemporary() ?
+                "; this run's journal " + config.journalDir() + " is removed (name one with --journal-dir to keep it)" :
+                "; replay this run with: ./flowscope replay " + config.journalDir()));
             out.flush();
         }
         finally
         {
-            closed.countDown();
+            try
+            {
+                if (config.journalEnabled() && config.journalTemporary())
+                {
+                    removeTree(config.journalDir());
+                }
+            }
+            finally
+            {
+                closed.countDown();
+            }
         }
-        return 0;
+        return stoppedBy != null ? EXIT_FAILED : 0;
+    }
+
+    /** The journal's bound as the console says it: its cap, and the free space of its file system when less. */
+    private static String journalBound(final CollectorConfig config)
+    {
+        final StringBuilder b = new StringBuilder(config.journalMaxBytes() > 0 ? "bounded at " +
+            gib(config.journalMaxBytes()) + ", oldest cycles retired first" : "no size bound");
+        try
+        {
+            final long free = Files.getFileStore(config.journalDir()).getUsableSpace();
+            if (config.journalMaxBytes() <= 0 || free < config.journalMaxBytes())
+            {
+                b.append("; ").append(gib(free)).append(" free on its file system");
+            }
+        }
+        catch (final java.io.IOException e)
+        {
+            // not there yet: nothing to add
+        }
+        return b.toString();
+    }
+
+    private static String gib(final long bytes)
+    {
+        return String.format(java.util.Locale.ROOT, "%.1f GiB", bytes / (double)(1L << 30));
+    }
+
+    /**
+     * Removes the journals that simulated runs of this user left behind (killed before they could remove their
+     * own): those under {@link CollectorConfig#temporaryRoot()} whose process is gone.
+     */
+    static void removeStaleTemporaryJournals(final PrintWriter out)
+    {
+        final Path root = CollectorConfig.temporaryRoot();
+        if (!Files.isDirectory(root))
+        {
+            return;
+        }
+        try (java.util.stream.Stream<Path> dirs = Files.list(root))
+        {
+            for (final Path d : (Iterable<Path>)dirs::iterator)
+            {
+                final java.util.regex.Matcher m = CollectorConfig.TEMPORARY_JOURNAL.matcher(d.getFileName().toString());
+                if (m.matches() && Files.isDirectory(d) &&
+                    ProcessHandle.of(Long.parseLong(m.group(1))).map(ProcessHandle::isAlive).orElse(false) == false)
+                {
+                    removeTree(d);
+                    out.println("flowscope: removed " + d + ", the journal of an earlier simulated run that was killed");
+                }
+            }
+        }
+        catch (final java.io.IOException | RuntimeException e)
+        {
+            LOG.warn("cannot look for stale simulated journals in {}: {}", root, e.toString());
+        }
+    }
+
+    /** Deletes a directory and what it holds (a journal: flat); what cannot be deleted is logged and left. */
+    static void removeTree(final Path dir)
+    {
+        if (!Files.exists(dir))
+        {
+            return;
+        }
+        try (java.util.stream.Stream<Path> walk = Files.walk(dir))
+        {
+            for (final Path p : (Iterable<Path>)walk.sorted(java.util.Comparator.reverseOrder())::iterator)
+            {
+                Files.deleteIfExists(p);
+            }
+        }
+        catch (final java.io.IOException | RuntimeException e)
+        {
+            LOG.warn("cannot remove {}: {}", dir, e.toString());
+        }
     }
 
     /**
@@ -418,6 +545,11 @@ public final class Main implements Callable<Integer>
         @Option(names = "--no-progress", description = "No progress bar on stderr.")
         boolean noProgress;
 
+        @Option(names = "--tolerate-corruption",
+            description = "Exit 0 even when damaged batches (or trace lines) were skipped; they are still said on " +
+                "stderr. Without it such a replay exits " + EXIT_DAMAGED + ".")
+        boolean tolerateCorruption;
+
         @CommandLine.Spec
         CommandLine.Model.CommandSpec spec;
 
@@ -438,7 +570,18 @@ public final class Main implements Callable<Integer>
             final io.flowscope.collector.Replay.Progress progress =
                 noProgress ? null : io.flowscope.collector.Replay.progressBar(err, total);
             final io.flowscope.collector.Replay.Result r = io.flowscope.collector.Replay.run(journal, cfg, fromNs, toNs,
-                export, export, progress == null ? d -> { } : progress);
+                export, export, progress == null ? d -> { } : progress, d ->
+                {
+                    final String line = "flowscope replay: damaged, skipped: " + d;
+                    if (progress != null)
+                    {
+                        progress.say(line);
+                    }
+                    else
+                    {
+                        err.println(line);
+                    }
+                });
             if (progress != null)
             {
                 progress.end();
@@ -459,7 +602,7 @@ public final class Main implements Callable<Integer>
             }
             err.println(r.describe() + (trace == null ? "" : "; trace written to " + trace));
             out.flush();
-            return 0;
+            return damaged(err, "replay", r.corruptDocuments(), r.corruptionUnit(), tolerateCorruption);
         }
     }
 
@@ -484,6 +627,11 @@ public final class Main implements Callable<Integer>
         @Option(names = "--to", paramLabel = "NS",
             description = "Journal or trace: only events at or before this event time (ns); other entries pass.")
         Long toNs;
+
+        @Option(names = "--tolerate-corruption",
+            description = "Exit 0 even when damaged batches (or trace lines) were skipped; they are still said on " +
+                "stderr. Without it such an inspect exits " + EXIT_DAMAGED + ".")
+        boolean tolerateCorruption;
 
         @CommandLine.ParentCommand
         Main parent;
@@ -518,6 +666,7 @@ public final class Main implements Callable<Integer>
             try (EventLog reader = EventLog.open(input).timeRange(fromNs != null ? fromNs : Long.MIN_VALUE,
                 toNs != null ? toNs : Long.MAX_VALUE))
             {
+                reader.onDamage(d -> parent.stderr.println("flowscope inspect: damaged, skipped: " + d));
                 // Until the reader of the output goes away (`inspect ... | head`): a PrintStream swallows the broken
                 // pipe, checkError says it (and flushes, once a batch).
                 while (json.lines() < limit && reader.read(json, json, 1) > 0 && !target.checkError())
@@ -527,12 +676,32 @@ public final class Main implements Callable<Integer>
                 target.flush();
                 if (reader.corruptDocuments() > 0)
                 {
-                    parent.stderr.println("flowscope inspect: " + reader.corruptDocuments() + " corrupt " +
-                        reader.corruptionUnit() + " skipped (last: " + reader.lastCorruption() + ")");
+                    parent.stderr.println("flowscope inspect: " + reader.documents() + " " +
+                        ("lines".equals(reader.corruptionUnit()) ? "batches" : reader.corruptionUnit()) + " read; " +
+                        reader.corruptDocuments() + " corrupt " + reader.corruptionUnit() + " skipped" +
+                        io.flowscope.collector.Replay.damageSummary(reader.corruptDocuments(),
+                            reader.corruptionUnit(), reader.damagedRanges(), reader.damage()));
                 }
+                return damaged(parent.stderr, "inspect", reader.corruptDocuments(), reader.corruptionUnit(),
+                    tolerateCorruption);
             }
+        }
+    }
+
+    /**
+     * The exit status of a replay or inspect: {@link #EXIT_DAMAGED} when damaged input was skipped (said once
+     * more, with the way out), unless tolerated; else 0.
+     */
+    static int damaged(final PrintStream err, final String command, final long corrupt, final String unit,
+        final boolean tolerate)
+    {
+        if (corrupt == 0 || tolerate)
+        {
             return 0;
         }
+        err.println("flowscope " + command + ": " + corrupt + " damaged " + unit + " skipped (listed above): exit " +
+            "status " + EXIT_DAMAGED + " (--tolerate-corruption: 0)");
+        return EXIT_DAMAGED;
     }
 
     /** A time range the user gave: from must not be after to. */

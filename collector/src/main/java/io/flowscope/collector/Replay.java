@@ -3,6 +3,7 @@ package io.flowscope.collector;
 import java.io.PrintStream;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.function.Consumer;
 import java.util.function.Function;
 import java.util.function.LongConsumer;
 
@@ -13,9 +14,9 @@ import io.flowscope.collector.journal.JournalReader;
 import io.flowscope.collector.journal.TraceReader;
 import io.flowscope.window.CollectiveSink;
 import io.flowscope.window.FlowSummarySink;
-import net.openhft.chronicle.queue.ChronicleQueue;
 import net.openhft.chronicle.queue.ExcerptTailer;
-import net.openhft.chronicle.wire.DocumentContext;
+import net.openhft.chronicle.queue.impl.single.SingleChronicleQueue;
+import net.openhft.chronicle.queue.impl.single.SingleChronicleQueueBuilder;
 
 /**
  * Runs the service's engines over a journal or a JSON-lines trace ({@link EventLog}) as fast as they go (no
@@ -32,8 +33,11 @@ public final class Replay
      */
     public record Result(List<AnomalyEvent> events, long documents, long entries, long corruptDocuments,
         String lastCorruption, long firstEventNs, long lastEventNs, double seconds, String corruptionUnit,
-        IngestFailures.Counts failures)
+        IngestFailures.Counts failures, long damagedRanges, List<String> damage)
     {
+        /** Damaged ranges named in {@link #describe()} (all of them are said on stderr as they are found). */
+        static final int RANGES_IN_SUMMARY = 10;
+
         /** One line for humans: what was read, how fast, what was skipped and what failed. */
         public String describe()
         {
@@ -42,10 +46,7 @@ public final class Replay
                 "replay: %d batches, %d entries in %.2f s (%.1f M entries/s; %.1fx real time over %.3f s of " +
                 "events); %d corrupt %s skipped", documents, entries, seconds, entries / Math.max(1e-9, seconds) / 1e6,
                 span / 1e9 / Math.max(1e-9, seconds), span / 1e9, corruptDocuments, corruptionUnit));
-            if (lastCorruption != null)
-            {
-                b.append(" (last: ").append(lastCorruption).append(')');
-            }
+            b.append(damageSummary(corruptDocuments, corruptionUnit, damagedRanges, damage));
             if (failures.total() > 0)
             {
                 b.append("; ").append(failures.total()).append(" engine failures counted and skipped (");
@@ -66,7 +67,31 @@ public final class Replay
     {
     }
 
-    /** Counts the excerpts of a journal (for the progress bar); a trace's batches are not counted (0). */
+    /**
+     * What follows "N corrupt batches skipped" in a summary line: in how many damaged ranges, and the first
+     * {@link Result#RANGES_IN_SUMMARY} of them (where and why); empty when nothing was skipped.
+     */
+    static String damageSummary(final long corrupt, final String unit, final long ranges, final List<String> damage)
+    {
+        if (corrupt == 0 || damage.isEmpty())
+        {
+            return "";
+        }
+        final StringBuilder b = new StringBuilder(" in ").append(ranges).append(ranges == 1 ? " damaged range: " :
+            " damaged ranges: ");
+        final int shown = (int)Math.min(damage.size(), Result.RANGES_IN_SUMMARY);
+        b.append(String.join(" | ", damage.subList(0, shown)));
+        if (ranges > shown)
+        {
+            b.append(" | and ").append(ranges - shown).append(" more (each said above)");
+        }
+        return b.toString();
+    }
+
+    /**
+     * Counts the excerpts of a journal by its cycles' indexes (for the progress bar: fast, and past damage that
+     * stops a plain read); a trace's batches are not counted (0).
+     */
     public static long countDocuments(final Path journal)
     {
         if (TraceReader.isTrace(journal))
@@ -74,18 +99,24 @@ public final class Replay
             return 0;
         }
         long n = 0;
-        try (ChronicleQueue q = ChronicleQueue.singleBuilder(journal).readOnly(true).build();
+        try (SingleChronicleQueue q = SingleChronicleQueueBuilder.single(journal.toFile()).readOnly(true).build();
             ExcerptTailer t = q.createTailer())
         {
-            while (true)
+            final int first = q.firstCycle();
+            final int last = q.lastCycle();
+            if (first > last)
             {
-                try (DocumentContext dc = t.readingDocument())
+                return 0;
+            }
+            for (final Long c : q.listCyclesBetween(first, last))
+            {
+                try
                 {
-                    if (!dc.isPresent())
-                    {
-                        break;
-                    }
-                    n++;
+                    n += Math.max(0, t.excerptsInCycle(c.intValue()));
+                }
+                catch (final RuntimeException | AssertionError e)
+                {
+                    // a cycle whose index is damaged: not counted (the bar ends early)
                 }
             }
         }
@@ -99,7 +130,16 @@ public final class Replay
     public static Result run(final Path journal, final CollectorConfig config, final long fromNs, final long toNs,
         final FlowSummarySink summaryTap, final CollectiveSink collectiveTap, final LongConsumer progress)
     {
-        return run(journal, config, fromNs, toNs, summaryTap, collectiveTap, progress, AnomalyStages::create);
+        return run(journal, config, fromNs, toNs, summaryTap, collectiveTap, progress, AnomalyStages::create, d -> { });
+    }
+
+    /** As {@link #run(Path, CollectorConfig, long, long, FlowSummarySink, CollectiveSink, LongConsumer)}, telling
+     * {@code damage} of every damaged range as it is skipped (one line each: where and why). */
+    public static Result run(final Path journal, final CollectorConfig config, final long fromNs, final long toNs,
+        final FlowSummarySink summaryTap, final CollectiveSink collectiveTap, final LongConsumer progress,
+        final Consumer<String> damage)
+    {
+        return run(journal, config, fromNs, toNs, summaryTap, collectiveTap, progress, AnomalyStages::create, damage);
     }
 
     /** With another anomaly stage than the service's: tests inject a stage that fails. */
@@ -107,16 +147,33 @@ public final class Replay
         final FlowSummarySink summaryTap, final CollectiveSink collectiveTap, final LongConsumer progress,
         final Function<AnomalySink, AnomalyStage> stageFactory)
     {
+        return run(journal, config, fromNs, toNs, summaryTap, collectiveTap, progress, stageFactory, d -> { });
+    }
+
+    private static Result run(final Path journal, final CollectorConfig config, final long fromNs, final long toNs,
+        final FlowSummarySink summaryTap, final CollectiveSink collectiveTap, final LongConsumer progress,
+        final Function<AnomalySink, AnomalyStage> stageFactory, final Consumer<String> damage)
+    {
         final long start = System.nanoTime();
-        // an engine that throws on one input is counted by the pipeline and the replay goes on, as the live service
-        // does: a replay is how such an input is found, so it must get past it
-        final Pipeline pipeline = new Pipeline(Pipeline.windowConfig(config), stageFactory, e -> { });
-        pipeline.tap(summaryTap, collectiveTap);
         // Culprits by host name, as the live run named them from its rings: from the journal's ring attachments.
         final org.agrona.collections.Long2ObjectHashMap<String> names = new org.agrona.collections.Long2ObjectHashMap<>();
-        pipeline.hostNames(names::get);
+        // an engine that throws on one input is counted by the pipeline and the replay goes on, as the live service
+        // does: a replay is how such an input is found, so it must get past it
+        final IngestFailures failures = new IngestFailures();
+        final Segments in = new Segments(() ->
+        {
+            final Pipeline p = new Pipeline(Pipeline.windowConfig(config), stageFactory, e -> { }, failures);
+            p.tap(summaryTap, collectiveTap);
+            p.hostNames(names::get);
+            return p;
+        });
         try (EventLog reader = EventLog.open(journal).timeRange(fromNs, toNs))
         {
+            reader.onDamage(d ->
+            {
+                damage.accept(d);
+                in.startOver();
+            });
             long docs = 0;
             int n;
             // One document is one batch of the live run: the anomaly stage is told the hosts' times after each,
@@ -127,7 +184,7 @@ public final class Replay
                 @Override
                 public void onEnd()
                 {
-                    pipeline.finish();
+                    in.pipeline.finish();
                 }
 
                 @Override
@@ -139,16 +196,161 @@ public final class Replay
                     }
                 }
             };
-            while ((n = reader.read(pipeline, meta, 1)) > 0)
+            while ((n = reader.read(in, meta, 1)) > 0)
             {
                 docs += n;
-                pipeline.endBatch(0);
+                in.pipeline.endBatch(0);
                 progress.accept(docs);
             }
+            in.pipeline.finish();
+            return new Result(in.history(), reader.documents(), reader.entries(), reader.corruptDocuments(),
+                reader.lastCorruption(), reader.firstEventNs(), reader.lastEventNs(), (System.nanoTime() - start) / 1e9,
+                reader.corruptionUnit(), failures.counts(), reader.damagedRanges(), reader.damage());
+        }
+    }
+
+    /**
+     * The replay's engines, started over after each damaged range: what they held across it (work in flight whose
+     * end was in the damaged batches, a host's clock) cannot be trusted, and kept it would make anomalies of the
+     * damage (a completion lost with its batch reads as a NIC that stalled). The anomalies of each stretch are the
+     * replay's, in order; what names culprits (the rings' host names and communicator ranks) carries over.
+     */
+    private static final class Segments implements io.flowscope.window.TelemetryListener
+    {
+        private final java.util.function.Supplier<Pipeline> fresh;
+        private final List<AnomalyEvent> before = new java.util.ArrayList<>();
+        /** The rings' communicator entries seen: each new stretch is told them again. */
+        private final List<Object[]> comms = new java.util.ArrayList<>();
+        Pipeline pipeline;
+        private boolean used;
+
+        Segments(final java.util.function.Supplier<Pipeline> fresh)
+        {
+            this.fresh = fresh;
+            this.pipeline = fresh.get();
+        }
+
+        /** After a damaged range: the stretch so far ends (its last period too) and fresh engines take over. */
+        void startOver()
+        {
+            if (!used)
+            {
+                return;
+            }
             pipeline.finish();
-            return new Result(List.copyOf(pipeline.history()), reader.documents(), reader.entries(),
-                reader.corruptDocuments(), reader.lastCorruption(), reader.firstEventNs(), reader.lastEventNs(),
-                (System.nanoTime() - start) / 1e9, reader.corruptionUnit(), pipeline.failures().counts());
+            before.addAll(pipeline.history());
+            pipeline = fresh.get();
+            used = false;
+            for (final Object[] c : comms)
+            {
+                pipeline.onRingComm((Long)c[0], (String)c[1], (Integer)c[2], (Long)c[3], (Integer)c[4], (Integer)c[5],
+                    (Integer)c[6], (String)c[7]);
+            }
+        }
+
+        List<AnomalyEvent> history()
+        {
+            final List<AnomalyEvent> all = new java.util.ArrayList<>(before);
+            all.addAll(pipeline.history());
+            return List.copyOf(all);
+        }
+
+        @Override
+        public void onRingComm(final long hostId, final String hostname, final int pid, final long commHash,
+            final int rank, final int nranks, final int cudaDevice, final String pciBusId)
+        {
+            comms.add(new Object[] {hostId, hostname, pid, commHash, rank, nranks, cudaDevice, pciBusId});
+            pipeline.onRingComm(hostId, hostname, pid, commHash, rank, nranks, cudaDevice, pciBusId);
+        }
+
+        @Override
+        public void onHost(final long hostId)
+        {
+            used = true;
+            pipeline.onHost(hostId);
+        }
+
+        @Override
+        public void onProxyOpStart(final long opKey, final long commHash, final int rank, final int peer,
+            final int channel, final boolean isSend, final long timeNs)
+        {
+            used = true;
+            pipeline.onProxyOpStart(opKey, commHash, rank, peer, channel, isSend, timeNs);
+        }
+
+        @Override
+        public void onProxyOpStop(final long opKey, final long timeNs)
+        {
+            used = true;
+            pipeline.onProxyOpStop(opKey, timeNs);
+        }
+
+        @Override
+        public void onProxyStepStart(final long stepKey, final long opKey, final int step, final long timeNs)
+        {
+            used = true;
+            pipeline.onProxyStepStart(stepKey, opKey, step, timeNs);
+        }
+
+        @Override
+        public void onProxyStepState(final long stepKey, final int state, final long transSize, final long timeNs)
+        {
+            used = true;
+            pipeline.onProxyStepState(stepKey, state, transSize, timeNs);
+        }
+
+        @Override
+        public void onProxyStepStop(final long stepKey, final long timeNs)
+        {
+            used = true;
+            pipeline.onProxyStepStop(stepKey, timeNs);
+        }
+
+        @Override
+        public void onQpStart(final long wrKey, final int device, final long qpNum, final int opcode, final long length,
+            final long timeNs)
+        {
+            used = true;
+            pipeline.onQpStart(wrKey, device, qpNum, opcode, length, timeNs);
+        }
+
+        @Override
+        public void onQpStop(final long wrKey, final long timeNs)
+        {
+            used = true;
+            pipeline.onQpStop(wrKey, timeNs);
+        }
+
+        @Override
+        public void onCollStart(final long collKey, final long commHash, final int rank, final int nranks, final int func,
+            final int algo, final int proto, final long count, final int datatypeSize, final int nChannels,
+            final long seqNumber, final long timeNs)
+        {
+            used = true;
+            pipeline.onCollStart(collKey, commHash, rank, nranks, func, algo, proto, count, datatypeSize, nChannels,
+                seqNumber, timeNs);
+        }
+
+        @Override
+        public void onCollStop(final long collKey, final long timeNs)
+        {
+            used = true;
+            pipeline.onCollStop(collKey, timeNs);
+        }
+
+        @Override
+        public void onKernelChStart(final long chKey, final long collKey, final int channel, final long pTimerNs,
+            final long timeNs)
+        {
+            used = true;
+            pipeline.onKernelChStart(chKey, collKey, channel, pTimerNs, timeNs);
+        }
+
+        @Override
+        public void onKernelChStop(final long chKey, final long pTimerNs, final long timeNs)
+        {
+            used = true;
+            pipeline.onKernelChStop(chKey, pTimerNs, timeNs);
         }
     }
 
@@ -205,6 +407,21 @@ public final class Replay
                     String.format("%3.0f%% %d/%d batches", f * 100, done, total));
             }
             err.flush();
+        }
+
+        /** Says a line of its own (a damaged range) without tearing the bar: the bar is drawn again after it. */
+        public void say(final String line)
+        {
+            if (open)
+            {
+                err.println();
+            }
+            err.println(line);
+            err.flush();
+            if (open)
+            {
+                draw();
+            }
         }
 
         /** Draws the final figure and ends the line (once; nothing when nothing was drawn). */

@@ -218,7 +218,7 @@ class JournalTest
     }
 
     @Test
-    void shouldSkipACorruptBatchAndReadTheOthers() throws Exception
+    void shouldSkipACorruptBatchWholeAndReadTheOthers() throws Exception
     {
         writeBatches(3);
         final Path cycle = JournalWriter.cycleFiles(dir).get(0);
@@ -232,20 +232,84 @@ class JournalTest
         try (JournalReader r = new JournalReader(dir))
         {
             final Recorder rec = readAll(r);
-            assertThat(r.documents()).isEqualTo(3);
+            assertThat(r.documents()).isEqualTo(2);
             assertThat(r.corruptDocuments()).isEqualTo(1);
-            assertThat(r.lastCorruption()).contains("unknown entry type 127");
-            // batch 1 and 3 (with the end marker) whole, batch 2 up to the corrupt entry
-            assertThat(rec.calls).hasSize(8 + 1 + 9);
+            assertThat(r.lastCorruption()).contains("batch 1 of cycle " + cycle.getFileName(), "checksum mismatch");
+            // batch 1 and 3 (with the end marker) whole, nothing of batch 2 (its attach entry came before the damage)
+            assertThat(rec.calls).hasSize(8 + 9);
         }
 
         final ByteArrayOutputStream out = new ByteArrayOutputStream();
         final ByteArrayOutputStream err = new ByteArrayOutputStream();
         final int rc = Main.run(new PrintStream(out, true, StandardCharsets.UTF_8),
             new PrintStream(err, true, StandardCharsets.UTF_8), "replay", dir.toString(), "--no-progress");
-        assertThat(rc).isZero();
-        assertThat(err.toString(StandardCharsets.UTF_8)).contains("3 batches", "1 corrupt batches skipped",
-            "unknown entry type 127");
+        assertThat(rc).isEqualTo(Main.EXIT_DAMAGED);
+        assertThat(err.toString(StandardCharsets.UTF_8)).contains("2 batches", "1 corrupt batches skipped in 1 damaged " +
+            "range: batch 1 of cycle " + cycle.getFileName(), "checksum mismatch", "--tolerate-corruption");
+        assertThat(Main.run(new PrintStream(out, true, StandardCharsets.UTF_8), new PrintStream(err, true,
+            StandardCharsets.UTF_8), "replay", dir.toString(), "--no-progress", "--tolerate-corruption")).isZero();
+    }
+
+    /**
+     * A journal written before checksums (format 1: no format file, documents of wallNs and entries) is read as it
+     * was, and a batch of it whose structure is damaged is skipped whole.
+     */
+    @Test
+    void shouldReadAJournalWrittenBeforeChecksumsAndSkipABatchWhoseStructureIsDamaged() throws Exception
+    {
+        try (net.openhft.chronicle.queue.ChronicleQueue q = net.openhft.chronicle.queue.ChronicleQueue
+            .singleBuilder(dir).rollCycle(RollCycles.FAST_HOURLY).build();
+            net.openhft.chronicle.queue.ExcerptAppender a = q.createAppender())
+        {
+            final net.openhft.chronicle.bytes.Bytes<?> b = net.openhft.chronicle.bytes.Bytes.allocateElasticDirect();
+            for (int i = 0; i < 3; i++)
+            {
+                b.clear();
+                b.writeLong(System.currentTimeMillis() * 1_000_000L);
+                b.writeByte(io.flowscope.collector.journal.JournalFormat.HOST).writeLong(i == 1 ? MARKER : 7);
+                b.writeByte(io.flowscope.collector.journal.JournalFormat.PROXY_OP_START).writeLong(-5)
+                    .writeLong(0xABCDEFL).writeInt(3).writeInt(4).writeInt(1).writeByte((byte)1).writeLong(1000 + i);
+                a.writeBytes(b);
+            }
+            b.releaseLast();
+        }
+        assertThat(dir.resolve(io.flowscope.collector.journal.JournalFormat.FORMAT_FILE)).doesNotExist();
+        try (JournalReader r = new JournalReader(dir))
+        {
+            final Recorder rec = readAll(r);
+            assertThat(r.documents()).isEqualTo(3);
+            assertThat(r.corruptDocuments()).isZero();
+            assertThat(rec.calls).containsExactly("host 7", "opStart -5 11259375 3 4 1 true 1000",
+                "host " + MARKER, "opStart -5 11259375 3 4 1 true 1001", "host 7", "opStart -5 11259375 3 4 1 true 1002");
+        }
+        final Path cycle = JournalWriter.cycleFiles(dir).get(0);
+        final byte[] bytes = Files.readAllBytes(cycle);
+        final int at = indexOf(bytes, ByteBuffer.allocate(8).order(ByteOrder.LITTLE_ENDIAN).putLong(MARKER).array());
+        bytes[at + 8] = 0x7F; // batch 2's second entry becomes an unknown type: no checksum, but no valid structure
+        Files.write(cycle, bytes);
+        try (JournalReader r = new JournalReader(dir))
+        {
+            final Recorder rec = readAll(r);
+            assertThat(r.documents()).isEqualTo(2);
+            assertThat(r.corruptDocuments()).isEqualTo(1);
+            assertThat(r.lastCorruption()).contains("unknown entry type 127");
+            assertThat(rec.calls).doesNotContain("host " + MARKER).hasSize(4);
+        }
+
+        // written on by this version: its new batches carry checksums from the index the format file names
+        try (JournalWriter w = new JournalWriter(dir, RollCycles.FAST_HOURLY, 0, 0))
+        {
+            w.onHost(9);
+            w.flush(System.currentTimeMillis() * 1_000_000L);
+        }
+        assertThat(io.flowscope.collector.journal.JournalFormat.checksummedFrom(dir)).isPositive()
+            .isNotEqualTo(io.flowscope.collector.journal.JournalFormat.NEVER);
+        try (JournalReader r = new JournalReader(dir))
+        {
+            final Recorder rec = readAll(r);
+            assertThat(r.documents()).isEqualTo(3);
+            assertThat(rec.calls).endsWith("host 9");
+        }
     }
 
     @Test

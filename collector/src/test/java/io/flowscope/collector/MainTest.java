@@ -108,11 +108,6 @@ class MainTest
             {
                 continue; // documented once, for index 0
             }
-            if (e.getKey().equals("journal.dir"))
-            {
-                assertThat(readme).contains("| `journal.dir` | `$TMPDIR/flowscope-journal` | `FLOWSCOPE_JOURNAL_DIR` |");
-                continue;
-            }
             final String dflt = e.getValue().isEmpty() ? "(off)" : "`" + e.getValue() + "`";
             assertThat(readme).contains("| `" + e.getKey() + "` | " + dflt + " | `" +
                 CollectorConfig.envName(e.getKey()) + "` |");

@@ -157,12 +157,15 @@ class TraceFormatTest
             assertThat(r.corruptionUnit()).isEqualTo("lines");
         }
         final TraceReplayTest.Result replay = TraceReplayTest.main("replay", p.toString(), "--no-progress");
-        assertThat(replay.rc()).isZero();
-        assertThat(replay.err()).contains("2000 entries", "5 corrupt lines skipped (last: line 601 (proxyOpStart)");
+        assertThat(replay.rc()).isEqualTo(Main.EXIT_DAMAGED);
+        assertThat(replay.err()).contains("2000 entries", "5 corrupt lines skipped in 5 damaged ranges: line 101 " +
+            "(proxyStepStop)", "line 601 (proxyOpStart)", "flowscope replay: damaged, skipped: line 201: not JSON");
+        assertThat(TraceReplayTest.main("replay", p.toString(), "--no-progress", "--tolerate-corruption").rc())
+            .isZero();
         final TraceReplayTest.Result inspect = TraceReplayTest.main("inspect", p.toString());
-        assertThat(inspect.rc()).isZero();
+        assertThat(inspect.rc()).isEqualTo(Main.EXIT_DAMAGED);
         assertThat(inspect.out().split("\n")).hasSize(2000);
-        assertThat(inspect.err()).contains("5 corrupt lines skipped");
+        assertThat(inspect.err()).contains("5 corrupt lines skipped", "flowscope inspect: damaged, skipped: line 301");
 
         // each kind of damage says what it is
         final List<String> messages = new ArrayList<>();
@@ -197,8 +200,8 @@ class TraceFormatTest
             assertThat(r.lastCorruption()).startsWith("the file ends early after line " + n[1] + " (truncated gzip?)");
         }
         final TraceReplayTest.Result replay = TraceReplayTest.main("replay", cut.toString(), "--no-progress");
-        assertThat(replay.rc()).isZero();
-        assertThat(replay.err()).contains("1 corrupt lines skipped (last: the file ends early after line");
+        assertThat(replay.rc()).isEqualTo(Main.EXIT_DAMAGED);
+        assertThat(replay.err()).contains("1 corrupt lines skipped in 1 damaged range: the file ends early after line");
     }
 
     @Test

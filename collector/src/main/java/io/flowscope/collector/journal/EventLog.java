@@ -2,6 +2,8 @@ package io.flowscope.collector.journal;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
+import java.util.function.Consumer;
 
 import io.flowscope.window.TelemetryListener;
 
@@ -48,6 +50,18 @@ public interface EventLog extends AutoCloseable
 
     /** Damaged batches (journal) or lines (trace) skipped. */
     long corruptDocuments();
+
+    /**
+     * Tells {@code listener} of every damaged range as it is skipped (where it is, how many batches or which line,
+     * and why: one line each); returns this.
+     */
+    EventLog onDamage(Consumer<String> listener);
+
+    /** How many damaged ranges were skipped (a range: consecutive batches, or one line of a trace). */
+    long damagedRanges();
+
+    /** The damaged ranges skipped, one line each, in reading order (the first 1,000). */
+    List<String> damage();
 
     /** What {@link #corruptDocuments()} counts, for messages: "batches" or "lines". */
     String corruptionUnit();

@@ -1,5 +1,9 @@
 package io.flowscope.collector.journal;
 
+import java.util.ArrayList;
+import java.util.List;
+import java.util.function.Consumer;
+
 /**
  * What both readers of recorded input keep alike ({@link JournalReader}, {@link TraceReader}): the time range asked
  * for, the batches and entries read, the damage skipped, and the first and last event times seen.
@@ -12,6 +16,11 @@ abstract class EventLogCounts implements EventLog
     long entries;
     private long corrupt;
     private String lastCorruption;
+    /** The damaged ranges skipped, as said (at most {@link #KEPT_RANGES}; {@link #damagedRanges()} counts all). */
+    private final List<String> ranges = new ArrayList<>();
+    private long rangeCount;
+    private Consumer<String> onDamage = s -> { };
+    static final int KEPT_RANGES = 1000;
     private long firstEventNs = Long.MIN_VALUE;
     private long lastEventNs = Long.MIN_VALUE;
 
@@ -33,11 +42,42 @@ abstract class EventLogCounts implements EventLog
         return t >= fromNs && t <= toNs;
     }
 
-    /** One damaged batch (journal) or line (trace) skipped, and why. */
+    /** One damaged batch (journal) or line (trace) skipped, and why (a range of its own). */
     final void corrupt(final String why)
     {
-        corrupt++;
-        lastCorruption = why;
+        damaged(1, why);
+    }
+
+    /** A damaged range of {@code units} batches (journal) or lines (trace) skipped, where and why. */
+    final void damaged(final long units, final String whereAndWhy)
+    {
+        corrupt += units;
+        lastCorruption = whereAndWhy;
+        rangeCount++;
+        if (ranges.size() < KEPT_RANGES)
+        {
+            ranges.add(whereAndWhy);
+        }
+        onDamage.accept(whereAndWhy);
+    }
+
+    @Override
+    public final EventLog onDamage(final Consumer<String> listener)
+    {
+        this.onDamage = listener;
+        return this;
+    }
+
+    @Override
+    public final long damagedRanges()
+    {
+        return rangeCount;
+    }
+
+    @Override
+    public final List<String> damage()
+    {
+        return List.copyOf(ranges);
     }
 
     @Override

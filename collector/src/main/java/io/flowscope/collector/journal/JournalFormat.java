@@ -1,15 +1,32 @@
 package io.flowscope.collector.journal;
 
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.util.Properties;
+
 /**
  * The journal's entry layout, written once here. A journal is a Chronicle Queue; each excerpt (document) is one
- * drain batch:
+ * drain batch. Format 2 (issue #16; every batch written since):
  *
  * <pre>
- *   long  wallNs          wall-clock time (ns since the epoch) when the batch was written
+ *   long  head            wall-clock time (ns since the epoch) when the batch was written, with bit 63 set
+ *   long  index           the document's own Chronicle index (cycle and sequence): where it belongs
+ *   int   crc32c          CRC32C of the document's other bytes (0..16 and 20..end)
  *   entry*                until the end of the document
  * entry = byte type, then its fields, little-endian, fixed size per type (strings: Chronicle 8-bit UTF)
  * </pre>
  *
+ * Format 1 (journals written before) is the same without {@code index} and {@code crc32c}: {@code long wallNs}
+ * (bit 63 clear), then the entries. Which documents must be format 2 is said by the journal's format file
+ * ({@link #FORMAT_FILE}, {@code journal-format.properties}): {@code checksummedFrom} is the index of the first
+ * document written with a checksum (0 for a journal created so). A reader verifies every document that has bit 63
+ * set, takes a document without it as format 1 only below {@code checksummedFrom}, and counts one at or above it as
+ * damaged (its head was damaged); a journal without the file (written before format 2) is read as format 1,
+ * unverified, except for documents with bit 63 set.
+ * <p>
  * The entries are the window engine's input calls ({@code TelemetryListener}), already keyed as the ring adapter
  * keys them (host id = FNV-1a of the ring's hostname; keys mix host, producer pid and record id), so a replay
  * through the same engines gives the same summaries and anomalies, whatever fed the live run (rings or the
@@ -64,7 +81,56 @@ public final class JournalFormat
      */
     public static final byte RING_COMM = 25;
 
+    /** Bit 63 of a document's first long: the document is format 2 (index and checksum follow). */
+    public static final long FORMAT2 = 1L << 63;
+    /** Bytes before the first entry of a format-2 document: head, index, crc32c. */
+    public static final int HEADER_BYTES = 8 + 8 + 4;
+    /** Bytes before the first entry of a format-1 document: wallNs. */
+    public static final int HEADER_BYTES_V1 = 8;
+    /** Offset of the crc32c in a format-2 document. */
+    public static final int CRC_OFFSET = 16;
+    /** The journal's format file, in its directory (see the class comment). */
+    public static final String FORMAT_FILE = "journal-format.properties";
+    /** A journal without a format file: no document must carry a checksum. */
+    public static final long NEVER = Long.MAX_VALUE;
+
     private JournalFormat()
     {
+    }
+
+    /**
+     * The index of the journal's first checksummed document ({@code checksummedFrom} of its format file), or
+     * {@link #NEVER} when it has none; a file that cannot be read or parsed counts as 0 (every document must be
+     * checksummed: the strict reading of a journal that has the file at all).
+     */
+    public static long checksummedFrom(final Path dir)
+    {
+        final Path f = dir.resolve(FORMAT_FILE);
+        if (!Files.exists(f))
+        {
+            return NEVER;
+        }
+        try
+        {
+            final Properties p = new Properties();
+            p.load(new java.io.StringReader(Files.readString(f, StandardCharsets.UTF_8)));
+            return Long.parseLong(p.getProperty("checksummedFrom", "0").trim());
+        }
+        catch (final IOException | RuntimeException e)
+        {
+            return 0;
+        }
+    }
+
+    /** Writes the format file (atomically: a temporary file moved into place). */
+    static void writeFormatFile(final Path dir, final long checksummedFrom) throws IOException
+    {
+        final String text = "# flowscope journal: format of its batches (collector JournalFormat, docs/trace-format.md)\n" +
+            "# format 2: each batch carries its index and a CRC32C; every batch from index checksummedFrom on has them\n" +
+            "format=2\n" +
+            "checksummedFrom=" + checksummedFrom + "\n";
+        final Path tmp = dir.resolve(FORMAT_FILE + ".tmp");
+        Files.writeString(tmp, text, StandardCharsets.UTF_8);
+        Files.move(tmp, dir.resolve(FORMAT_FILE), StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
     }
 }
