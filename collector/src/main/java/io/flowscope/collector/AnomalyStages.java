@@ -31,6 +31,15 @@ public final class AnomalyStages
      */
     public static final int PERIOD_RULES_OPEN_AFTER = 40;
 
+    /**
+     * A NIC stalls in the service after 100 ms without a completion while work requests are outstanding (the
+     * simulator's suite: 2 ms). A completion is seen when NCCL's proxy thread polls it: a proxy thread kept off its
+     * core for a few ms (the multi-process harness's producers, SCHED_FIFO, ran up to 28 ms late on a loaded host)
+     * read as a 2 ms NIC stall several times a second. A port that really goes down stalls for NCCL's IB timeout
+     * (seconds), so 100 ms still names it long before NCCL gives up.
+     */
+    public static final long NIC_STALL_NS = 100_000_000L;
+
     /** The period rule's slow-node excess in the service: 450 µs (the simulator's suite: 50 µs). */
     public static final double SLOW_NODE_MIN_NS = 450_000;
 
@@ -45,15 +54,15 @@ public final class AnomalyStages
 
     /**
      * The service's thresholds: the defaults (the simulator's suite), but a hang at {@link #HANG_THRESHOLD_NS}
-     * (critical at {@link #HANG_CRITICAL_NS}), the period rule's slow node at {@link #SLOW_NODE_MIN_NS} of excess,
-     * as the wait-state straggler rule (real ranks' credit waits move by ~60 µs without a straggler:
-     * docs/benchmarks.md §6, multi-host runs), and the period rules opening after {@link #PERIOD_RULES_OPEN_AFTER}
-     * periods.
+     * (critical at {@link #HANG_CRITICAL_NS}), a NIC stall at {@link #NIC_STALL_NS}, the period rule's slow node at
+     * {@link #SLOW_NODE_MIN_NS} of excess, as the wait-state straggler rule (real ranks' credit waits move by ~60 µs
+     * without a straggler: docs/benchmarks.md §6, multi-host runs), and the period rules opening after
+     * {@link #PERIOD_RULES_OPEN_AFTER} periods.
      */
     public static AnomalyConfig serviceConfig()
     {
         return new AnomalyConfig().hangThresholdNs(HANG_THRESHOLD_NS).hangCriticalNs(HANG_CRITICAL_NS)
-            .slowNodeMinNs(SLOW_NODE_MIN_NS)
+            .nicStallNs(NIC_STALL_NS).slowNodeMinNs(SLOW_NODE_MIN_NS)
             .openAfter(PERIOD_RULES_OPEN_AFTER);
     }
 }

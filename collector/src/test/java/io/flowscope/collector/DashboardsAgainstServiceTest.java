@@ -38,7 +38,7 @@ class DashboardsAgainstServiceTest
     private static final String SCENARIO = "nodes=2,gpus=4,nics=2,channels=2,size=4M,seed=7,algo=ring,"
         + "fault=slow-link,rank=3,peer=4,fraction=0.3,at=300ms,for=600ms,"
         + "fault=congestion,node=1,device=0,fraction=0.5,at=1200ms,for=300ms,"
-        + "fault=nic-down,node=0,device=1,at=1800ms,for=200ms";
+        + "fault=nic-down,node=0,device=1,at=1800ms,for=200ms,failover=300ms";
 
     private static final List<String> KINDS = List.of("congestion", "nic_stall", "slow_link");
 
