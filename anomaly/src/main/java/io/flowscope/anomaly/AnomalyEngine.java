@@ -326,12 +326,14 @@ public final class AnomalyEngine implements AnomalyStage
             oc.setHost(own, h);
         }
         long progressNs = rows[b + HostState.RECV_PROGRESS];
-        if (rows[b + HostState.RECV_SEEN] != h.previousPeriodStartNs)
+        if (rows[b + HostState.RECV_SEEN] != h.previousPeriodStartNs || rows[b + HostState.RECV_OUTSTANDING] == 0)
         {
             // Not reported in the host's period before (the window engine reports every flow with work
-            // outstanding in every period it ends): nothing was outstanding then. The host's previous period, not
-            // the one just before in time: over a silence the window engine ends no period, and a receive waiting
-            // all along must not count as having progressed.
+            // outstanding in every period it ends), or reported with nothing outstanding: nothing was outstanding
+            // until this period, however long the host was silent (a job paused for a checkpoint must not read as
+            // a hang when it resumes). The host's previous period, not the one just before in time: over a
+            // silence the window engine ends no period, and a receive waiting all along must not count as having
+            // progressed.
             progressNs = Math.max(progressNs, s.periodStartNs());
         }
         rows[b + HostState.RECV_SEEN] = s.periodStartNs();

@@ -111,4 +111,13 @@ class HangDetectorTest
         }
         assertThat(late.resolved).hasSameSizeAs(early.resolved);
     }
+
+    @Test
+    void aJobThatPausesLongerThanTheThresholdIsNoHangWhenItResumes()
+    {
+        // Every rank idle for 100 ops (200 ms, ten thresholds): a checkpoint. The receives it posts after are new.
+        final ScriptedRing ring = new ScriptedRing(4).idle(100, 200).run(300, config());
+
+        assertThat(ring.opened).isEmpty();
+    }
 }

@@ -18,7 +18,8 @@ import io.flowscope.window.WindowEngine;
  * finish, its receiver waits; after {@code failoverOps} the stuck work requests are flushed (as a QP in error
  * state completes them) and its traffic resumes on device 1, a new QP.</li>
  * </ul>
- * Every host's time is told to the anomaly stage each 1 ms period, as the drain loop does for silent hosts.
+ * Every host's time is told each 1 ms, as the service's idle clock does for a drained host: the window engine
+ * ends its period (an idle tick), the anomaly stage ages its stalls.
  */
 final class ScriptedRing
 {
@@ -33,6 +34,15 @@ final class ScriptedRing
     int stoppedRank = -1;
     int stopFromOp = Integer.MAX_VALUE;
     int stopToOp = Integer.MAX_VALUE;
+    int idleFromOp = Integer.MAX_VALUE;
+    int idleToOp = Integer.MAX_VALUE;
+    /**
+     * The ops on either side of an idle gap: the last before it completes its receives in its second period (the
+     * host's last before the gap), the first after it waits for its data into its second period (the ranks
+     * resume one after another).
+     */
+    static final long BEFORE_IDLE_DELAY_NS = 500_000L;
+    static final long RESUME_DELAY_NS = 1_500_000L;
     int nicRank = -1;
     int nicDownFromOp = Integer.MAX_VALUE;
     int failoverOps = Integer.MAX_VALUE;
@@ -60,6 +70,14 @@ final class ScriptedRing
         stoppedRank = rank;
         stopFromOp = from;
         stopToOp = to;
+        return this;
+    }
+
+    /** No rank calls NCCL from op {@code from} until op {@code to} (a job pausing: a checkpoint), time goes on. */
+    ScriptedRing idle(final int from, final int to)
+    {
+        idleFromOp = from;
+        idleToOp = to;
         return this;
     }
 
@@ -97,7 +115,7 @@ final class ScriptedRing
                     blocked[(stoppedRank + k) % ranks] = true;
                 }
             }
-            for (int r = 0; r < ranks; r++)
+            for (int r = 0; r < ranks && !(op >= idleFromOp && op < idleToOp); r++)
             {
                 if (r == stoppedRank && stopped(op))
                 {
@@ -110,7 +128,12 @@ final class ScriptedRing
             {
                 for (int r = 0; r < ranks; r++)
                 {
-                    stage.advanceTo(hostOf(r), start + (ms + 1) * 1_000_000L);
+                    // As the service's idle clock does for a drained host: the window engine ends its periods
+                    // (a stop of an unknown op), the anomaly stage ages its stalls.
+                    final long t = start + (ms + 1) * 1_000_000L;
+                    engine.onHost(hostOf(r));
+                    engine.onProxyOpStop(io.flowscope.sim.SimulatedRun.TICK_KEY, t);
+                    stage.advanceTo(hostOf(r), t);
                 }
             }
         }
@@ -137,7 +160,7 @@ final class ScriptedRing
             e.onProxyStepState(step, 10, 0, start + 11_000);
             if (!blocked && !leftNicDown)
             {
-                final long arrive = start + 300_000 + s * 200_000L;
+                final long arrive = start + 300_000 + s * 200_000L + (op == idleToOp ? RESUME_DELAY_NS : op == idleFromOp - 1 ? BEFORE_IDLE_DELAY_NS : 0);
                 e.onProxyStepState(step, 11, STEP_BYTES, arrive);
                 e.onProxyStepState(step, 12, STEP_BYTES, arrive + 5_000);
                 e.onProxyStepStop(step, arrive + 50_000);
