@@ -285,6 +285,18 @@ public final class JournalReader extends EventLogCounts
     /** Reports [{@code from}, {@code to}) as damaged and reads on at {@code to} (the batch found there). */
     private boolean skipTo(final long from, final long to, final String why)
     {
+        // A later batch reads, so the writer finished every one before it (a queue is appended in order): the one
+        // at `from` may only have been in progress when it was first tried (a reader following a live journal:
+        // the fleet agent). It is damaged only if it still does not read; if it reads, reading goes on there.
+        if (tryAt(from))
+        {
+            expected = from;
+            return true;
+        }
+        if (!tryAt(to))
+        {
+            return false;
+        }
         damagedRange(from, to, why);
         expected = to;
         return true;
@@ -317,9 +329,10 @@ public final class JournalReader extends EventLogCounts
                 return skipTo(e, docIndex, why);
             }
         }
-        if (e != stalledAt)
+        final long inCycle = excerptsIn(cycle);
+        if (e != stalledAt && !(inCycle - seq <= 1 && cyclesAfter(cycle).isEmpty()))
         {
-            final long inCycle = excerptsIn(cycle);
+            // (the last batch of the newest cycle that does not read yet is being written, not damaged)
             final long lost = Math.max(1, inCycle - seq);
             damaged(lost, where(e) + (lost > 1 ? " and the " + (lost - 1) + " after it to the end of its cycle" : "") +
                 ", the last in the journal that its index knows: " + why);
