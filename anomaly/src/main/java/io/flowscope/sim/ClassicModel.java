@@ -27,7 +27,6 @@ final class ClassicModel extends SimModel
     private static final int NCCL_STEPS = 8;
     private static final long FLUSH_NS = 1_500;
     private static final long PROXY_NS = 500;
-    private static final long KERNEL_POLL_LAG_NS = 3_000;
 
     private long nextIterationNs;
     private long iteration;
@@ -307,18 +306,10 @@ final class ClassicModel extends SimModel
                 final int dst = edgeDst[e];
                 final int srcNode = scenario.nodeOf(src);
                 final int dstNode = scenario.nodeOf(dst);
-                final long sendOp = keys++;
-                final long recvOp = keys++;
                 final long opSrc = add(rankStart[src], PROXY_NS);
                 final long opDst = add(rankStart[dst], PROXY_NS);
-                if (opSrc < NEVER)
-                {
-                    buffer.opStart(opSrc, srcNode, sendOp, commHash, src, dst, c, true);
-                }
-                if (opDst < NEVER)
-                {
-                    buffer.opStart(opDst, dstNode, recvOp, commHash, dst, src, c, false);
-                }
+                final long sendOp = opStarts(c, src, dst, opSrc, opDst);
+                final long recvOp = sendOp + 1;
                 long lastSend = opSrc;
                 long lastRecv = opDst;
                 for (int s = 0; s < steps; s++)
@@ -413,18 +404,11 @@ final class ClassicModel extends SimModel
             {
                 continue;
             }
-            final int node = scenario.nodeOf(r);
             for (int c = 0; c < channels; c++)
             {
-                final long chKey = keys++;
                 final long gpuStart = st + 5_000;
-                buffer.kernelChStart(gpuStart + KERNEL_POLL_LAG_NS, node, chKey, collKeys[r], c,
-                    gpuStart + gpuOffset[node]);
-                final long end = rankLast[r] >= NEVER ? NEVER : Math.max(gpuStart, rankChannelLast[r * channels + c]);
-                if (end < NEVER)
-                {
-                    buffer.kernelChStop(end + KERNEL_POLL_LAG_NS, node, chKey, end + gpuOffset[node]);
-                }
+                kernelChannel(r, c, collKeys[r], gpuStart,
+                    rankLast[r] >= NEVER ? NEVER : Math.max(gpuStart, rankChannelLast[r * channels + c]));
             }
         }
         for (int r = 0; r < ranks; r++)

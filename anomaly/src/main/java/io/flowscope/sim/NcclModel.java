@@ -69,7 +69,6 @@ final class NcclModel extends SimModel
     /** The earliest a kernel starts after its call (launch), and what a synchronize adds. */
     private static final long LAUNCH_NS = 10_000;
     private static final long SYNC_NS = 60_000;
-    private static final long KERNEL_POLL_LAG_NS = 3_000;
     /** IB: the receive flush (GDR) and the proxy's reaction time. */
     private static final long IB_FLUSH_NS = 1_500;
     private static final long IB_PROXY_NS = 500;
@@ -691,18 +690,10 @@ final class NcclModel extends SimModel
                 final int dst = edgeDst[e];
                 final int srcNode = scenario.nodeOf(src);
                 final int dstNode = scenario.nodeOf(dst);
-                final long sendOp = keys++;
-                final long recvOp = keys++;
                 final long opSrc = add(call[src], OP_POST_NS);
                 final long opDst = add(call[dst], OP_POST_NS);
-                if (opSrc < NEVER)
-                {
-                    buffer.opStart(opSrc, srcNode, sendOp, commHash, src, dst, c, true);
-                }
-                if (opDst < NEVER)
-                {
-                    buffer.opStart(opDst, dstNode, recvOp, commHash, dst, src, c, false);
-                }
+                final long sendOp = opStarts(c, src, dst, opSrc, opDst);
+                final long recvOp = sendOp + 1;
                 long lastSend = opSrc;
                 long lastRecv = opDst;
                 for (int s = 0; s < steps; s++)
@@ -782,19 +773,11 @@ final class NcclModel extends SimModel
             {
                 continue;
             }
-            final int node = scenario.nodeOf(r);
             for (int c = 0; c < channels; c++)
             {
-                final long chKey = keys++;
                 final long gpuStart = st + 5_000;
-                buffer.kernelChStart(gpuStart + KERNEL_POLL_LAG_NS, node, chKey, collKeys[r], c,
-                    gpuStart + gpuOffset[node]);
                 final long end = cursor[r * channels + c];
-                if (end < NEVER)
-                {
-                    final long gpuEnd = Math.max(gpuStart, end);
-                    buffer.kernelChStop(gpuEnd + KERNEL_POLL_LAG_NS, node, chKey, gpuEnd + gpuOffset[node]);
-                }
+                kernelChannel(r, c, collKeys[r], gpuStart, end < NEVER ? Math.max(gpuStart, end) : NEVER);
             }
         }
     }

@@ -16,6 +16,8 @@ abstract class SimModel
     /** A time that never comes (a hung rank's). */
     static final long NEVER = Long.MAX_VALUE / 4;
     static final int OPCODE_RDMA_WRITE_WITH_IMM = 1;
+    /** How long after a kernel channel's GPU timestamp the host sees it (the proxy polls the GPU's counter). */
+    static final long KERNEL_POLL_LAG_NS = 3_000;
 
     final Scenario scenario;
     final SplittableRandom random;
@@ -71,6 +73,42 @@ abstract class SimModel
             }
             buffer.emitNext(out, hostOffset);
             eventsEmitted++;
+        }
+    }
+
+    /**
+     * The two ProxyOps of one connection src → dst on channel {@code c} that a collective posts: the sender's at
+     * {@code opSrc}, the receiver's at {@code opDst} ({@link #NEVER}: never posted, e.g. a hung rank's). Returns the
+     * send op's key; the receive op's is the next one.
+     */
+    final long opStarts(final int c, final int src, final int dst, final long opSrc, final long opDst)
+    {
+        final long sendOp = keys++;
+        final long recvOp = keys++;
+        if (opSrc < NEVER)
+        {
+            buffer.opStart(opSrc, scenario.nodeOf(src), sendOp, commHash, src, dst, c, true);
+        }
+        if (opDst < NEVER)
+        {
+            buffer.opStart(opDst, scenario.nodeOf(dst), recvOp, commHash, dst, src, c, false);
+        }
+        return sendOp;
+    }
+
+    /**
+     * Rank {@code r}'s kernel channel {@code c} of a collective: its GPU start and, unless {@code gpuEnd} is
+     * {@link #NEVER}, its GPU end, each seen by the host {@link #KERNEL_POLL_LAG_NS} later, stamped with the
+     * node's GPU clock.
+     */
+    final void kernelChannel(final int r, final int c, final long collKey, final long gpuStart, final long gpuEnd)
+    {
+        final int node = scenario.nodeOf(r);
+        final long chKey = keys++;
+        buffer.kernelChStart(gpuStart + KERNEL_POLL_LAG_NS, node, chKey, collKey, c, gpuStart + gpuOffset[node]);
+        if (gpuEnd < NEVER)
+        {
+            buffer.kernelChStop(gpuEnd + KERNEL_POLL_LAG_NS, node, chKey, gpuEnd + gpuOffset[node]);
         }
     }
 
