@@ -31,6 +31,8 @@ public final class SimulatorSource implements Source
     private volatile long behindNs;
     private volatile double achievedSpeed = Double.NaN;
     private volatile String behind;
+    /** What {@link #behind} says while behind: one stable line (the console prints a change of health once). */
+    private final String behindNotice;
 
     /** Behind its clock by more than this (simulated time): say so; back under {@link #CAUGHT_UP_NS}: recovered. */
     static final long BEHIND_NS = 250_000_000L;
@@ -46,6 +48,8 @@ public final class SimulatorSource implements Source
                 .build();
         this.sim = new ClusterSimulator(scenario);
         this.speed = speed;
+        this.behindNotice = String.format(java.util.Locale.ROOT, "the simulator falls behind its clock (speed %.3g "
+            + "asked): its events and faults come late; a smaller scenario or a lower simulate.speed keeps up", speed);
         this.durationNs = scenario.durationNs();
     }
 
@@ -128,9 +132,7 @@ public final class SimulatorSource implements Source
         }
         if (late > BEHIND_NS)
         {
-            // One stable line (the console prints a change of health once); the figures are in health().
-            behind = String.format(java.util.Locale.ROOT, "the simulator falls behind its clock (speed %.3g asked): "
-                + "its events and faults come late; a smaller scenario or a lower simulate.speed keeps up", speed);
+            behind = behindNotice;
         }
         else if (late < CAUGHT_UP_NS)
         {
