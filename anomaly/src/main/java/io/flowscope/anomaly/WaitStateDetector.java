@@ -463,15 +463,13 @@ final class WaitStateDetector
             return;
         }
         final double ratio = l.ratio;
-        final double others = Double.isNaN(allMedian) ? medianWithout(ratios, n, ratio) : allMedian;
-        final boolean bad = l.slowNow && !l.explained;
         if (l.explained)
         {
             // Congestion of its host's network: not a slow link, and not a healthy window for its baseline.
             l.slow.good(publisher, now);
             return;
         }
-        if (!bad)
+        if (!l.slowNow)
         {
             if (!endsStraggle && ratio < config.slowLinkRatio)
             {
@@ -485,6 +483,7 @@ final class WaitStateDetector
         {
             return;
         }
+        final double others = Double.isNaN(allMedian) ? medianWithout(ratios, n, ratio) : allMedian;
         final double othersOrOne = Double.isNaN(others) ? 1.0 : others;
         final SortedMap<String, Double> ev = new TreeMap<>();
         ev.put("networkNsPerMiB", x * (1 << 20));

@@ -329,7 +329,7 @@ public final class JournalReader extends EventLogCounts
                 return skipTo(e, docIndex, why);
             }
         }
-        final long inCycle = excerptsIn(cycle);
+        final long inCycle = e != stalledAt ? excerptsIn(cycle) : -1;
         if (e != stalledAt && !(inCycle - seq <= 1 && cyclesAfter(cycle).isEmpty()))
         {
             // (the last batch of the newest cycle that does not read yet is being written, not damaged)
