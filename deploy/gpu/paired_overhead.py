@@ -30,6 +30,14 @@ def quartiles(values):
     return q[0], statistics.median(v), q[2]
 
 
+def interquartile_mean(values):
+    """Mean of the middle half: as robust as the median to the occasional 3x batch, less noisy than it."""
+    v = sorted(values)
+    k = len(v) // 4
+    middle = v[k:len(v) - k] or v
+    return sum(middle) / len(middle)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--collectives", default="all_reduce,all_gather,reduce_scatter,sendrecv")
@@ -38,7 +46,8 @@ def main():
     ap.add_argument("--factor", type=int, default=4)
     ap.add_argument("--budget", default="1G", help="bytes moved per batch (sets iterations)")
     ap.add_argument("--min-iters", type=int, default=5)
-    ap.add_argument("--max-iters", type=int, default=200)
+    ap.add_argument("--max-iters", type=int, default=1000,
+                    help="operations per batch at most (long batches average the launch-bound range's 3x swings)")
     ap.add_argument("--min-trials", type=int, default=8, help="pairs per point at least")
     ap.add_argument("--max-trials", type=int, default=40, help="pairs per point at most")
     ap.add_argument("--point-seconds", type=float, default=2.0, help="time per point, within the trial bounds")
@@ -120,10 +129,12 @@ def main():
                             "busbw_gbs_on": coll.bytes / t_on / 1e9 * coll.factor,
                             "busbw_gbs_off": coll.bytes / t_off / 1e9 * coll.factor,
                             "change_median": med, "change_q1": q1, "change_q3": q3,
+                            "change_iqm": interquartile_mean(pairs),
                             "changes": pairs})
             if rank == 0:
                 print(f"{name:15s} {coll.bytes:>11d} B  off {t_off * 1e6:10.1f} us  on {t_on * 1e6:10.1f} us  "
-                      f"change {100 * med:+6.2f} % [{100 * q1:+.2f} .. {100 * q3:+.2f}]  ({len(pairs)} pairs)",
+                      f"change median {100 * med:+6.2f} % [{100 * q1:+.2f} .. {100 * q3:+.2f}] "
+                      f"iqm {100 * interquartile_mean(pairs):+6.2f} %  ({len(pairs)} pairs)",
                       flush=True)
             del coll
     set_state(True)
