@@ -136,13 +136,13 @@ final class GpuClock extends Pooled
      */
     private int closed(final long b, final WindowConfig config)
     {
-        if (!has(b) || !fit(validFrom, b - 1, query))
+        if (!has(b) || !fit(validFrom, b - 1))
         {
             return KEEP;
         }
         final int slot = (int)Math.floorMod(b, (long)bucketId.length);
         final double x = minHostNs[slot] - originNs;
-        final double dev = (double)(minSample[slot] - (long)query[3]) - (query[0] + query[1] * x);
+        final double dev = (double)(minSample[slot] - queryRef) - (query[0] + query[1] * x);
         if (Math.abs(dev) > config.gpuClockStepNs)
         {
             return STEP;
@@ -151,13 +151,18 @@ final class GpuClock extends Pooled
     }
 
     /**
-     * {intercept, slope, max |residual|, reference sample, buckets, first x, last x}; y relative to the reference
-     * sample, x = host time − origin.
+     * The last {@link #fit}: {intercept, slope, max |residual|, (unused), buckets, first x, last x}; y relative to
+     * {@link #queryRef}, x = host time − origin.
      */
     private final double[] query = new double[7];
+    /**
+     * The reference sample of the {@link #query} fit, kept as a long: samples are near −1.8e18 (%globaltimer counts
+     * Unix-epoch ns), where a double's step is 256 ns.
+     */
+    private long queryRef;
 
-    /** Least squares over the valid buckets in [from, to]; false when none. */
-    private boolean fit(final long from, final long to, final double[] out)
+    /** Least squares over the valid buckets in [from, to] into {@link #query}; false when none. */
+    private boolean fit(final long from, final long to)
     {
         final int k = bucketId.length;
         int n = 0;
@@ -214,13 +219,13 @@ final class GpuClock extends Pooled
             }
         }
         // The intercept relative to the reference sample: y = ref + intercept + slope · x.
-        out[0] = intercept;
-        out[1] = slope;
-        out[2] = maxResidual;
-        out[3] = ref;
-        out[4] = n;
-        out[5] = minX;
-        out[6] = maxX;
+        query[0] = intercept;
+        query[1] = slope;
+        query[2] = maxResidual;
+        queryRef = ref;
+        query[4] = n;
+        query[5] = minX;
+        query[6] = maxX;
         return true;
     }
 
@@ -239,9 +244,9 @@ final class GpuClock extends Pooled
             return false;
         }
         boolean stepNow = false;
-        if (newest - 1 < validFrom || !fit(validFrom, newest - 1, query))
+        if (newest - 1 < validFrom || !fit(validFrom, newest - 1))
         {
-            if (!fit(newest, newest, query))
+            if (!fit(newest, newest))
             {
                 return false;
             }
@@ -250,13 +255,13 @@ final class GpuClock extends Pooled
         {
             final int slot = (int)Math.floorMod(newest, (long)bucketId.length);
             final double predicted = query[0] + query[1] * (minHostNs[slot] - originNs);
-            final double below = predicted - (double)(minSample[slot] - (long)query[3]);
+            final double below = predicted - (double)(minSample[slot] - queryRef);
             // No lag puts a sample below the true offset: a newest minimum below the line by more than the line's
             // own error contradicts it (a step inside the last complete bucket, or a drift change): newest alone.
             if (below > config.gpuPollLagBoundNs + query[2] + extrapolation(minHostNs[slot] - originNs, config))
             {
                 final boolean step = below > config.gpuClockStepNs;
-                if (fit(newest, newest, query))
+                if (fit(newest, newest))
                 {
                     stepNow = step;
                 }
@@ -275,7 +280,7 @@ final class GpuClock extends Pooled
         target.atHostNs = atHostNs;
         target.driftKnown = n >= 2;
         target.driftPpm = query[1] * 1e6;
-        target.offsetNs = (long)query[3] + Math.round(query[0] + query[1] * x);
+        target.offsetNs = queryRef + Math.round(query[0] + query[1] * x);
         target.errorBoundNs = config.gpuPollLagBoundNs + (long)Math.ceil(r + extrapolation);
         target.spreadNs = -1;
         return true;
