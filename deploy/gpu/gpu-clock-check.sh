@@ -70,7 +70,7 @@ else
   exit 1
 fi
 engine_report() { # $1: journal dir or trace; writes $DEST/engine.csv
-  "$JAVA" "${JFLAGS[@]}" -Xmx2g -cp "$CP" io.flowscope.collector.tools.GpuClockReport "$1" --every-ms 1000 \
+  timeout -k 5 120 "$JAVA" "${JFLAGS[@]}" -Xmx2g -cp "$CP" io.flowscope.collector.tools.GpuClockReport "$1" --every-ms 1000 \
     >"$DEST/engine.csv" 2>"$DEST/logs/engine.err"
 }
 
@@ -132,7 +132,7 @@ if command -v nvcc >/dev/null; then
   PROBE=$WORK/gpu_clock_probe
 fi
 [ -x "$PROBE" ] || { echo "gpu-clock-check: no probe: no nvcc here and no $PROBE (carry build/gpu-clock)" >&2; exit 1; }
-"$PROBE" --seconds 0.05 --devices 0 >/dev/null 2>"$DEST/logs/probe-smoke.err" ||
+timeout -k 5 30 "$PROBE" --seconds 0.05 --devices 0 >/dev/null 2>"$DEST/logs/probe-smoke.err" ||
   { echo "gpu-clock-check: the probe does not run here:"; cat "$DEST/logs/probe-smoke.err"; exit 1; }
 make -C profiler-plugin -j"$(nproc)" build/libnccl-profiler-flowscope.so >/dev/null || exit 1
 PLUGIN=$ROOT/profiler-plugin/build/libnccl-profiler-flowscope.so
@@ -193,7 +193,7 @@ for _ in $(seq 1 450); do [ "$(grep -c ' ready' "$DEST/logs/workload.log")" -ge 
 [ "$(grep -c ' ready' "$DEST/logs/workload.log")" -ge 2 ] ||
   { echo "gpu-clock-check: the NCCL run did not start:"; tail -20 "$DEST/logs/workload.log"; exit 1; }
 echo "== probe: $PROBE_SECONDS s on every GPU while the NCCL run goes on"
-"$PROBE" --seconds "$PROBE_SECONDS" >"$DEST/probe.csv" 2>"$DEST/logs/probe.err"
+timeout -k 5 $((PROBE_SECONDS + 30)) "$PROBE" --seconds "$PROBE_SECONDS" >"$DEST/probe.csv" 2>"$DEST/logs/probe.err"
 PROBE_RC=$?
 touch "$STOP"
 wait "$WORKLOAD"
@@ -201,7 +201,9 @@ echo "workload rc=$?: $(grep -h 'all_reduce' "$DEST/logs/workload.log" | tr '\n'
 WORKLOAD=
 sleep 1 # the last records drained
 kill -TERM "$SERVICE"
-wait "$SERVICE"
+for _ in $(seq 1 60); do kill -0 "$SERVICE" 2>/dev/null || break; sleep 0.5; done
+kill -KILL "$SERVICE" 2>/dev/null && echo "gpu-clock-check: the service did not stop in 30 s (killed)"
+wait "$SERVICE" 2>/dev/null
 SERVICE=
 [ "$PROBE_RC" -eq 0 ] || { echo "gpu-clock-check: probe rc=$PROBE_RC:"; cat "$DEST/logs/probe.err"; }
 grep '^#' "$DEST/probe.csv"

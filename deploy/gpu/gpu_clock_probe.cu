@@ -46,7 +46,7 @@ struct Shared {            // mapped pinned host memory, one per GPU
     volatile uint32_t go;      // host → GPU: the round the host releases
     volatile uint32_t started; // GPU → host: the kernel's launch number, once it runs
     volatile uint32_t done;    // GPU → host: the round whose reading is in g[]
-    uint32_t pad;
+    volatile uint32_t abort;   // host → GPU: give up (the host timed out), so no kernel spins on after exit
     volatile uint64_t g[kMaxRounds];
 };
 
@@ -63,6 +63,7 @@ __global__ void handshake(Shared* s, uint32_t launch, int rounds) {
     for (int r = 0; r < rounds; r++) {
         const uint32_t want = launch * kMaxRounds + r + 1;
         while (s->go != want) {
+            if (s->abort) return;
         }
         const uint64_t g = globaltimer();
         s->g[r] = g;
@@ -216,6 +217,11 @@ bool probe_device(int dev, double seconds, int interval_ms, int rounds) {
             std::printf("sample,%d,%llu,%llu,%llu\n", dev, (unsigned long long)s.t0, (unsigned long long)s.t1,
                         (unsigned long long)s.g);
         std::fflush(stdout);
+    }
+    if (!ok) {
+        // A kernel that started late would wait for a go that never comes: release it before the context goes.
+        host->abort = 1;
+        cudaStreamSynchronize(stream);
     }
     cudaStreamDestroy(stream);
     cudaFreeHost(host);
