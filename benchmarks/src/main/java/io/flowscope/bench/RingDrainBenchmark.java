@@ -101,6 +101,8 @@ public class RingDrainBenchmark
         /** Per ring and lane (ring * lanes + lane): where this fill started. */
         private long[] fillStart;
         private int next;
+        /** The time (in records) of the next fill's first record: fills go on in time, as a live ring's records do. */
+        private long nextTime = 1_000_000;
 
         void create(final int lanes) throws IOException
         {
@@ -153,7 +155,7 @@ public class RingDrainBenchmark
         {
             long handlerSum = 0;
             long timeSum = 0;
-            long time = 1_000_000;
+            long time = nextTime;
             int written = 0;
             int group = 0;
             while (written < RECORDS)
@@ -209,6 +211,7 @@ public class RingDrainBenchmark
                 handlerSum += emit(g, draft.stop(EventKind.COLL, t0, time++, coll), time - 1, coll, EventKind.COLL, 2, 0);
                 written = written();
             }
+            nextTime = time;
             for (int r = 0; r < rings; r++)
             {
                 final TestRingWriter w = writers[r];

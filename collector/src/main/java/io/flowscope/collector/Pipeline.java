@@ -55,6 +55,10 @@ public final class Pipeline implements TelemetryListener, AnomalySink
     private long idleTicks;
     private final Long2LongHashMap hostTimes = new Long2LongHashMap(Long.MIN_VALUE);
     private long currentHost;
+    /** The current host's latest event time, written to {@link #hostTimes} when the host changes or is read. */
+    private long currentHostTimeNs = Long.MIN_VALUE;
+    /** Whether {@link #currentHost} was said by an {@link #onHost} call (before: host 0 by default). */
+    private boolean hostSaid;
     private long currentTimeNs = Long.MIN_VALUE;
     private long events;
     /** {@link #events} at the last {@link #finish}: -1 before any. */
@@ -150,7 +154,8 @@ public final class Pipeline implements TelemetryListener, AnomalySink
     /** The latest event time of a host (its own clock), or {@link Long#MIN_VALUE} before its first event. */
     public long hostTimeNs(final long hostId)
     {
-        return hostTimes.get(hostId);
+        return hostId == currentHost && currentHostTimeNs != Long.MIN_VALUE ? currentHostTimeNs :
+            hostTimes.get(hostId);
     }
 
     /** The host of the current input calls. */
@@ -169,7 +174,7 @@ public final class Pipeline implements TelemetryListener, AnomalySink
         final long saved = currentHost;
         onHost(hostId);
         currentTimeNs = timeNs;
-        hostTimes.put(hostId, timeNs);
+        currentHostTimeNs = timeNs;
         if (journal != null)
         {
             journal.onProxyOpStop(SimulatedRun.TICK_KEY, timeNs);
@@ -223,6 +228,7 @@ public final class Pipeline implements TelemetryListener, AnomalySink
      */
     public void endBatch(final long wallNowNs)
     {
+        saveHostTime();
         hostTimes.forEachLong(advanceHost);
         if (journal != null)
         {
@@ -251,6 +257,7 @@ public final class Pipeline implements TelemetryListener, AnomalySink
         {
             failures.record(IngestFailures.Stage.WINDOW, "end of input", e);
         }
+        saveHostTime();
         hostTimes.forEachLong(advanceHost);
         announcePending();
         return true;
@@ -289,7 +296,16 @@ public final class Pipeline implements TelemetryListener, AnomalySink
     {
         events++;
         currentTimeNs = t;
-        hostTimes.put(currentHost, t);
+        currentHostTimeNs = t;
+    }
+
+    /** The current host's latest time into {@link #hostTimes} (kept in a field per record: no map write per record). */
+    private void saveHostTime()
+    {
+        if (currentHostTimeNs != Long.MIN_VALUE)
+        {
+            hostTimes.put(currentHost, currentHostTimeNs);
+        }
     }
 
     // ---- input ----------------------------------------------------------------------------------------------
@@ -309,7 +325,14 @@ public final class Pipeline implements TelemetryListener, AnomalySink
     @Override
     public void onHost(final long hostId)
     {
+        if (hostId == currentHost && hostSaid)
+        {
+            return; // the ring adapter says the host before every record: a change is news, the same host is not
+        }
+        saveHostTime();
         currentHost = hostId;
+        currentHostTimeNs = hostTimes.get(hostId);
+        hostSaid = true;
         if (journal != null)
         {
             journal.onHost(hostId);
@@ -734,6 +757,7 @@ public final class Pipeline implements TelemetryListener, AnomalySink
             anomaliesChanged = false;
         }
         final Map<Long, Long> hostNow = new HashMap<>();
+        saveHostTime();
         hostTimes.forEachLong(hostNow::put);
         return new Snapshot(wallNowMs, currentTimeNs, List.copyOf(flows), List.copyOf(ranks), List.copyOf(links),
             List.copyOf(qps), List.copyOf(comms), anomalyList, stats, culpritMap, live.view(rankIdentities::rank),

@@ -22,6 +22,7 @@ import net.openhft.chronicle.queue.impl.single.SingleChronicleQueue;
 import net.openhft.chronicle.queue.impl.single.SingleChronicleQueueBuilder;
 import net.openhft.chronicle.queue.impl.single.SingleChronicleQueueStore;
 import net.openhft.chronicle.wire.DocumentContext;
+import org.agrona.UnsafeApi;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -798,15 +799,23 @@ public final class JournalWriter implements TelemetryListener, AutoCloseable
         }
     }
 
+    /**
+     * A change of host is journaled; the same host again within a batch is not (the ring adapter says the host before
+     * every record: 9 bytes and an entry per record, for nothing a reader needs).
+     */
     @Override
     public void onHost(final long hostId)
     {
+        if (hostInBatch && hostId == currentHost)
+        {
+            return;
+        }
         currentHost = hostId;
         hostKnown = true;
         if (open())
         {
             hostInBatch = true;
-            batch.writeByte(JournalFormat.HOST).writeLong(hostId);
+            UnsafeApi.putLong(entry(JournalFormat.HOST, 8), hostId);
         }
     }
 
@@ -821,9 +830,24 @@ public final class JournalWriter implements TelemetryListener, AutoCloseable
         {
             hostInBatch = true;
             entriesInBatch++;
-            batch.writeByte(JournalFormat.HOST).writeLong(currentHost);
+            UnsafeApi.putLong(entry(JournalFormat.HOST, 8), currentHost);
         }
         return open();
+    }
+
+    /**
+     * Room for an input entry at the end of the batch: writes its type and returns the address of its {@code size}
+     * bytes of fields (valid until the batch grows again), which the caller stores at fixed offsets in the batch's
+     * native order, as {@link Bytes}' writes would. One bounds and capacity check per entry: Chronicle's checks per
+     * field written were a third of the journal's cost per ring record (docs/benchmarks.md §6).
+     */
+    private long entry(final byte type, final int size)
+    {
+        final long at = batch.writePosition();
+        batch.writeSkip(1 + size); // grows the buffer when needed
+        final long address = batch.addressForWrite(at);
+        UnsafeApi.putByte(address, type);
+        return address + 1;
     }
 
     @Override
@@ -832,8 +856,14 @@ public final class JournalWriter implements TelemetryListener, AutoCloseable
     {
         if (openTelemetry())
         {
-            batch.writeByte(JournalFormat.PROXY_OP_START).writeLong(opKey).writeLong(commHash).writeInt(rank)
-                .writeInt(peer).writeInt(channel).writeByte((byte)(isSend ? 1 : 0)).writeLong(timeNs);
+            final long a = entry(JournalFormat.PROXY_OP_START, 8 + 8 + 4 + 4 + 4 + 1 + 8);
+            UnsafeApi.putLong(a, opKey);
+            UnsafeApi.putLong(a + 8, commHash);
+            UnsafeApi.putInt(a + 16, rank);
+            UnsafeApi.putInt(a + 20, peer);
+            UnsafeApi.putInt(a + 24, channel);
+            UnsafeApi.putByte(a + 28, (byte)(isSend ? 1 : 0));
+            UnsafeApi.putLong(a + 29, timeNs);
         }
     }
 
@@ -842,7 +872,7 @@ public final class JournalWriter implements TelemetryListener, AutoCloseable
     {
         if (openTelemetry())
         {
-            batch.writeByte(JournalFormat.PROXY_OP_STOP).writeLong(opKey).writeLong(timeNs);
+            keyAndTime(JournalFormat.PROXY_OP_STOP, opKey, timeNs);
         }
     }
 
@@ -851,8 +881,11 @@ public final class JournalWriter implements TelemetryListener, AutoCloseable
     {
         if (openTelemetry())
         {
-            batch.writeByte(JournalFormat.PROXY_STEP_START).writeLong(stepKey).writeLong(opKey).writeInt(step)
-                .writeLong(timeNs);
+            final long a = entry(JournalFormat.PROXY_STEP_START, 8 + 8 + 4 + 8);
+            UnsafeApi.putLong(a, stepKey);
+            UnsafeApi.putLong(a + 8, opKey);
+            UnsafeApi.putInt(a + 16, step);
+            UnsafeApi.putLong(a + 20, timeNs);
         }
     }
 
@@ -861,8 +894,11 @@ public final class JournalWriter implements TelemetryListener, AutoCloseable
     {
         if (openTelemetry())
         {
-            batch.writeByte(JournalFormat.PROXY_STEP_STATE).writeLong(stepKey).writeInt(state).writeLong(transSize)
-                .writeLong(timeNs);
+            final long a = entry(JournalFormat.PROXY_STEP_STATE, 8 + 4 + 8 + 8);
+            UnsafeApi.putLong(a, stepKey);
+            UnsafeApi.putInt(a + 8, state);
+            UnsafeApi.putLong(a + 12, transSize);
+            UnsafeApi.putLong(a + 20, timeNs);
         }
     }
 
@@ -871,7 +907,7 @@ public final class JournalWriter implements TelemetryListener, AutoCloseable
     {
         if (openTelemetry())
         {
-            batch.writeByte(JournalFormat.PROXY_STEP_STOP).writeLong(stepKey).writeLong(timeNs);
+            keyAndTime(JournalFormat.PROXY_STEP_STOP, stepKey, timeNs);
         }
     }
 
@@ -881,8 +917,13 @@ public final class JournalWriter implements TelemetryListener, AutoCloseable
     {
         if (openTelemetry())
         {
-            batch.writeByte(JournalFormat.QP_START).writeLong(wrKey).writeInt(device).writeLong(qpNum).writeInt(opcode)
-                .writeLong(length).writeLong(timeNs);
+            final long a = entry(JournalFormat.QP_START, 8 + 4 + 8 + 4 + 8 + 8);
+            UnsafeApi.putLong(a, wrKey);
+            UnsafeApi.putInt(a + 8, device);
+            UnsafeApi.putLong(a + 12, qpNum);
+            UnsafeApi.putInt(a + 20, opcode);
+            UnsafeApi.putLong(a + 24, length);
+            UnsafeApi.putLong(a + 32, timeNs);
         }
     }
 
@@ -891,7 +932,7 @@ public final class JournalWriter implements TelemetryListener, AutoCloseable
     {
         if (openTelemetry())
         {
-            batch.writeByte(JournalFormat.QP_STOP).writeLong(wrKey).writeLong(timeNs);
+            keyAndTime(JournalFormat.QP_STOP, wrKey, timeNs);
         }
     }
 
@@ -902,9 +943,19 @@ public final class JournalWriter implements TelemetryListener, AutoCloseable
     {
         if (openTelemetry())
         {
-            batch.writeByte(JournalFormat.COLL_START).writeLong(collKey).writeLong(commHash).writeInt(rank)
-                .writeInt(nranks).writeInt(func).writeInt(algo).writeInt(proto).writeLong(count).writeInt(datatypeSize)
-                .writeInt(nChannels).writeLong(seqNumber).writeLong(timeNs);
+            final long a = entry(JournalFormat.COLL_START, 8 + 8 + 4 * 5 + 8 + 4 + 4 + 8 + 8);
+            UnsafeApi.putLong(a, collKey);
+            UnsafeApi.putLong(a + 8, commHash);
+            UnsafeApi.putInt(a + 16, rank);
+            UnsafeApi.putInt(a + 20, nranks);
+            UnsafeApi.putInt(a + 24, func);
+            UnsafeApi.putInt(a + 28, algo);
+            UnsafeApi.putInt(a + 32, proto);
+            UnsafeApi.putLong(a + 36, count);
+            UnsafeApi.putInt(a + 44, datatypeSize);
+            UnsafeApi.putInt(a + 48, nChannels);
+            UnsafeApi.putLong(a + 52, seqNumber);
+            UnsafeApi.putLong(a + 60, timeNs);
         }
     }
 
@@ -913,7 +964,7 @@ public final class JournalWriter implements TelemetryListener, AutoCloseable
     {
         if (openTelemetry())
         {
-            batch.writeByte(JournalFormat.COLL_STOP).writeLong(collKey).writeLong(timeNs);
+            keyAndTime(JournalFormat.COLL_STOP, collKey, timeNs);
         }
     }
 
@@ -923,8 +974,12 @@ public final class JournalWriter implements TelemetryListener, AutoCloseable
     {
         if (openTelemetry())
         {
-            batch.writeByte(JournalFormat.KERNEL_CH_START).writeLong(chKey).writeLong(collKey).writeInt(channel)
-                .writeLong(pTimerNs).writeLong(timeNs);
+            final long a = entry(JournalFormat.KERNEL_CH_START, 8 + 8 + 4 + 8 + 8);
+            UnsafeApi.putLong(a, chKey);
+            UnsafeApi.putLong(a + 8, collKey);
+            UnsafeApi.putInt(a + 16, channel);
+            UnsafeApi.putLong(a + 20, pTimerNs);
+            UnsafeApi.putLong(a + 28, timeNs);
         }
     }
 
@@ -933,8 +988,19 @@ public final class JournalWriter implements TelemetryListener, AutoCloseable
     {
         if (openTelemetry())
         {
-            batch.writeByte(JournalFormat.KERNEL_CH_STOP).writeLong(chKey).writeLong(pTimerNs).writeLong(timeNs);
+            final long a = entry(JournalFormat.KERNEL_CH_STOP, 8 + 8 + 8);
+            UnsafeApi.putLong(a, chKey);
+            UnsafeApi.putLong(a + 8, pTimerNs);
+            UnsafeApi.putLong(a + 16, timeNs);
         }
+    }
+
+    /** A stop: the key and the time. */
+    private void keyAndTime(final byte type, final long key, final long timeNs)
+    {
+        final long a = entry(type, 8 + 8);
+        UnsafeApi.putLong(a, key);
+        UnsafeApi.putLong(a + 8, timeNs);
     }
 
     @Override
