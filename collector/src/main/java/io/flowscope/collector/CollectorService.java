@@ -233,7 +233,10 @@ public final class CollectorService implements AutoCloseable
         final IngestFailures.Counts failures = s.stats().failures();
         // input that made a stage throw lately: detection may have missed what that input carried
         final boolean recentFailures = failures.recent(System.currentTimeMillis());
-        final String status = drain.crashed() != null ? "DOWN" : jf != null || recentFailures ? "DEGRADED" : "UP";
+        // a ring that fills up is never silent: its producer drops records the engines will never see
+        final String dropping = ProducerDrops.reason(s.stats().producers(), System.currentTimeMillis());
+        final String status = drain.crashed() != null ? "DOWN" :
+            jf != null || recentFailures || dropping != null ? "DEGRADED" : "UP";
         h.put("status", status);
         // Why it is not UP, one line each (the console prints them when the status changes).
         final List<String> reasons = new java.util.ArrayList<>();
@@ -248,6 +251,10 @@ public final class CollectorService implements AutoCloseable
         if (recentFailures)
         {
             reasons.add("input that made a stage throw lately (see failures)");
+        }
+        if (dropping != null)
+        {
+            reasons.add(dropping);
         }
         h.put("reasons", reasons);
         h.put("ready", drain.isReady());
@@ -264,6 +271,7 @@ public final class CollectorService implements AutoCloseable
         j.put("recoveredEntries", drain.recoveredEntries());
         h.put("journal", j);
         h.put("failures", failures.toHealth(System.currentTimeMillis()));
+        h.put("producers", ProducerDrops.health(s.stats().producers(), System.currentTimeMillis()));
         if (drain.crashed() != null)
         {
             h.put("error", drain.crashed().toString());

@@ -310,6 +310,6 @@ public final class DrainLoop
         return new Stats(p.events(), rate, rf.records(), rf.attached(), rf.corrupt(), rf.producerDrops(), rf.lag(),
             engineDrops, journal != null ? journal.bytesOnDisk() : 0, journal != null ? journal.entriesWritten() : 0,
             journal != null ? journal.entriesDropped() : 0, jf, System.currentTimeMillis() - lastIterationMs,
-            p.summaries(), open, source.describe(), p.failures().counts());
+            p.summaries(), open, source.describe(), p.failures().counts(), rf.producers());
     }
 }

@@ -23,6 +23,7 @@ public final class Metrics
         counter(b, "flowscope_ring_producer_dropped_total", "Records the producers dropped (full, abandoned, contended)",
             st.ringProducerDrops());
         gauge(b, "flowscope_ring_lag_records", "Records published and not yet drained", st.ringLagRecords());
+        producers(b, st.producers(), System.currentTimeMillis());
         counter(b, "flowscope_engine_dropped_total", "Window-engine table-full drops", st.engineDrops());
         gauge(b, "flowscope_drain_loop_lag_ms", "Age of the drain loop's last iteration at the snapshot",
             st.drainLoopLagMs());
@@ -115,6 +116,58 @@ public final class Metrics
         {
             b.append(name).append("{sink=\"").append(s.name()).append("\",kind=\"").append(s.kind()).append("\"} ")
                 .append(value.applyAsLong(s.counters())).append('\n');
+        }
+    }
+
+    /**
+     * Each producer's drops by reason, and whether it is dropping now ({@link ProducerDrops}: one series set per
+     * attached ring and per recently detached ring that dropped, bounded there).
+     */
+    private static void producers(final StringBuilder b, final java.util.List<ProducerDrops> producers,
+        final long nowWallMs)
+    {
+        b.append("# HELP flowscope_producer_dropped_total Records a ring producer dropped, by producer and reason " +
+            "(full: ring full; abandoned: reclaimed before published; contended: claim gave up)\n");
+        b.append("# TYPE flowscope_producer_dropped_total counter\n");
+        for (final ProducerDrops p : producers)
+        {
+            producerSeries(b, "flowscope_producer_dropped_total", p).append(",reason=\"full\"} ")
+                .append(p.droppedFull()).append('\n');
+            producerSeries(b, "flowscope_producer_dropped_total", p).append(",reason=\"abandoned\"} ")
+                .append(p.droppedAbandoned()).append('\n');
+            producerSeries(b, "flowscope_producer_dropped_total", p).append(",reason=\"contended\"} ")
+                .append(p.droppedContended()).append('\n');
+        }
+        b.append("# HELP flowscope_producer_dropping 1 while the producer's drops grew within the last " +
+            ProducerDrops.DROPPING_MS / 1000 + " s\n");
+        b.append("# TYPE flowscope_producer_dropping gauge\n");
+        for (final ProducerDrops p : producers)
+        {
+            producerSeries(b, "flowscope_producer_dropping", p).append("} ").append(p.dropping(nowWallMs) ? 1 : 0)
+                .append('\n');
+        }
+    }
+
+    private static StringBuilder producerSeries(final StringBuilder b, final String name, final ProducerDrops p)
+    {
+        b.append(name).append("{host=\"");
+        escaped(b, p.host());
+        return b.append("\",pid=\"").append(p.pid()).append('"');
+    }
+
+    /** A label value as the exposition format wants it: backslash, quote and newline escaped. */
+    private static void escaped(final StringBuilder b, final String v)
+    {
+        for (int i = 0; i < v.length(); i++)
+        {
+            final char c = v.charAt(i);
+            switch (c)
+            {
+                case '\\' -> b.append("\\\\");
+                case '"' -> b.append("\\\"");
+                case '\n' -> b.append("\\n");
+                default -> b.append(c);
+            }
         }
     }
 

@@ -14,7 +14,8 @@ import io.flowscope.window.ring.RingEventSource;
  * skipped after the stale timeout), detaches them when their producer closed or died and they are drained.
  * Attach and detach are journaled with the ring's identity (host, pid, path). A host whose rings are drained
  * and silent is told the time by {@link IdleHostClock}, so that its periods end and a hang is named while nothing
- * moves.
+ * moves. Each producer's drops (its ring header's counters) are watched: {@link #ringFigures} lists them per
+ * producer ({@link ProducerDrops}) for {@code /metrics} and {@code /api/health}.
  */
 public final class RingSource implements Source
 {
@@ -26,6 +27,42 @@ public final class RingSource implements Source
     private final java.util.Map<Long, String> hostNames = new java.util.concurrent.ConcurrentHashMap<>();
     private long corruptOfDetached;
     private long dropsOfDetached;
+    /** Each attached ring's producer and its drops as last seen; detached ones that dropped, the latest last. */
+    private final java.util.Map<RingReader, Watched> watched = new java.util.IdentityHashMap<>();
+    private final java.util.ArrayDeque<ProducerDrops> detachedDrops = new java.util.ArrayDeque<>();
+
+    /** A producer's drops as last seen by {@link #ringFigures}, and when they last grew. */
+    private static final class Watched
+    {
+        final String host;
+        final int pid;
+        final String ring;
+        long dropped;
+        long lastDropWallMs;
+
+        Watched(final RingReader reader)
+        {
+            this.host = reader.header().hostname();
+            this.pid = reader.header().producerPid();
+            this.ring = reader.path().getFileName().toString();
+        }
+
+        /** Reads the ring's counters: the producer's drops now, {@code attached} or not. */
+        ProducerDrops look(final RingReader reader, final boolean attached, final long nowWallMs)
+        {
+            final long full = reader.header().droppedFull();
+            final long abandoned = reader.header().droppedAbandoned();
+            final long contended = reader.header().droppedContended();
+            final long sum = full + abandoned + contended;
+            if (sum != dropped)
+            {
+                // a ring found with drops counts as dropping from now: when they happened is not known
+                dropped = sum;
+                lastDropWallMs = nowWallMs;
+            }
+            return new ProducerDrops(host, pid, ring, attached, full, abandoned, contended, lastDropWallMs);
+        }
+    }
 
     public RingSource(final Path dir, final long scanMs, final boolean deleteDrained)
     {
@@ -44,6 +81,7 @@ public final class RingSource implements Source
                 public void onAttach(final RingReader reader)
                 {
                     hostNames.put(RingEventSource.hostId(reader.header().hostname()), reader.header().hostname());
+                    watched.put(reader, new Watched(reader));
                     if (journal != null)
                     {
                         journal.ringAttached(RingEventSource.hostId(reader.header().hostname()),
@@ -57,6 +95,19 @@ public final class RingSource implements Source
                 {
                     corruptOfDetached += reader.corrupt();
                     dropsOfDetached += drops(reader);
+                    final Watched w = watched.remove(reader);
+                    if (w != null)
+                    {
+                        final ProducerDrops last = w.look(reader, false, System.currentTimeMillis());
+                        if (last.dropped() > 0)
+                        {
+                            if (detachedDrops.size() == ProducerDrops.MAX_DETACHED)
+                            {
+                                detachedDrops.removeFirst();
+                            }
+                            detachedDrops.addLast(last);
+                        }
+                    }
                     if (journal != null)
                     {
                         journal.ringDetached(reader.header().producerPid(), reader.path().toString(), reason.name());
@@ -97,14 +148,22 @@ public final class RingSource implements Source
         long corrupt = corruptOfDetached;
         long drops = dropsOfDetached;
         long lag = 0;
+        final long now = System.currentTimeMillis();
+        final java.util.List<ProducerDrops> producers = new java.util.ArrayList<>();
         for (final RingReader r : directory.readers())
         {
             corrupt += r.corrupt();
             drops += drops(r);
             lag += Math.max(0, r.lag());
+            final Watched w = watched.get(r);
+            if (w != null && producers.size() < ProducerDrops.MAX_ATTACHED)
+            {
+                producers.add(w.look(r, true, now));
+            }
         }
+        producers.addAll(detachedDrops);
         return new RingFigures(adapter == null ? 0 : adapter.records(), directory.attachedCount(), corrupt, drops,
-            lag);
+            lag, java.util.List.copyOf(producers));
     }
 
     @Override

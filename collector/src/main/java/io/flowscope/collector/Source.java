@@ -48,8 +48,10 @@ public interface Source extends AutoCloseable
     @Override
     void close();
 
-    record RingFigures(long records, int attached, long corrupt, long producerDrops, long lag)
+    /** The rings' figures; {@code producers}: each producer's drops ({@link ProducerDrops}). */
+    record RingFigures(long records, int attached, long corrupt, long producerDrops, long lag,
+        java.util.List<ProducerDrops> producers)
     {
-        public static final RingFigures NONE = new RingFigures(0, 0, 0, 0, 0);
+        public static final RingFigures NONE = new RingFigures(0, 0, 0, 0, 0, java.util.List.of());
     }
 }

@@ -20,12 +20,25 @@ package io.flowscope.collector;
  * @param anomaliesOpen       anomalies open now
  * @param source              what feeds the service
  * @param failures            exceptions caught while handling input, by stage (ingest went on)
+ * @param producers           each ring producer's drops ({@link ProducerDrops}; empty for other sources)
  */
 public record Stats(long eventsTotal, double eventsPerSecond, long ringRecordsTotal, int ringsAttached,
     long ringCorrupt, long ringProducerDrops, long ringLagRecords, long engineDrops, long journalBytes,
     long journalEntries, long journalDropped, String journalFailure, long drainLoopLagMs, long summariesTotal,
-    long anomaliesOpen, String source, IngestFailures.Counts failures)
+    long anomaliesOpen, String source, IngestFailures.Counts failures, java.util.List<ProducerDrops> producers)
 {
+    /** Without producers (a source of no rings). */
+    public Stats(final long eventsTotal, final double eventsPerSecond, final long ringRecordsTotal,
+        final int ringsAttached, final long ringCorrupt, final long ringProducerDrops, final long ringLagRecords,
+        final long engineDrops, final long journalBytes, final long journalEntries, final long journalDropped,
+        final String journalFailure, final long drainLoopLagMs, final long summariesTotal, final long anomaliesOpen,
+        final String source, final IngestFailures.Counts failures)
+    {
+        this(eventsTotal, eventsPerSecond, ringRecordsTotal, ringsAttached, ringCorrupt, ringProducerDrops,
+            ringLagRecords, engineDrops, journalBytes, journalEntries, journalDropped, journalFailure, drainLoopLagMs,
+            summariesTotal, anomaliesOpen, source, failures, java.util.List.of());
+    }
+
     public static final Stats ZERO = new Stats(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, null, 0, 0, 0, "starting",
         IngestFailures.Counts.NONE);
 }
