@@ -2,13 +2,17 @@ package io.flowscope.sink.webhook;
 
 import io.flowscope.anomaly.Anomaly;
 
-/** One anomaly state change to deliver: {@code event} is opened, updated or resolved. */
+/**
+ * One anomaly state to deliver: {@code event} is opened, updated or resolved, or (Alertmanager only) resent: an
+ * open anomaly's alert sent again so that Alertmanager keeps it firing.
+ */
 public record Notification(Anomaly anomaly, Event event)
 {
     public enum Event
     {
         OPENED,
         UPDATED,
+        RESENT,
         RESOLVED;
 
         public String label()

@@ -10,8 +10,9 @@ import java.net.http.HttpResponse;
 import java.util.List;
 
 /**
- * POSTs one JSON body per batch of notifications, signed with HMAC-SHA256 when a secret is configured.
- * 2xx = delivered; 5xx, 408, 429, timeouts and refused connections are retryable; other 4xx fail the batch.
+ * POSTs one JSON body per batch of notifications, signed with HMAC-SHA256 when a secret is configured, with the
+ * configured {@code Authorization} (bearer or basic) and TLS settings. 2xx = delivered; 5xx, 408, 429, timeouts and
+ * refused connections are retryable; other 4xx (a wrong password: 401) fail the batch.
  */
 public final class WebhookExporter implements Exporter<Notification>
 {
@@ -25,10 +26,15 @@ public final class WebhookExporter implements Exporter<Notification>
     public WebhookExporter(final WebhookConfig config)
     {
         this.config = config;
-        this.payloads = new WebhookPayloads(config.format(), config.staticLabels(), config.hostNames(), config.clock());
+        this.payloads = new WebhookPayloads(config);
         final byte[] secret = config.secret();
         this.signer = secret.length == 0 ? null : new HmacSigner(secret);
-        this.client = HttpClient.newBuilder().connectTimeout(config.requestTimeout()).build();
+        final HttpClient.Builder client = HttpClient.newBuilder().connectTimeout(config.requestTimeout());
+        if (!config.tls().isDefault())
+        {
+            client.sslContext(config.tls().sslContext());
+        }
+        this.client = client.build();
     }
 
     @Override
@@ -48,6 +54,10 @@ public final class WebhookExporter implements Exporter<Notification>
         if (signer != null)
         {
             request.header(config.signatureHeader(), signer.sign(body));
+        }
+        if (!config.auth().isNone())
+        {
+            request.header("Authorization", config.auth().header());
         }
         final HttpResponse<String> response;
         try
@@ -70,7 +80,9 @@ public final class WebhookExporter implements Exporter<Notification>
         {
             return ExportResult.SUCCESS;
         }
-        lastError = "POST " + config.url() + " answered " + status;
+        final String why = response.body() == null ? "" : response.body().strip().replaceAll("\\s+", " ");
+        lastError = "POST " + config.url() + " answered " + status + (why.isEmpty() ? ""
+            : ": " + (why.length() > 200 ? why.substring(0, 200) + "…" : why));
         return status >= 500 || status == 408 || status == 429 ? ExportResult.RETRYABLE : ExportResult.FAILED;
     }
 
@@ -89,6 +101,7 @@ public final class WebhookExporter implements Exporter<Notification>
     @Override
     public String toString()
     {
-        return "WebhookExporter{" + config.url() + ", " + config.format() + ", signed=" + (signer != null) + '}';
+        return "WebhookExporter{" + config.url() + ", " + config.format() + ", signed=" + (signer != null) + ", auth="
+            + config.auth() + '}';
     }
 }

@@ -5,15 +5,16 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.flowscope.anomaly.Anomaly;
+import io.flowscope.anomaly.AnomalyKind;
 import io.flowscope.anomaly.Culprit;
-import io.flowscope.sink.EventClock;
 import io.flowscope.sink.influx.InfluxSchema;
 
 import java.time.Instant;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import java.util.function.LongFunction;
+import java.util.TreeMap;
 
 /** Builds webhook bodies (both formats are shown in sinks/README.md). */
 public final class WebhookPayloads
@@ -21,25 +22,19 @@ public final class WebhookPayloads
     public static final String GENERIC_SCHEMA = "flowscope.alerts.v1";
 
     private final ObjectMapper mapper = new ObjectMapper();
-    private final WebhookFormat format;
-    private final Map<String, String> staticLabels;
-    private final LongFunction<String> hostNames;
-    private final EventClock clock;
+    private final WebhookConfig config;
 
-    public WebhookPayloads(final WebhookFormat format, final Map<String, String> staticLabels,
-        final LongFunction<String> hostNames, final EventClock clock)
+    public WebhookPayloads(final WebhookConfig config)
     {
-        this.format = format;
-        this.staticLabels = staticLabels;
-        this.hostNames = hostNames;
-        this.clock = clock;
+        this.config = config;
     }
 
     public byte[] body(final List<Notification> batch)
     {
         try
         {
-            return mapper.writeValueAsBytes(format == WebhookFormat.ALERTMANAGER ? alertmanager(batch) : generic(batch));
+            return mapper.writeValueAsBytes(config.format() == WebhookFormat.ALERTMANAGER ? alertmanager(batch)
+                : generic(batch));
         }
         catch (final JsonProcessingException e)
         {
@@ -58,49 +53,105 @@ public final class WebhookPayloads
         return sb.toString();
     }
 
-    private String rfc3339(final long hostId, final long eventNs)
+    /** {@code slow_link} for SLOW_LINK: the {@code kind} label and the runbook's anchor. */
+    public static String kindName(final AnomalyKind kind)
     {
-        final long epochNs = clock.toEpochNanos(hostId, eventNs);
+        return kind.name().toLowerCase(Locale.ROOT);
+    }
+
+    /**
+     * The labels of an anomaly's Alertmanager alert, which are its identity there (Alertmanager fingerprints,
+     * groups, routes, silences and inhibits on labels): what the anomaly stage itself tells anomalies apart by
+     * (kind; a link by communicator, rank and peer; a rank by communicator and rank; a NIC by host and device),
+     * its host, and its severity. Only bounded values: no anomaly id (an annotation), no evidence. A hang's
+     * {@code peer} is one of the ranks waiting on it, not part of what the hang is: it goes to the description.
+     * Static labels last.
+     */
+    public Map<String, String> labels(final Anomaly a)
+    {
+        final Culprit c = a.culprit();
+        final Map<String, String> labels = new LinkedHashMap<>();
+        labels.put("alertname", alertName(a));
+        labels.put("source", "flowscope");
+        labels.put("severity", a.severity().name().toLowerCase(Locale.ROOT));
+        labels.put("kind", kindName(a.kind()));
+        labels.put("host", config.hostNames().apply(c.hostId()));
+        if (c.commHash() != 0)
+        {
+            labels.put("comm", InfluxSchema.comm(c.commHash()));
+        }
+        putIfSet(labels, "rank", c.rank());
+        if (a.kind() == AnomalyKind.SLOW_LINK)
+        {
+            putIfSet(labels, "peer", c.peer());
+        }
+        putIfSet(labels, "device", c.device());
+        if (c.qpNum() >= 0)
+        {
+            labels.put("qp", Long.toString(c.qpNum()));
+        }
+        labels.putAll(config.staticLabels());
+        labels.values().removeIf(v -> v == null || v.isEmpty()); // Alertmanager drops empty labels: keep keys equal
+        return labels;
+    }
+
+    /** The label set as one comparable key: two anomalies with the same key are one alert in Alertmanager. */
+    public String identity(final Anomaly a)
+    {
+        return new TreeMap<>(labels(a)).toString();
+    }
+
+    private long nowNs()
+    {
+        final Instant now = config.wallClock().instant();
+        return now.getEpochSecond() * 1_000_000_000L + now.getNano();
+    }
+
+    private static String rfc3339(final long epochNs)
+    {
         return Instant.ofEpochSecond(Math.floorDiv(epochNs, 1_000_000_000L), Math.floorMod(epochNs, 1_000_000_000L))
             .toString();
     }
 
+    /**
+     * Alertmanager refuses a whole POST for one alert that ends before it starts, so the times are kept in order:
+     * startsAt (the onset on the epoch) no later than now; a firing alert's endsAt {@link
+     * WebhookConfig#alertValidity()} ahead of now; a resolved one's the resolution time, between startsAt and now
+     * (a host clock ahead of this one must not leave it firing into the future).
+     */
     private ArrayNode alertmanager(final List<Notification> batch)
     {
+        final long now = nowNs();
+        final long validity = config.alertValidity().toNanos();
         final ArrayNode alerts = mapper.createArrayNode();
         for (final Notification n : batch)
         {
             final Anomaly a = n.anomaly();
             final Culprit c = a.culprit();
             final ObjectNode alert = alerts.addObject();
-            final ObjectNode labels = alert.putObject("labels");
-            labels.put("alertname", alertName(a));
-            labels.put("source", "flowscope");
-            labels.put("kind", a.kind().name().toLowerCase(Locale.ROOT));
-            labels.put("host", hostNames.apply(c.hostId()));
-            if (c.commHash() != 0)
-            {
-                labels.put("comm", InfluxSchema.comm(c.commHash()));
-            }
-            putIfSet(labels, "rank", c.rank());
-            putIfSet(labels, "peer", c.peer());
-            putIfSet(labels, "channel", c.channel());
-            putIfSet(labels, "device", c.device());
-            if (c.qpNum() >= 0)
-            {
-                labels.put("qp", Long.toString(c.qpNum()));
-            }
-            labels.put("anomaly_id", "0x" + Long.toHexString(a.id()));
-            staticLabels.forEach(labels::put);
+            labels(a).forEach(alert.putObject("labels")::put);
             final ObjectNode annotations = alert.putObject("annotations");
             annotations.put("summary", a.summary());
-            annotations.put("severity", a.severity().name().toLowerCase(Locale.ROOT));
-            annotations.put("event", n.event().label());
-            annotations.put("description", evidenceText(a.evidence()));
-            alert.put("startsAt", rfc3339(c.hostId(), a.startNs()));
+            annotations.put("description", description(a));
+            if (config.runbookUrl() != null)
+            {
+                annotations.put("runbook_url", config.runbookUrl() + "#" + kindName(a.kind()));
+            }
+            annotations.put("anomaly_id", "0x" + Long.toHexString(a.id()));
+            final long startsAt = Math.min(config.clock().toEpochNanos(c.hostId(), a.startNs()), now);
+            alert.put("startsAt", rfc3339(startsAt));
             if (n.event() == Notification.Event.RESOLVED)
             {
-                alert.put("endsAt", rfc3339(c.hostId(), a.resolvedNs()));
+                final long resolved = config.clock().toEpochNanos(c.hostId(), a.resolvedNs());
+                alert.put("endsAt", rfc3339(Math.max(startsAt, Math.min(resolved, now))));
+            }
+            else
+            {
+                alert.put("endsAt", rfc3339(now + validity));
+            }
+            if (config.liveUrl() != null)
+            {
+                alert.put("generatorURL", config.liveUrl() + "#anomaly=0x" + Long.toHexString(a.id()));
             }
         }
         return alerts;
@@ -122,7 +173,7 @@ public final class WebhookPayloads
             o.put("severity", a.severity().name());
             o.put("summary", a.summary());
             final ObjectNode culprit = o.putObject("culprit");
-            culprit.put("host", hostNames.apply(c.hostId()));
+            culprit.put("host", config.hostNames().apply(c.hostId()));
             culprit.put("hostId", c.hostId());
             culprit.put("comm", InfluxSchema.comm(c.commHash()));
             culprit.put("rank", c.rank());
@@ -130,10 +181,10 @@ public final class WebhookPayloads
             culprit.put("channel", c.channel());
             culprit.put("device", c.device());
             culprit.put("qpNum", c.qpNum());
-            o.put("startsAt", rfc3339(c.hostId(), a.startNs()));
+            o.put("startsAt", rfc3339(config.clock().toEpochNanos(c.hostId(), a.startNs())));
             if (n.event() == Notification.Event.RESOLVED)
             {
-                o.put("endsAt", rfc3339(c.hostId(), a.resolvedNs()));
+                o.put("endsAt", rfc3339(config.clock().toEpochNanos(c.hostId(), a.resolvedNs())));
             }
             o.put("startNs", a.startNs());
             o.put("detectedNs", a.detectedNs());
@@ -142,12 +193,16 @@ public final class WebhookPayloads
             o.put("windowEndNs", a.windowEndNs());
             final ObjectNode evidence = o.putObject("evidence");
             a.evidence().forEach(evidence::put);
-            staticLabels.forEach((k, v) -> o.with("labels").put(k, v));
+            if (config.liveUrl() != null)
+            {
+                o.put("url", config.liveUrl() + "#anomaly=0x" + Long.toHexString(a.id()));
+            }
+            config.staticLabels().forEach((k, v) -> o.with("labels").put(k, v));
         }
         return root;
     }
 
-    private static void putIfSet(final ObjectNode labels, final String name, final int value)
+    private static void putIfSet(final Map<String, String> labels, final String name, final int value)
     {
         if (value >= 0)
         {
@@ -155,10 +210,23 @@ public final class WebhookPayloads
         }
     }
 
-    private static String evidenceText(final Map<String, Double> evidence)
+    /** The evidence figures by name, and what the labels leave out: a hang's waiting rank and its channel. */
+    static String description(final Anomaly a)
     {
         final StringBuilder sb = new StringBuilder();
-        evidence.forEach((k, v) -> sb.append(sb.length() == 0 ? "" : ", ").append(k).append('=').append(v));
+        final Culprit c = a.culprit();
+        if (a.kind() == AnomalyKind.HANG && c.peer() >= 0)
+        {
+            sb.append("rank ").append(c.peer()).append(" waits on it");
+            if (c.channel() >= 0)
+            {
+                sb.append(" (channel ").append(c.channel()).append(')');
+            }
+            sb.append("; ");
+        }
+        sb.append("evidence: ");
+        final int start = sb.length();
+        a.evidence().forEach((k, v) -> sb.append(sb.length() == start ? "" : ", ").append(k).append('=').append(v));
         return sb.toString();
     }
 }

@@ -13,7 +13,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 /** A real local webhook receiver (JDK HttpServer on 127.0.0.1): answers 500 for the first N requests, then 200. */
 final class Receiver implements AutoCloseable
 {
-    record Request(byte[] body, String signature, String contentType)
+    record Request(byte[] body, String signature, String contentType, String authorization)
     {
     }
 
@@ -37,7 +37,8 @@ final class Receiver implements AutoCloseable
             else
             {
                 accepted.add(new Request(body, exchange.getRequestHeaders().getFirst(WebhookConfig.DEFAULT_SIGNATURE_HEADER),
-                    exchange.getRequestHeaders().getFirst("Content-Type")));
+                    exchange.getRequestHeaders().getFirst("Content-Type"),
+                    exchange.getRequestHeaders().getFirst("Authorization")));
                 status = 200;
             }
             exchange.sendResponseHeaders(status, -1);

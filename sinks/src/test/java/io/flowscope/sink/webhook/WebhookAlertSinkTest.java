@@ -7,7 +7,9 @@ import io.flowscope.anomaly.Severity;
 import io.flowscope.sink.EventClock;
 import io.flowscope.sink.ProcessorConfig;
 import io.flowscope.sink.SinkCounters;
+import io.flowscope.sink.http.HttpAuth;
 import io.flowscope.sink.testing.Anomalies;
+import io.flowscope.sink.testing.Eventually;
 import org.junit.jupiter.api.Test;
 
 import java.net.InetAddress;
@@ -15,7 +17,9 @@ import java.net.ServerSocket;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Base64;
 import java.util.List;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -27,13 +31,18 @@ class WebhookAlertSinkTest
     private static final String SECRET = "correct horse battery staple";
     private static final long START = 1_763_800_000_000_000_000L;
 
-    private static WebhookConfig config(final URI url, final int maxAttempts)
+    private static WebhookConfig.Builder builder(final URI url, final int maxAttempts, final Duration resend)
     {
-        return WebhookConfig.builder(url).secret(SECRET).clock(EventClock.epoch())
+        return WebhookConfig.builder(url).secret(SECRET).clock(EventClock.epoch()).resendInterval(resend)
             .processor(ProcessorConfig.builder().name("webhook-test").maxBatch(64).flushInterval(Duration.ofMillis(10))
                 .maxAttempts(maxAttempts).initialBackoff(Duration.ofMillis(20)).maxBackoff(Duration.ofMillis(200))
-                .jitter(0.5).build())
-            .build();
+                .jitter(0.5).build());
+    }
+
+    /** No re-send within a test's time. */
+    private static WebhookConfig config(final URI url, final int maxAttempts)
+    {
+        return builder(url, maxAttempts, Duration.ofMinutes(10)).build();
     }
 
     private static List<JsonNode> alerts(final Receiver receiver) throws Exception
@@ -44,6 +53,11 @@ class WebhookAlertSinkTest
             JSON.readTree(r.body()).forEach(all::add);
         }
         return all;
+    }
+
+    private static Instant endsAt(final JsonNode alert)
+    {
+        return Instant.parse(alert.path("endsAt").asText());
     }
 
     private static void assertSigned(final Receiver receiver)
@@ -57,12 +71,14 @@ class WebhookAlertSinkTest
     }
 
     @Test
-    void anOpenedThenResolvedAnomalyArrivesAsAFiringAndAResolvedAlertEachSignedAndOnce() throws Exception
+    void anOpenedThenResolvedAnomalyArrivesFiringUntilAheadOfNowThenEndedAtItsResolutionEachSignedAndOnce()
+        throws Exception
     {
         try (Receiver receiver = Receiver.start();
              WebhookAlertSink sink = new WebhookAlertSink(config(receiver.url(), 3)))
         {
             final Anomaly open = Anomalies.slowLink(0xabcL, 7, 0x1a2bL, 3, 4, Severity.WARNING, START, -1);
+            final Instant before = Instant.now();
             sink.onOpened(open);
             sink.onUpdated(open);
             sink.onOpened(open);
@@ -73,18 +89,52 @@ class WebhookAlertSinkTest
 
             final List<JsonNode> alerts = alerts(receiver);
             assertThat(alerts).hasSize(2);
-            assertThat(alerts.get(0).has("endsAt")).isFalse();
+            // firing: ends four re-send intervals (40 min here) after it was sent
+            assertThat(endsAt(alerts.get(0))).isAfterOrEqualTo(before.plus(Duration.ofMinutes(40)));
             assertThat(alerts.get(1).path("endsAt").asText()).isEqualTo("2025-11-22T08:26:42Z");
-            assertThat(alerts).allSatisfy(a -> assertThat(a.path("labels").path("anomaly_id").asText()).isEqualTo("0xabc"));
+            assertThat(alerts).allSatisfy(a -> assertThat(a.path("annotations").path("anomaly_id").asText())
+                .isEqualTo("0xabc"));
+            assertThat(alerts.get(0).path("labels")).isEqualTo(alerts.get(1).path("labels"));
             assertSigned(receiver);
             final SinkCounters c = sink.counters();
             assertThat(c.exported()).isEqualTo(2);
             assertThat(c.refused()).isEqualTo(3);
+            assertThat(sink.openAlerts()).isZero();
         }
     }
 
     @Test
-    void anEscalationToCriticalIsNotifiedAgainWhileARepeatedUpdateIsNot() throws Exception
+    void anOpenAlertIsResentWithEndsAtMovingAheadUntilItResolvesThenNeverAgain() throws Exception
+    {
+        try (Receiver receiver = Receiver.start();
+             WebhookAlertSink sink = new WebhookAlertSink(builder(receiver.url(), 3, Duration.ofMillis(100)).build()))
+        {
+            final Anomaly open = Anomalies.slowLink(0xabeL, 7, 0x1a2bL, 3, 4, Severity.WARNING, START, -1);
+            sink.onOpened(open);
+            Eventually.await(() -> receiver.accepted.size() >= 5, () -> receiver.accepted.size() + " posts");
+            sink.onResolved(Anomalies.resolved(open, START + 2_000_000_000L));
+            assertThat(sink.flush(Duration.ofSeconds(60))).isTrue();
+            final int posts = receiver.accepted.size();
+            Thread.sleep(500); // five re-send intervals: none may come for a resolved anomaly
+
+            assertThat(receiver.accepted).hasSize(posts);
+            final List<JsonNode> alerts = alerts(receiver);
+            final JsonNode last = alerts.get(alerts.size() - 1);
+            assertThat(last.path("endsAt").asText()).isEqualTo("2025-11-22T08:26:42Z");
+            final List<JsonNode> firing = alerts.subList(0, alerts.size() - 1);
+            assertThat(firing).hasSizeGreaterThanOrEqualTo(5);
+            for (int i = 1; i < firing.size(); i++)
+            {
+                assertThat(firing.get(i).path("labels")).isEqualTo(firing.get(0).path("labels"));
+                assertThat(endsAt(firing.get(i))).isAfter(endsAt(firing.get(i - 1)));
+            }
+            assertThat(sink.resends()).isEqualTo(firing.size() - 1);
+            assertSigned(receiver);
+        }
+    }
+
+    @Test
+    void anEscalationEndsTheWarningAlertAndFiresACriticalOneWhileARepeatedUpdateSendsNothing() throws Exception
     {
         try (Receiver receiver = Receiver.start();
              WebhookAlertSink sink = new WebhookAlertSink(config(receiver.url(), 3)))
@@ -95,8 +145,80 @@ class WebhookAlertSinkTest
             sink.onUpdated(Anomalies.escalated(open));
             assertThat(sink.flush(Duration.ofSeconds(60))).isTrue();
 
-            assertThat(alerts(receiver)).extracting(a -> a.path("annotations").path("severity").asText())
-                .containsExactly("warning", "critical");
+            final List<JsonNode> alerts = alerts(receiver);
+            assertThat(alerts).extracting(a -> a.path("labels").path("severity").asText())
+                .containsExactly("warning", "warning", "critical");
+            final Instant now = Instant.now();
+            assertThat(endsAt(alerts.get(1))).isBefore(now); // the warning ended
+            assertThat(endsAt(alerts.get(2))).isAfter(now.plus(Duration.ofMinutes(30)));
+            assertThat(sink.counters().refused()).isEqualTo(1);
+        }
+    }
+
+    @Test
+    void twoOpenAnomaliesOfOneLabelSetAreOneAlertThatEndsWithTheLastOfThem() throws Exception
+    {
+        try (Receiver receiver = Receiver.start();
+             WebhookAlertSink sink = new WebhookAlertSink(config(receiver.url(), 3)))
+        {
+            final Anomaly first = Anomalies.slowLink(0x101L, 7, 0x1a2bL, 3, 4, Severity.WARNING, START, -1);
+            final Anomaly second = Anomalies.slowLink(0x102L, 7, 0x1a2bL, 3, 4, Severity.WARNING, START + 5, -1);
+            sink.onOpened(first);
+            sink.onOpened(second);
+            sink.onResolved(Anomalies.resolved(first, START + 1_000_000_000L));
+            assertThat(sink.flush(Duration.ofSeconds(60))).isTrue();
+            assertThat(alerts(receiver)).allSatisfy(a -> assertThat(endsAt(a)).isAfter(Instant.now()));
+
+            sink.onResolved(Anomalies.resolved(second, START + 2_000_000_000L));
+            assertThat(sink.flush(Duration.ofSeconds(60))).isTrue();
+            final List<JsonNode> alerts = alerts(receiver);
+            assertThat(alerts.get(alerts.size() - 1).path("endsAt").asText()).isEqualTo("2025-11-22T08:26:42Z");
+            assertThat(sink.openAlerts()).isZero();
+        }
+    }
+
+    @Test
+    void aBearerTokenOrBasicCredentialsGoInTheAuthorizationHeader() throws Exception
+    {
+        try (Receiver receiver = Receiver.start())
+        {
+            try (WebhookAlertSink sink = new WebhookAlertSink(builder(receiver.url(), 3, Duration.ofMinutes(10))
+                .auth(HttpAuth.bearer("tok-3f9a1c")).build()))
+            {
+                sink.onOpened(Anomalies.nicStall(0x52L, 9, 1, START, -1));
+                assertThat(sink.flush(Duration.ofSeconds(60))).isTrue();
+                assertThat(sink.toString()).doesNotContain("tok-3f9a1c");
+            }
+            try (WebhookAlertSink sink = new WebhookAlertSink(builder(receiver.url(), 3, Duration.ofMinutes(10))
+                .auth(HttpAuth.basic("flowscope", "pa:ss-7d2e")).build()))
+            {
+                sink.onOpened(Anomalies.nicStall(0x53L, 9, 1, START, -1));
+                assertThat(sink.flush(Duration.ofSeconds(60))).isTrue();
+                assertThat(sink.toString()).contains("basic(flowscope, ****)").doesNotContain("pa:ss-7d2e");
+            }
+            assertThat(receiver.accepted).extracting(Receiver.Request::authorization).containsExactly(
+                "Bearer tok-3f9a1c",
+                "Basic " + Base64.getEncoder().encodeToString("flowscope:pa:ss-7d2e".getBytes(StandardCharsets.UTF_8)));
+        }
+    }
+
+    @Test
+    void resendsDoNotPileUpWhileTheReceiverIsDown() throws Exception
+    {
+        try (Receiver receiver = Receiver.start().failFirst(Integer.MAX_VALUE);
+             WebhookAlertSink sink = new WebhookAlertSink(builder(receiver.url(), 4, Duration.ofMillis(100)).build()))
+        {
+            sink.onOpened(Anomalies.nicStall(0x54L, 9, 1, START, -1));
+            sink.onOpened(Anomalies.slowLink(0x55L, 7, 0x1a2bL, 1, 2, Severity.WARNING, START, -1));
+            final long deadline = System.nanoTime() + Duration.ofSeconds(2).toNanos();
+            while (System.nanoTime() < deadline)
+            {
+                // at most one round queued (two alerts) behind the batch being retried
+                assertThat(sink.counters().queued()).isLessThanOrEqualTo(2);
+                Thread.sleep(20);
+            }
+            assertThat(sink.skippedResendRounds()).isPositive();
+            assertThat(sink.lastFailure()).contains("answered 500");
         }
     }
 
@@ -130,8 +252,7 @@ class WebhookAlertSinkTest
         try (WebhookAlertSink sink = new WebhookAlertSink(config(url, 1_000)))
         {
             sink.onOpened(Anomalies.slowLink(0x77L, 7, 0x1a2bL, 1, 2, Severity.CRITICAL, START, -1));
-            io.flowscope.sink.testing.Eventually.await(() -> sink.counters().retries() >= 2,
-                () -> "retries " + sink.counters());
+            Eventually.await(() -> sink.counters().retries() >= 2, () -> "retries " + sink.counters());
             assertThat(sink.lastFailure()).contains("ConnectException");
 
             try (Receiver receiver = Receiver.start(port))
@@ -157,6 +278,31 @@ class WebhookAlertSinkTest
             assertThat(receiver.attempts()).isEqualTo(3);
             assertThat(sink.counters().droppedAfterRetries()).isEqualTo(1);
             assertThat(sink.lastFailure()).contains("answered 500");
+        }
+    }
+
+    @Test
+    void theGenericFormatNotifiesStateChangesOnceAndIsNeverResent() throws Exception
+    {
+        try (Receiver receiver = Receiver.start();
+             WebhookAlertSink sink = new WebhookAlertSink(builder(receiver.url(), 3, Duration.ofMillis(100))
+                 .format(WebhookFormat.GENERIC).build()))
+        {
+            final Anomaly open = Anomalies.slowLink(0xac0L, 7, 0x1a2bL, 3, 4, Severity.WARNING, START, -1);
+            sink.onOpened(open);
+            sink.onUpdated(open);
+            sink.onUpdated(Anomalies.escalated(open));
+            Thread.sleep(400);
+            sink.onResolved(Anomalies.resolved(open, START + 2_000_000_000L));
+            assertThat(sink.flush(Duration.ofSeconds(60))).isTrue();
+
+            final List<String> events = new ArrayList<>();
+            for (final Receiver.Request r : receiver.accepted)
+            {
+                JSON.readTree(r.body()).path("notifications").forEach(n -> events.add(n.path("event").asText()));
+            }
+            assertThat(events).containsExactly("opened", "updated", "resolved");
+            assertThat(sink.resends()).isZero();
         }
     }
 }
