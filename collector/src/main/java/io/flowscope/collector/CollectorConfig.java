@@ -92,15 +92,28 @@ public record CollectorConfig(
     public static final int MAX_WEBHOOKS = 8;
 
     /** The fields of one webhook ({@code sinks.webhooks.<i>.<field>}) with their defaults (url empty: unused). */
-    public static final Map<String, String> WEBHOOK_FIELDS = java.util.Collections.unmodifiableMap(
-        new LinkedHashMap<>(Map.of("url", "", "format", "alertmanager", "secret", "", "secretFile", "",
-            "maxAttempts", "8")));
+    public static final Map<String, String> WEBHOOK_FIELDS;
+
+    static
+    {
+        final Map<String, String> f = new LinkedHashMap<>();
+        for (final String[] kv : new String[][] {{"url", ""}, {"format", "alertmanager"}, {"secret", ""},
+            {"secretFile", ""}, {"maxAttempts", "8"}, {"resendIntervalMs", "60000"}, {"runbookUrl", ""},
+            {"bearerToken", ""}, {"bearerTokenFile", ""}, {"basicAuthUser", ""}, {"basicAuthPassword", ""},
+            {"basicAuthPasswordFile", ""}, {"caFile", ""}, {"certFile", ""}, {"keyFile", ""},
+            {"insecureSkipVerify", "false"}})
+        {
+            f.put(kv[0], kv[1]);
+        }
+        WEBHOOK_FIELDS = java.util.Collections.unmodifiableMap(f);
+    }
 
     /** Keys whose values are never printed. */
     public static boolean isSecret(final String key)
     {
         return key.equals("security.token") || key.equals("security.tls.keystorePassword") ||
-            key.startsWith("sinks.webhooks.") && key.endsWith(".secret");
+            key.startsWith("sinks.webhooks.") && (key.endsWith(".secret") || key.endsWith(".bearerToken") ||
+                key.endsWith(".basicAuthPassword"));
     }
 
     public static String webhookKey(final int index, final String field)
@@ -119,6 +132,7 @@ public record CollectorConfig(
         d.put("ring.deleteDrained", "false");
         d.put("http.host", "127.0.0.1");
         d.put("http.port", "7070");
+        d.put("http.publicUrl", "");
         d.put("journal.enabled", "true");
         d.put("journal.dir", DEFAULT_JOURNAL_DIR);
         d.put("journal.rollCycle", "MINUTELY");
@@ -343,7 +357,7 @@ public record CollectorConfig(
                     if (!e.getValue().get(i).isObject())
                     {
                         throw new ConfigException("config: 'sinks.webhooks' item " + i + " in file " + file +
-                            " must be an object (url, format, secret, secretFile, maxAttempts)");
+                            " must be an object (" + String.join(", ", WEBHOOK_FIELDS.keySet()) + ")");
                     }
                     flatten(key + "." + i, e.getValue().get(i), out, file);
                 }
@@ -562,11 +576,109 @@ public record CollectorConfig(
                     case "alertmanager" -> WebhookFormat.ALERTMANAGER;
                     default -> throw bad(webhookKey(i, "format"), "generic or alertmanager");
                 };
-                hooks.add(new SinksConfig.Webhook(httpUrl(urlKey), format,
-                    secret(webhookKey(i, "secret"), webhookKey(i, "secretFile")),
-                    intIn(webhookKey(i, "maxAttempts"), 1, 100)));
+                hooks.add(webhook(i, format));
             }
-            return new SinksConfig(influx, hooks);
+            return new SinksConfig(influx, hooks, liveUrl());
+        }
+
+        /** Webhook {@code i}'s Alertmanager, auth and TLS settings, each checked with the others. */
+        private SinksConfig.Webhook webhook(final int i, final WebhookFormat format)
+        {
+            final java.net.URI url = httpUrl(webhookKey(i, "url"));
+            final String resendKey = webhookKey(i, "resendIntervalMs");
+            if (format != WebhookFormat.ALERTMANAGER && !"default".equals(origin.get(resendKey)))
+            {
+                throw bad(resendKey, "no value: only the alertmanager format re-sends open alerts");
+            }
+            final long resendMs = longIn(resendKey, 100, 3_600_000);
+            final String runbook = values.get(webhookKey(i, "runbookUrl")).trim();
+            final String token = secret(webhookKey(i, "bearerToken"), webhookKey(i, "bearerTokenFile"));
+            final String user = values.get(webhookKey(i, "basicAuthUser")).trim();
+            final String password = secret(webhookKey(i, "basicAuthPassword"), webhookKey(i, "basicAuthPasswordFile"));
+            final io.flowscope.sink.http.HttpAuth auth;
+            if (!token.isEmpty() && (!user.isEmpty() || !password.isEmpty()))
+            {
+                throw new ConfigException("config: " + webhookKey(i, "bearerToken") + " and " +
+                    webhookKey(i, "basicAuthUser") + " are both set: give a bearer token or basic auth, not both");
+            }
+            if (user.isEmpty() != password.isEmpty())
+            {
+                throw bad(webhookKey(i, user.isEmpty() ? "basicAuthUser" : "basicAuthPassword"),
+                    "a value: basic auth needs both basicAuthUser and basicAuthPassword (or basicAuthPasswordFile)");
+            }
+            try
+            {
+                auth = !token.isEmpty() ? io.flowscope.sink.http.HttpAuth.bearer(token) :
+                    !user.isEmpty() ? io.flowscope.sink.http.HttpAuth.basic(user, password) :
+                    io.flowscope.sink.http.HttpAuth.NONE;
+            }
+            catch (final IllegalArgumentException e)
+            {
+                throw new ConfigException("config: webhook " + i + ": " + e.getMessage()); // never the secret itself
+            }
+            final Path ca = file(webhookKey(i, "caFile"));
+            final Path cert = file(webhookKey(i, "certFile"));
+            final Path key = file(webhookKey(i, "keyFile"));
+            final boolean insecure = bool(webhookKey(i, "insecureSkipVerify"));
+            if ((cert == null) != (key == null))
+            {
+                throw bad(webhookKey(i, cert == null ? "certFile" : "keyFile"),
+                    "a PEM file: a client certificate needs both certFile and keyFile");
+            }
+            final io.flowscope.sink.http.ClientTls tls = new io.flowscope.sink.http.ClientTls(ca, cert, key, insecure);
+            if (!tls.isDefault())
+            {
+                if (!"https".equals(url.getScheme()))
+                {
+                    throw bad(webhookKey(i, "url"), "an https:// URL: TLS settings are given for this webhook");
+                }
+                try
+                {
+                    tls.sslContext(); // an unreadable certificate or key is a configuration error, found now
+                }
+                catch (final IllegalArgumentException e)
+                {
+                    throw new ConfigException("config: webhook " + i + ": " + e.getMessage());
+                }
+            }
+            return new SinksConfig.Webhook(url, format, secret(webhookKey(i, "secret"), webhookKey(i, "secretFile")),
+                intIn(webhookKey(i, "maxAttempts"), 1, 100), resendMs,
+                runbook.isEmpty() ? null : httpUrl(webhookKey(i, "runbookUrl")), auth, tls);
+        }
+
+        /**
+         * The live page's address as alert receivers link to it: {@code http.publicUrl}, else this service's own
+         * scheme, host and port (a wildcard bind: this machine's name); null when the port is chosen at start (0).
+         */
+        private java.net.URI liveUrl()
+        {
+            final String v = values.get("http.publicUrl").trim();
+            if (!v.isEmpty())
+            {
+                final java.net.URI u = httpUrl("http.publicUrl");
+                return u.getPath() == null || !u.getPath().endsWith("/") ? java.net.URI.create(u + "/") : u;
+            }
+            final long port = longIn("http.port", 0, 65535);
+            if (port == 0)
+            {
+                return null;
+            }
+            String host = values.get("http.host").trim();
+            if (host.equals("0.0.0.0") || host.equals("::") || host.equals("[::]"))
+            {
+                try
+                {
+                    host = java.net.InetAddress.getLocalHost().getCanonicalHostName();
+                }
+                catch (final java.net.UnknownHostException e)
+                {
+                    host = "localhost";
+                }
+            }
+            final boolean tls = !values.get("security.tls.certFile").trim().isEmpty() ||
+                !values.get("security.tls.keystoreFile").trim().isEmpty();
+            return java.net.URI.create((tls ? "https" : "http") + "://" +
+                (host.contains(":") && !host.startsWith("[") ? "[" + host + "]" : host) + ":" + port + "/");
         }
 
         SecurityConfig security()

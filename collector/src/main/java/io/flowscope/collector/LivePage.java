@@ -238,7 +238,9 @@ final class LivePage
             final List<Object[]> spans = new ArrayList<>();
             for (final Anomaly a : episodes.subList(Math.max(0, episodes.size() - EPISODES), episodes.size()))
             {
-                spans.add(new Object[] {a.startNs(), a.isOpen() ? null : a.resolvedNs(), a.severity().name()});
+                // the id last: the page selects a row by an episode's id (#anomaly=<id>, what alerts link to)
+                spans.add(new Object[] {a.startNs(), a.isOpen() ? null : a.resolvedNs(), a.severity().name(),
+                    FlowRow.hex(a.id())});
             }
             m.put("spans", spans);
             m.put("latest", Json.anomaly(latest, s.culprits().get(latest.id())));

@@ -33,6 +33,9 @@ public final class ServiceSinks implements FlowSummarySink, CollectiveSink, Auto
     {
     }
 
+    /** The runbooks page the service serves beside its live page (over docs/runbooks.md, packaged beside it). */
+    public static final String RUNBOOKS = "runbooks.html";
+
     private final InfluxSink influx;
     private final List<WebhookAlertSink> webhooks = new ArrayList<>();
     private final List<AnomalySink> anomalySinks = new ArrayList<>();
@@ -65,7 +68,11 @@ public final class ServiceSinks implements FlowSummarySink, CollectiveSink, Auto
         int i = 0;
         for (final SinksConfig.Webhook w : config.webhooks())
         {
+            final java.net.URI runbooks = w.runbookUrl() != null ? w.runbookUrl() :
+                config.liveUrl() != null ? config.liveUrl().resolve(RUNBOOKS) : null;
             final WebhookConfig.Builder b = WebhookConfig.builder(w.url()).format(w.format()).hostNames(hostNames)
+                .resendInterval(Duration.ofMillis(w.resendIntervalMs())).liveUrl(config.liveUrl())
+                .runbookUrl(runbooks).auth(w.auth()).tls(w.tls())
                 .processor(ProcessorConfig.builder().name("flowscope-webhook-" + i).queueCapacity(4096).maxBatch(64)
                     .flushInterval(Duration.ofMillis(100)).maxAttempts(w.maxAttempts())
                     .initialBackoff(Duration.ofMillis(200)).maxBackoff(Duration.ofSeconds(10)).jitter(0.5).build());

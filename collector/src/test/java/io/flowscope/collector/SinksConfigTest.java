@@ -81,4 +81,104 @@ class SinksConfigTest
         assertThatThrownBy(() -> CollectorConfig.load(f, Map.of(), Map.of()))
             .hasMessageContaining("'sinks.webhooks' item 0").hasMessageContaining("must be an object");
     }
+
+    /** A PEM certificate made by the JDK's keytool (what a CA file holds). */
+    private Path pemCertificate() throws Exception
+    {
+        final Path ks = dir.resolve("ca.p12");
+        final String keytool = Path.of(System.getProperty("java.home"), "bin", "keytool").toString();
+        for (final String[] args : new String[][] {
+            {keytool, "-genkeypair", "-alias", "ca", "-keyalg", "EC", "-dname", "CN=ca", "-validity", "2",
+                "-storetype", "PKCS12", "-keystore", ks.toString(), "-storepass", "ca-pass-123"},
+            {keytool, "-exportcert", "-rfc", "-alias", "ca", "-keystore", ks.toString(), "-storepass", "ca-pass-123",
+                "-file", dir.resolve("ca.pem").toString()}})
+        {
+            final Process p = new ProcessBuilder(args).redirectErrorStream(true).start();
+            final String out = new String(p.getInputStream().readAllBytes());
+            assertThat(p.waitFor()).as(out).isZero();
+        }
+        return dir.resolve("ca.pem");
+    }
+
+    @Test
+    void shouldReadAnAlertmanagersResendIntervalBasicAuthAndCaFileWithThePasswordFromAFileMasked() throws Exception
+    {
+        final Path password = dir.resolve("am.password");
+        Files.writeString(password, "am-password-9c1e\n");
+        final Path f = dir.resolve("c.yaml");
+        Files.writeString(f, """
+            http:
+              publicUrl: https://flowscope.example/live
+            sinks:
+              webhooks:
+                - url: https://am.example:9093/api/v2/alerts
+                  resendIntervalMs: 15000
+                  basicAuthUser: flowscope
+                  basicAuthPasswordFile: %s
+                  caFile: %s
+                - url: http://am2.example:9093/api/v2/alerts
+                  runbookUrl: https://wiki.example/flowscope/runbooks
+            """.formatted(password, pemCertificate()));
+        final CollectorConfig c = CollectorConfig.load(f, Map.of("FLOWSCOPE_SINKS_WEBHOOKS_1_BEARER_TOKEN",
+            "bearer-token-5a7b"), Map.of());
+        final SinksConfig.Webhook am = c.sinks().webhooks().get(0);
+        assertThat(am.resendIntervalMs()).isEqualTo(15_000);
+        assertThat(am.auth().header()).isEqualTo("Basic " + java.util.Base64.getEncoder()
+            .encodeToString("flowscope:am-password-9c1e".getBytes(java.nio.charset.StandardCharsets.UTF_8)));
+        assertThat(am.tls().caFile()).isEqualTo(dir.resolve("ca.pem"));
+        assertThat(am.runbookUrl()).isNull();
+        final SinksConfig.Webhook second = c.sinks().webhooks().get(1);
+        assertThat(second.resendIntervalMs()).isEqualTo(60_000);
+        assertThat(second.auth().header()).isEqualTo("Bearer bearer-token-5a7b");
+        assertThat(second.runbookUrl().toString()).isEqualTo("https://wiki.example/flowscope/runbooks");
+        assertThat(c.sinks().liveUrl().toString()).isEqualTo("https://flowscope.example/live/");
+        assertThat(c.toString()).doesNotContain("am-password-9c1e").doesNotContain("bearer-token-5a7b")
+            .contains("basic(flowscope, ****)");
+        assertThat(CollectorConfig.isSecret("sinks.webhooks.3.bearerToken")).isTrue();
+        assertThat(CollectorConfig.isSecret("sinks.webhooks.3.basicAuthPassword")).isTrue();
+    }
+
+    @Test
+    void shouldDeriveTheLivePagesAddressFromTheBindUnlessThePortIsChosenAtStart()
+    {
+        assertThat(CollectorConfig.load(null, Map.of(), Map.of("http.port", "7171")).sinks().liveUrl().toString())
+            .isEqualTo("http://127.0.0.1:7171/");
+        assertThat(CollectorConfig.load(null, Map.of(), Map.of("http.port", "0")).sinks().liveUrl()).isNull();
+        assertThatThrownBy(() -> CollectorConfig.load(null, Map.of(), Map.of("http.publicUrl", "flowscope:7070")))
+            .hasMessage("config: http.publicUrl = 'flowscope:7070' (from the command line): expected an http:// or " +
+                "https:// URL with a host");
+    }
+
+    @Test
+    void shouldRefuseContradictoryOrIncompleteWebhookAuthAndTlsInOneLineWithoutTheSecret() throws Exception
+    {
+        final String url = "sinks.webhooks.0.url";
+        assertThatThrownBy(() -> CollectorConfig.load(null, Map.of("FLOWSCOPE_SINKS_WEBHOOKS_0_BEARER_TOKEN",
+            "tok-1234567"), Map.of(url, "http://am:9093/", "sinks.webhooks.0.basicAuthUser", "u",
+            "sinks.webhooks.0.basicAuthPassword", "pw-7777777")))
+            .hasMessageContaining("give a bearer token or basic auth, not both").hasMessageNotContaining("tok-1234567")
+            .hasMessageNotContaining("pw-7777777");
+        assertThatThrownBy(() -> CollectorConfig.load(null, Map.of(), Map.of(url, "http://am:9093/",
+            "sinks.webhooks.0.basicAuthUser", "u")))
+            .hasMessageContaining("sinks.webhooks.0.basicAuthPassword").hasMessageContaining("needs both");
+        assertThatThrownBy(() -> CollectorConfig.load(null, Map.of(), Map.of(url, "http://am:9093/",
+            "sinks.webhooks.0.insecureSkipVerify", "true")))
+            .hasMessageContaining("sinks.webhooks.0.url").hasMessageContaining("expected an https:// URL");
+        final Path ca = pemCertificate();
+        assertThatThrownBy(() -> CollectorConfig.load(null, Map.of(), Map.of(url, "https://am:9093/",
+            "sinks.webhooks.0.certFile", ca.toString())))
+            .hasMessageContaining("sinks.webhooks.0.keyFile").hasMessageContaining("needs both certFile and keyFile");
+        final Path notPem = dir.resolve("not.pem");
+        Files.writeString(notPem, "hello\n");
+        assertThatThrownBy(() -> CollectorConfig.load(null, Map.of(), Map.of(url, "https://am:9093/",
+            "sinks.webhooks.0.caFile", notPem.toString())))
+            .hasMessageContaining("webhook 0: TLS setup failed").hasMessageContaining("holds no PEM CERTIFICATE");
+        assertThatThrownBy(() -> CollectorConfig.load(null, Map.of(), Map.of(url, "https://am:9093/",
+            "sinks.webhooks.0.format", "generic", "sinks.webhooks.0.resendIntervalMs", "1000")))
+            .hasMessageContaining("sinks.webhooks.0.resendIntervalMs").hasMessageContaining("only the alertmanager");
+        assertThatThrownBy(() -> CollectorConfig.load(null, Map.of(), Map.of(url, "https://am:9093/",
+            "sinks.webhooks.0.resendIntervalMs", "10")))
+            .hasMessage("config: sinks.webhooks.0.resendIntervalMs = '10' (from the command line): expected an " +
+                "integer in 100..3600000");
+    }
 }
