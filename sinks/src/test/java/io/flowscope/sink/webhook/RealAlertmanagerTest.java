@@ -205,19 +205,31 @@ class RealAlertmanagerTest
                          .auth(HttpAuth.basic("flowscope", "not-the-password")).build());
                      WebhookAlertSink noClientCert = new WebhookAlertSink(sink(tlsAm.alertsUrl())
                          .tls(new ClientTls(server.certPem(), null, null, false))
+                         .auth(HttpAuth.basic("flowscope", PASSWORD)).build());
+                     WebhookAlertSink jdkTrust = new WebhookAlertSink(sink(tlsAm.alertsUrl())
+                         .tls(new ClientTls(null, client.certPem(), client.keyPem(), false))
+                         .auth(HttpAuth.basic("flowscope", PASSWORD)).build());
+                     WebhookAlertSink skipVerify = new WebhookAlertSink(sink(tlsAm.alertsUrl())
+                         .tls(new ClientTls(null, client.certPem(), client.keyPem(), true))
                          .auth(HttpAuth.basic("flowscope", PASSWORD)).build()))
                 {
                     final long start = nowNs() - 1_000_000_000L;
                     good.onOpened(Anomalies.nicStall(0x7151L, 9, 3, start, -1));
                     wrongPassword.onOpened(Anomalies.nicStall(0x7152L, 9, 4, start, -1));
                     noClientCert.onOpened(Anomalies.nicStall(0x7153L, 9, 5, start, -1));
-                    assertThat(good.flush(Duration.ofSeconds(30))).isTrue();
-                    assertThat(wrongPassword.flush(Duration.ofSeconds(30))).isTrue();
-                    assertThat(noClientCert.flush(Duration.ofSeconds(30))).isTrue();
+                    jdkTrust.onOpened(Anomalies.nicStall(0x7154L, 9, 6, start, -1));
+                    skipVerify.onOpened(Anomalies.nicStall(0x7155L, 9, 7, start, -1));
+                    for (final WebhookAlertSink s : List.of(good, wrongPassword, noClientCert, jdkTrust, skipVerify))
+                    {
+                        assertThat(s.flush(Duration.ofSeconds(30))).isTrue();
+                    }
 
+                    // the self-signed server is trusted through caFile, or not checked when asked; not by the JDK
                     final JsonNode alerts = tlsAm.alerts(reader, basic);
-                    assertThat(alerts).hasSize(1);
-                    assertThat(alerts.get(0).path("labels").path("device").asText()).isEqualTo("3");
+                    assertThat(alerts).extracting(a -> a.path("labels").path("device").asText())
+                        .containsExactlyInAnyOrder("3", "7");
+                    assertThat(jdkTrust.counters().exported()).isZero();
+                    assertThat(jdkTrust.lastFailure()).contains("SSLHandshakeException");
                     assertThat(good.counters().exported()).isPositive();
                     assertThat(wrongPassword.counters().rejected()).isPositive();
                     assertThat(wrongPassword.lastFailure()).contains("answered 401");
