@@ -94,17 +94,18 @@ uint32_t fs_clock_init(int prefer_tsc) {
 
 uint64_t fs_clock_reanchor(uint64_t tsc) {
 #if defined(__x86_64__)
-    uint32_t i = __atomic_load_n(&fs_clock_state.current, __ATOMIC_ACQUIRE) & 3u;
-    const fs_clock_slot_t* old = &fs_clock_state.slots[i];
+    uint32_t g = __atomic_load_n(&fs_clock_state.current, __ATOMIC_ACQUIRE);
+    const fs_clock_slot_t* old = &fs_clock_state.slots[g & 3u];
     uint32_t expected = 0;
-    if (!__atomic_compare_exchange_n(&fs_clock_state.busy, &expected, 1u, 0, __ATOMIC_ACQUIRE,
+    /* test before the CAS: the losers only read the line while the winner works */
+    if (__atomic_load_n(&fs_clock_state.busy, __ATOMIC_RELAXED) != 0 ||
+        !__atomic_compare_exchange_n(&fs_clock_state.busy, &expected, 1u, 0, __ATOMIC_ACQUIRE,
                                      __ATOMIC_RELAXED))
-        return fs_clock_convert(old, tsc); /* another thread re-anchors */
-    if (__atomic_load_n(&fs_clock_state.current, __ATOMIC_ACQUIRE) != i) {
+        return fs_clock_convert(old, tsc); /* another thread re-anchors, into slot g+1: g stays whole */
+    if (__atomic_load_n(&fs_clock_state.current, __ATOMIC_ACQUIRE) != g) {
         /* someone re-anchored between our read and our CAS */
         __atomic_store_n(&fs_clock_state.busy, 0u, __ATOMIC_RELEASE);
-        i = __atomic_load_n(&fs_clock_state.current, __ATOMIC_ACQUIRE) & 3u;
-        return fs_clock_convert(&fs_clock_state.slots[i], tsc);
+        return fs_clock_convert(&fs_clock_state.slots[__atomic_load_n(&fs_clock_state.current, __ATOMIC_ACQUIRE) & 3u], tsc);
     }
     uint64_t t, n;
     fs_clock_pair(&t, &n);
@@ -113,12 +114,16 @@ uint64_t fs_clock_reanchor(uint64_t tsc) {
         (uint64_t)(((unsigned __int128)__atomic_load_n(&old->interval, __ATOMIC_RELAXED) *
                     __atomic_load_n(&old->mult, __ATOMIC_RELAXED)) >> 32) * 2;
     if (interval_ns > FS_CLOCK_MAX_INTERVAL_NS) interval_ns = FS_CLOCK_MAX_INTERVAL_NS;
-    fs_clock_slot_t* s = &fs_clock_state.slots[(i + 1) & 3u];
-    __atomic_store_n(&s->tsc, t, __ATOMIC_RELAXED);
-    __atomic_store_n(&s->ns, n, __ATOMIC_RELAXED);
-    __atomic_store_n(&s->mult, mult, __ATOMIC_RELAXED);
-    __atomic_store_n(&s->interval, fs_clock_ticks(interval_ns, mult), __ATOMIC_RELAXED);
-    __atomic_store_n(&fs_clock_state.current, (i + 1) & 3u, __ATOMIC_RELEASE);
+    /* slot g+1 was last published as generation g-3: a reader still on it sees
+     * the generation moved by >= 3 and does not use what it read */
+    fs_clock_slot_t* s = &fs_clock_state.slots[(g + 1u) & 3u];
+    /* release: a reader that reads any of these also sees the generation
+     * published before (the busy flag orders re-anchors one after the other) */
+    __atomic_store_n(&s->tsc, t, __ATOMIC_RELEASE);
+    __atomic_store_n(&s->ns, n, __ATOMIC_RELEASE);
+    __atomic_store_n(&s->mult, mult, __ATOMIC_RELEASE);
+    __atomic_store_n(&s->interval, fs_clock_ticks(interval_ns, mult), __ATOMIC_RELEASE);
+    __atomic_store_n(&fs_clock_state.current, g + 1u, __ATOMIC_RELEASE);
     __atomic_store_n(&fs_clock_state.busy, 0u, __ATOMIC_RELEASE);
     return fs_clock_convert(s, tsc);
 #else

@@ -4,7 +4,8 @@
  *
  * On x86-64 with an invariant TSC the hot path is `rdtsc` plus one 64x64->128
  * multiply against a calibration (anchor tsc, anchor ns, ns-per-tick << 32).
- * Calibrations live in 4 slots; the current one is named by an index. When
+ * Calibrations live in 4 slots; the current one is named by a generation
+ * (slot = generation % 4). When
  * more than `interval` ticks passed since the anchor, one thread wins a CAS,
  * pairs rdtsc with clock_gettime(CLOCK_MONOTONIC), computes the frequency over
  * the long baseline since the first anchor, writes the next slot and publishes
@@ -38,13 +39,14 @@ typedef struct {
 
 typedef struct {
     uint32_t source;  /* 0 until fs_clock_init; then FS_CLOCK_SOURCE_* */
-    uint32_t current; /* index of the published slot */
-    uint32_t busy;    /* 1 while one thread re-anchors */
-    uint32_t pad;
+    uint32_t current; /* generation of the published calibration, in slot current & 3 */
     uint64_t base_tsc; /* first anchor: the long baseline starts here */
     uint64_t base_ns;
-    fs_clock_slot_t slots[4];
-} fs_clock_state_t;
+    /* 1 while one thread re-anchors: written by every thread that finds the
+     * calibration expired, so not on the line every read reads */
+    uint32_t busy __attribute__((aligned(128)));
+    fs_clock_slot_t slots[4] __attribute__((aligned(128)));
+} __attribute__((aligned(128))) fs_clock_state_t;
 
 extern fs_clock_state_t fs_clock_state FS_HIDDEN;
 
@@ -71,17 +73,27 @@ static inline uint64_t fs_clock_convert(const fs_clock_slot_t* s, uint64_t tsc) 
     return __atomic_load_n(&s->ns, __ATOMIC_RELAXED) + (uint64_t)(int64_t)(((__int128)d * (__int128)mult) >> 32);
 }
 
-/* Now, in CLOCK_MONOTONIC ns. Hot path: no lock, no system call. */
+/* Now, in CLOCK_MONOTONIC ns. Hot path: no lock, no system call. A reader that
+ * finds the generation moved on by 3 or more while it read the slot may have
+ * read it while a re-anchor rewrote it (the writer reuses a slot 4 generations
+ * later): it takes clock_gettime instead. */
 static inline uint64_t fs_clock_now_ns(void) {
 #if defined(__x86_64__)
     if (FS_LIKELY(__atomic_load_n(&fs_clock_state.source, __ATOMIC_ACQUIRE) == 1u)) {
         uint64_t t = __rdtsc();
-        uint32_t i = __atomic_load_n(&fs_clock_state.current, __ATOMIC_ACQUIRE);
-        const fs_clock_slot_t* s = &fs_clock_state.slots[i & 3u];
-        uint64_t d = t - __atomic_load_n(&s->tsc, __ATOMIC_RELAXED);
-        if (FS_UNLIKELY((int64_t)d > (int64_t)__atomic_load_n(&s->interval, __ATOMIC_RELAXED)))
-            return fs_clock_reanchor(t);
-        return fs_clock_convert(s, t);
+        uint32_t g = __atomic_load_n(&fs_clock_state.current, __ATOMIC_ACQUIRE);
+        const fs_clock_slot_t* s = &fs_clock_state.slots[g & 3u];
+        /* acquire: the generation check below reads after them, and one that
+         * reads a re-anchor's store sees the generation that store follows */
+        uint64_t tsc0 = __atomic_load_n(&s->tsc, __ATOMIC_ACQUIRE);
+        uint64_t ns0 = __atomic_load_n(&s->ns, __ATOMIC_ACQUIRE);
+        uint64_t mult = __atomic_load_n(&s->mult, __ATOMIC_ACQUIRE);
+        uint64_t interval = __atomic_load_n(&s->interval, __ATOMIC_ACQUIRE);
+        if (FS_UNLIKELY(__atomic_load_n(&fs_clock_state.current, __ATOMIC_RELAXED) - g >= 3u))
+            return fs_clock_monotonic_ns();
+        int64_t d = (int64_t)(t - tsc0);
+        if (FS_UNLIKELY(d > (int64_t)interval)) return fs_clock_reanchor(t);
+        return ns0 + (uint64_t)(int64_t)(((__int128)d * (__int128)mult) >> 32);
     }
 #endif
     return fs_clock_monotonic_ns();
