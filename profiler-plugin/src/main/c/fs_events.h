@@ -9,6 +9,7 @@
 #ifndef FS_EVENTS_H
 #define FS_EVENTS_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "fs_nccl_abi.h"
@@ -21,7 +22,10 @@
 #define FS_CTX_LIVE 0x666C6F7773636F70ULL /* "flowscop" */
 #define FS_CTX_DEAD 0x646561646465616DULL
 
-/* The per-communicator context handed to NCCL as *context. */
+/* The per-communicator context handed to NCCL as *context. Every thread that
+ * starts an event of the communicator reads its first line; the sampling
+ * fields, written by the owner thread per group, are on lines of their own
+ * (allocated 128-byte aligned: fs_plugin.c). */
 typedef struct fs_comm_ctx {
     uint64_t magic;     /* FS_CTX_LIVE until finalize, then FS_CTX_DEAD */
     uint64_t comm_bits; /* comm_index << 48, ORed into every id */
@@ -30,11 +34,13 @@ typedef struct fs_comm_ctx {
     fs_ring_t* ring;
     struct fs_comm_ctx* next; /* every context ever made, freed by the destructor */
     /* KernelCh sampling (fs_sampling.c), written on the owner thread only */
-    uint64_t ks_groups;          /* groups that carried a task of this communicator */
+    uint64_t ks_groups __attribute__((aligned(128))); /* groups that carried a task of this communicator */
     uint64_t ks_last;            /* process groups ended before its last group (or its init) */
     uint64_t ks_stamp;           /* process group + 1 it was last counted in */
     struct fs_comm_ctx* ks_next; /* the sampling list (immutable once published) */
-} fs_comm_ctx_t;
+} __attribute__((aligned(128))) fs_comm_ctx_t;
+_Static_assert(offsetof(fs_comm_ctx_t, ks_groups) == 128 && sizeof(fs_comm_ctx_t) == 256,
+               "the sampling fields start a line pair of their own");
 
 /* The ring records go to (NULL: none open) and the kinds to record. */
 extern fs_ring_t* fs_events_ring FS_HIDDEN;

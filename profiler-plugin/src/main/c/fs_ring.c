@@ -51,7 +51,9 @@ fs_ring_t* fs_ring_create(const char* dir, uint32_t lane_count, uint64_t lane_ca
         snprintf(err, errlen, "cannot create ring directory %s: %s", dir, strerror(errno));
         return NULL;
     }
-    fs_ring_t* r = calloc(1, sizeof *r);
+    fs_ring_t* r = NULL;
+    if (posix_memalign((void**)&r, _Alignof(fs_ring_t), sizeof *r) != 0) r = NULL;
+    if (r) memset(r, 0, sizeof *r);
     if (!r) {
         snprintf(err, errlen, "out of memory");
         return NULL;
@@ -141,7 +143,17 @@ uint32_t fs_ring_producer_state(const fs_ring_t* r) {
     return __atomic_load_n(fs_hdr_u32(r, FS_HDR_PRODUCER_STATE_OFFSET), __ATOMIC_ACQUIRE);
 }
 
+void fs_ring_flush_lane(fs_ring_t* r, uint32_t lane) {
+    uint64_t n = __atomic_exchange_n(&r->lane_local[lane].dropped_full, 0, __ATOMIC_RELAXED);
+    if (n) __atomic_fetch_add(&r->counters[FS_CNT_DROPPED_FULL], n, __ATOMIC_RELAXED);
+}
+
+void fs_ring_flush_drops(fs_ring_t* r) {
+    for (uint32_t l = 0; l < r->lane_count; l++) fs_ring_flush_lane(r, l);
+}
+
 void fs_ring_close(fs_ring_t* r, uint64_t now_ns) {
+    fs_ring_flush_drops(r);
     __atomic_store_n(fs_hdr_u64(r, FS_HDR_CLOSED_MONOTONIC_NS_OFFSET), now_ns, __ATOMIC_RELAXED);
     __atomic_store_n(fs_hdr_u32(r, FS_HDR_PRODUCER_STATE_OFFSET), FS_PRODUCER_STATE_CLOSED,
                      __ATOMIC_RELEASE);

@@ -34,6 +34,16 @@ typedef struct {
     uint32_t clock_source; /* FS_CLOCK_SOURCE_* */
 } fs_ring_params_t;
 
+/* dropped_full reaches the header in batches of this many per lane (RING.md):
+ * the producers of a full lane count on their own cache line, not on the
+ * header's counter that every lane shares. */
+#define FS_RING_DROP_BATCH 256u
+
+/* Process memory of one lane, written only by that lane's producers. */
+typedef struct {
+    uint64_t dropped_full; /* drops not yet added to the header's dropped_full */
+} __attribute__((aligned(128))) fs_lane_local_t;
+
 typedef struct fs_ring {
     /* read by every claim (read-only after creation): one cache line */
     uint8_t* base;        /* the mapping: header then slots */
@@ -47,9 +57,10 @@ typedef struct fs_ring {
     uint32_t lane_count;
     size_t map_size;
     char path[640];
+    fs_lane_local_t lane_local[FS_LANE_MAX];
     /* string interning cache, process memory: (pointer << 8 | index), 0 = empty */
-    uint64_t string_cache[FS_RING_STRING_CACHE];
-} fs_ring_t;
+    uint64_t string_cache[FS_RING_STRING_CACHE] __attribute__((aligned(128)));
+} __attribute__((aligned(128))) fs_ring_t;
 
 /* Producer counter indexes into fs_ring_t.counters (header offset 896 + 8*i). */
 enum {
@@ -68,7 +79,8 @@ enum {
 fs_ring_t* fs_ring_create(const char* dir, uint32_t lane_count, uint64_t lane_capacity,
                           const fs_ring_params_t* params, char* err, size_t errlen) FS_HIDDEN;
 
-/* producer_state = 2 after closed_monotonic_ns. The mapping stays. */
+/* Flushes the lanes' pending drops, then producer_state = 2 after
+ * closed_monotonic_ns. The mapping stays. */
 void fs_ring_close(fs_ring_t* ring, uint64_t now_ns) FS_HIDDEN;
 
 /* munmap + free. Only when no thread can still write to it. */
@@ -118,6 +130,19 @@ static inline void fs_ring_count(fs_ring_t* ring, int counter) {
     __atomic_fetch_add(&ring->counters[counter], 1, __ATOMIC_RELAXED);
 }
 
+/* Adds the lane's pending drops to the header's dropped_full (any thread). */
+void fs_ring_flush_lane(fs_ring_t* ring, uint32_t lane) FS_HIDDEN;
+
+/* Every lane's pending drops into the header: exact counts (fs_ring_close does it). */
+void fs_ring_flush_drops(fs_ring_t* ring) FS_HIDDEN;
+
+/* One event dropped on a full lane: counted on the lane's own line, added to
+ * the header every FS_RING_DROP_BATCH (and when the lane takes a record again). */
+static inline void fs_ring_drop_full(fs_ring_t* ring, uint32_t lane) {
+    uint64_t n = __atomic_add_fetch(&ring->lane_local[lane].dropped_full, 1, __ATOMIC_RELAXED);
+    if (__builtin_expect(n >= FS_RING_DROP_BATCH, 0)) fs_ring_flush_lane(ring, lane);
+}
+
 /* The lane a thread writes (RING.md: thread % lane_count). */
 static inline uint32_t fs_ring_lane_of(const fs_ring_t* ring, uint32_t thread) {
     return thread & ring->lane_select;
@@ -134,9 +159,26 @@ static inline fs_record_t* fs_ring_lane_slots(const fs_ring_t* ring, uint32_t la
     return ring->slots + ((size_t)lane << ring->lane_shift);
 }
 
+/* Asks for the slot a few records ahead, for writing: the claim of a
+ * later record then finds its line (and its page's translation) at hand
+ * instead of waiting for them. Every record is a fresh line, last touched by
+ * the consumer a lap ago. */
+#ifndef FS_RING_PREFETCH_AHEAD /* 0: none (a build to compare with: make EXTRA_CFLAGS=-DFS_RING_PREFETCH_AHEAD=0) */
+#define FS_RING_PREFETCH_AHEAD 8u
+#endif
+static inline void fs_ring_prefetch_for_write(const void* p) {
+#if FS_RING_PREFETCH_AHEAD == 0
+    (void)p;
+#elif defined(__x86_64__)
+    __asm__ volatile("prefetchw %0" : : "m"(*(const char*)p));
+#else
+    __builtin_prefetch(p, 1, 3);
+#endif
+}
+
 /* Claims the next position of `lane` (bounded: FS_RING_CLAIM_RETRIES).
  * Returns the slot and *pos (the position in the lane), or NULL after
- * counting dropped_full / dropped_contended. */
+ * counting dropped_full (batched per lane) / dropped_contended. */
 static inline fs_record_t* fs_ring_try_claim(fs_ring_t* ring, uint32_t lane, uint64_t* pos_out) {
     uint64_t* tail = fs_ring_lane_tail(ring, lane);
     fs_record_t* slots = fs_ring_lane_slots(ring, lane);
@@ -149,12 +191,16 @@ static inline fs_record_t* fs_ring_try_claim(fs_ring_t* ring, uint32_t lane, uin
         if (FS_RING_LIKELY(dif == 0)) {
             if (FS_RING_LIKELY(__atomic_compare_exchange_n(tail, &pos, pos + 1, 0, __ATOMIC_RELAXED,
                                                            __ATOMIC_RELAXED))) {
+                /* the lane has room again: the drops of its full spell reach the header now */
+                if (__builtin_expect(__atomic_load_n(&ring->lane_local[lane].dropped_full, __ATOMIC_RELAXED) != 0, 0))
+                    fs_ring_flush_lane(ring, lane);
                 *pos_out = pos;
+                fs_ring_prefetch_for_write(&slots[(pos + FS_RING_PREFETCH_AHEAD) & mask]);
                 return slot;
             }
             /* pos now holds the tail another producer of this lane moved to */
         } else if (dif < 0) {
-            fs_ring_count(ring, FS_CNT_DROPPED_FULL);
+            fs_ring_drop_full(ring, lane);
             return NULL;
         } else {
             pos = __atomic_load_n(tail, __ATOMIC_RELAXED);

@@ -10,10 +10,12 @@ static struct {
     uint32_t every;        /* N > 1 */
     uint32_t frozen;       /* 1: the bit is never changed again */
     uintptr_t owner;       /* the thread issuing NCCL calls (fs_sampling_me), 0 = none yet */
-    uint64_t groups;       /* outermost groups launched on the owner thread */
-    uint32_t open;         /* 1: a task was appended since the last launch */
     fs_comm_ctx_t* comms;  /* every communicator initialised, newest first */
     fs_nccl_logger_t logfn;
+    /* written by the owner per API call and per group: off the line above,
+     * which other threads read */
+    uint64_t groups __attribute__((aligned(128))); /* outermost groups launched on the owner thread */
+    uint32_t open;         /* 1: a task was appended since the last launch */
     /* ids (by serial) of API and operation events whose KernelCh is not recorded */
     uint64_t skip[FS_SAMPLING_SKIP_SLOTS] __attribute__((aligned(128)));
 } fs_s __attribute__((aligned(128)));

@@ -71,7 +71,13 @@ static void drop_ring(fs_ring_t* r) {
     fs_ring_unmap(r);
 }
 
-static uint64_t cnt(fs_ring_t* r, int i) { return __atomic_load_n(&r->counters[i], __ATOMIC_RELAXED); }
+/* A header counter as a reader sees it once the lanes' pending drops are in (after close). */
+static uint64_t cnt(fs_ring_t* r, int i) {
+    fs_ring_flush_drops(r);
+    return __atomic_load_n(&r->counters[i], __ATOMIC_RELAXED);
+}
+/* The header counter as it is now. */
+static uint64_t hdr_cnt(fs_ring_t* r, int i) { return __atomic_load_n(&r->counters[i], __ATOMIC_RELAXED); }
 
 /* writes one record of `thread` (into its lane): payload word 0 = value */
 static int put(fs_ring_t* r, uint32_t thread, uint64_t value) {
@@ -437,6 +443,32 @@ static void should_never_read_a_record_claimed_by_a_killed_producer(void) {
     CHECK_EQ(c.skipped_stale, 1);
     CHECK_EQ(*(uint64_t*)(r->base + FS_HDR_CONSUMER_SKIPPED_STALE_OFFSET), 1);
     CHECK_EQ(c.received, 2);
+    drop_ring(r);
+}
+
+/* A full lane counts its drops on its own line: the header gets them in batches,
+ * when the lane takes a record again, and at close. */
+static void should_add_a_full_lanes_drops_to_the_header_in_batches(void) {
+    fs_ring_t* r = new_ring_lanes(2, 16);
+    for (int i = 0; i < 16; i++) CHECK(put(r, 1, (uint64_t)i) == 1);
+    for (uint32_t i = 0; i < FS_RING_DROP_BATCH - 1; i++) CHECK(put(r, 1, 99) == 0);
+    CHECK_EQ(hdr_cnt(r, FS_CNT_DROPPED_FULL), 0); /* pending on the lane */
+    CHECK(put(r, 1, 99) == 0);
+    CHECK_EQ(hdr_cnt(r, FS_CNT_DROPPED_FULL), FS_RING_DROP_BATCH);
+    for (int i = 0; i < 10; i++) CHECK(put(r, 1, 99) == 0);
+    CHECK(put(r, 0, 5) == 1); /* another lane's record flushes nothing of lane 1 */
+    CHECK_EQ(hdr_cnt(r, FS_CNT_DROPPED_FULL), FS_RING_DROP_BATCH);
+    fs_consumer_t c;
+    fs_consumer_attach(&c, r->base);
+    fs_record_t rec;
+    CHECK(fs_consumer_poll_lane(&c, 1, &rec, NULL) == 1);
+    CHECK(put(r, 1, 100) == 1); /* room again: the pending 10 go to the header */
+    CHECK_EQ(hdr_cnt(r, FS_CNT_DROPPED_FULL), FS_RING_DROP_BATCH + 10);
+    for (int i = 0; i < 3; i++) CHECK(put(r, 1, 99) == 0);
+    CHECK_EQ(hdr_cnt(r, FS_CNT_DROPPED_FULL), FS_RING_DROP_BATCH + 10);
+    fs_ring_close(r, now_ns()); /* close: exact */
+    CHECK_EQ(hdr_cnt(r, FS_CNT_DROPPED_FULL), FS_RING_DROP_BATCH + 13);
+    CHECK_EQ(fs_ring_producer_state(r), FS_PRODUCER_STATE_CLOSED);
     drop_ring(r);
 }
 
@@ -815,6 +847,7 @@ int main(int argc, char** argv) {
     RUN(should_not_skip_a_claim_first_seen_at_the_tail_read);
     RUN(should_compute_the_fixed_checksum_vector);
     RUN(should_never_read_a_record_claimed_by_a_killed_producer);
+    RUN(should_add_a_full_lanes_drops_to_the_header_in_batches);
     RUN(should_count_abandoned_when_publish_is_late);
     RUN(should_not_spin_forever_on_a_garbage_sequence);
     RUN(should_reject_a_record_with_a_bad_checksum);
