@@ -15,8 +15,12 @@ typedef struct {
     uint64_t serial_next;
     uint64_t serial_end;
     uint32_t thread_plus1; /* 0 = no index yet */
-} fs_tls_t;
+} __attribute__((aligned(128))) fs_tls_t; /* a line pair of its own: see fs_tls */
 
+/* Written per event. A library loaded by dlopen gets each thread's TLS block
+ * from malloc, where two threads' blocks can sit side by side (threads share
+ * malloc arenas once there are more than 8 per core): aligned and 128 bytes
+ * long, this one shares no line with another thread's. */
 static __thread fs_tls_t fs_tls;
 /* Written rarely (a serial block per 4096 events, a thread index per thread),
  * but kept off the cache lines the hot path reads (fs_events_mask/_ring). */
