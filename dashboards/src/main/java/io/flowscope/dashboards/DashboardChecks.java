@@ -4,21 +4,27 @@ import io.flowscope.dashboards.model.AnnotationQuery;
 import io.flowscope.dashboards.model.Dashboard;
 import io.flowscope.dashboards.model.DatasourceRef;
 import io.flowscope.dashboards.model.GridPos;
+import io.flowscope.dashboards.model.InfluxQlTarget;
 import io.flowscope.dashboards.model.Panel;
+import io.flowscope.dashboards.model.PromQlTarget;
 import io.flowscope.dashboards.model.Target;
 import io.flowscope.dashboards.model.TemplateVariable;
 
 import java.util.ArrayList;
 import java.util.HashSet;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
  * What Grafana would get wrong silently, checked before a dashboard is written: unique panel ids and refIds,
- * grid positions inside 24 columns without overlap, every datasource uid provisioned, no empty query, every
- * template variable used in a query defined (Grafana's own {@code $timeFilter}, {@code $__*} excepted).
+ * grid positions inside 24 columns without overlap, every datasource a provisioned uid of its type or the
+ * dashboard's datasource variable of that type (whose default is provisioned), InfluxQL only on InfluxDB and PromQL
+ * only on Prometheus, every annotation's query in its target, no empty query, every template variable used in a
+ * query defined before it (Grafana's own {@code $timeFilter}, {@code $__*} excepted).
  */
 public final class DashboardChecks
 {
@@ -29,25 +35,47 @@ public final class DashboardChecks
     {
     }
 
-    /** @return the problems found, each naming the dashboard and the panel; empty when the dashboard is sound */
-    public static List<String> problems(final Dashboard d, final Set<String> provisionedUids)
+    /**
+     * @param provisioned every provisioned datasource: uid → plugin type
+     * @return the problems found, each naming the dashboard and the panel; empty when the dashboard is sound
+     */
+    public static List<String> problems(final Dashboard d, final Map<String, String> provisioned)
     {
         final List<String> problems = new ArrayList<>();
         final String where = "dashboard " + d.uid() + ": ";
-        final Set<String> defined = new HashSet<>();
+        final Map<String, TemplateVariable> defined = new LinkedHashMap<>();
         for (final TemplateVariable v : d.templating().list())
         {
-            if (!defined.add(v.name()))
+            if (defined.containsKey(v.name()))
             {
                 problems.add(where + "variable $" + v.name() + " is defined twice");
             }
-            datasource(problems, where + "variable $" + v.name(), v.datasource(), provisionedUids);
-            query(problems, where + "variable $" + v.name(), v.query(), defined);
+            if (TemplateVariable.DATASOURCE.equals(v.type()))
+            {
+                final String uid = v.current() == null ? null : v.current().value();
+                if (!v.query().equals(provisioned.get(uid)))
+                {
+                    problems.add(where + "variable $" + v.name() + ": its default " + uid
+                        + " is not a provisioned " + v.query() + " datasource " + provisioned);
+                }
+            }
+            else
+            {
+                datasource(problems, where + "variable $" + v.name(), v.datasource(), provisioned, defined);
+                query(problems, where + "variable $" + v.name(), v.query(), defined.keySet());
+            }
+            defined.put(v.name(), v);
         }
         for (final AnnotationQuery a : d.annotations().list())
         {
-            datasource(problems, where + "annotation " + a.name(), a.datasource(), provisionedUids);
-            query(problems, where + "annotation " + a.name(), a.query(), defined);
+            datasource(problems, where + "annotation " + a.name(), a.datasource(), provisioned, defined);
+            if (a.target() == null)
+            {
+                problems.add(where + "annotation " + a.name() + ": no target (the query belongs in target)");
+                continue;
+            }
+            language(problems, where + "annotation " + a.name(), a.datasource(), a.target());
+            query(problems, where + "annotation " + a.name(), a.target().queryText(), defined.keySet());
         }
         final Set<Integer> ids = new HashSet<>();
         final List<Panel> panels = d.panels();
@@ -72,7 +100,7 @@ public final class DashboardChecks
                         + panels.get(j).gridPos());
                 }
             }
-            datasource(problems, at, p.datasource(), provisionedUids);
+            datasource(problems, at, p.datasource(), provisioned, defined);
             if (p.targets() == null || p.targets().isEmpty())
             {
                 problems.add(at + ": no query");
@@ -85,8 +113,11 @@ public final class DashboardChecks
                 {
                     problems.add(at + ": refId " + t.refId() + " is not unique");
                 }
-                datasource(problems, at + " target " + t.refId(), t.datasource(), provisionedUids);
-                query(problems, at + " target " + t.refId(), t.query(), defined);
+                final DatasourceRef tds = t instanceof InfluxQlTarget q ? q.datasource()
+                    : t instanceof PromQlTarget q ? q.datasource() : null;
+                datasource(problems, at + " target " + t.refId(), tds, provisioned, defined);
+                language(problems, at + " target " + t.refId(), p.datasource(), t);
+                query(problems, at + " target " + t.refId(), t.queryText(), defined.keySet());
             }
         }
         return problems;
@@ -108,13 +139,48 @@ public final class DashboardChecks
         return used;
     }
 
+    /**
+     * A datasource is either a provisioned uid of its type or a reference to a datasource variable defined before,
+     * of the same plugin type.
+     */
     private static void datasource(final List<String> problems, final String at, final DatasourceRef ds,
-        final Set<String> provisionedUids)
+        final Map<String, String> provisioned, final Map<String, TemplateVariable> defined)
     {
-        if (ds == null || !provisionedUids.contains(ds.uid()))
+        if (ds == null)
         {
-            problems.add(at + ": datasource " + (ds == null ? "missing" : ds.uid()) + " is not provisioned "
-                + provisionedUids);
+            problems.add(at + ": datasource missing");
+            return;
+        }
+        final String variable = TemplateVariable.referencedBy(ds.uid());
+        if (variable == null)
+        {
+            if (!ds.type().equals(provisioned.get(ds.uid())))
+            {
+                problems.add(at + ": datasource " + ds.uid() + " is not provisioned as " + ds.type() + " "
+                    + provisioned);
+            }
+            return;
+        }
+        final TemplateVariable v = defined.get(variable);
+        if (v == null || !TemplateVariable.DATASOURCE.equals(v.type()))
+        {
+            problems.add(at + ": datasource " + ds.uid() + " is not a datasource variable defined before it");
+        }
+        else if (!v.query().equals(ds.type()))
+        {
+            problems.add(at + ": datasource " + ds.uid() + " of type " + ds.type() + " names a variable of "
+                + v.query() + " datasources");
+        }
+    }
+
+    /** An InfluxQL target on an InfluxDB datasource, a PromQL one on Prometheus. */
+    private static void language(final List<String> problems, final String at, final DatasourceRef ds,
+        final Target t)
+    {
+        final String expected = t instanceof PromQlTarget ? DatasourceRef.PROMETHEUS : DatasourceRef.INFLUXDB;
+        if (ds != null && !expected.equals(ds.type()))
+        {
+            problems.add(at + ": a " + t.getClass().getSimpleName() + " on a " + ds.type() + " datasource");
         }
     }
 

@@ -13,7 +13,6 @@ import java.nio.file.Path;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 
 /**
  * Writes the dashboards and the provisioning files under a Grafana deploy directory (deploy/grafana):
@@ -31,14 +30,22 @@ public final class DashboardGenerator
     {
     }
 
+    /** Every dashboard: the InfluxDB ones, then the Prometheus ones. */
+    public static List<Dashboard> all()
+    {
+        final List<Dashboard> all = new java.util.ArrayList<>(FlowscopeDashboards.all());
+        all.addAll(PrometheusDashboards.all());
+        return List.copyOf(all);
+    }
+
     /** Every generated file: path relative to the deploy directory → content. */
     public static Map<String, String> render()
     {
         final Map<String, String> files = new LinkedHashMap<>();
         final List<String> problems = new java.util.ArrayList<>();
-        for (final Dashboard d : FlowscopeDashboards.all())
+        for (final Dashboard d : all())
         {
-            problems.addAll(DashboardChecks.problems(d, Set.of(Provisioning.DATASOURCE_UID)));
+            problems.addAll(DashboardChecks.problems(d, Provisioning.datasourceTypes()));
             files.put("dashboards/" + d.uid() + ".json", toJson(d));
         }
         if (!problems.isEmpty())

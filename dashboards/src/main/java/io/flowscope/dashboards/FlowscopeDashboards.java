@@ -1,17 +1,16 @@
 package io.flowscope.dashboards;
 
 import io.flowscope.dashboards.model.Dashboard;
-import io.flowscope.dashboards.model.DatasourceRef;
 
 import java.util.List;
 
 /**
- * The flowscope dashboards, over the InfluxDB schema written by flowscope-sinks (sinks/README.md): measurement
+ * The flowscope InfluxDB dashboards, over the InfluxDB schema written by flowscope-sinks (sinks/README.md): measurement
  * {@code flow} (tag {@code kind}: step, qp, rank, link, comm), {@code collective} and {@code anomaly}.
  */
 public final class FlowscopeDashboards
 {
-    private static final DatasourceRef DS = DatasourceRef.influxdb(Provisioning.DATASOURCE_UID);
+    private static final DashboardBuilder.Source DS = DashboardBuilder.Source.INFLUXDB;
     private static final String COMM = "\"comm\" =~ /^$comm$/";
     private static final String HOST = "\"host\" =~ /^$host$/";
     private static final String RANK = "\"rank\" =~ /^$rank$/";
@@ -22,6 +21,7 @@ public final class FlowscopeDashboards
     {
     }
 
+    /** The InfluxDB dashboards (the Prometheus ones: {@link PrometheusDashboards}). */
     public static List<Dashboard> all()
     {
         return List.of(overview(), communicator(), links(), waitStates(), anomalies());
@@ -35,7 +35,7 @@ public final class FlowscopeDashboards
 
     static Dashboard overview()
     {
-        return new DashboardBuilder("flowscope-overview", "flowscope / cluster overview",
+        return new DashboardBuilder("flowscope-overview", "flowscope / cluster overview (InfluxDB)",
             "Every communicator and host at a glance: bandwidth, queued work, collectives, anomalies.", DS)
             .anomalyAnnotations("Anomalies opened", "red", "opened")
             .anomalyAnnotations("Anomalies resolved", "green", "resolved")
@@ -63,7 +63,7 @@ public final class FlowscopeDashboards
 
     static Dashboard communicator()
     {
-        return new DashboardBuilder("flowscope-communicator", "flowscope / communicator",
+        return new DashboardBuilder("flowscope-communicator", "flowscope / communicator (InfluxDB)",
             "One communicator: its ranks, links and collectives.", DS)
             .tagVariable("comm", "Communicator", "flow", null)
             .anomalyAnnotations("Anomalies opened", "red", "opened")
@@ -95,7 +95,7 @@ public final class FlowscopeDashboards
 
     static Dashboard links()
     {
-        return new DashboardBuilder("flowscope-links", "flowscope / link and QP drill-down",
+        return new DashboardBuilder("flowscope-links", "flowscope / link and QP drill-down (InfluxDB)",
             "One link's channels (step flows) and one host's NIC queue pairs.", DS)
             .tagVariable("host", "Host", "flow", null)
             .tagVariable("comm", "Communicator", "flow", HOST)
@@ -129,7 +129,7 @@ public final class FlowscopeDashboards
     static Dashboard waitStates()
     {
         final String where = COMM + " AND " + RANK;
-        return new DashboardBuilder("flowscope-wait-states", "flowscope / wait-state breakdown",
+        return new DashboardBuilder("flowscope-wait-states", "flowscope / wait-state breakdown (InfluxDB)",
             "Where the time of each step goes: GPU wait, peer wait (credit), network, flush, GPU consume.", DS)
             .tagVariable("comm", "Communicator", "flow", null)
             .tagVariable("rank", "Rank", "flow", COMM)
@@ -161,7 +161,7 @@ public final class FlowscopeDashboards
 
     static Dashboard anomalies()
     {
-        return new DashboardBuilder("flowscope-anomalies", "flowscope / anomalies",
+        return new DashboardBuilder("flowscope-anomalies", "flowscope / anomalies (InfluxDB)",
             "Anomalies as annotations over the bandwidth they disturbed, and as a log.", DS)
             .tagVariable("kind", "Anomaly kind", "anomaly", null)
             .anomalyAnnotations("Anomalies opened", "red", "opened")

@@ -15,7 +15,7 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
- * Every query of a dashboard as Grafana's InfluxDB datasource sends it: {@code $timeFilter} becomes
+ * Every query of an InfluxDB dashboard as Grafana's InfluxDB datasource sends it: {@code $timeFilter} becomes
  * {@code time >= <from>ms and time <= <to>ms}, {@code $__interval} the given interval, and each variable the values
  * selected from what its own query returned, regex-escaped (one value: the value; several: {@code (a|b)}).
  * Variables are resolved in order, so a chained variable's query sees the ones before it. Used by the tests that
@@ -139,6 +139,10 @@ public final class GrafanaQueries
         final Map<String, List<String>> values = new LinkedHashMap<>();
         for (final TemplateVariable v : d.templating().list())
         {
+            if (!TemplateVariable.QUERY.equals(v.type()))
+            {
+                continue; // the datasource variable: which influxd, not a query
+            }
             final String q = expand(v.query(), timeFilter, interval, values);
             out.add(new Query(d.uid(), Kind.VARIABLE, "$" + v.name(), q));
             final List<String> all = tagValues.apply(q);
@@ -146,14 +150,14 @@ public final class GrafanaQueries
         }
         for (final AnnotationQuery a : d.annotations().list())
         {
-            out.add(new Query(d.uid(), Kind.ANNOTATION, a.name(), expand(a.query(), timeFilter, interval, values)));
+            out.add(new Query(d.uid(), Kind.ANNOTATION, a.name(), expand(a.target().queryText(), timeFilter, interval, values)));
         }
         for (final Panel p : d.panels())
         {
             for (final Target t : p.targets())
             {
                 out.add(new Query(d.uid(), Kind.PANEL, p.id() + " \"" + p.title() + "\" " + t.refId(),
-                    expand(t.query(), timeFilter, interval, values)));
+                    expand(t.queryText(), timeFilter, interval, values)));
             }
         }
         return out;

@@ -37,7 +37,7 @@ class DashboardSchemaTest
     void everyGeneratedDashboardValidatesAgainstTheSchema() throws Exception
     {
         final JsonSchema schema = schema();
-        for (final Dashboard d : FlowscopeDashboards.all())
+        for (final Dashboard d : DashboardGenerator.all())
         {
             final Set<ValidationMessage> errors = schema.validate(json(d));
             assertThat(errors).as(d.uid()).isEmpty();

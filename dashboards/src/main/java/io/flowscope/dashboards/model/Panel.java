@@ -6,7 +6,7 @@ import com.fasterxml.jackson.annotation.JsonPropertyOrder;
 import java.util.List;
 import java.util.Map;
 
-/** One Grafana panel (timeseries, stat, table, bargauge) with its InfluxQL targets. */
+/** One Grafana panel (timeseries, stat, table) with its targets (InfluxQL or PromQL). */
 @JsonInclude(JsonInclude.Include.NON_NULL)
 @JsonPropertyOrder({"id", "type", "title", "description", "gridPos", "datasource", "targets", "fieldConfig", "options"})
 public record Panel(int id, String type, String title, String description, GridPos gridPos, DatasourceRef datasource,

@@ -1,21 +1,18 @@
 package io.flowscope.dashboards.model;
 
-import com.fasterxml.jackson.annotation.JsonInclude;
-import com.fasterxml.jackson.annotation.JsonPropertyOrder;
-
-/** One raw InfluxQL query of a panel ({@code rawQuery = true}); {@code alias} names its series. */
-@JsonInclude(JsonInclude.Include.NON_NULL)
-@JsonPropertyOrder({"refId", "datasource", "query", "rawQuery", "resultFormat", "alias"})
-public record Target(String refId, DatasourceRef datasource, String query, boolean rawQuery, String resultFormat,
-    String alias)
+/**
+ * One query of a panel or an annotation, in the JSON shape of its datasource's query model: InfluxQL
+ * ({@link InfluxQlTarget}, {@link InfluxQlAnnotationTarget}) or PromQL ({@link PromQlTarget}).
+ */
+public sealed interface Target permits InfluxQlTarget, InfluxQlAnnotationTarget, PromQlTarget
 {
-    public static Target influxql(final String refId, final DatasourceRef ds, final String query, final String alias)
-    {
-        return new Target(refId, ds, query, true, "time_series", alias);
-    }
+    String refId();
 
-    public static Target table(final String refId, final DatasourceRef ds, final String query)
+    /** The query text as written (InfluxQL or PromQL), for the checks and the query tests. */
+    String queryText();
+
+    static InfluxQlTarget influxql(final String refId, final DatasourceRef ds, final String query, final String alias)
     {
-        return new Target(refId, ds, query, true, "table", null);
+        return new InfluxQlTarget(refId, ds, query, true, "time_series", alias);
     }
 }
