@@ -28,6 +28,10 @@
  * reader); `--consumer none` leaves the ring to fill, so what is measured
  * after the first lap is the drop path (every record counted in dropped_full).
  *
+ * `dropped` is read from the ring header per run: a full lane adds its drops to
+ * the header in batches (RING.md), so a run's figure may include up to 255 per
+ * lane of the run before.
+ *
  * Also measured: the clock reads the plugin could use (rdtsc, rdtscp,
  * clock_gettime(CLOCK_MONOTONIC), the plugin's TSC-scaled fs_clock_now_ns)
  * from 1 and from N threads at once. The host is recorded first (CPU model,

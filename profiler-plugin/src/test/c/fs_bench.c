@@ -207,6 +207,7 @@ static void run(int nthreads, const char* ring_dir) {
     for (int i = 0; i < nthreads; i++) pthread_join(w[i].th, NULL);
     consumer_stop = 1;
     pthread_join(ct, NULL);
+    prof->finalize(ctx); /* closes the ring (the lanes' pending drops reach the header); the next init opens a fresh one */
     uint8_t* b = consumer.base;
     uint64_t drops = *(uint64_t*)(b + FS_HDR_DROPPED_FULL_OFFSET) + *(uint64_t*)(b + FS_HDR_DROPPED_CONTENDED_OFFSET) +
                      *(uint64_t*)(b + FS_HDR_DROPPED_ABANDONED_OFFSET);
@@ -239,7 +240,6 @@ static void run(int nthreads, const char* ring_dir) {
            nthreads, consumer.lane_count, lanes_used, total, med, p90, p99, p999, batch_mean, eps, drops,
            consumed, bracket_ticks * ns_per_tick);
     fflush(stdout);
-    prof->finalize(ctx); /* closes the ring; the next init opens a fresh one */
     unlink(path);
     fs_consumer_close(&consumer);
     for (int i = 0; i < nthreads; i++) free(w[i].samples);
