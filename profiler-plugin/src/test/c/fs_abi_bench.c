@@ -103,6 +103,7 @@ static void* run_ctx;
 static int run_threads;
 static volatile uint64_t go_gen;
 static volatile int done_count;
+static volatile int ready_count;
 static volatile int quit;
 
 static volatile int consumer_quit;
@@ -314,10 +315,15 @@ static void* worker_main(void* arg) {
     pin_self(w->cpu);
     uint64_t seen = 0;
     for (;;) {
-        while (go_gen == seen && !quit) __builtin_ia32_pause();
+        /* between runs, sleep: a spinning idle worker would take a CPU (or a core's
+         * sibling) from the workers of the run */
+        while (go_gen == seen && !quit) usleep(50);
         if (quit) return NULL;
         seen = go_gen;
         if (w->index < run_threads) {
+            /* the run's workers start together */
+            __atomic_fetch_add(&ready_count, 1, __ATOMIC_ACQ_REL);
+            while (__atomic_load_n(&ready_count, __ATOMIC_ACQUIRE) < run_threads) __builtin_ia32_pause();
             pass_t timed = {.p = run_prof, .ctx = run_ctx, .samples = w->samples, .limit = calls_per_run};
             run_pass(w, &timed);
             w->n = timed.i;
@@ -683,6 +689,7 @@ int main(int argc, char** argv) {
                 run_ctx = p->ctx;
                 run_threads = nt;
                 done_count = 0;
+                ready_count = 0;
                 __atomic_store_n(&go_gen, ++gen, __ATOMIC_RELEASE);
                 while (__atomic_load_n(&done_count, __ATOMIC_ACQUIRE) < max_threads) usleep(200);
                 if (rep >= 0) agg_add_run(&aggs[t * nplugins + pi], nt, ring_drops(p) - drops0);
