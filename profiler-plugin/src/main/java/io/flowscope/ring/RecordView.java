@@ -7,7 +7,9 @@ import org.agrona.concurrent.UnsafeBuffer;
 /**
  * A reusable flyweight over one record, handed to a {@link RecordHandler}. It reads a private copy of the
  * slot (the reader copies and checks the record before delivery, so a late writer cannot change what the
- * handler sees). Typed accessors exist for every payload field of every kind; an accessor used on a record
+ * handler sees): the slot's eight words as the reader loaded them, the accessors' fields taken out of those words
+ * (little-endian, as the ring is; every field lies within one word), the bytes written out only when
+ * {@link #buffer()} asks for them. Typed accessors exist for every payload field of every kind; an accessor used on a record
  * of another kind or op returns whatever the bytes at its offset hold (zero for the writers we know), so
  * check {@link #kind()} and {@link #op()} first. Strings and communicators are resolved through tables
  * cached per ring: no allocation once a name has been seen.
@@ -17,6 +19,10 @@ public final class RecordView
     private static final String UNKNOWN_COMM_NAME = "unknown";
 
     private final UnsafeBuffer record = new UnsafeBuffer(new byte[RECORD_SIZE]);
+    /** The record's words: 0 the slot's seq, 1 kind / op / thread / checksum, 2 time, ... (slot layout). */
+    private final long[] words = new long[RECORD_SIZE / 8];
+    /** Whether {@link #record} holds this record's bytes. */
+    private boolean copied;
     private final String[] strings = new String[RingLayout.STRING_CAPACITY];
     private final long[] commHashes = new long[RingLayout.UNKNOWN_COMM_INDEX + 1];
     private final int[] commRanks = new int[RingLayout.UNKNOWN_COMM_INDEX + 1];
@@ -32,16 +38,40 @@ public final class RecordView
         this.header = header;
     }
 
-    /** The 64-byte buffer the reader copies each record into (bytes 0..7 hold the position's seq). */
-    UnsafeBuffer recordBuffer()
-    {
-        return record;
-    }
-
-    void position(final int lane, final long position)
+    /** The reader's checked copy of the slot at {@code position} of {@code lane}: its seq and its seven words. */
+    void set(final int lane, final long position, final long seq, final long w1, final long w2, final long w3,
+        final long w4, final long w5, final long w6, final long w7)
     {
         this.lane = lane;
         this.position = position;
+        final long[] w = words;
+        w[0] = seq;
+        w[1] = w1;
+        w[2] = w2;
+        w[3] = w3;
+        w[4] = w4;
+        w[5] = w5;
+        w[6] = w6;
+        w[7] = w7;
+        copied = false;
+    }
+
+    /** The 8-byte field at {@code offset} (a multiple of 8). */
+    private long i64(final int offset)
+    {
+        return words[offset >>> 3];
+    }
+
+    /** The 4-byte field at {@code offset} (a multiple of 4). */
+    private int i32(final int offset)
+    {
+        return (int)(words[offset >>> 3] >>> ((offset & 7) << 3));
+    }
+
+    /** The 2-byte field at {@code offset} (a multiple of 2), unsigned. */
+    private int u16(final int offset)
+    {
+        return (int)(words[offset >>> 3] >>> ((offset & 7) << 3)) & 0xFFFF;
     }
 
     /** The header of the ring this record came from. */
@@ -53,6 +83,14 @@ public final class RecordView
     /** The raw record bytes (64, slot layout); valid during the handler call only. */
     public UnsafeBuffer buffer()
     {
+        if (!copied)
+        {
+            for (int i = 0; i < words.length; i++)
+            {
+                record.putLong(i * 8, words[i]);
+            }
+            copied = true;
+        }
         return record;
     }
 
@@ -70,7 +108,7 @@ public final class RecordView
 
     public int kindCode()
     {
-        return record.getByte(KIND_OFFSET) & 0xFF;
+        return u8(KIND_OFFSET);
     }
 
     public EventKind kind()
@@ -80,7 +118,7 @@ public final class RecordView
 
     public int opCode()
     {
-        return record.getByte(OP_OFFSET) & 0xFF;
+        return u8(OP_OFFSET);
     }
 
     public RecordOp op()
@@ -105,18 +143,18 @@ public final class RecordView
 
     public int thread()
     {
-        return record.getShort(THREAD_OFFSET) & 0xFFFF;
+        return u16(THREAD_OFFSET);
     }
 
     public int checksum()
     {
-        return record.getInt(CHECKSUM_OFFSET);
+        return i32(CHECKSUM_OFFSET);
     }
 
     /** Producer CLOCK_MONOTONIC ns. */
     public long timeNs()
     {
-        return record.getLong(TIME_NS_OFFSET);
+        return i64(TIME_NS_OFFSET);
     }
 
     /** {@link #timeNs()} as wall-clock ns since the epoch, through the ring's anchors. */
@@ -127,12 +165,12 @@ public final class RecordView
 
     public long id()
     {
-        return record.getLong(ID_OFFSET);
+        return i64(ID_OFFSET);
     }
 
     public long parent()
     {
-        return record.getLong(PARENT_OFFSET);
+        return i64(PARENT_OFFSET);
     }
 
     /** Communicator table index from the id bits 59..48 (4095 = unknown). */
@@ -219,12 +257,13 @@ public final class RecordView
 
     private String stringAt(final int offset)
     {
-        return string(record.getByte(offset) & 0xFF);
+        return string(u8(offset));
     }
 
+    /** The byte at {@code offset}, unsigned. */
     private int u8(final int offset)
     {
-        return record.getByte(offset) & 0xFF;
+        return (int)(words[offset >>> 3] >>> ((offset & 7) << 3)) & 0xFF;
     }
 
     // STATE.
@@ -232,13 +271,13 @@ public final class RecordView
     /** STATE: the NCCL state value. */
     public int state()
     {
-        return record.getInt(STATE_STATE_OFFSET);
+        return i32(STATE_STATE_OFFSET);
     }
 
     /** STATE: transSize, pTimer, appendedProxyOps or 0 (see RING.md). */
     public long stateArg()
     {
-        return record.getLong(STATE_ARG_OFFSET);
+        return i64(STATE_ARG_OFFSET);
     }
 
     // START payloads, by field name; kinds sharing a name share the accessor.
@@ -248,9 +287,9 @@ public final class RecordView
     {
         if (kindCode() == EventKind.CE_COLL.code())
         {
-            return record.getLong(CE_COLL_SEQ_NUMBER_OFFSET);
+            return i64(CE_COLL_SEQ_NUMBER_OFFSET);
         }
-        return record.getLong(COLL_SEQ48_CH8_WARPS8_OFFSET) & COLL_SEQ_NUMBER_MASK;
+        return i64(COLL_SEQ48_CH8_WARPS8_OFFSET) & COLL_SEQ_NUMBER_MASK;
     }
 
     /** Coll (bits 48..55), P2p (u8 at 54). */
@@ -260,13 +299,13 @@ public final class RecordView
         {
             return u8(P2P_N_CHANNELS_OFFSET);
         }
-        return (int)(record.getLong(COLL_SEQ48_CH8_WARPS8_OFFSET) >>> COLL_N_CHANNELS_SHIFT) & 0xFF;
+        return (int)(i64(COLL_SEQ48_CH8_WARPS8_OFFSET) >>> COLL_N_CHANNELS_SHIFT) & 0xFF;
     }
 
     /** Coll (bits 56..63). */
     public int nWarps()
     {
-        return (int)(record.getLong(COLL_SEQ48_CH8_WARPS8_OFFSET) >>> COLL_N_WARPS_SHIFT) & 0xFF;
+        return (int)(i64(COLL_SEQ48_CH8_WARPS8_OFFSET) >>> COLL_N_WARPS_SHIFT) & 0xFF;
     }
 
     /** Coll, P2p, CollApi, P2pApi, CeColl. */
@@ -275,11 +314,11 @@ public final class RecordView
         switch (kindCode())
         {
             case 1: // Coll
-                return record.getLong(COLL_COUNT_OFFSET);
+                return i64(COLL_COUNT_OFFSET);
             case 12: // CeColl
-                return record.getLong(CE_COLL_COUNT_OFFSET);
+                return i64(CE_COLL_COUNT_OFFSET);
             default: // P2p, CollApi, P2pApi: offset 40
-                return record.getLong(P2P_COUNT_OFFSET);
+                return i64(P2P_COUNT_OFFSET);
         }
     }
 
@@ -287,7 +326,7 @@ public final class RecordView
     public int root()
     {
         return kindCode() == EventKind.COLL_API.code() ?
-            record.getInt(COLL_API_ROOT_OFFSET) : record.getInt(COLL_ROOT_OFFSET);
+            i32(COLL_API_ROOT_OFFSET) : i32(COLL_ROOT_OFFSET);
     }
 
     private int funcOffset()
@@ -344,25 +383,25 @@ public final class RecordView
     public int peer()
     {
         return kindCode() == EventKind.PROXY_OP.code() ?
-            record.getInt(PROXY_OP_PEER_OFFSET) : record.getInt(P2P_PEER_OFFSET);
+            i32(PROXY_OP_PEER_OFFSET) : i32(P2P_PEER_OFFSET);
     }
 
     /** ProxyOp: the process of the proxy that runs the op (not the producer when PXN). */
     public int pid()
     {
-        return record.getInt(PROXY_OP_PID_OFFSET);
+        return i32(PROXY_OP_PID_OFFSET);
     }
 
     /** ProxyOp. */
     public int nSteps()
     {
-        return record.getInt(PROXY_OP_N_STEPS_OFFSET);
+        return i32(PROXY_OP_N_STEPS_OFFSET);
     }
 
     /** ProxyOp. */
     public int chunkSize()
     {
-        return record.getInt(PROXY_OP_CHUNK_SIZE_OFFSET);
+        return i32(PROXY_OP_CHUNK_SIZE_OFFSET);
     }
 
     /** ProxyOp, KernelCh. */
@@ -380,19 +419,19 @@ public final class RecordView
     /** ProxyStep. */
     public int step()
     {
-        return record.getInt(PROXY_STEP_STEP_OFFSET);
+        return i32(PROXY_STEP_STEP_OFFSET);
     }
 
     /** KernelCh START (GPU start ns). A KernelChStop STATE carries its pTimer in {@link #stateArg()}. */
     public long pTimer()
     {
-        return record.getLong(KERNEL_CH_P_TIMER_OFFSET);
+        return i64(KERNEL_CH_P_TIMER_OFFSET);
     }
 
     /** NetPlugin. */
     public long pluginId()
     {
-        return record.getInt(NET_PLUGIN_ID_OFFSET) & 0xFFFF_FFFFL;
+        return i32(NET_PLUGIN_ID_OFFSET) & 0xFFFF_FFFFL;
     }
 
     /** NetPlugin: 1 IB QP, 2 socket, 0 unknown plugin. */
@@ -410,13 +449,13 @@ public final class RecordView
     /** NetPlugin IB. */
     public int device()
     {
-        return record.getShort(NET_IB_DEVICE_OFFSET) & 0xFFFF;
+        return u16(NET_IB_DEVICE_OFFSET);
     }
 
     /** NetPlugin IB. */
     public long qpNum()
     {
-        return record.getInt(NET_IB_QP_NUM_OFFSET) & 0xFFFF_FFFFL;
+        return i32(NET_IB_QP_NUM_OFFSET) & 0xFFFF_FFFFL;
     }
 
     /** NetPlugin: IB u32 at 52, socket u64 at 56, 0 otherwise. */
@@ -425,9 +464,9 @@ public final class RecordView
         switch (netType())
         {
             case NET_TYPE_IB:
-                return record.getInt(NET_IB_LENGTH_OFFSET) & 0xFFFF_FFFFL;
+                return i32(NET_IB_LENGTH_OFFSET) & 0xFFFF_FFFFL;
             case NET_TYPE_SOCKET:
-                return record.getLong(NET_SOCK_LENGTH_OFFSET);
+                return i64(NET_SOCK_LENGTH_OFFSET);
             default:
                 return 0;
         }
@@ -436,7 +475,7 @@ public final class RecordView
     /** NetPlugin IB. */
     public long wrId()
     {
-        return record.getLong(NET_IB_WR_ID_OFFSET);
+        return i64(NET_IB_WR_ID_OFFSET);
     }
 
     /** NetPlugin socket: 0 send, 1 recv. */
@@ -448,7 +487,7 @@ public final class RecordView
     /** NetPlugin socket. */
     public int fd()
     {
-        return record.getInt(NET_SOCK_FD_OFFSET);
+        return i32(NET_SOCK_FD_OFFSET);
     }
 
     /** GroupApi (40), CollApi and P2pApi (54). */
@@ -461,13 +500,13 @@ public final class RecordView
     /** GroupApi. */
     public int groupDepth()
     {
-        return record.getInt(GROUP_API_GROUP_DEPTH_OFFSET);
+        return i32(GROUP_API_GROUP_DEPTH_OFFSET);
     }
 
     /** CollApi, P2pApi, KernelLaunch. */
     public long stream()
     {
-        return record.getLong(COLL_API_STREAM_OFFSET);
+        return i64(COLL_API_STREAM_OFFSET);
     }
 
     /** CeColl. */
@@ -491,13 +530,13 @@ public final class RecordView
     /** CeSync. */
     public int nRanks()
     {
-        return record.getInt(CE_SYNC_N_RANKS_OFFSET);
+        return i32(CE_SYNC_N_RANKS_OFFSET);
     }
 
     /** CeBatch. */
     public int numOps()
     {
-        return record.getInt(CE_BATCH_NUM_OPS_OFFSET);
+        return i32(CE_BATCH_NUM_OPS_OFFSET);
     }
 
     /** CeBatch. */
@@ -509,7 +548,7 @@ public final class RecordView
     /** CeBatch. */
     public long totalBytes()
     {
-        return record.getLong(CE_BATCH_TOTAL_BYTES_OFFSET);
+        return i64(CE_BATCH_TOTAL_BYTES_OFFSET);
     }
 
     /** The record as an immutable value (allocates). */

@@ -13,6 +13,7 @@ import java.nio.file.StandardOpenOption;
 import java.util.concurrent.TimeUnit;
 
 import org.agrona.IoUtil;
+import org.agrona.UnsafeApi;
 import org.agrona.concurrent.NanoClock;
 import org.agrona.concurrent.SystemNanoClock;
 import org.agrona.concurrent.UnsafeBuffer;
@@ -55,9 +56,10 @@ public final class RingReader implements AutoCloseable
     private final FileLock lock;
     private final MappedByteBuffer mapped;
     private final UnsafeBuffer buffer;
+    /** The mapping's address (slots are read in place). */
+    private final long address;
     private final RingHeader header;
     private final RecordView view;
-    private final UnsafeBuffer record;
     private final NanoClock clock;
     private final long staleTimeoutNs;
     private final int laneCount;
@@ -98,9 +100,9 @@ public final class RingReader implements AutoCloseable
         this.lock = lock;
         this.mapped = mapped;
         this.buffer = buffer;
+        this.address = buffer.addressOffset();
         this.header = header;
         this.view = new RecordView(header);
-        this.record = view.recordBuffer();
         this.clock = clock;
         this.staleTimeoutNs = staleTimeoutNs;
         this.laneCount = header.laneCount();
@@ -303,7 +305,7 @@ public final class RingReader implements AutoCloseable
         final int mode, final long untilNs)
     {
         final UnsafeBuffer buffer = this.buffer;
-        final UnsafeBuffer record = this.record;
+        final long address = this.address;
         final long capacity = this.laneCapacity;
         final long mask = this.laneMask;
         final int base = laneBase[lane];
@@ -320,13 +322,16 @@ public final class RingReader implements AutoCloseable
             final long seq = buffer.getLongVolatile(slot);
             if (seq == pos + 1)
             {
-                final long w1 = buffer.getLong(slot + 8);
-                final long w2 = buffer.getLong(slot + 16);
-                final long w3 = buffer.getLong(slot + 24);
-                final long w4 = buffer.getLong(slot + 32);
-                final long w5 = buffer.getLong(slot + 40);
-                final long w6 = buffer.getLong(slot + 48);
-                final long w7 = buffer.getLong(slot + 56);
+                // read in place, unchecked: the slot lies within the mapping by construction (a lane's base plus
+                // its masked position), and a bounds check per word was a tenth of the drain's cost
+                final long at = address + slot;
+                final long w1 = UnsafeApi.getLong(at + 8);
+                final long w2 = UnsafeApi.getLong(at + 16);
+                final long w3 = UnsafeApi.getLong(at + 24);
+                final long w4 = UnsafeApi.getLong(at + 32);
+                final long w5 = UnsafeApi.getLong(at + 40);
+                final long w6 = UnsafeApi.getLong(at + 48);
+                final long w7 = UnsafeApi.getLong(at + 56);
                 final int kind = (int)w1 & 0xFF;
                 final int op = (int)(w1 >>> 8) & 0xFF;
                 if ((int)(w1 >>> 32) == RecordChecksum.compute(pos, w1, w2, w3, w4, w5, w6, w7) &&
@@ -339,15 +344,7 @@ public final class RingReader implements AutoCloseable
                         headTimeNs = w2;
                         break;
                     }
-                    record.putLong(0, seq);
-                    record.putLong(8, w1);
-                    record.putLong(16, w2);
-                    record.putLong(24, w3);
-                    record.putLong(32, w4);
-                    record.putLong(40, w5);
-                    record.putLong(48, w6);
-                    record.putLong(56, w7);
-                    view.position(lane, pos);
+                    view.set(lane, pos, seq, w1, w2, w3, w4, w5, w6, w7);
                     handler.onRecord(view);
                     count++;
                     delivered++;

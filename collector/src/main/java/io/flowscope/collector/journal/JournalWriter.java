@@ -65,6 +65,9 @@ public final class JournalWriter implements TelemetryListener, AutoCloseable
     private final ExcerptAppender appender;
     private final Bytes<ByteBuffer> batch = Bytes.elasticByteBuffer(1 << 16);
     private final CRC32C crc = new CRC32C();
+    /** Where {@link #batch}'s bytes are while its capacity is {@link #batchCapacity} (-1: not looked up yet). */
+    private long batchAddress;
+    private long batchCapacity = -1;
     /** The journal had cycle files but no format file: it is written after the first batch, with its index. */
     private boolean formatFilePending;
     /** Why journaling stopped for good (a write failed), or null. */
@@ -845,7 +848,13 @@ public final class JournalWriter implements TelemetryListener, AutoCloseable
     {
         final long at = batch.writePosition();
         batch.writeSkip(1 + size); // grows the buffer when needed
-        final long address = batch.addressForWrite(at);
+        if (batch.realCapacity() != batchCapacity)
+        {
+            // grown: elsewhere in memory
+            batchCapacity = batch.realCapacity();
+            batchAddress = batch.addressForWrite(0);
+        }
+        final long address = batchAddress + at;
         UnsafeApi.putByte(address, type);
         return address + 1;
     }
