@@ -31,6 +31,9 @@ public final class RingSource implements Source
     private final java.util.Map<RingReader, Watched> watched = new java.util.IdentityHashMap<>();
     private final java.util.ArrayDeque<ProducerDrops> detachedDrops = new java.util.ArrayDeque<>();
 
+    private static final java.util.Comparator<ProducerDrops> BY_PRODUCER = java.util.Comparator
+        .comparing(ProducerDrops::host).thenComparingInt(ProducerDrops::pid).thenComparing(ProducerDrops::ring);
+
     /** A producer's drops as last seen by {@link #ringFigures}, and when they last grew. */
     private static final class Watched
     {
@@ -161,6 +164,8 @@ public final class RingSource implements Source
                 producers.add(w.look(r, true, now));
             }
         }
+        // in a stable order (the directory's rotates): a health reason naming them stays the same line
+        producers.sort(BY_PRODUCER);
         producers.addAll(detachedDrops);
         return new RingFigures(adapter == null ? 0 : adapter.records(), directory.attachedCount(), corrupt, drops,
             lag, java.util.List.copyOf(producers));
