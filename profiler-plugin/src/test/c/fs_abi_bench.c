@@ -542,11 +542,16 @@ static int pins[MAX_THREADS];
 static int npins;
 
 static void measure_clocks(int max_threads) {
-    printf("\nClock reads (ns per read, mean of 2M in a loop; 1 thread, then %d threads at once: median of theirs)\n",
+    printf("\nClock reads (ns per read, mean of 2M in a loop; 1 thread: best of 3; then %d threads at once: median of theirs)\n",
            max_threads);
     printf("| read | 1 thread | %d threads |\n|---|---|---|\n", max_threads);
+    (void)clock_loop(CLK_RDTSC); /* warm-up: the first loop of a process reads high */
     for (int c = 0; c < CLK_COUNT; c++) {
-        double one = clock_loop((clk_t)c);
+        double one = 1e18;
+        for (int k = 0; k < 3; k++) { /* the best of 3: a loop preempted once reads high */
+            double v = clock_loop((clk_t)c);
+            if (v < one) one = v;
+        }
         clk_job_t jobs[MAX_THREADS];
         clk_go = 0;
         for (int i = 0; i < max_threads; i++) {
