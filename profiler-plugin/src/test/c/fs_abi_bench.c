@@ -576,6 +576,17 @@ static void measure_clocks(int max_threads) {
 
 /* ---- main ---- */
 
+static char base_dir[256];
+
+/* Ring files are 64 MiB each in /dev/shm: removed on every exit, die() included. */
+static void remove_rings(void) {
+    for (int k = 0; k < nplugins; k++) {
+        if (plugins[k].ring_path[0]) unlink(plugins[k].ring_path);
+        if (plugins[k].ring_dir[0]) rmdir(plugins[k].ring_dir);
+    }
+    if (base_dir[0]) rmdir(base_dir);
+}
+
 static void parse_list(const char* s, int* out, int* n, int max) {
     char* copy = strdup(s);
     *n = 0;
@@ -596,7 +607,6 @@ int main(int argc, char** argv) {
     const char* ring_size = NULL;
     const char* lanes = NULL;
     const char* noop = NULL;
-    char base_dir[256];
     snprintf(base_dir, sizeof base_dir, "/dev/shm/flowscope-abi-bench-%d", (int)getpid());
     for (int i = 1; i < argc; i++) {
         const char* a = argv[i];
@@ -665,6 +675,7 @@ int main(int argc, char** argv) {
     measure_clocks(max_threads);
 
     mkdir(base_dir, 0777);
+    atexit(remove_rings);
     for (int i = 0; i < nplugins; i++) init_plugin(&plugins[i], base_dir, i);
     printf("\nEvent mask from flowscope's init: 0x%x. Roles: worker 0 proxy, 1 app, 2 cuda-cb, 3+ socket.\n",
            event_mask);
@@ -750,13 +761,8 @@ int main(int argc, char** argv) {
     for (int k = 0; k < nplugins; k++) {
         plugin_t* p = &plugins[k];
         p->prof->finalize(p->ctx);
-        if (p->has_ring) {
-            fs_consumer_close(&p->consumer);
-            unlink(p->ring_path);
-        }
-        rmdir(p->ring_dir);
+        if (p->has_ring) fs_consumer_close(&p->consumer);
     }
-    rmdir(base_dir);
     for (int t = 0; t < nthreads_list * nplugins; t++) free(aggs[t].all);
     free(aggs);
     return 0;
