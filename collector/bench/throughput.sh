@@ -12,12 +12,15 @@
 #   RING_SIZE      each harness's FLOWSCOPE_RING_SIZE (default the plugin's)
 #   JOURNAL_DIR    the service's journal (default a temporary directory, removed afterwards)
 #   LOG_DIR        keep the service's and the harnesses' logs there
+#   WARMUP         seconds of the same traffic before the measured run (the JIT compiles the drain path); the
+#                  figures are then the measured run's alone
 # Prints one line of key=value figures:
 #   harness_events      the calls the harnesses made (each is a ring record or a counted drop)
 #   ring_records        records the service handed to the engines (Group records are drained, not counted)
 #   achieved_records_per_s   ring_records / SECONDS
 #   producer_drops      the rings' full / abandoned / contended counters, summed; drop_pct of what was written
 #   lag                 records published and not yet drained when the figures were read (2 s after the end)
+#   journal_bytes       the journal's size then (warm-up included)
 #   drain_cpu_s         CPU time of the drain thread over the run; drain_ns_per_record = that / ring_records,
 #                       records_per_drain_cpu_s its inverse: the rate one core of this drain would sustain
 #   service_cpu_s       CPU time of the whole service process (HTTP, GC, JIT, journal housekeeping included)
@@ -31,7 +34,7 @@ dir=$(mktemp -d /tmp/flowscope-bench.XXXXXX); mkdir -p "$dir/rings"
 journal=${JOURNAL_DIR:-$dir/journal}
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 pin "${SERVICE_CPUS:-}" $FLOWSCOPE run --ring-dir "$dir/rings" --journal-dir "$journal" --port "$port" --quiet \
-  --duration $((SECONDS_ + 30)) >"$dir/service.log" 2>&1 &
+  --duration $((SECONDS_ + ${WARMUP:-0} + 40)) >"$dir/service.log" 2>&1 &
 svc=$!
 harnesses=()
 cleanup() {
@@ -56,22 +59,30 @@ done
 [ -n "$tid" ] || { echo "no flowscope-drain thread in process $jpid" >&2; exit 1; }
 drain_ns() { cut -d' ' -f1 "/proc/$jpid/task/$tid/schedstat"; }
 proc_ticks() { awk '{print $14 + $15}' "/proc/$jpid/stat"; }
-d0=$(drain_ns); p0=$(proc_ticks)
 per=$(python3 -c "print($RATE / $PROCS)")
-for i in $(seq 1 "$PROCS"); do
-  FLOWSCOPE_RING_SIZE=${RING_SIZE:-${FLOWSCOPE_RING_SIZE:-}} pin "${HARNESS_CPUS:-}" "$NATIVE/fs_harness" \
-    --plugin "$NATIVE/libnccl-profiler-flowscope.so" --ring-dir "$dir/rings" --live "$SECONDS_" --rate "$per" \
-    >"$dir/harness-$i.log" 2>&1 &
-  harnesses+=($!)
-done
-for h in "${harnesses[@]}"; do wait "$h"; done
-harnesses=()
-sleep 2
+# PROCS harnesses at RATE in all for $1 seconds, their logs named $2-N.log
+harness_run() {
+  for i in $(seq 1 "$PROCS"); do
+    FLOWSCOPE_RING_SIZE=${RING_SIZE:-${FLOWSCOPE_RING_SIZE:-}} pin "${HARNESS_CPUS:-}" "$NATIVE/fs_harness" \
+      --plugin "$NATIVE/libnccl-profiler-flowscope.so" --ring-dir "$dir/rings" --live "$1" --rate "$per" \
+      >"$dir/$2-$i.log" 2>&1 &
+    harnesses+=($!)
+  done
+  for h in "${harnesses[@]}"; do wait "$h"; done
+  harnesses=()
+  sleep 2
+}
+metrics() { curl -s "http://127.0.0.1:$port/metrics"; }
+get() { echo "$1" | awk -v k="$2" '$1==k {printf "%d", $2}'; }
+if [ "${WARMUP:-0}" != 0 ]; then harness_run "$WARMUP" warmup; fi
+m0=$(metrics)
+d0=$(drain_ns); p0=$(proc_ticks)
+harness_run "$SECONDS_" harness
 d1=$(drain_ns); p1=$(proc_ticks)
-m=$(curl -s "http://127.0.0.1:$port/metrics")
-get() { echo "$m" | awk -v k="$1" '$1==k {printf "%d", $2}'; }
-rec=$(get flowscope_ring_records_total); drops=$(get flowscope_ring_producer_dropped_total)
-lag=$(get flowscope_ring_lag_records); jb=$(get flowscope_journal_bytes)
+m=$(metrics)
+rec=$(( $(get "$m" flowscope_ring_records_total) - $(get "$m0" flowscope_ring_records_total) ))
+drops=$(( $(get "$m" flowscope_ring_producer_dropped_total) - $(get "$m0" flowscope_ring_producer_dropped_total) ))
+lag=$(get "$m" flowscope_ring_lag_records); jb=$(get "$m" flowscope_journal_bytes)
 emitted=$(cat "$dir"/harness-*.log | grep -o 'events=[0-9]*' | cut -d= -f2 | awk '{s+=$1} END {print s+0}')
 hz=$(getconf CLK_TCK)
 python3 - "$RATE" "$SECONDS_" "$PROCS" "$emitted" "$rec" "$drops" "$lag" "$jb" "$d0" "$d1" "$p0" "$p1" "$hz" <<'PY'

@@ -9,7 +9,8 @@
 # Needs .carry/ from `deploy/gpu/make-carry.sh --collector` (Java runtime + collector jars); builds the harness
 # and the plugin with make here.
 #   deploy/gpu/service-throughput.sh [--rates "2000000 5000000 8000000"] [--procs 4] [--seconds 10] [--reps 2]
-#                                    [--service-cpus 2-3]
+#                                    [--warmup 5] [--service-cpus 2-3]
+# Each run first offers its rate for --warmup seconds (the JIT compiles the drain path), then measures.
 # Output in $OUT/service-throughput (or ./gpu-out/service-throughput): results.txt (one line of figures per run),
 # report.md (a table), machine.txt (CPU, load), logs/ (service and harness logs of each run).
 set -euo pipefail
@@ -17,6 +18,7 @@ RATES="2000000 5000000 8000000"
 PROCS=4
 SECONDS_=10
 REPS=2
+WARMUP=5
 SERVICE_CPUS=2-3
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -24,6 +26,7 @@ while [ $# -gt 0 ]; do
     --procs) PROCS=$2; shift 2 ;;
     --seconds) SECONDS_=$2; shift 2 ;;
     --reps) REPS=$2; shift 2 ;;
+    --warmup) WARMUP=$2; shift 2 ;;
     --service-cpus) SERVICE_CPUS=$2; shift 2 ;;
     *) echo "unknown option $1" >&2; exit 2 ;;
   esac
@@ -53,7 +56,8 @@ print(','.join(str(c) for c in range($last + 1) if c not in svc))")
 {
   echo "date: $(date -u +%FT%TZ)"
   echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//'), $(nproc) CPUs"
-  echo "service CPUs: $SERVICE_CPUS; harness CPUs: $HARNESS_CPUS; $PROCS harness processes; ${SECONDS_} s a run"
+  echo "service CPUs: $SERVICE_CPUS; harness CPUs: $HARNESS_CPUS; $PROCS harness processes; ${SECONDS_} s a run" \
+    "after ${WARMUP} s of warm-up"
   echo "load before: $(cut -d' ' -f1-3 /proc/loadavg)"
   echo "java: $("$JAVA" -version 2>&1 | head -1)"
   echo "commit: $(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
@@ -61,7 +65,7 @@ print(','.join(str(c) for c in range($last + 1) if c not in svc))")
 : >"$OUTDIR/results.txt"
 for rep in $(seq 1 "$REPS"); do
   for rate in $RATES; do
-    line=$(FLOWSCOPE="$WORK/flowscope" SERVICE_CPUS=$SERVICE_CPUS HARNESS_CPUS=$HARNESS_CPUS \
+    line=$(FLOWSCOPE="$WORK/flowscope" SERVICE_CPUS=$SERVICE_CPUS HARNESS_CPUS=$HARNESS_CPUS WARMUP=$WARMUP \
       LOG_DIR="$OUTDIR/logs/$rate-$rep" collector/bench/throughput.sh "$rate" "$SECONDS_" "$PROCS" 2>&1 | tail -1)
     echo "rep=$rep $line" | tee -a "$OUTDIR/results.txt"
   done
