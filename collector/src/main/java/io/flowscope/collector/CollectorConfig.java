@@ -200,6 +200,30 @@ public record CollectorConfig(
     }
 
     /**
+     * Where each key's value comes from, layered as {@link #load} layers them: {@code default}, {@code file F},
+     * {@code env NAME} or {@code the command line} (a replay asks whether the user gave the engine settings).
+     */
+    public static Map<String, String> origins(final Path file, final Map<String, String> env,
+        final Map<String, String> overrides)
+    {
+        final Map<String, String> origin = new TreeMap<>();
+        DEFAULTS.keySet().forEach(k -> origin.put(k, "default"));
+        if (file != null)
+        {
+            readFile(file).keySet().forEach(k -> origin.put(k, "file " + file));
+        }
+        for (final String key : DEFAULTS.keySet())
+        {
+            if (env.get(envName(key)) != null)
+            {
+                origin.put(key, "env " + envName(key));
+            }
+        }
+        overrides.keySet().forEach(k -> origin.put(k, "the command line"));
+        return origin;
+    }
+
+    /**
      * @param file      a YAML or JSON file, or null
      * @param env       the environment (System.getenv() in the service)
      * @param overrides key → value from the command line (highest precedence)
@@ -319,10 +343,14 @@ public record CollectorConfig(
                 new ObjectMapper(new YAMLFactory());
             root = mapper.readTree(text);
         }
+        catch (final java.nio.file.NoSuchFileException e)
+        {
+            throw new ConfigException("config: no such configuration file: " + file);
+        }
         catch (final IOException e)
         {
-            throw new ConfigException("config: cannot read " + file + ": " + e.getMessage().lines().findFirst()
-                .orElse(e.toString()));
+            throw new ConfigException("config: cannot read " + file + ": " + (e.getMessage() == null ? e.toString() :
+                e.getMessage().lines().findFirst().orElse(e.toString())));
         }
         final Map<String, String> out = new LinkedHashMap<>();
         if (root == null || root.isMissingNode() || root.isNull())

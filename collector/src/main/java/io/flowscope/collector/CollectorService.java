@@ -117,7 +117,6 @@ public final class CollectorService implements AutoCloseable
     static CollectorService start(final CollectorConfig config, final Source source,
         final Function<AnomalySink, AnomalyStage> stageFactory, final Consumer<AnomalyEvent> console) throws Exception
     {
-        LOG.info("configuration: {}", config);
         final JournalLock lock;
         try
         {
@@ -128,6 +127,8 @@ public final class CollectorService implements AutoCloseable
             source.close();
             throw e;
         }
+        // after the lock: a service that does not start says so in one line (and its configuration is not news)
+        LOG.info("configuration: {}", config);
         try
         {
             return start(config, source, stageFactory, console, lock);

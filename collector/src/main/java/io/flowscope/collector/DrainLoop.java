@@ -144,6 +144,7 @@ public final class DrainLoop
                 {
                     journal = new JournalWriter(config.journalDir(), config.journalRollCycle(),
                         config.journalMaxBytes(), TimeUnit.HOURS.toMillis(config.journalRetentionHours()));
+                    journal.engineSettings(EngineSettings.of(config), System.currentTimeMillis() * 1_000_000L);
                     pipeline.journal(journal);
                     if (source instanceof RingSource rings)
                     {

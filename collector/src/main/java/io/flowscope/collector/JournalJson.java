@@ -95,6 +95,12 @@ final class JournalJson implements TelemetryListener, JournalReader.Meta
     }
 
     @Override
+    public void onEngineSettings(final String settings)
+    {
+        emit("engineSettings", "settings", EngineSettings.parse(settings));
+    }
+
+    @Override
     public void onEnd()
     {
         emit("end");

@@ -34,7 +34,7 @@ public final class Main implements Callable<Integer>
 {
     private static final Logger LOG = LoggerFactory.getLogger(Main.class);
 
-    /** Exit code of a configuration error. */
+    /** Exit code of a bad command line (unknown option, missing or bad argument) or configuration error. */
     public static final int EXIT_CONFIG = 2;
     /** Exit code of an input that cannot be read (not a ring, not a journal). */
     public static final int EXIT_INPUT = 3;
@@ -98,27 +98,55 @@ public final class Main implements Callable<Integer>
         final CommandLine cl = new CommandLine(main);
         cl.setOut(new PrintWriter(out, true));
         cl.setErr(new PrintWriter(err, true));
+        cl.setParameterExceptionHandler(Main::badCommandLine);
         cl.setExecutionExceptionHandler((ex, cmd, parse) ->
         {
+            final String who = cmd.getCommandSpec().qualifiedName();
             if (ex instanceof CollectorConfig.ConfigException)
             {
-                cmd.getErr().println("flowscope: " + ex.getMessage());
+                cmd.getErr().println(who + ": " + ex.getMessage());
                 return EXIT_CONFIG;
             }
             if (ex instanceof io.flowscope.collector.journal.JournalLock.InUseException)
             {
-                cmd.getErr().println("flowscope: " + ex.getMessage());
+                cmd.getErr().println(who + ": " + ex.getMessage());
                 return EXIT_IN_USE;
             }
             if (ex instanceof IllegalArgumentException || ex instanceof java.io.IOException ||
                 ex instanceof java.io.UncheckedIOException)
             {
-                cmd.getErr().println("flowscope: " + ex.getMessage());
+                cmd.getErr().println(who + ": " + oneLine(ex.getMessage() != null ? ex.getMessage() : ex.toString()));
                 return EXIT_INPUT;
             }
             throw ex;
         });
         return cl.execute(args);
+    }
+
+    /**
+     * A bad command line (unknown option, missing or extra argument, a value that does not parse, an empty time
+     * range): one line on stderr, the command's name, what is wrong and where the usage is; exit {@link #EXIT_CONFIG}.
+     * Not picocli's usage dump after the error: the one line is what a reader (and a script's log) needs.
+     */
+    static int badCommandLine(final CommandLine.ParameterException ex, final String[] args)
+    {
+        final CommandLine cmd = ex.getCommandLine();
+        final String who = cmd.getCommandSpec().qualifiedName();
+        final StringBuilder line = new StringBuilder(who).append(": ").append(oneLine(ex.getMessage()));
+        if (ex instanceof CommandLine.UnmatchedArgumentException u && !u.getSuggestions().isEmpty())
+        {
+            line.append(" (did you mean ").append(String.join(" or ", u.getSuggestions())).append("?)");
+        }
+        line.append("; usage: ").append(who.startsWith("flowscope") ? "./" : "").append(who).append(" --help");
+        cmd.getErr().println(line);
+        cmd.getErr().flush();
+        return EXIT_CONFIG;
+    }
+
+    /** A message on one line (an exception's message may span several). */
+    static String oneLine(final String message)
+    {
+        return message.strip().replaceAll("\\s*\\R\\s*", " ");
     }
 
     /** Options shared by run and simulate. */
@@ -427,10 +455,15 @@ public final class Main implements Callable<Integer>
 
     @Command(name = "run", mixinStandardHelpOptions = true,
         description = {"Run the collector service (rings, or the simulator with --simulate).",
-            "Discovers and drains the rings of the ring directory on a",
-            "dedicated thread, journals the events (Chronicle Queue), runs the window engine and the anomaly",
-            "detectors, serves the REST API, the live stream, Prometheus /metrics and the live page.",
-            "With --simulate: a simulated cluster with a fault injected feeds it instead of rings."})
+            "Discovers and drains the rings of the ring directory on a dedicated thread, journals the events " +
+                "(Chronicle Queue), runs the window engine and the anomaly detectors, serves the REST API, the live " +
+                "stream, Prometheus /metrics and the live page. With --simulate: a simulated cluster with a fault " +
+                "injected feeds it instead of rings."},
+        footer = {"", "Examples:",
+            "  # a node's rings, the live page on http://127.0.0.1:7070/",
+            "  ./flowscope run --ring-dir /dev/shm/flowscope --port 7070",
+            "  # a simulated slow link for 10 s, no journal",
+            "  ./flowscope run --simulate --duration 10 --no-journal"})
     static final class Run implements Callable<Integer>
     {
         @CommandLine.Mixin
@@ -459,17 +492,22 @@ public final class Main implements Callable<Integer>
 
     @Command(name = "simulate", mixinStandardHelpOptions = true,
         description = {"Run the service fed by the cluster simulator, with faults injected.",
-            "No GPUs needed: a scenario of nodes, GPUs, channels and message size, with faults injected at",
-            "given times (built-in scenarios: " + "clean-ring-2x4, slow-link-ring-2x4-50, hang-ring-2x4; " +
-            "default: slow-link-ring-2x4-50). Open the printed URL to watch the detection live."})
+            "No GPUs needed: a scenario of nodes, GPUs, channels and message size, with faults injected at given " +
+                "times (built-in scenarios: clean-ring-2x4, slow-link-ring-2x4-50, hang-ring-2x4; default: " +
+                "slow-link-ring-2x4-50). Open the printed URL to watch the detection live."},
+        footer = {"", "Examples:",
+            "  ./flowscope simulate --scenario nodes=2,gpus=4,channels=4,size=8M,seed=1 \\",
+            "          --fault slow-link:rank=3,peer=4,fraction=0.5,at=200ms",
+            "  ./flowscope simulate --scenario hang-ring-2x4 --duration 3 \\",
+            "          --set window.periodMs=2"})
     static final class Simulate implements Callable<Integer>
     {
         @CommandLine.Mixin
         ServiceOptions opts;
 
         @Option(names = "--scenario", paramLabel = "NAME|SPEC", defaultValue = "default",
-            description = "A built-in scenario name or a spec such as " +
-                "'nodes=4,gpus=8,channels=4,size=8M,seed=1' (default: ${DEFAULT-VALUE}).")
+            description = "A built-in scenario name or a spec such as 'nodes=2,gpus=4,channels=4,size=8M,seed=1' " +
+                "(default: the default scenario, slow-link-ring-2x4-50).")
         String scenario;
 
         @Option(names = "--fault", paramLabel = "SPEC",
@@ -515,10 +553,16 @@ public final class Main implements Callable<Integer>
     }
 
     @Command(name = "replay", mixinStandardHelpOptions = true,
-        description = {"Replay a journal or a JSON-lines trace through the engines, faster than real time;",
-            "print the anomalies. The same window engine and anomaly stage as the live service, so the same",
-            "anomalies as the live run; a progress bar on stderr; --trace exports the range as Chrome /",
-            "Perfetto trace JSON. Trace format: docs/trace-format.md."})
+        description = {"Replay a journal or a JSON-lines trace through the engines, faster than real time; print the " +
+            "anomalies.",
+            "The same window engine and anomaly stage as the live service, built with the engine settings the " +
+                "journal says the live run used (window.*; said on stderr) unless --config or --set give others, so " +
+                "the same anomalies as the live run; a progress bar on stderr; --trace exports the range as Chrome / " +
+                "Perfetto trace JSON. Trace format: docs/trace-format.md."},
+        footer = {"", "Examples:",
+            "  ./flowscope replay ~/.local/state/flowscope/journal-7070 --trace trace.json",
+            "  # other engine settings than the run's:",
+            "  ./flowscope replay run.jsonl.gz --set window.periodMs=2"})
     static final class Replay implements Callable<Integer>
     {
         @Parameters(index = "0", paramLabel = "JOURNAL",
@@ -526,8 +570,13 @@ public final class Main implements Callable<Integer>
         Path journal;
 
         @Option(names = {"-c", "--config"}, paramLabel = "FILE",
-            description = "Configuration file (its window.* keys must match the live run's).")
+            description = "Configuration file; its window.* keys replace the journal's own engine settings.")
         Path config;
+
+        @Option(names = "--set", paramLabel = "KEY=VALUE",
+            description = "Override one configuration key (repeatable), e.g. --set window.periodMs=2 (the engine " +
+                "settings: window.periodMs, window.windowSize; by default the journal's own).")
+        Map<String, String> set = new LinkedHashMap<>();
 
         @Option(names = "--from", paramLabel = "NS", description = "Only events at or after this event time (ns).")
         long fromNs = Long.MIN_VALUE;
@@ -559,12 +608,18 @@ public final class Main implements Callable<Integer>
         @Override
         public Integer call() throws Exception
         {
-            checkRange(fromNs, toNs);
-            final CollectorConfig cfg = CollectorConfig.load(config, System.getenv(), Map.of());
+            checkRange(spec, fromNs, toNs);
+            // the user's configuration first: a bad key or value is said before the input is opened
+            CollectorConfig.load(config, System.getenv(), set);
             // before the progress count and the export file: a wrong path is said plainly, and nothing is written
             EventLog.open(journal).close();
             final PrintWriter out = spec.commandLine().getOut();
             final PrintStream err = parent.stderr;
+            // the engines as the live run built them: its journaled settings, unless the user gave others
+            final String journaled = io.flowscope.collector.Replay.journaledSettings(journal);
+            final EngineSettings.Choice choice = EngineSettings.choose(config, System.getenv(), set, journaled);
+            final CollectorConfig cfg = choice.config();
+            err.println("flowscope replay: " + choice.said());
             final long total = noProgress ? 0 : io.flowscope.collector.Replay.countDocuments(journal);
             final TraceExport export = trace != null ? new TraceExport(trace) : null;
             final io.flowscope.collector.Replay.Progress progress =
@@ -600,6 +655,13 @@ public final class Main implements Callable<Integer>
                 export.finish(List.copyOf(last.values()), fromNs, toNs);
                 export.close();
             }
+            if (r.engineSettings().size() > 1)
+            {
+                // a journal written on by a service restarted with another configuration
+                err.println("flowscope replay: the input holds runs with different engine settings (" +
+                    String.join("; ", r.engineSettings()) + "); all were replayed with " + EngineSettings.of(cfg) +
+                    ": the anomalies of the others may differ from their live run's");
+            }
             err.println(r.describe() + (trace == null ? "" : "; trace written to " + trace));
             out.flush();
             return damaged(err, "replay", r.corruptDocuments(), r.corruptionUnit(), tolerateCorruption);
@@ -608,9 +670,13 @@ public final class Main implements Callable<Integer>
 
     @Command(name = "inspect", mixinStandardHelpOptions = true,
         description = {"Decode a ring file, a journal directory or a JSON-lines trace to JSON lines on stdout.",
-            "A ring is drained (its consumer lock taken, its head moved): see 'ring-tool inspect'.",
-            "A journal or a trace is read, not changed: one line per entry with its batch and the batch's",
-            "wall time, in the current trace format (docs/trace-format.md; an older trace is upgraded)."})
+            "A ring is drained (its consumer lock taken, its head moved): see './flowscope stat --help'. A journal " +
+                "or a trace is read, not changed: one line per entry with its batch and the batch's wall time, in " +
+                "the current trace format (docs/trace-format.md; an older trace is upgraded). Stops when the reader " +
+                "of its output goes away ('| head')."},
+        footer = {"", "Examples:",
+            "  ./flowscope inspect ~/.local/state/flowscope/journal-7070 | head",
+            "  ./flowscope inspect /dev/shm/flowscope/flowscope-1234-0.ring --limit 10"})
     static final class Inspect implements Callable<Integer>
     {
         @Parameters(index = "0", paramLabel = "RING|JOURNAL|TRACE",
@@ -636,6 +702,9 @@ public final class Main implements Callable<Integer>
         @CommandLine.ParentCommand
         Main parent;
 
+        @CommandLine.Spec
+        CommandLine.Model.CommandSpec spec;
+
         @Override
         public Integer call()
         {
@@ -654,13 +723,15 @@ public final class Main implements Callable<Integer>
             }
             final String[] args = limit == Long.MAX_VALUE ? new String[] {"inspect", input.toString()} :
                 new String[] {"inspect", input.toString(), "--limit", Long.toString(limit)};
-            return RingTool.run(parent.stdout, parent.stderr, args);
+            // a file that is not a readable ring is unreadable input here, as a journal that does not read is
+            final int rc = RingTool.run(parent.stdout, parent.stderr, args);
+            return rc == RingTool.EXIT_BAD_RING ? EXIT_INPUT : rc;
         }
 
         /** A journal or a trace, as JSON lines of the current version (a trace of an older one is upgraded). */
         private int inspectLog()
         {
-            checkRange(fromNs != null ? fromNs : Long.MIN_VALUE, toNs != null ? toNs : Long.MAX_VALUE);
+            checkRange(spec, fromNs != null ? fromNs : Long.MIN_VALUE, toNs != null ? toNs : Long.MAX_VALUE);
             final PrintStream target = parent.stdout;
             final JournalJson json = new JournalJson(target, limit);
             try (EventLog reader = EventLog.open(input).timeRange(fromNs != null ? fromNs : Long.MIN_VALUE,
@@ -704,12 +775,13 @@ public final class Main implements Callable<Integer>
         return EXIT_DAMAGED;
     }
 
-    /** A time range the user gave: from must not be after to. */
-    static void checkRange(final long fromNs, final long toNs)
+    /** A time range the user gave: from must not be after to (a bad command line, exit {@link #EXIT_CONFIG}). */
+    static void checkRange(final CommandLine.Model.CommandSpec spec, final long fromNs, final long toNs)
     {
         if (fromNs > toNs)
         {
-            throw new IllegalArgumentException("--from " + fromNs + " is after --to " + toNs + ": an empty range");
+            throw new CommandLine.ParameterException(spec.commandLine(), "--from " + fromNs + " is after --to " + toNs +
+                ": an empty range");
         }
     }
 }

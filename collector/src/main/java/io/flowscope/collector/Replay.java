@@ -30,10 +30,12 @@ public final class Replay
      *
      * @param corruptDocuments damaged input skipped: journal batches or trace lines ({@code corruptionUnit})
      * @param failures         exceptions the engines threw on well-formed input: counted, the replay went on
+     * @param engineSettings   the distinct engine settings entries the input holds, in order (one per run that
+     *                         journaled them, when they differ)
      */
     public record Result(List<AnomalyEvent> events, long documents, long entries, long corruptDocuments,
         String lastCorruption, long firstEventNs, long lastEventNs, double seconds, String corruptionUnit,
-        IngestFailures.Counts failures, long damagedRanges, List<String> damage)
+        IngestFailures.Counts failures, long damagedRanges, List<String> damage, List<String> engineSettings)
     {
         /** Damaged ranges named in {@link #describe()} (all of them are said on stderr as they are found). */
         static final int RANGES_IN_SUMMARY = 10;
@@ -86,6 +88,67 @@ public final class Replay
             b.append(" | and ").append(ranges - shown).append(" more (each said above)");
         }
         return b.toString();
+    }
+
+    /** Batches read at most, from the start, for the run's engine settings (they are in its first batch). */
+    private static final int SETTINGS_SCAN_BATCHES = 64;
+
+    /**
+     * The engine settings entry of the first run of a journal or trace (its text), or null when it has none within
+     * its first batches (written before the entry existed): what a replay builds its engines with.
+     */
+    public static String journaledSettings(final Path journal)
+    {
+        final String[] found = {null};
+        try (EventLog reader = EventLog.open(journal))
+        {
+            final JournalReader.Meta meta = new JournalReader.Meta()
+            {
+                @Override
+                public void onEngineSettings(final String settings)
+                {
+                    if (found[0] == null)
+                    {
+                        found[0] = settings;
+                    }
+                }
+            };
+            // the input calls are not wanted here: only the metadata
+            final io.flowscope.window.TelemetryListener none = new io.flowscope.window.TelemetryListener()
+            {
+                @Override
+                public void onProxyOpStart(final long opKey, final long commHash, final int rank, final int peer,
+                    final int channel, final boolean isSend, final long timeNs)
+                {
+                }
+
+                @Override
+                public void onProxyOpStop(final long opKey, final long timeNs)
+                {
+                }
+
+                @Override
+                public void onProxyStepStart(final long stepKey, final long opKey, final int step, final long timeNs)
+                {
+                }
+
+                @Override
+                public void onProxyStepState(final long stepKey, final int state, final long transSize,
+                    final long timeNs)
+                {
+                }
+
+                @Override
+                public void onProxyStepStop(final long stepKey, final long timeNs)
+                {
+                }
+            };
+            for (int i = 0; i < SETTINGS_SCAN_BATCHES && found[0] == null && reader.read(none, meta, 1) > 0; i++)
+            {
+                // reading
+            }
+        }
+        return found[0];
     }
 
     /**
@@ -179,8 +242,18 @@ public final class Replay
             // One document is one batch of the live run: the anomaly stage is told the hosts' times after each,
             // as the live drain loop told it, so that the replay judges at the same instants (coarser batches
             // miss a hang that the live run named).
+            final List<String> settings = new java.util.ArrayList<>();
             final JournalReader.Meta meta = new JournalReader.Meta()
             {
+                @Override
+                public void onEngineSettings(final String text)
+                {
+                    if (!settings.contains(text))
+                    {
+                        settings.add(text);
+                    }
+                }
+
                 @Override
                 public void onEnd()
                 {
@@ -205,7 +278,8 @@ public final class Replay
             in.pipeline.finish();
             return new Result(in.history(), reader.documents(), reader.entries(), reader.corruptDocuments(),
                 reader.lastCorruption(), reader.firstEventNs(), reader.lastEventNs(), (System.nanoTime() - start) / 1e9,
-                reader.corruptionUnit(), failures.counts(), reader.damagedRanges(), reader.damage());
+                reader.corruptionUnit(), failures.counts(), reader.damagedRanges(), reader.damage(),
+                List.copyOf(settings));
         }
     }
 

@@ -90,7 +90,7 @@ class JournalOwnerTest
             final String err = Files.readString(errFile);
             assertThat(exited).as("the second service exited: " + err).isTrue();
             assertThat(second.exitValue()).as(err).isEqualTo(Main.EXIT_IN_USE);
-            final List<String> lines = err.lines().filter(l -> l.startsWith("flowscope: ")).toList();
+            final List<String> lines = err.lines().filter(l -> l.startsWith("flowscope run: ")).toList();
             assertThat(lines).singleElement().asString().contains("the journal directory " + journal,
                 "in use by another flowscope service (pid " + pid + " host ", "--journal-dir");
             assertThat(err).doesNotContain("Exception", "\tat ");

@@ -154,7 +154,7 @@ class MainTest
         for (final String command : new String[] {"replay", "inspect"})
         {
             final Result r = run(command, trace.toString(), "--from", "10", "--to", "5");
-            assertThat(r.rc).as(command).isEqualTo(Main.EXIT_INPUT);
+            assertThat(r.rc).as(command).isEqualTo(Main.EXIT_CONFIG);
             assertThat(r.err).as(command).contains("--from 10 is after --to 5");
             assertThat(r.out).as(command).isEmpty();
         }

@@ -217,7 +217,7 @@ class TraceFormatTest
         {
             final TraceReplayTest.Result r = TraceReplayTest.main("replay", e.getKey(), "--no-progress");
             assertThat(r.rc()).as(e.getKey()).isEqualTo(Main.EXIT_INPUT);
-            assertThat(r.err()).as(e.getKey()).startsWith("flowscope: ").contains(e.getValue(), e.getKey())
+            assertThat(r.err()).as(e.getKey()).startsWith("flowscope replay: ").contains(e.getValue(), e.getKey())
                 .doesNotContain("Exception", "\tat ");
             assertThat(r.out()).isEmpty();
         }

@@ -100,7 +100,9 @@ class TraceReplayTest
     /** "replay: N batches, M entries in" of the summary line. */
     private static String counts(final Result r)
     {
-        final String s = r.err.substring(r.err.indexOf("replay: "));
+        // the summary line (not the engine settings line before it, nor the progress bar's)
+        final String s = r.err.lines().filter(l -> l.startsWith("replay: ") && l.contains(" entries in ")).findFirst()
+            .orElseThrow(() -> new AssertionError("no summary line in: " + r.err));
         return s.substring(0, s.indexOf(" in "));
     }
 

@@ -80,6 +80,12 @@ public final class JournalFormat
      * knows the rank's process and GPU when it names a culprit, as the live run did.
      */
     public static final byte RING_COMM = 25;
+    /**
+     * The engine settings the run's engines used (string: {@code key=value} pairs separated by spaces, the
+     * configuration's keys, e.g. {@code window.periodMs=1 window.windowSize=8}): written first in each run's journal,
+     * so that a replay builds its engines as the live run did (issue #16). Journals written before have none.
+     */
+    public static final byte ENGINE_SETTINGS = 26;
 
     /** Bit 63 of a document's first long: the document is format 2 (index and checksum follow). */
     public static final long FORMAT2 = 1L << 63;

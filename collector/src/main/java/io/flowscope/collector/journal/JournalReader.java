@@ -55,6 +55,11 @@ public final class JournalReader extends EventLogCounts
         {
         }
 
+        /** The run's engine settings ({@link JournalFormat#ENGINE_SETTINGS}): {@code key=value} pairs, spaced. */
+        default void onEngineSettings(final String settings)
+        {
+        }
+
         /** The live run ended its input here ({@link JournalFormat#END}): its engines' periods ended early. */
         default void onEnd()
         {
@@ -691,7 +696,7 @@ public final class JournalReader extends EventLogCounts
         return switch (type)
         {
             case JournalFormat.RING_ATTACH, JournalFormat.RING_COMM, JournalFormat.RING_DETACH -> 2;
-            case JournalFormat.ANOMALY, JournalFormat.SOURCE -> 1;
+            case JournalFormat.ANOMALY, JournalFormat.SOURCE, JournalFormat.ENGINE_SETTINGS -> 1;
             default -> 0;
         };
     }
@@ -882,6 +887,7 @@ public final class JournalReader extends EventLogCounts
                         busId == null ? "" : busId);
                 }
                 case JournalFormat.SOURCE -> meta.onSource(b.readUtf8());
+                case JournalFormat.ENGINE_SETTINGS -> meta.onEngineSettings(b.readUtf8());
                 case JournalFormat.END -> meta.onEnd();
                 default -> throw new IllegalStateException("unreachable");
             }
@@ -907,7 +913,7 @@ public final class JournalReader extends EventLogCounts
             case JournalFormat.RING_COMM -> 8 + 4 + 8 + 4 + 4 + 4 + 2;
             case JournalFormat.RING_DETACH -> 4 + 2;
             case JournalFormat.ANOMALY -> 8 + 1 + 1;
-            case JournalFormat.SOURCE -> 1;
+            case JournalFormat.SOURCE, JournalFormat.ENGINE_SETTINGS -> 1;
             case JournalFormat.END -> 0;
             default -> -1;
         };

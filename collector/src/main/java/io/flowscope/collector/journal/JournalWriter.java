@@ -787,6 +787,21 @@ public final class JournalWriter implements TelemetryListener, AutoCloseable
         }
     }
 
+    /**
+     * The run's engine settings (see {@link JournalFormat#ENGINE_SETTINGS}), first in each run's journal and in a batch
+     * of their own (flushed here; call before anything else is written): a reader from before the entry type skips
+     * that batch alone.
+     */
+    public void engineSettings(final String settings, final long wallNowNs)
+    {
+        if (open())
+        {
+            batch.writeByte(JournalFormat.ENGINE_SETTINGS);
+            batch.writeUtf8(settings);
+        }
+        flush(wallNowNs);
+    }
+
     // ---- TelemetryListener ----------------------------------------------------------------------------------
 
     @Override

@@ -288,6 +288,7 @@ public final class TraceReader extends EventLogCounts
                 case "anomaly" -> meta.onAnomaly(hex(o, "id"), "opened".equals(o.path("state").asText()),
                     o.path("summary").asText(""));
                 case "source" -> meta.onSource(o.path("spec").asText(""));
+                case "engineSettings" -> meta.onEngineSettings(settings(o));
                 case "end" -> meta.onEnd();
                 default ->
                 {
@@ -301,6 +302,29 @@ public final class TraceReader extends EventLogCounts
         {
             corrupt("line " + lineNumber + " (" + type + "): " + e.getMessage());
         }
+    }
+
+    /** An engineSettings line's {@code settings} object as the journal entry's text: {@code key=value}, spaced. */
+    private static String settings(final JsonNode o)
+    {
+        final JsonNode v = o.get("settings");
+        if (v == null || !v.isObject())
+        {
+            throw new IllegalArgumentException("missing or non-object \"settings\"");
+        }
+        final StringBuilder b = new StringBuilder();
+        for (final java.util.Iterator<java.util.Map.Entry<String, JsonNode>> it = v.fields(); it.hasNext(); )
+        {
+            final java.util.Map.Entry<String, JsonNode> e = it.next();
+            if (!e.getValue().isValueNode() || e.getKey().isEmpty() || e.getKey().contains("=") ||
+                e.getKey().contains(" ") || e.getValue().asText().contains(" "))
+            {
+                throw new IllegalArgumentException("\"settings\" holds a value that is not a plain key and value: " +
+                    e.getKey());
+            }
+            b.append(b.length() == 0 ? "" : " ").append(e.getKey()).append('=').append(e.getValue().asText());
+        }
+        return b.toString();
     }
 
     private static long num(final JsonNode o, final String field)

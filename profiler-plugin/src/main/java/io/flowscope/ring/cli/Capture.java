@@ -116,7 +116,7 @@ public final class Capture implements Callable<Integer>
         final long start = System.nanoTime();
         final long end = durationSeconds > 0 ? start + (long)(durationSeconds * 1e9) : Long.MAX_VALUE;
         long idleSince = start;
-        try (RingDirectory rings = RingDirectory.builder(directory).deleteDrained(false).listener(listener).build())
+        try (RingDirectory rings = RingDirectory.builder(RingTool.existingDirectory(directory)).deleteDrained(false).listener(listener).build())
         {
             final IdleStrategy idle = new BackoffIdleStrategy(1, 1, 1_000, TimeUnit.MILLISECONDS.toNanos(1));
             while (!stopRequested && System.nanoTime() - end < 0)

@@ -48,8 +48,13 @@ import picocli.CommandLine.Parameters;
     subcommands = {RingTool.Stat.class, RingTool.Inspect.class, RingTool.Tail.class, Capture.class, CommandLine.HelpCommand.class})
 public final class RingTool implements Callable<Integer>
 {
-    /** Exit code of a file that is not a readable ring, or held by another consumer. */
+    /**
+     * Exit code of a file that is not a readable ring (missing, garbage), a ring directory that does not exist, a ring
+     * held by another consumer, and of a bad command line (picocli's usage code).
+     */
     public static final int EXIT_BAD_RING = 2;
+    /** Exit code of another I/O error. */
+    public static final int EXIT_IO = 1;
 
     @CommandLine.Spec
     CommandLine.Model.CommandSpec spec;
@@ -71,17 +76,42 @@ public final class RingTool implements Callable<Integer>
         final CommandLine commandLine = new CommandLine(new RingTool());
         commandLine.setOut(new PrintWriter(out, true));
         commandLine.setErr(new PrintWriter(err, true));
+        // every error is one line on stderr (no usage dump, no stack trace) and a non-zero exit
+        commandLine.setParameterExceptionHandler((ex, arguments) ->
+        {
+            final CommandLine cmd = ex.getCommandLine();
+            final StringBuilder line = new StringBuilder(cmd.getCommandSpec().qualifiedName()).append(": ")
+                .append(ex.getMessage().strip().replaceAll("\\s*\\R\\s*", " "));
+            if (ex instanceof CommandLine.UnmatchedArgumentException u && !u.getSuggestions().isEmpty())
+            {
+                line.append(" (did you mean ").append(String.join(" or ", u.getSuggestions())).append("?)");
+            }
+            cmd.getErr().println(line.append("; usage: --help"));
+            cmd.getErr().flush();
+            return EXIT_BAD_RING;
+        });
         commandLine.setExecutionExceptionHandler((ex, cmd, parseResult) ->
         {
+            final String who = cmd.getCommandSpec().qualifiedName();
             if (ex instanceof RingFormatException || ex instanceof RingLockedException)
             {
                 cmd.getErr().println("ring-tool: " + ex.getMessage());
                 return EXIT_BAD_RING;
             }
+            if (ex instanceof java.nio.file.NoSuchFileException missing)
+            {
+                cmd.getErr().println(who + ": no such file: " + missing.getFile());
+                return EXIT_BAD_RING;
+            }
+            if (ex instanceof NoSuchDirectory missing)
+            {
+                cmd.getErr().println(who + ": " + missing.getMessage());
+                return EXIT_BAD_RING;
+            }
             if (ex instanceof IOException)
             {
-                cmd.getErr().println("ring-tool: " + ex);
-                return 1;
+                cmd.getErr().println(who + ": " + (ex.getClass() == IOException.class ? ex.getMessage() : ex));
+                return EXIT_IO;
             }
             throw ex;
         });
@@ -89,6 +119,26 @@ public final class RingTool implements Callable<Integer>
         out.flush();
         err.flush();
         return code;
+    }
+
+    /** A ring directory that is not there: said, not waited for (a mistyped path would wait forever). */
+    static final class NoSuchDirectory extends IOException
+    {
+        NoSuchDirectory(final Path dir)
+        {
+            super("no such ring directory: " + dir + " (the plugin creates it with its first ring: start the job " +
+                "first, or create it)");
+        }
+    }
+
+    /** The ring directory a command follows, which must exist. */
+    static Path existingDirectory(final Path dir) throws NoSuchDirectory
+    {
+        if (!java.nio.file.Files.isDirectory(dir))
+        {
+            throw new NoSuchDirectory(dir);
+        }
+        return dir;
     }
 
     /** A communicator's CUDA device as {@code stat} prints it: "1 (0000:19:00.0)", "unknown". */
@@ -127,6 +177,10 @@ public final class RingTool implements Callable<Integer>
 
         public Integer call() throws IOException
         {
+            if (java.nio.file.Files.isDirectory(ring))
+            {
+                throw new RingFormatException.NotARing(ring, "a directory, not a ring file (to follow its rings: tail)");
+            }
             try (FileChannel channel = FileChannel.open(ring, StandardOpenOption.READ))
             {
                 final long size = channel.size();
@@ -372,7 +426,7 @@ public final class RingTool implements Callable<Integer>
                     spec.commandLine().getErr().printf("ignored %s: %s%n", path, reason);
                 }
             };
-            final RingDirectory rings = RingDirectory.builder(directory)
+            final RingDirectory rings = RingDirectory.builder(existingDirectory(directory))
                 .scanInterval(scanMs, TimeUnit.MILLISECONDS)
                 .staleTimeout(staleMs, TimeUnit.MILLISECONDS)
                 .deleteDrained(!keepFiles)
