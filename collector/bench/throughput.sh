@@ -44,14 +44,20 @@ cleanup() {
   rm -rf "$dir"
 }
 trap cleanup EXIT
+# HTTP through python3 (a GPU host may have no curl): the body of a 200, else nothing and a failure
+http_get() {
+  python3 -c 'import sys, urllib.request
+try: sys.stdout.write(urllib.request.urlopen(sys.argv[1], timeout=10).read().decode())
+except Exception: sys.exit(1)' "http://127.0.0.1:$port$1"
+}
 for _ in $(seq 1 600); do
-  curl -sf "http://127.0.0.1:$port/api/health/ready" >/dev/null && break
+  http_get /api/health/ready >/dev/null && break
   kill -0 "$svc" 2>/dev/null || { cat "$dir/service.log" >&2; exit 1; }
   sleep 0.2
 done
 # the service's java process (flowscope execs java; a wrapper may fork it) and its drain thread
 jpid=$svc
-child=$(pgrep -P "$svc" java | head -1 || true); [ -n "$child" ] && jpid=$child
+if command -v pgrep >/dev/null; then child=$(pgrep -P "$svc" java | head -1 || true); [ -n "$child" ] && jpid=$child; fi
 tid=
 for t in /proc/"$jpid"/task/*; do
   [ "$(cat "$t/comm" 2>/dev/null)" = flowscope-drain ] && tid=${t##*/}
@@ -72,7 +78,7 @@ harness_run() {
   harnesses=()
   sleep 2
 }
-metrics() { curl -s "http://127.0.0.1:$port/metrics"; }
+metrics() { http_get /metrics; }
 get() { echo "$1" | awk -v k="$2" '$1==k {printf "%d", $2}'; }
 if [ "${WARMUP:-0}" != 0 ]; then harness_run "$WARMUP" warmup; fi
 m0=$(metrics)
