@@ -303,6 +303,12 @@ class ServiceTest
                 {
                     meta[0]++;
                 }
+
+                @Override
+                public void onEngineSettings(final String settings)
+                {
+                    meta[0]++;
+                }
             }, 1000) > 0)
             {
                 // count
