@@ -47,6 +47,7 @@ for rep in $(seq 1 "$REPS"); do
         timeout -k 10 "${RUN_TIMEOUT:-400}" torchrun --standalone --nproc_per_node="$GPUS" --master_port=$PORT \
         "$HERE/paired_overhead.py" --collectives "${COLLS:-all_reduce,all_gather,reduce_scatter,sendrecv}" \
         --min-size "${MIN_SIZE:-1K}" --max-size "$maxsize" --point-seconds "${POINT_SECONDS:-2}" \
+        --min-trials "${MIN_TRIALS:-8}" --max-iters "${MAX_ITERS:-1000}" \
         --label "$name" --out "$OUTDIR/$name.json" 2>"$OUTDIR/$name.err" || { echo "!! $name failed"; tail -5 "$OUTDIR/$name.err"; }
       echo "   $(( $(date +%s) - t0 )) s; ring: $(du -sh "$ringdir" | cut -f1)"
       rm -rf "$ringdir"

@@ -96,7 +96,9 @@ def main():
                 for _ in range(3):
                     coll.run()
             times = {True: [], False: []}
+            host = {True: [], False: []}
             pairs = []
+            host_pairs = []
             point_start = time.time()
             trial = 0
             while trial < args.max_trials:
@@ -112,15 +114,22 @@ def main():
                         raise SystemExit(f"mask switch failed: wanted {'on' if on else 'off'}, NCCL mask {mask}")
                     start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
                     start.record()
+                    host0 = time.perf_counter()
                     for _ in range(iters):
                         coll.run()
+                    host1 = time.perf_counter()
                     stop.record()
                     torch.cuda.synchronize()
-                    t = torch.tensor([start.elapsed_time(stop) / 1000.0 / iters], dtype=torch.float64, device=device)
+                    # GPU time of the batch (slowest rank) and the host's enqueue time per operation (slowest rank):
+                    # in the launch-bound range the second is what the plugin's callbacks add to.
+                    t = torch.tensor([start.elapsed_time(stop) / 1000.0 / iters, (host1 - host0) / iters],
+                                     dtype=torch.float64, device=device)
                     dist.all_reduce(t, op=dist.ReduceOp.MAX)
-                    got[on] = t.item()
+                    got[on] = t[0].item()
+                    host[on].append(t[1].item())
                     times[on].append(got[on])
                 pairs.append(got[True] / got[False] - 1.0)
+                host_pairs.append(host[True][-1] - host[False][-1])
                 trial += 1
             q1, med, q3 = quartiles(pairs)
             t_on, t_off = statistics.median(times[True]), statistics.median(times[False])
@@ -130,11 +139,16 @@ def main():
                             "busbw_gbs_off": coll.bytes / t_off / 1e9 * coll.factor,
                             "change_median": med, "change_q1": q1, "change_q3": q3,
                             "change_iqm": interquartile_mean(pairs),
+                            "host_us_on": statistics.median(host[True]) * 1e6,
+                            "host_us_off": statistics.median(host[False]) * 1e6,
+                            "host_added_us_iqm": interquartile_mean(host_pairs) * 1e6,
+                            "host_added_us_median": statistics.median(host_pairs) * 1e6,
                             "changes": pairs})
             if rank == 0:
                 print(f"{name:15s} {coll.bytes:>11d} B  off {t_off * 1e6:10.1f} us  on {t_on * 1e6:10.1f} us  "
                       f"change median {100 * med:+6.2f} % [{100 * q1:+.2f} .. {100 * q3:+.2f}] "
-                      f"iqm {100 * interquartile_mean(pairs):+6.2f} %  ({len(pairs)} pairs)",
+                      f"iqm {100 * interquartile_mean(pairs):+6.2f} %  host/op {statistics.median(host[False]) * 1e6:.2f} us "
+                      f"{interquartile_mean(host_pairs) * 1e6:+.3f} us  ({len(pairs)} pairs)",
                       flush=True)
             del coll
     set_state(True)
