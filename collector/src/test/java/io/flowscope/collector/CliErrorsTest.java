@@ -116,6 +116,26 @@ class CliErrorsTest
         assertThat(failures).as(String.join("\n\n", failures)).isEmpty();
     }
 
+    /** {@code ./flowscope COMMAND --help} of every command: usage on stdout, exit 0 (harness-demo's crashed once). */
+    @Test
+    void shouldShowTheHelpOfEveryCommandThroughTheLauncher() throws Exception
+    {
+        final List<String> failures = new ArrayList<>();
+        for (final String command : List.of("", "help", "demo", "run", "simulate", "replay", "inspect", "harness-demo",
+            "stat", "tail", "capture"))
+        {
+            final String args = command.equals("help") ? "help" : (command + " --help").strip();
+            final Ran r = Launcher.run(Launcher.FLOWSCOPE + " " + args, tmp, Launcher.environment(tmp),
+                Duration.ofSeconds(60), null);
+            if (r.rc() != 0 || !r.err().isEmpty() || !r.out().contains(command.isEmpty() || command.equals("help") ?
+                "harness-demo [SECONDS]" : command.equals("demo") ? "--simulate" : command))
+            {
+                failures.add(r.both());
+            }
+        }
+        assertThat(failures).as(String.join("\n\n", failures)).isEmpty();
+    }
+
     @Test
     void shouldSayInOneLineThatAnotherServiceHoldsTheJournal() throws Exception
     {
