@@ -66,7 +66,8 @@ public record ApiQuery(long from, long to, Long comm, Integer rank, Integer peer
     }
 
     /**
-     * Refuses a parameter {@code route} does not take ({@code allowed}) and one given more than once.
+     * Refuses a parameter {@code route} does not take ({@code allowed}) and one given more than once (but a list,
+     * named {@code ...[]}).
      *
      * @throws BadRequest with reason unknown or repeated parameter
      */
@@ -80,7 +81,8 @@ public record ApiQuery(long from, long to, Long comm, Integer rank, Integer peer
                     shown(name) + "' " + (allowed.isEmpty() ? "(" + route + " takes none)" :
                     "(" + route + " takes: " + String.join(", ", new TreeSet<>(allowed)) + ")"));
             }
-            if (params.getAll(name).size() > 1)
+            // a name ending in [] is a list by convention (/metrics' name[], as the Prometheus exporters take it)
+            if (params.getAll(name).size() > 1 && !name.endsWith("[]"))
             {
                 throw new BadRequest(HttpRejections.Reason.REPEATED_PARAMETER, "query parameter '" +
                     shown(name) + "' given more than once");

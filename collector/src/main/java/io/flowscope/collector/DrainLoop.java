@@ -48,6 +48,8 @@ public final class DrainLoop
     private volatile long recoveredEntries;
     private Thread thread;
     private ServiceSinks sinks;
+    /** /metrics' per-link, per-QP and collective counters, on this thread; a view of them in each Stats. */
+    private final TrafficCounters traffic = new TrafficCounters();
 
     public DrainLoop(final CollectorConfig config, final Source source,
         final Function<AnomalySink, AnomalyStage> stageFactory, final Consumer<AnomalyEvent> anomalyListener)
@@ -161,9 +163,15 @@ public final class DrainLoop
                     LOG.error("{}; serving live data without a journal", journalFailure);
                 }
             }
+            // /metrics' traffic counters count the live run (after the catch-up), as the sinks do
             if (sinks != null && !sinks.isEmpty())
             {
-                pipeline.tap(sinks, sinks);
+                pipeline.tap(s -> { traffic.onSummary(s); sinks.onSummary(s); },
+                    c -> { traffic.onCollective(c); sinks.onCollective(c); });
+            }
+            else
+            {
+                pipeline.tap(traffic, traffic);
             }
             // the API serves what the catch-up rebuilt from the moment the service is ready, not from the loop's
             // first publish (a request right after start saw an empty snapshot)
@@ -311,6 +319,6 @@ public final class DrainLoop
         return new Stats(p.events(), rate, rf.records(), rf.attached(), rf.corrupt(), rf.producerDrops(), rf.lag(),
             engineDrops, journal != null ? journal.bytesOnDisk() : 0, journal != null ? journal.entriesWritten() : 0,
             journal != null ? journal.entriesDropped() : 0, jf, System.currentTimeMillis() - lastIterationMs,
-            p.summaries(), open, source.describe(), p.failures().counts(), rf.producers());
+            p.summaries(), open, source.describe(), p.failures().counts(), rf.producers(), traffic.publish(e));
     }
 }

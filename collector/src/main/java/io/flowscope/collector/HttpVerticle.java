@@ -57,9 +57,9 @@ public final class HttpVerticle extends VerticleBase
     private final Supplier<Snapshot> snapshots;
     private final Supplier<Map<String, Object>> health;
     private final SecurityConfig security;
-    private final Supplier<String> extraMetrics;
     private final Set<HttpServerResponse> streams = ConcurrentHashMap.newKeySet();
     private final HttpRejections rejections = new HttpRejections();
+    private final Metrics metrics;
     private HttpServer server;
     private long timer = -1;
     /** Host names for the page (the source's), and the ring directory it watches (null: not rings). */
@@ -74,19 +74,19 @@ public final class HttpVerticle extends VerticleBase
 
     /**
      * @param security     token, TLS and request limits
-     * @param extraMetrics more Prometheus text appended to /metrics (the sinks' counters)
+     * @param extraMetrics more Prometheus text served in /metrics (the sinks' and the fleet's counters: {@link Metrics})
      */
     public HttpVerticle(final String host, final int port, final long streamIntervalMs,
         final Supplier<Snapshot> snapshots, final Supplier<Map<String, Object>> health, final SecurityConfig security,
         final Supplier<String> extraMetrics)
     {
         this.security = security;
-        this.extraMetrics = extraMetrics;
         this.host = host;
         this.port = port;
         this.streamIntervalMs = streamIntervalMs;
         this.snapshots = snapshots;
         this.health = health;
+        this.metrics = new Metrics(snapshots, () -> this.hostNames, rejections, extraMetrics);
     }
 
     /**
@@ -134,7 +134,7 @@ public final class HttpVerticle extends VerticleBase
         // ?token= is how a browser's EventSource authenticates (TokenAuth reads it)
         route(router, "/api/stream", Set.of("token"), this::stream);
         route(router, "/api/live", ApiQuery.NONE, ctx -> json(ctx, 200, live(snapshots.get())));
-        route(router, "/metrics", ApiQuery.NONE, this::metrics);
+        route(router, "/metrics", Set.of("name[]"), this::metrics);
         router.route("/api/*").handler(ctx -> reject(ctx, HttpRejections.Reason.NOT_FOUND,
             "no such route: " + ctx.request().path()));
         // the live page's static files: any query is the page's own state, not an API parameter; names of plain
@@ -675,9 +675,25 @@ public final class HttpVerticle extends VerticleBase
         json(ctx, ready ? 200 : 503, Map.of("ready", ready));
     }
 
+    /**
+     * The Prometheus client library's scrape, in the format the scraper's Accept asks for ({@link Metrics}); off the
+     * event loop (the JVM's metrics read MXBeans).
+     */
     private void metrics(final RoutingContext ctx)
     {
-        ctx.response().putHeader("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
-            .end(Metrics.render(snapshots.get()) + extraMetrics.get() + rejections.render());
+        final String accept = ctx.request().getHeader("Accept");
+        final List<String> names = ctx.queryParam("name[]");
+        vertx.executeBlocking(() -> metrics.scrape(accept, names)).onComplete(r ->
+        {
+            if (r.succeeded())
+            {
+                ctx.response().putHeader("Content-Type", r.result().contentType())
+                    .end(io.vertx.core.buffer.Buffer.buffer(r.result().body()));
+            }
+            else
+            {
+                ctx.fail(r.cause());
+            }
+        });
     }
 }

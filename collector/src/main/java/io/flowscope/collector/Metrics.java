@@ -1,88 +1,273 @@
 package io.flowscope.collector;
 
-import io.flowscope.anomaly.Anomaly;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.function.LongFunction;
+import java.util.function.Predicate;
+import java.util.function.Supplier;
 
-/** Prometheus text exposition (version 0.0.4) of a {@link Snapshot}. */
+import io.prometheus.metrics.core.metrics.Info;
+import io.prometheus.metrics.expositionformats.ExpositionFormatWriter;
+import io.prometheus.metrics.expositionformats.ExpositionFormats;
+import io.prometheus.metrics.instrumentation.jvm.JvmMetrics;
+import io.prometheus.metrics.model.registry.MultiCollector;
+import io.prometheus.metrics.model.registry.PrometheusRegistry;
+import io.prometheus.metrics.model.snapshots.CounterSnapshot;
+import io.prometheus.metrics.model.snapshots.CounterSnapshot.CounterDataPointSnapshot;
+import io.prometheus.metrics.model.snapshots.GaugeSnapshot;
+import io.prometheus.metrics.model.snapshots.GaugeSnapshot.GaugeDataPointSnapshot;
+import io.prometheus.metrics.model.snapshots.Labels;
+import io.prometheus.metrics.model.snapshots.MetricSnapshot;
+import io.prometheus.metrics.model.snapshots.MetricSnapshots;
+
+/**
+ * {@code /metrics} through the Prometheus Java client library: one registry per HTTP server holding the service's
+ * families ({@link ServiceMetrics}, read from the latest snapshot at scrape time), the HTTP server's refusals, the
+ * JVM's metrics (instrumentation-jvm), {@code flowscope_build_info}, and what components beside the service still
+ * render as text (the sinks' and the fleet's counters: {@link #fromText}). The format is the one the scraper's
+ * {@code Accept} asks for, as the library negotiates it (OpenMetrics for Prometheus, text 0.0.4 otherwise).
+ */
 public final class Metrics
 {
-    private Metrics()
+    private static final ExpositionFormats FORMATS = ExpositionFormats.init();
+
+    private final PrometheusRegistry registry = new PrometheusRegistry();
+
+    /**
+     * @param snapshots  the latest published snapshot
+     * @param hostNames  host names by id (the source's), or null
+     * @param rejections the HTTP server's refusals
+     * @param extraText  Prometheus text 0.0.4 of components that render their own (sinks, fleet)
+     */
+    public Metrics(final Supplier<Snapshot> snapshots, final Supplier<LongFunction<String>> hostNames,
+        final HttpRejections rejections, final Supplier<String> extraText)
+    {
+        registry.register(nonEmpty(new ServiceMetrics(snapshots, hostNames)));
+        registry.register(nonEmpty(() -> rejections(rejections)));
+        registry.register(nonEmpty(() -> fromText(extraText.get())));
+        JvmMetrics.builder().register(registry);
+        final Info build = Info.builder().name("flowscope_build_info")
+            .help("The collector's version and the Java runtime it runs on").labelNames("version", "java_version")
+            .register(registry);
+        build.setLabelValues(version(), System.getProperty("java.version", ""));
+    }
+
+    /** A body and its content type. */
+    public record Exposition(String contentType, byte[] body)
     {
     }
 
-    public static String render(final Snapshot s)
+    /**
+     * One scrape in the format {@code accept} asks for; {@code names} the families asked for by name ({@code
+     * name[]} parameters: empty for all).
+     */
+    public Exposition scrape(final String accept, final List<String> names)
     {
-        final Stats st = s.stats();
-        final StringBuilder b = new StringBuilder(4096);
-        counter(b, "flowscope_events_total", "Engine input events since start", st.eventsTotal());
-        gauge(b, "flowscope_ingest_events_per_second", "Engine input events per second over the last interval",
-            st.eventsPerSecond());
-        counter(b, "flowscope_ring_records_total", "Ring records handed to the engines", st.ringRecordsTotal());
-        gauge(b, "flowscope_rings_attached", "Rings attached now", st.ringsAttached());
-        counter(b, "flowscope_ring_corrupt_records_total", "Ring records skipped as corrupt (checksum, sequence)",
-            st.ringCorrupt());
-        counter(b, "flowscope_ring_producer_dropped_total", "Records the producers dropped (full, abandoned, contended)",
-            st.ringProducerDrops());
-        gauge(b, "flowscope_ring_lag_records", "Records published and not yet drained", st.ringLagRecords());
-        producers(b, st.producers(), System.currentTimeMillis());
-        counter(b, "flowscope_engine_dropped_total", "Window-engine table-full drops", st.engineDrops());
-        gauge(b, "flowscope_drain_loop_lag_ms", "Age of the drain loop's last iteration at the snapshot",
-            st.drainLoopLagMs());
-        gauge(b, "flowscope_snapshot_age_ms", "Age of the snapshot served",
-            Math.max(0, System.currentTimeMillis() - s.wallMs()));
-        gauge(b, "flowscope_journal_bytes", "Journal size on disk", st.journalBytes());
-        counter(b, "flowscope_journal_entries_total", "Entries journaled", st.journalEntries());
-        counter(b, "flowscope_journal_dropped_total", "Entries not journaled (journal stopped)", st.journalDropped());
-        gauge(b, "flowscope_journal_up", "1 while the journal is written", st.journalFailure() == null ? 1 : 0);
-        counter(b, "flowscope_summaries_total", "Flow summaries emitted by the window engine", st.summariesTotal());
-        gauge(b, "flowscope_anomalies_open", "Anomalies open now", st.anomaliesOpen());
-        b.append("# HELP flowscope_ingest_failures_total Exceptions caught while handling input, by stage " +
-            "(counted and skipped: ingest went on)\n");
-        b.append("# TYPE flowscope_ingest_failures_total counter\n");
-        for (final IngestFailures.Stage stage : IngestFailures.Stage.values())
+        final ExpositionFormatWriter writer = FORMATS.findWriter(accept);
+        final Predicate<String> filter = names.isEmpty() ? n -> true : names::contains;
+        final ByteArrayOutputStream out = new ByteArrayOutputStream(16_384);
+        try
         {
-            b.append("flowscope_ingest_failures_total{stage=\"").append(stage.label()).append("\"} ")
-                .append(st.failures().of(stage)).append('\n');
+            writer.write(out, registry.scrape(filter));
         }
-        b.append("# HELP flowscope_anomaly_open An open anomaly (1) by kind and culprit\n");
-        b.append("# TYPE flowscope_anomaly_open gauge\n");
-        for (final Anomaly a : s.anomalies())
+        catch (final IOException e)
         {
-            if (a.isOpen())
+            throw new UncheckedIOException(e);
+        }
+        return new Exposition(writer.getContentType(), out.toByteArray());
+    }
+
+    /** The scrape as Prometheus text 0.0.4 (tests, tools). */
+    public String text()
+    {
+        return new String(scrape("text/plain; version=0.0.4", List.of()).body(),
+            java.nio.charset.StandardCharsets.UTF_8);
+    }
+
+    PrometheusRegistry registry()
+    {
+        return registry;
+    }
+
+    static String version()
+    {
+        try (InputStream in = Metrics.class.getResourceAsStream("build-info.properties"))
+        {
+            if (in != null)
             {
-                b.append("flowscope_anomaly_open{kind=\"").append(a.kind()).append("\",comm=\"")
-                    .append(FlowRow.hex(a.culprit().commHash())).append("\",rank=\"").append(a.culprit().rank())
-                    .append("\",peer=\"").append(a.culprit().peer()).append("\",severity=\"").append(a.severity())
-                    .append("\"} 1\n");
+                final Properties p = new Properties();
+                p.load(in);
+                final String v = p.getProperty("version", "");
+                if (!v.isEmpty() && !v.startsWith("${"))
+                {
+                    return v;
+                }
             }
         }
-        b.append("# HELP flowscope_link_bandwidth_bytes_per_second Link bandwidth over its latest period\n");
-        b.append("# TYPE flowscope_link_bandwidth_bytes_per_second gauge\n");
-        for (final FlowRow r : s.links())
+        catch (final IOException e)
         {
-            b.append("flowscope_link_bandwidth_bytes_per_second{comm=\"").append(r.comm()).append("\",rank=\"")
-                .append(r.rank()).append("\",peer=\"").append(r.peer()).append("\",direction=\"").append(r.direction())
-                .append("\"} ").append(r.periodBandwidthBytesPerSecond()).append('\n');
+            // no version known: said as such below
         }
-        b.append("# HELP flowscope_flow_bandwidth_bytes_per_second Flow bandwidth over its latest period\n");
-        b.append("# TYPE flowscope_flow_bandwidth_bytes_per_second gauge\n");
-        for (final FlowRow r : s.flows())
-        {
-            b.append("flowscope_flow_bandwidth_bytes_per_second{host=\"").append(r.host()).append("\",comm=\"")
-                .append(r.comm()).append("\",rank=\"").append(r.rank()).append("\",peer=\"").append(r.peer())
-                .append("\",channel=\"").append(r.channel()).append("\",direction=\"").append(r.direction())
-                .append("\"} ").append(r.periodBandwidthBytesPerSecond()).append('\n');
-        }
-        for (final FlowRow r : s.qps())
-        {
-            b.append("flowscope_qp_bandwidth_bytes_per_second{host=\"").append(r.host()).append("\",device=\"")
-                .append(r.device()).append("\",qp=\"").append(r.qpNum()).append("\"} ")
-                .append(r.periodBandwidthBytesPerSecond()).append('\n');
-        }
-        return b.toString();
+        return "unknown";
     }
 
-    /** The sinks' counters, labelled by sink name and kind. */
-    public static String renderSinks(final java.util.List<ServiceSinks.Status> sinks)
+    /** Families without a data point are left out (a family of links before any traffic). */
+    private static MultiCollector nonEmpty(final MultiCollector c)
+    {
+        return () ->
+        {
+            final MetricSnapshots.Builder b = MetricSnapshots.builder();
+            for (final MetricSnapshot m : c.collect())
+            {
+                if (!m.getDataPoints().isEmpty())
+                {
+                    b.metricSnapshot(m);
+                }
+            }
+            return b.build();
+        };
+    }
+
+    private static MetricSnapshots rejections(final HttpRejections r)
+    {
+        final CounterSnapshot.Builder rejected = CounterSnapshot.builder().name("flowscope_http_requests_rejected")
+            .help("HTTP requests refused with a 4xx, by reason");
+        for (final HttpRejections.Reason reason : HttpRejections.Reason.values())
+        {
+            rejected.dataPoint(CounterDataPointSnapshot.builder().labels(Labels.of("reason", reason.label()))
+                .value(r.rejected(reason)).build());
+        }
+        return MetricSnapshots.of(rejected.build(),
+            CounterSnapshot.builder().name("flowscope_http_connection_errors").help("HTTP connections ended by an I/O " +
+                "error (reset by the client, TLS handshake refused)")
+                .dataPoint(CounterDataPointSnapshot.builder().value(r.connectionErrors()).build()).build(),
+            CounterSnapshot.builder().name("flowscope_http_internal_errors").help("HTTP requests answered 500 (a " +
+                "handler failed)").dataPoint(CounterDataPointSnapshot.builder().value(r.internalErrors()).build())
+                .build());
+    }
+
+    /**
+     * Counter and gauge families written as Prometheus text 0.0.4 ({@code # HELP}, {@code # TYPE}, samples with
+     * escaped label values: what {@link #renderSinks} and the fleet write) as the library's snapshots, so that they
+     * are served in whatever format the scraper negotiates. A line this subset does not hold is an error: it would
+     * be a metric silently lost.
+     */
+    static MetricSnapshots fromText(final String text)
+    {
+        final Map<String, String> help = new LinkedHashMap<>();
+        final Map<String, String> type = new LinkedHashMap<>();
+        final Map<String, List<Object[]>> samples = new LinkedHashMap<>();
+        for (final String line : text.split("\n"))
+        {
+            if (line.isBlank())
+            {
+                continue;
+            }
+            if (line.startsWith("# HELP "))
+            {
+                final String[] p = line.substring(7).split(" ", 2);
+                help.put(p[0], p.length > 1 ? p[1] : "");
+                continue;
+            }
+            if (line.startsWith("# TYPE "))
+            {
+                final String[] p = line.substring(7).split(" ", 2);
+                type.put(p[0], p[1].trim());
+                continue;
+            }
+            if (line.startsWith("#"))
+            {
+                continue;
+            }
+            final int brace = line.indexOf('{');
+            final int space = line.lastIndexOf(' ');
+            final String name = brace >= 0 && brace < space ? line.substring(0, brace) : line.substring(0, space);
+            final List<String> labels = new ArrayList<>();
+            if (brace >= 0 && brace < space)
+            {
+                parseLabels(line, brace + 1, labels);
+            }
+            final double value = Double.parseDouble(line.substring(space + 1).trim());
+            samples.computeIfAbsent(name, k -> new ArrayList<>()).add(new Object[] {labels, value});
+        }
+        final MetricSnapshots.Builder out = MetricSnapshots.builder();
+        for (final Map.Entry<String, List<Object[]>> e : samples.entrySet())
+        {
+            final String name = e.getKey();
+            final String t = type.getOrDefault(name, "gauge");
+            if (t.equals("counter"))
+            {
+                final CounterSnapshot.Builder b = CounterSnapshot.builder()
+                    .name(name.endsWith("_total") ? name.substring(0, name.length() - 6) : name)
+                    .help(help.getOrDefault(name, name));
+                for (final Object[] s : e.getValue())
+                {
+                    b.dataPoint(CounterDataPointSnapshot.builder().labels(labels(s[0])).value((Double)s[1]).build());
+                }
+                out.metricSnapshot(b.build());
+            }
+            else if (t.equals("gauge"))
+            {
+                final GaugeSnapshot.Builder b = GaugeSnapshot.builder().name(name).help(help.getOrDefault(name, name));
+                for (final Object[] s : e.getValue())
+                {
+                    b.dataPoint(GaugeDataPointSnapshot.builder().labels(labels(s[0])).value((Double)s[1]).build());
+                }
+                out.metricSnapshot(b.build());
+            }
+            else
+            {
+                throw new IllegalArgumentException("metric " + name + " of type " + t + ": only counters and gauges");
+            }
+        }
+        return out.build();
+    }
+
+    @SuppressWarnings("unchecked")
+    private static Labels labels(final Object names)
+    {
+        return Labels.of(((List<String>)names).toArray(new String[0]));
+    }
+
+    /** name="value" pairs from {@code at} to the closing brace, values unescaped, into {@code out}. */
+    private static void parseLabels(final String line, final int at, final List<String> out)
+    {
+        int i = at;
+        while (i < line.length() && line.charAt(i) != '}')
+        {
+            final int eq = line.indexOf('=', i);
+            out.add(line.substring(i, eq).trim());
+            final StringBuilder v = new StringBuilder();
+            int j = eq + 2; // past ="
+            while (line.charAt(j) != '"')
+            {
+                char c = line.charAt(j);
+                if (c == '\\')
+                {
+                    c = line.charAt(++j);
+                    c = c == 'n' ? '\n' : c;
+                }
+                v.append(c);
+                j++;
+            }
+            out.add(v.toString());
+            i = j + 1;
+            if (i < line.length() && line.charAt(i) == ',')
+            {
+                i++;
+            }
+        }
+    }
+
+    /** The sinks' counters, labelled by sink name and kind (Prometheus text, read back by {@link #fromText}). */
+    public static String renderSinks(final List<ServiceSinks.Status> sinks)
     {
         final StringBuilder b = new StringBuilder(1024);
         if (sinks.isEmpty())
@@ -106,82 +291,20 @@ public final class Metrics
         return b.toString();
     }
 
-    private static void sinkFamily(final StringBuilder b, final java.util.List<ServiceSinks.Status> sinks,
-        final String name, final String type, final String help,
-        final java.util.function.ToLongFunction<io.flowscope.sink.SinkCounters> value)
+    private static void sinkFamily(final StringBuilder b, final List<ServiceSinks.Status> sinks, final String name,
+        final String type, final String help, final java.util.function.ToLongFunction<io.flowscope.sink.SinkCounters> value)
     {
         b.append("# HELP ").append(name).append(' ').append(help).append('\n');
         b.append("# TYPE ").append(name).append(' ').append(type).append('\n');
         for (final ServiceSinks.Status s : sinks)
         {
-            b.append(name).append("{sink=\"").append(s.name()).append("\",kind=\"").append(s.kind()).append("\"} ")
-                .append(value.applyAsLong(s.counters())).append('\n');
+            b.append(name).append("{sink=\"").append(escaped(s.name())).append("\",kind=\"").append(escaped(s.kind()))
+                .append("\"} ").append(value.applyAsLong(s.counters())).append('\n');
         }
     }
 
-    /**
-     * Each producer's drops by reason, and whether it is dropping now ({@link ProducerDrops}: one series set per
-     * attached ring and per recently detached ring that dropped, bounded there).
-     */
-    private static void producers(final StringBuilder b, final java.util.List<ProducerDrops> producers,
-        final long nowWallMs)
+    private static String escaped(final String v)
     {
-        b.append("# HELP flowscope_producer_dropped_total Records a ring producer dropped, by producer and reason " +
-            "(full: ring full; abandoned: reclaimed before published; contended: claim gave up)\n");
-        b.append("# TYPE flowscope_producer_dropped_total counter\n");
-        for (final ProducerDrops p : producers)
-        {
-            producerSeries(b, "flowscope_producer_dropped_total", p).append(",reason=\"full\"} ")
-                .append(p.droppedFull()).append('\n');
-            producerSeries(b, "flowscope_producer_dropped_total", p).append(",reason=\"abandoned\"} ")
-                .append(p.droppedAbandoned()).append('\n');
-            producerSeries(b, "flowscope_producer_dropped_total", p).append(",reason=\"contended\"} ")
-                .append(p.droppedContended()).append('\n');
-        }
-        b.append("# HELP flowscope_producer_dropping 1 while the producer's drops grew within the last " +
-            ProducerDrops.DROPPING_MS / 1000 + " s\n");
-        b.append("# TYPE flowscope_producer_dropping gauge\n");
-        for (final ProducerDrops p : producers)
-        {
-            producerSeries(b, "flowscope_producer_dropping", p).append("} ").append(p.dropping(nowWallMs) ? 1 : 0)
-                .append('\n');
-        }
-    }
-
-    private static StringBuilder producerSeries(final StringBuilder b, final String name, final ProducerDrops p)
-    {
-        b.append(name).append("{host=\"");
-        escaped(b, p.host());
-        return b.append("\",pid=\"").append(p.pid()).append('"');
-    }
-
-    /** A label value as the exposition format wants it: backslash, quote and newline escaped. */
-    private static void escaped(final StringBuilder b, final String v)
-    {
-        for (int i = 0; i < v.length(); i++)
-        {
-            final char c = v.charAt(i);
-            switch (c)
-            {
-                case '\\' -> b.append("\\\\");
-                case '"' -> b.append("\\\"");
-                case '\n' -> b.append("\\n");
-                default -> b.append(c);
-            }
-        }
-    }
-
-    private static void counter(final StringBuilder b, final String name, final String help, final long v)
-    {
-        b.append("# HELP ").append(name).append(' ').append(help).append('\n');
-        b.append("# TYPE ").append(name).append(" counter\n");
-        b.append(name).append(' ').append(v).append('\n');
-    }
-
-    private static void gauge(final StringBuilder b, final String name, final String help, final double v)
-    {
-        b.append("# HELP ").append(name).append(' ').append(help).append('\n');
-        b.append("# TYPE ").append(name).append(" gauge\n");
-        b.append(name).append(' ').append(v).append('\n');
+        return v.replace("\\", "\\\\").replace("\"", "\\\"").replace("\n", "\\n");
     }
 }

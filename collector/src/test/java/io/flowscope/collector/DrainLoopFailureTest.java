@@ -83,9 +83,9 @@ class DrainLoopFailureTest
 
     private static long metric(final String metrics, final String series)
     {
-        final Matcher m = Pattern.compile("(?m)^" + Pattern.quote(series) + " (\\d+)$").matcher(metrics);
+        final Matcher m = Pattern.compile("(?m)^" + Pattern.quote(series) + " (\\S+)$").matcher(metrics);
         assertThat(m.find()).as(series + " in\n" + metrics).isTrue();
-        return Long.parseLong(m.group(1));
+        return (long)Double.parseDouble(m.group(1));
     }
 
     @Test

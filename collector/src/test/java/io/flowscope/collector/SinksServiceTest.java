@@ -93,8 +93,8 @@ class SinksServiceTest
 
                 // counters in /metrics and /api/health
                 final String metrics = Http.get(s.url() + "metrics").body();
-                assertThat(metrics).containsPattern("flowscope_sink_exported_total\\{sink=\"influxdb\",kind=\"influxdb\"} [1-9]")
-                    .containsPattern("flowscope_sink_exported_total\\{sink=\"webhook0\",kind=\"webhook\"} [1-9]");
+                assertThat(metrics).containsPattern("flowscope_sink_exported_total\\{kind=\"influxdb\",sink=\"influxdb\"} [1-9]")
+                    .containsPattern("flowscope_sink_exported_total\\{kind=\"webhook\",sink=\"webhook0\"} [1-9]");
                 final JsonNode health = Http.json(s.url() + "api/health").get("sinks");
                 assertThat(health.get("influxdb").get("counters").get("exported").asLong()).isPositive();
                 assertThat(health.get("influxdb").get("counters").get("droppedAfterRetries").asLong()).isZero();
