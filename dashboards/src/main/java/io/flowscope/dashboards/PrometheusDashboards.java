@@ -10,7 +10,9 @@ import static io.flowscope.dashboards.PrometheusMetric.ANOMALY_OPEN;
 import static io.flowscope.dashboards.PrometheusMetric.DRAIN_LOOP_LAG;
 import static io.flowscope.dashboards.PrometheusMetric.ENGINE_DROPPED;
 import static io.flowscope.dashboards.PrometheusMetric.EVENTS;
-import static io.flowscope.dashboards.PrometheusMetric.FLOW_BANDWIDTH;
+import static io.flowscope.dashboards.PrometheusMetric.COLLECTIVE_BUS_BYTES;
+import static io.flowscope.dashboards.PrometheusMetric.COLLECTIVE_DURATION_BUCKETS;
+import static io.flowscope.dashboards.PrometheusMetric.COLLECTIVE_SECONDS;
 import static io.flowscope.dashboards.PrometheusMetric.HTTP_INTERNAL_ERRORS;
 import static io.flowscope.dashboards.PrometheusMetric.HTTP_REJECTED;
 import static io.flowscope.dashboards.PrometheusMetric.INGEST_FAILURES;
@@ -18,8 +20,8 @@ import static io.flowscope.dashboards.PrometheusMetric.JOURNAL_BYTES;
 import static io.flowscope.dashboards.PrometheusMetric.JOURNAL_DROPPED;
 import static io.flowscope.dashboards.PrometheusMetric.JOURNAL_ENTRIES;
 import static io.flowscope.dashboards.PrometheusMetric.JOURNAL_UP;
-import static io.flowscope.dashboards.PrometheusMetric.LINK_BANDWIDTH;
-import static io.flowscope.dashboards.PrometheusMetric.QP_BANDWIDTH;
+import static io.flowscope.dashboards.PrometheusMetric.LINK_BYTES;
+import static io.flowscope.dashboards.PrometheusMetric.QP_BYTES;
 import static io.flowscope.dashboards.PrometheusMetric.RINGS_ATTACHED;
 import static io.flowscope.dashboards.PrometheusMetric.RING_CORRUPT;
 import static io.flowscope.dashboards.PrometheusMetric.RING_LAG;
@@ -32,12 +34,15 @@ import static io.flowscope.dashboards.PrometheusMetric.SINK_QUEUED;
 import static io.flowscope.dashboards.PrometheusMetric.SINK_REJECTED;
 import static io.flowscope.dashboards.PrometheusMetric.SNAPSHOT_AGE;
 import static io.flowscope.dashboards.PrometheusMetric.SUMMARIES;
+import static io.flowscope.dashboards.PrometheusMetric.WAIT_PHASE_BUCKETS;
 
 /**
  * The flowscope Prometheus dashboards, over the service's {@code /metrics} ({@link PrometheusMetric}, the one
- * table of names): the same panels as the InfluxDB ones where a metric exists (link, flow and QP bandwidth,
- * anomalies), and the service's own health (ingest, drops, journal, sinks, HTTP), which only Prometheus has. Wait
- * states and collectives have no metric yet (issue #18 item 2), so no Prometheus panel. Each service is one scrape
+ * table of names): the same panels as the InfluxDB ones where a metric exists (link and QP bandwidth as rates of
+ * their byte counters, anomalies), collectives (bus bandwidth, duration quantiles) and wait phases from their
+ * counters and histograms, and the service's own health (ingest, drops, journal, sinks, HTTP), which only
+ * Prometheus has. Per-channel flows are not exposed (their cardinality: /api/flows and InfluxDB keep them). Each
+ * service is one scrape
  * target: its series carry Prometheus' {@code instance} label, by which the health dashboard is selected.
  */
 public final class PrometheusDashboards
@@ -73,8 +78,8 @@ public final class PrometheusDashboards
         return new DashboardBuilder("flowscope-prom-overview", "flowscope / cluster overview (Prometheus)",
             "Every communicator, host and NIC at a glance, from the services' /metrics.", DS)
             .openAnomalyAnnotations("Anomalies open", "red")
-            .stat("Cluster send bandwidth", "Sum over links of their send bandwidth.", 6, LINK_BANDWIDTH.unit(),
-                "sum(" + LINK_BANDWIDTH.value("direction=\"send\"") + ")")
+            .stat("Cluster send bandwidth", "Sum over links of their send bandwidth.", 6, LINK_BYTES.unit(),
+                "sum(" + LINK_BYTES.value("direction=\"send\"") + ")")
             .stat("Anomalies open", "Open now, all services.", 6, ANOMALIES_OPEN.unit(),
                 "sum(" + ANOMALIES_OPEN.value("") + ")")
             .stat("Engine input", "Events per second into the window engines, all services.", 6, EVENTS.unit(),
@@ -82,14 +87,14 @@ public final class PrometheusDashboards
             .stat("Rings attached", "Producer rings drained now, all services.", 6, RINGS_ATTACHED.unit(),
                 "sum(" + RINGS_ATTACHED.value("") + ")")
             .timeseries("Bandwidth per communicator", "Summed link bandwidth of each communicator and direction.", 12,
-                LINK_BANDWIDTH.unit(), List.of(series("{{comm}} {{direction}}",
-                    "sum by (comm, direction) (" + LINK_BANDWIDTH.value("") + ")")))
-            .timeseries("Send bandwidth per host", "Summed flow bandwidth of each host's sends.", 12,
-                FLOW_BANDWIDTH.unit(), List.of(series("{{host}}",
-                    "sum by (host) (" + FLOW_BANDWIDTH.value("direction=\"send\"") + ")")))
+                LINK_BYTES.unit(), List.of(series("{{comm}} {{direction}}",
+                    "sum by (comm, direction) (" + LINK_BYTES.value("") + ")")))
+            .timeseries("Send bandwidth per host", "Summed link bandwidth of each host's sends.", 12,
+                LINK_BYTES.unit(), List.of(series("{{host}}",
+                    "sum by (host) (" + LINK_BYTES.value("direction=\"send\"") + ")")))
             .timeseries("NIC queue pairs: bandwidth per device", "RDMA bandwidth per host and NIC.", 12,
-                QP_BANDWIDTH.unit(), List.of(series("{{host}} dev {{device}}",
-                    "sum by (host, device) (" + QP_BANDWIDTH.value("") + ")")))
+                QP_BYTES.unit(), List.of(series("{{host}} dev {{device}}",
+                    "sum by (host, device) (" + QP_BYTES.value("") + ")")))
             .timeseries("Open anomalies per kind", "How many of each kind are open.", 12, ANOMALY_OPEN.unit(),
                 List.of(series("{{kind}} {{severity}}",
                     "sum by (kind, severity) (" + ANOMALY_OPEN.value("") + ")")))
@@ -100,41 +105,51 @@ public final class PrometheusDashboards
     {
         return new DashboardBuilder("flowscope-prom-communicator", "flowscope / communicator (Prometheus)",
             "One communicator: its ranks and links.", DS)
-            .labelVariable("comm", "Communicator", LINK_BANDWIDTH, "")
+            .labelVariable("comm", "Communicator", LINK_BYTES, "")
             .openAnomalyAnnotations("Anomalies open", "red")
             .timeseries("Send bandwidth per rank", "Summed link bandwidth of each rank's sends.", 12,
-                LINK_BANDWIDTH.unit(), List.of(series("rank {{rank}}",
-                    "sum by (rank) (" + LINK_BANDWIDTH.value(and(COMM, "direction=\"send\"")) + ")")))
+                LINK_BYTES.unit(), List.of(series("rank {{rank}}",
+                    "sum by (rank) (" + LINK_BYTES.value(and(COMM, "direction=\"send\"")) + ")")))
             .timeseries("Receive bandwidth per rank", "Summed link bandwidth of each rank's receives.", 12,
-                LINK_BANDWIDTH.unit(), List.of(series("rank {{rank}}",
-                    "sum by (rank) (" + LINK_BANDWIDTH.value(and(COMM, "direction=\"recv\"")) + ")")))
+                LINK_BYTES.unit(), List.of(series("rank {{rank}}",
+                    "sum by (rank) (" + LINK_BYTES.value(and(COMM, "direction=\"recv\"")) + ")")))
             .timeseries("Link bandwidth (rank → peer)", "Each link's send bandwidth; a low line is a slow link.", 12,
-                LINK_BANDWIDTH.unit(), List.of(series("{{rank}} → {{peer}}",
-                    "sum by (rank, peer) (" + LINK_BANDWIDTH.value(and(COMM, "direction=\"send\"")) + ")")))
+                LINK_BYTES.unit(), List.of(series("{{rank}} → {{peer}}",
+                    "sum by (rank, peer) (" + LINK_BYTES.value(and(COMM, "direction=\"send\"")) + ")")))
+            .timeseries("Collective bus bandwidth", "Bus bytes over the time the collectives took (nccl-tests' " +
+                "busbw, duration-weighted over ranks), per operation.", 12, COLLECTIVE_BUS_BYTES.unit(),
+                List.of(series("{{op}}", "sum by (op) (" + COLLECTIVE_BUS_BYTES.value(COMM) + ") / sum by (op) (" +
+                    COLLECTIVE_SECONDS.value(COMM) + ")")))
+            .timeseries("Collective duration", "Median and 99th percentile per operation, all ranks.", 12,
+                COLLECTIVE_DURATION_BUCKETS.unit(), List.of(
+                    series("p50 {{op}}", "histogram_quantile(0.5, sum by (op, le) (" +
+                        COLLECTIVE_DURATION_BUCKETS.value(COMM) + "))"),
+                    series("p99 {{op}}", "histogram_quantile(0.99, sum by (op, le) (" +
+                        COLLECTIVE_DURATION_BUCKETS.value(COMM) + "))")))
             .timeseries("Open anomalies of the communicator", "By kind and culprit.", 12, ANOMALY_OPEN.unit(),
                 List.of(series("{{kind}} rank {{rank}} peer {{peer}}",
                     "sum by (kind, rank, peer) (" + ANOMALY_OPEN.value(COMM) + ")")))
-            .table("Links by mean bandwidth", "Every link of the communicator over the range: sort by the value.", 24,
-                "avg by (rank, peer, direction) (avg_over_time(" + LINK_BANDWIDTH.select(COMM) + "[$__range]))")
+            .table("Links by bandwidth", "Every link of the communicator at the end of the range: sort by the value.",
+                24, "sum by (rank, peer, direction) (" + LINK_BYTES.value(COMM) + ")")
             .build();
     }
 
     static Dashboard links()
     {
-        final String flow = and(HOST, COMM, RANK, PEER);
+        final String link = and(HOST, COMM, RANK, PEER);
         return new DashboardBuilder("flowscope-prom-links", "flowscope / link and QP drill-down (Prometheus)",
-            "One link's channels (flows) and one host's NIC queue pairs.", DS)
-            .labelVariable("host", "Host", FLOW_BANDWIDTH, "")
-            .labelVariable("comm", "Communicator", FLOW_BANDWIDTH, HOST)
-            .labelVariable("rank", "Rank", FLOW_BANDWIDTH, and(HOST, COMM))
-            .labelVariable("peer", "Peer", FLOW_BANDWIDTH, and(HOST, COMM, RANK))
+            "One link by direction and one host's NIC queue pairs (channels: the InfluxDB dashboards).", DS)
+            .labelVariable("host", "Host", LINK_BYTES, "")
+            .labelVariable("comm", "Communicator", LINK_BYTES, HOST)
+            .labelVariable("rank", "Rank", LINK_BYTES, and(HOST, COMM))
+            .labelVariable("peer", "Peer", LINK_BYTES, and(HOST, COMM, RANK))
             .openAnomalyAnnotations("Anomalies open", "red")
-            .timeseries("Bandwidth per channel", "Flows of the link, per channel and direction.", 24,
-                FLOW_BANDWIDTH.unit(), List.of(series("ch {{channel}} {{direction}}",
-                    "sum by (channel, direction) (" + FLOW_BANDWIDTH.value(flow) + ")")))
-            .timeseries("QP bandwidth", "Per queue pair of the host's NICs.", 24, QP_BANDWIDTH.unit(),
+            .timeseries("Bandwidth of the link", "The link's bytes per second, per direction.", 24,
+                LINK_BYTES.unit(), List.of(series("{{rank}} → {{peer}} {{direction}}",
+                    "sum by (rank, peer, direction) (" + LINK_BYTES.value(link) + ")")))
+            .timeseries("QP bandwidth", "Per queue pair of the host's NICs.", 24, QP_BYTES.unit(),
                 List.of(series("{{host}} dev {{device}} qp {{qp}}",
-                    "sum by (host, device, qp) (" + QP_BANDWIDTH.value(HOST) + ")")))
+                    "sum by (host, device, qp) (" + QP_BYTES.value(HOST) + ")")))
             .build();
     }
 
@@ -152,8 +167,8 @@ public final class PrometheusDashboards
             .timeseries("Open anomalies per kind", "How many of each kind are open.", 12, ANOMALY_OPEN.unit(),
                 List.of(series("{{kind}}", "sum by (kind) (" + ANOMALY_OPEN.value(kind) + ")")))
             .timeseries("Communicator bandwidth (context for the annotations)", "Send bandwidth per communicator.",
-                12, LINK_BANDWIDTH.unit(), List.of(series("{{comm}}",
-                    "sum by (comm) (" + LINK_BANDWIDTH.value("direction=\"send\"") + ")")))
+                12, LINK_BYTES.unit(), List.of(series("{{comm}}",
+                    "sum by (comm) (" + LINK_BYTES.value("direction=\"send\"") + ")")))
             .table("Open anomalies", "Every anomaly open at the end of the range, with its culprit.", 24,
                 ANOMALY_OPEN.value(kind))
             .build();
@@ -190,6 +205,10 @@ public final class PrometheusDashboards
             .timeseries("Lag", "Drain loop and the snapshot served.", 12, DRAIN_LOOP_LAG.unit(), List.of(
                 series("drain loop {{instance}}", "max by (instance) (" + DRAIN_LOOP_LAG.value(INSTANCE) + ")"),
                 series("snapshot {{instance}}", "max by (instance) (" + SNAPSHOT_AGE.value(INSTANCE) + ")")))
+            .timeseries("Wait phases (p99)", "99th percentile of each wait phase of the steps, per direction and "
+                + "service.", 12, WAIT_PHASE_BUCKETS.unit(), List.of(series("{{direction}} {{phase}} {{instance}}",
+                    "histogram_quantile(0.99, sum by (instance, direction, phase, le) ("
+                    + WAIT_PHASE_BUCKETS.value(INSTANCE) + "))")))
             .timeseries("Journal size", "On disk.", 12, JOURNAL_BYTES.unit(), List.of(series("{{instance}}",
                 "sum by (instance) (" + JOURNAL_BYTES.value(INSTANCE) + ")")))
             .timeseries("Journal entries", "Entries journaled per second.", 12, JOURNAL_ENTRIES.unit(),

@@ -4,18 +4,20 @@ import java.util.List;
 
 /**
  * The service's {@code /metrics} as the Prometheus dashboards query them: the one place their names, kinds, units
- * and labels are written (collector/README.md, section Metrics). A rename is one row: a gauge of bytes per second
- * that becomes a {@code _bytes_total} counter changes name and kind here, and every panel plots
- * {@code rate(...[$__rate_interval])} instead of the sample, in the same unit. collector's
+ * and labels are written (collector/README.md, section Metrics). A rename is one row: a counter's panels plot
+ * {@code rate(...[$__rate_interval])} (bytes per second of a {@code _bytes_total}), a gauge's its sample; a
+ * histogram is its {@code _bucket} counter, read through {@code histogram_quantile}. collector's
  * {@code PrometheusDashboardsAgainstScrapeTest} checks every metric and label the dashboards use against a scrape of
  * the running service.
  */
 public enum PrometheusMetric
 {
-    LINK_BANDWIDTH("flowscope_link_bandwidth_bytes_per_second", Kind.GAUGE, "Bps", "comm", "rank", "peer", "direction"),
-    FLOW_BANDWIDTH("flowscope_flow_bandwidth_bytes_per_second", Kind.GAUGE, "Bps", "host", "comm", "rank", "peer",
-        "channel", "direction"),
-    QP_BANDWIDTH("flowscope_qp_bandwidth_bytes_per_second", Kind.GAUGE, "Bps", "host", "device", "qp"),
+    LINK_BYTES("flowscope_link_bytes_total", Kind.COUNTER, "Bps", "host", "comm", "rank", "peer", "direction"),
+    QP_BYTES("flowscope_qp_bytes_total", Kind.COUNTER, "Bps", "host", "device", "qp"),
+    COLLECTIVE_BUS_BYTES("flowscope_collective_bus_bytes_total", Kind.COUNTER, "Bps", "comm", "op"),
+    COLLECTIVE_SECONDS("flowscope_collective_seconds_total", Kind.COUNTER, "percentunit", "comm", "op"),
+    COLLECTIVE_DURATION_BUCKETS("flowscope_collective_duration_seconds_bucket", Kind.COUNTER, "s", "comm", "op", "le"),
+    WAIT_PHASE_BUCKETS("flowscope_wait_phase_seconds_bucket", Kind.COUNTER, "s", "direction", "phase", "le"),
     ANOMALIES_OPEN("flowscope_anomalies_open", Kind.GAUGE, "short"),
     ANOMALY_OPEN("flowscope_anomaly_open", Kind.GAUGE, "short", "kind", "comm", "rank", "peer", "severity"),
     EVENTS("flowscope_events_total", Kind.COUNTER, "cps"),
@@ -27,8 +29,8 @@ public enum PrometheusMetric
     ENGINE_DROPPED("flowscope_engine_dropped_total", Kind.COUNTER, "cps"),
     SUMMARIES("flowscope_summaries_total", Kind.COUNTER, "cps"),
     INGEST_FAILURES("flowscope_ingest_failures_total", Kind.COUNTER, "cps", "stage"),
-    DRAIN_LOOP_LAG("flowscope_drain_loop_lag_ms", Kind.GAUGE, "ms"),
-    SNAPSHOT_AGE("flowscope_snapshot_age_ms", Kind.GAUGE, "ms"),
+    DRAIN_LOOP_LAG("flowscope_drain_loop_lag_seconds", Kind.GAUGE, "s"),
+    SNAPSHOT_AGE("flowscope_snapshot_age_seconds", Kind.GAUGE, "s"),
     JOURNAL_UP("flowscope_journal_up", Kind.GAUGE, "bool_on_off"),
     JOURNAL_BYTES("flowscope_journal_bytes", Kind.GAUGE, "bytes"),
     JOURNAL_ENTRIES("flowscope_journal_entries_total", Kind.COUNTER, "cps"),

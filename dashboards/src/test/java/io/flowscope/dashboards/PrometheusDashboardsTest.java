@@ -46,7 +46,7 @@ class PrometheusDashboardsTest
     {
         assertThat(PrometheusMetric.EVENTS.value("instance=~\"$instance\""))
             .isEqualTo("rate(flowscope_events_total{instance=~\"$instance\"}[$__rate_interval])");
-        assertThat(PrometheusMetric.LINK_BANDWIDTH.value("")).isEqualTo("flowscope_link_bandwidth_bytes_per_second");
+        assertThat(PrometheusMetric.JOURNAL_BYTES.value("")).isEqualTo("flowscope_journal_bytes");
         for (final Dashboard d : PrometheusDashboards.all())
         {
             for (final PromQl.Query q : PromQl.of(d))
