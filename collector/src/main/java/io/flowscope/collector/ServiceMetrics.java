@@ -230,6 +230,24 @@ final class ServiceMetrics implements MultiCollector
         }
         out.metricSnapshot(durations.build());
 
+        final double[] busBounds = java.util.Arrays.copyOf(TrafficCounters.BUS_BANDWIDTH_BOUNDS,
+            TrafficCounters.BUS_BANDWIDTH_BOUNDS.length + 1);
+        busBounds[busBounds.length - 1] = Double.POSITIVE_INFINITY;
+        final HistogramSnapshot.Builder bus = HistogramSnapshot.builder()
+            .name("flowscope_collective_bus_bandwidth_bytes_per_second").unit(new Unit("bytes_per_second"))
+            .help("Bus bandwidth of each collective of a communicator (nccl-tests' busbw: algorithm bytes / duration x " +
+                "bus factor), by function, all ranks");
+        for (int h = 0; h < t.collectiveHistograms(); h++)
+        {
+            final long[] counts = java.util.Arrays.copyOfRange(t.chBusBuckets(), h * busBounds.length,
+                (h + 1) * busBounds.length);
+            bus.dataPoint(HistogramDataPointSnapshot.builder()
+                .labels(Labels.of("comm", FlowRow.hex(t.chComm()[h]), "op", op(t.chFunc()[h])))
+                .classicHistogramBuckets(ClassicHistogramBuckets.of(busBounds, counts))
+                .sum(t.chBusSum()[h]).build());
+        }
+        out.metricSnapshot(bus.build());
+
         final double[] phaseBounds = seconds(TrafficCounters.PHASE_BOUNDS_NS);
         final HistogramSnapshot.Builder phases = HistogramSnapshot.builder().name("flowscope_wait_phase_seconds")
             .unit(Unit.SECONDS).help("Durations of the steps' wait phases, all flows of a direction, since the " +

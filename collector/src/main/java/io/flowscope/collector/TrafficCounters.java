@@ -20,7 +20,8 @@ import org.agrona.collections.Long2LongHashMap;
  * <p>
  * Counted: bytes and steps per link (host, comm, rank, peer, direction: the engine's link aggregate), bytes and work
  * requests per QP (host, NIC device, QP), collectives per rank and function (count, algorithm bytes, bus bytes =
- * algorithm bytes × nccl-tests' bus factor, duration), and a duration histogram per communicator and function. The
+ * algorithm bytes × nccl-tests' bus factor, duration), and histograms of the duration and of the bus bandwidth per
+ * communicator and function. The
  * wait phases' histograms are the engine's own (all flows of a direction, since start), folded at publish.
  * <p>
  * <b>Cardinality is bounded</b>: at most {@link #MAX_LINKS} links, {@link #MAX_QPS} QPs, {@link #MAX_RANK_COLLECTIVES}
@@ -39,6 +40,9 @@ public final class TrafficCounters implements FlowSummarySink, CollectiveSink
     static final long[] COLLECTIVE_BOUNDS_NS = {10_000L, 25_000L, 50_000L, 100_000L, 250_000L, 500_000L, 1_000_000L,
         2_500_000L, 5_000_000L, 10_000_000L, 25_000_000L, 50_000_000L, 100_000_000L, 250_000_000L, 500_000_000L,
         1_000_000_000L, 2_500_000_000L, 5_000_000_000L, 10_000_000_000L};
+    /** Collective bus bandwidth buckets' upper bounds, bytes per second (100 MB/s .. 1 TB/s; +Inf implied). */
+    static final double[] BUS_BANDWIDTH_BOUNDS = {1e8, 2.5e8, 5e8, 1e9, 2.5e9, 5e9, 1e10, 2.5e10, 5e10, 1e11, 2.5e11,
+        5e11, 1e12};
     /** Wait phase buckets' upper bounds, ns (1 µs .. 10 s; +Inf implied). */
     static final long[] PHASE_BOUNDS_NS = {1_000L, 2_500L, 5_000L, 10_000L, 25_000L, 50_000L, 100_000L, 250_000L,
         500_000L, 1_000_000L, 2_500_000L, 5_000_000L, 10_000_000L, 25_000_000L, 50_000_000L, 100_000_000L,
@@ -87,6 +91,9 @@ public final class TrafficCounters implements FlowSummarySink, CollectiveSink
     /** Per series: COLLECTIVE_BOUNDS_NS.length + 1 bucket counts (not cumulative; the last is +Inf). */
     private final long[] chBuckets;
     private final long[] chSumNs;
+    /** Per series: BUS_BANDWIDTH_BOUNDS.length + 1 bucket counts of the collectives' bus bandwidths, and their sum. */
+    private final long[] chBusBuckets;
+    private final double[] chBusSum;
     private int hists;
 
     private final long[] dropped = new long[FAMILIES.length];
@@ -133,6 +140,8 @@ public final class TrafficCounters implements FlowSummarySink, CollectiveSink
         chFunc = new int[maxCollectiveHistograms];
         chBuckets = new long[maxCollectiveHistograms * (COLLECTIVE_BOUNDS_NS.length + 1)];
         chSumNs = new long[maxCollectiveHistograms];
+        chBusBuckets = new long[maxCollectiveHistograms * (BUS_BANDWIDTH_BOUNDS.length + 1)];
+        chBusSum = new double[maxCollectiveHistograms];
     }
 
     @Override
@@ -242,6 +251,17 @@ public final class TrafficCounters implements FlowSummarySink, CollectiveSink
         }
         chBuckets[h * (COLLECTIVE_BOUNDS_NS.length + 1) + b]++;
         chSumNs[h] += durationNs;
+        final double bus = c.busBandwidthBytesPerSecond();
+        if (bus > 0 && Double.isFinite(bus)) // a collective of no duration has none
+        {
+            int k = 0;
+            while (k < BUS_BANDWIDTH_BOUNDS.length && bus > BUS_BANDWIDTH_BOUNDS[k])
+            {
+                k++;
+            }
+            chBusBuckets[h * (BUS_BANDWIDTH_BOUNDS.length + 1) + k]++;
+            chBusSum[h] += bus;
+        }
     }
 
     /**
@@ -288,6 +308,7 @@ public final class TrafficCounters implements FlowSummarySink, CollectiveSink
             Arrays.copyOf(rcDurationNs, rankColls),
             hists, Arrays.copyOf(chComm, hists), Arrays.copyOf(chFunc, hists),
             Arrays.copyOf(chBuckets, hists * (COLLECTIVE_BOUNDS_NS.length + 1)), Arrays.copyOf(chSumNs, hists),
+            Arrays.copyOf(chBusBuckets, hists * (BUS_BANDWIDTH_BOUNDS.length + 1)), Arrays.copyOf(chBusSum, hists),
             phaseBuckets, phaseSumNs, dropped.clone());
         latest = v;
         return v;
@@ -318,6 +339,7 @@ public final class TrafficCounters implements FlowSummarySink, CollectiveSink
         int rankCollectives, long[] rcHost, long[] rcComm, int[] rcRank, int[] rcFunc, long[] rcCount,
         long[] rcBytes, double[] rcBusBytes, long[] rcDurationNs,
         int collectiveHistograms, long[] chComm, int[] chFunc, long[] chBuckets, long[] chSumNs,
+        long[] chBusBuckets, double[] chBusSum,
         long[][] phaseBuckets, double[] phaseSumNs, long[] dropped)
     {
         public static final View EMPTY = new TrafficCounters(0, 0, 0, 0).publish(null);

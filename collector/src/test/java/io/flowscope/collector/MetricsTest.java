@@ -128,6 +128,14 @@ class MetricsTest
         assertThat(collectives).isPositive();
         assertThat(buckets).hasSize(TrafficCounters.COLLECTIVE_BOUNDS_NS.length + 1).isSorted();
         assertThat(buckets.get(buckets.size() - 1)).isEqualTo(count).isEqualTo(collectives);
+        // bus bandwidth: every collective with a duration, in the bucket of its nccl-tests busbw (2e9 B/s links)
+        final List<Double> bus = scrape.stream()
+            .filter(s -> s.name().equals("flowscope_collective_bus_bandwidth_bytes_per_second_bucket"))
+            .map(Sample::value).toList();
+        assertThat(bus).hasSize(TrafficCounters.BUS_BANDWIDTH_BOUNDS.length + 1).isSorted();
+        assertThat(bus.get(bus.size() - 1)).isEqualTo(collectives);
+        assertThat(bus.get(4)).as("busbw bounded by the links' 2e9 B/s: all in le=2.5e9").isEqualTo(collectives);
+        assertThat(bus.get(0)).as("and not all under 1e8 B/s").isLessThan(collectives);
         assertThat(scrape).anyMatch(s -> s.name().equals("flowscope_wait_phase_seconds_count")
             && "send".equals(s.labels().get("direction")) && "network".equals(s.labels().get("phase"))
             && s.value() > 0);

@@ -130,6 +130,8 @@ class PrometheusScrapeTest
                     "the wall clock").doesNotContain("falls behind");
                 final String rate = value(api, "sum(rate(flowscope_link_bytes_total{direction=\"send\"}[5s]))");
                 assertThat(rate).as("PromQL answered; %s", log()).isNotNull();
+                System.out.printf("PrometheusScrapeTest: Prometheus rates %s send B/s, the simulated run posts %.6g%n",
+                    rate, expected);
                 assertThat(Double.parseDouble(rate)).as("send bytes/s Prometheus rates vs the simulated %.4g",
                     expected).isBetween(expected * (1 - TOLERANCE), expected * (1 + TOLERANCE));
                 // the Prometheus scrape itself (OpenMetrics, negotiated) is clean in Prometheus' own eyes
