@@ -26,6 +26,7 @@ import javax.net.ssl.SSLEngine;
 import javax.net.ssl.TrustManager;
 import javax.net.ssl.TrustManagerFactory;
 import javax.net.ssl.X509ExtendedTrustManager;
+import javax.net.ssl.X509TrustManager;
 
 /**
  * TLS towards a sink's destination, from PEM files as Prometheus' {@code tls_config} takes them: {@code caFile}
@@ -65,28 +66,7 @@ public record ClientTls(Path caFile, Path certFile, Path keyFile, boolean insecu
     {
         try
         {
-            final TrustManager[] trust;
-            if (insecureSkipVerify)
-            {
-                trust = new TrustManager[] {new AcceptAnything()};
-            }
-            else if (caFile != null)
-            {
-                final KeyStore anchors = KeyStore.getInstance("PKCS12");
-                anchors.load(null, null);
-                int i = 0;
-                for (final X509Certificate c : certificates(caFile))
-                {
-                    anchors.setCertificateEntry("ca-" + i++, c);
-                }
-                final TrustManagerFactory tmf = TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
-                tmf.init(anchors);
-                trust = tmf.getTrustManagers();
-            }
-            else
-            {
-                trust = null;
-            }
+            final TrustManager[] trust = caFile == null && !insecureSkipVerify ? null : new TrustManager[] {trustManager()};
             KeyManagerFactory kmf = null;
             if (certFile != null)
             {
@@ -101,6 +81,46 @@ public record ClientTls(Path caFile, Path certFile, Path keyFile, boolean insecu
             final SSLContext ctx = SSLContext.getInstance("TLS");
             ctx.init(kmf == null ? null : kmf.getKeyManagers(), trust, null);
             return ctx;
+        }
+        catch (final IOException | GeneralSecurityException e)
+        {
+            throw new IllegalArgumentException("TLS setup failed: " + e.getMessage(), e);
+        }
+    }
+
+    /**
+     * The server-certificate check {@link #sslContext()} uses: {@code caFile}'s CAs, the JDK's trust store, or none
+     * ({@code insecureSkipVerify}). Clients that take the trust manager beside the socket factory (OkHttp) need it.
+     */
+    public X509TrustManager trustManager()
+    {
+        if (insecureSkipVerify)
+        {
+            return new AcceptAnything();
+        }
+        try
+        {
+            KeyStore anchors = null;
+            if (caFile != null)
+            {
+                anchors = KeyStore.getInstance("PKCS12");
+                anchors.load(null, null);
+                int i = 0;
+                for (final X509Certificate c : certificates(caFile))
+                {
+                    anchors.setCertificateEntry("ca-" + i++, c);
+                }
+            }
+            final TrustManagerFactory tmf = TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
+            tmf.init(anchors); // null: the JDK's trust store
+            for (final TrustManager t : tmf.getTrustManagers())
+            {
+                if (t instanceof X509TrustManager x509)
+                {
+                    return x509;
+                }
+            }
+            throw new GeneralSecurityException("no X.509 trust manager in this JDK");
         }
         catch (final IOException | GeneralSecurityException e)
         {

@@ -5,9 +5,9 @@ import java.util.Base64;
 import java.util.Objects;
 
 /**
- * How a sink authenticates to its destination: nothing, a bearer token ({@code Authorization: Bearer <token>}) or
- * HTTP basic auth ({@code Authorization: Basic base64(user:password)}). The secret is never printed:
- * {@link #toString()} names the scheme (and the user) only.
+ * How a sink authenticates to its destination: nothing, a bearer token ({@code Authorization: Bearer <token>}),
+ * HTTP basic auth ({@code Authorization: Basic base64(user:password)}) or InfluxDB's {@code Token <token>}. The secret
+ * is never printed: {@link #toString()} names the scheme (and the user) only.
  */
 public final class HttpAuth
 {
@@ -28,6 +28,16 @@ public final class HttpAuth
     {
         requireUsable(token, "bearer token");
         return new HttpAuth("bearer", null, "Bearer " + token);
+    }
+
+    /**
+     * InfluxDB's scheme ({@code Authorization: Token <token>}): an API token of InfluxDB 2.x / 3.x, or
+     * {@code user:password} for InfluxDB 1.8+.
+     */
+    public static HttpAuth token(final String token)
+    {
+        requireUsable(token, "token");
+        return new HttpAuth("token", null, "Token " + token);
     }
 
     /** RFC 7617: the user may not contain a colon (the password may). */

@@ -2,6 +2,8 @@ package io.flowscope.sink.influx;
 
 import io.flowscope.sink.EventClock;
 import io.flowscope.sink.ProcessorConfig;
+import io.flowscope.sink.http.ClientTls;
+import io.flowscope.sink.http.HttpAuth;
 
 import java.net.URI;
 import java.time.Duration;
@@ -19,14 +21,22 @@ import java.util.function.LongFunction;
  * @param hostNames       the {@code host} tag of a host id
  * @param clock           event time → epoch ns
  * @param processor       batching, back-pressure, retries
+ * @param auth            none, basic (1.x user; 2.x / 3.x: a token as the password) or {@code Token} (2.x / 3.x)
+ * @param tls             for https:// URLs: the CAs to trust (default the JDK's), a client certificate, or none
  */
 public record InfluxConfig(URI url, String database, boolean createDatabase, Duration requestTimeout, int maxSeries,
-    LongFunction<String> hostNames, EventClock clock, ProcessorConfig processor)
+    LongFunction<String> hostNames, EventClock clock, ProcessorConfig processor, HttpAuth auth, ClientTls tls)
 {
     public InfluxConfig
     {
         Objects.requireNonNull(url, "url");
         Objects.requireNonNull(database, "database");
+        Objects.requireNonNull(auth, "auth");
+        Objects.requireNonNull(tls, "tls");
+        if (!tls.isDefault() && !"https".equalsIgnoreCase(url.getScheme()))
+        {
+            throw new IllegalArgumentException("TLS settings need an https:// URL, not " + url);
+        }
         if (database.isEmpty() || database.contains("\""))
         {
             throw new IllegalArgumentException("database name must be non-empty without quotes: " + database);
@@ -42,10 +52,14 @@ public record InfluxConfig(URI url, String database, boolean createDatabase, Dur
     public String toString()
     {
         return "InfluxConfig{url=" + url + ", database=" + database + ", createDatabase=" + createDatabase
-            + ", requestTimeout=" + requestTimeout + ", maxSeries=" + maxSeries + ", " + processor + '}';
+            + ", requestTimeout=" + requestTimeout + ", maxSeries=" + maxSeries + ", auth=" + auth + ", " + tls + ", "
+            + processor + '}';
     }
 
-    /** Defaults: create the database, 5 s requests, 100,000 series, hex host ids, clock anchored at first sight. */
+    /**
+     * Defaults: create the database, 5 s requests, 100,000 series, hex host ids, clock anchored at first sight, no
+     * auth, the JDK's trust store.
+     */
     public static final class Builder
     {
         private final URI url;
@@ -56,6 +70,8 @@ public record InfluxConfig(URI url, String database, boolean createDatabase, Dur
         private LongFunction<String> hostNames = InfluxSchema::hexHost;
         private EventClock clock = EventClock.anchoredAtFirstSight();
         private ProcessorConfig processor = ProcessorConfig.builder().name("flowscope-influx").build();
+        private HttpAuth auth = HttpAuth.NONE;
+        private ClientTls tls = ClientTls.DEFAULT;
 
         Builder(final URI url, final String database)
         {
@@ -99,10 +115,22 @@ public record InfluxConfig(URI url, String database, boolean createDatabase, Dur
             return this;
         }
 
+        public Builder auth(final HttpAuth v)
+        {
+            auth = v;
+            return this;
+        }
+
+        public Builder tls(final ClientTls v)
+        {
+            tls = v;
+            return this;
+        }
+
         public InfluxConfig build()
         {
             return new InfluxConfig(url, database, createDatabase, requestTimeout, maxSeries, hostNames, clock,
-                processor);
+                processor, auth, tls);
         }
     }
 }

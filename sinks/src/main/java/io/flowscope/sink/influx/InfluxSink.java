@@ -15,7 +15,8 @@ import java.time.Duration;
 /**
  * The InfluxDB sink: a façade that turns flow summaries, collective summaries and anomaly events into
  * line-protocol points on the caller's thread (the reused summaries are copied into the text), admits them
- * through the series cap, and hands them to a {@link BatchingProcessor} that writes them from its own thread.
+ * through the series cap, and hands them to a {@link BatchingProcessor} whose worker writes each batch through the
+ * InfluxDB Java client ({@link InfluxClientExporter}).
  * The caller never waits on the network: a full queue drops its oldest point (counted, see
  * {@link #counters()}). Anomaly events have a queue and a writer of their own: they are rare and are what the
  * dashboards annotate; behind a backlog of flow points (the service offers more points than a small influxd
@@ -29,7 +30,7 @@ public final class InfluxSink implements FlowSummarySink, CollectiveSink, Anomal
     private final InfluxConfig config;
     private final InfluxSchema schema;
     private final SeriesLimiter limiter;
-    private final InfluxHttpExporter exporter;
+    private final InfluxClientExporter exporter;
     private final BatchingProcessor<String> processor;
     private final BatchingProcessor<String> anomalies;
     private final StringBuilder scratch = new StringBuilder(512);
@@ -40,8 +41,7 @@ public final class InfluxSink implements FlowSummarySink, CollectiveSink, Anomal
         this.config = config;
         this.schema = new InfluxSchema(config.hostNames(), config.clock());
         this.limiter = new SeriesLimiter(config.maxSeries());
-        this.exporter = new InfluxHttpExporter(config.url(), config.database(), config.createDatabase(),
-            config.requestTimeout());
+        this.exporter = exporter(config);
         if (config.createDatabase())
         {
             exporter.createDatabase(); // best effort: a server that is down now gets it on its first write
@@ -50,7 +50,13 @@ public final class InfluxSink implements FlowSummarySink, CollectiveSink, Anomal
         final ProcessorConfig p = config.processor();
         this.anomalies = new BatchingProcessor<>(p.toBuilder().name(p.name() + "-anomalies")
             .queueCapacity(Math.min(p.queueCapacity(), ANOMALY_QUEUE_CAPACITY)).build(),
-            new InfluxHttpExporter(config.url(), config.database(), config.createDatabase(), config.requestTimeout()));
+            exporter(config));
+    }
+
+    private static InfluxClientExporter exporter(final InfluxConfig config)
+    {
+        return new InfluxClientExporter(config.url(), config.database(), config.createDatabase(),
+            config.requestTimeout(), config.auth(), config.tls());
     }
 
     @Override

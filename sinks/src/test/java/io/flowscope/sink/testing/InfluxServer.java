@@ -26,7 +26,9 @@ import java.util.stream.Stream;
  * A real {@code influxd} (Debian package influxdb, 1.6.7) for tests: its own config in a temp dir (data, meta,
  * WAL), HTTP and RPC on free 127.0.0.1 ports, reporting and self-monitoring off. {@link #start()} waits for
  * {@code GET /ping} = 204; {@link #stop()} ends the process by its PID. Restartable on the same port and data.
- * Fails (never skips) when influxd is missing.
+ * Fails (never skips) when influxd is missing. {@link #withAuth} turns on {@code auth-enabled} (an admin user is
+ * created through {@code /query} at the first start, as InfluxDB allows while it has no user), {@link #overHttps}
+ * serves HTTPS with the given certificate; the helper's own queries use both.
  */
 public final class InfluxServer implements AutoCloseable
 {
@@ -40,16 +42,56 @@ public final class InfluxServer implements AutoCloseable
     private final int httpPort;
     private final int rpcPort;
     private final Path config;
-    private final HttpClient client = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
+    private final String adminUser;
+    private final String adminPassword;
+    private final SelfSigned https;
+    private final HttpClient client;
+    private boolean adminCreated;
     private Process process;
 
     public InfluxServer() throws IOException
+    {
+        this(null, null, null);
+    }
+
+    private InfluxServer(final String adminUser, final String adminPassword, final SelfSigned https) throws IOException
     {
         this.dir = Files.createTempDirectory("flowscope-influxd-");
         this.httpPort = freePort();
         this.rpcPort = freePort();
         this.config = dir.resolve("influxdb.conf");
-        Files.writeString(config, configText(dir, httpPort, rpcPort));
+        this.adminUser = adminUser;
+        this.adminPassword = adminPassword;
+        this.https = https;
+        final HttpClient.Builder b = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2));
+        if (https != null)
+        {
+            b.sslContext(new io.flowscope.sink.http.ClientTls(https.certPem(), null, null, false).sslContext());
+        }
+        this.client = b.build();
+        String text = configText(dir, httpPort, rpcPort);
+        if (adminUser != null)
+        {
+            text = text.replace("auth-enabled = false", "auth-enabled = true");
+        }
+        if (https != null)
+        {
+            text = text.replace("  log-enabled = false\n", "  log-enabled = false\n  https-enabled = true\n"
+                + "  https-certificate = \"" + https.certPem() + "\"\n  https-private-key = \"" + https.keyPem() + "\"\n");
+        }
+        Files.writeString(config, text);
+    }
+
+    /** {@code auth-enabled = true} with an admin user of this name and password (the helper's queries use it). */
+    public static InfluxServer withAuth(final String adminUser, final String adminPassword) throws IOException
+    {
+        return new InfluxServer(adminUser, adminPassword, null);
+    }
+
+    /** HTTPS only ({@code https-enabled}) with this certificate and key (PEM), trusted by the helper's queries. */
+    public static InfluxServer overHttps(final SelfSigned certificate) throws IOException
+    {
+        return new InfluxServer(null, null, certificate);
     }
 
     /** The config used (also the template of deploy/influxdb/influxdb.conf.template). */
@@ -117,6 +159,13 @@ public final class InfluxServer implements AutoCloseable
             }
             if (pingStatus() == 204)
             {
+                if (adminUser != null && !adminCreated)
+                {
+                    // allowed without credentials while the server has no user at all
+                    execute("CREATE USER \"" + adminUser + "\" WITH PASSWORD '" + adminPassword
+                        + "' WITH ALL PRIVILEGES");
+                    adminCreated = true;
+                }
                 return this;
             }
             Thread.sleep(20);
@@ -162,7 +211,7 @@ public final class InfluxServer implements AutoCloseable
 
     public URI url()
     {
-        return URI.create("http://127.0.0.1:" + httpPort);
+        return URI.create((https == null ? "http" : "https") + "://127.0.0.1:" + httpPort);
     }
 
     public int pingStatus()
@@ -203,6 +252,10 @@ public final class InfluxServer implements AutoCloseable
             ? HttpRequest.newBuilder(url().resolve("/query")).header("Content-Type", "application/x-www-form-urlencoded")
                 .POST(HttpRequest.BodyPublishers.ofString(params))
             : HttpRequest.newBuilder(url().resolve("/query?" + params)).GET();
+        if (adminUser != null && adminCreated)
+        {
+            b.header("Authorization", io.flowscope.sink.http.HttpAuth.basic(adminUser, adminPassword).header());
+        }
         try
         {
             final HttpResponse<String> r = client.send(b.timeout(Duration.ofSeconds(10)).build(),

@@ -2,6 +2,8 @@ package io.flowscope.sink.influx;
 
 import io.flowscope.sink.Exporter;
 import io.flowscope.sink.ExporterContractTest;
+import io.flowscope.sink.http.ClientTls;
+import io.flowscope.sink.http.HttpAuth;
 import io.flowscope.sink.testing.InfluxServer;
 import io.flowscope.sink.testing.RealInfluxExtension;
 import org.junit.jupiter.api.BeforeEach;
@@ -13,7 +15,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.IntStream;
 
 @ExtendWith(RealInfluxExtension.class)
-class InfluxHttpExporterContractTest extends ExporterContractTest<String>
+class InfluxClientExporterContractTest extends ExporterContractTest<String>
 {
     private static final AtomicInteger DATABASES = new AtomicInteger();
     private InfluxServer server;
@@ -29,7 +31,8 @@ class InfluxHttpExporterContractTest extends ExporterContractTest<String>
     @Override
     protected Exporter<String> newExporter()
     {
-        final InfluxHttpExporter e = new InfluxHttpExporter(server.url(), db, true, Duration.ofSeconds(5));
+        final InfluxClientExporter e = new InfluxClientExporter(server.url(), db, true, Duration.ofSeconds(5), HttpAuth.NONE,
+            ClientTls.DEFAULT);
         e.createDatabase();
         return e;
     }
