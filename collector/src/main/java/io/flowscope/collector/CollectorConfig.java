@@ -112,6 +112,7 @@ public record CollectorConfig(
     public static boolean isSecret(final String key)
     {
         return key.equals("security.token") || key.equals("security.tls.keystorePassword") ||
+            key.equals("sinks.influxdb.password") || key.equals("sinks.influxdb.token") ||
             key.startsWith("sinks.webhooks.") && (key.endsWith(".secret") || key.endsWith(".bearerToken") ||
                 key.endsWith(".basicAuthPassword"));
     }
@@ -151,6 +152,13 @@ public record CollectorConfig(
         d.put("sinks.influxdb.queueCapacity", "65536");
         d.put("sinks.influxdb.maxAttempts", "5");
         d.put("sinks.influxdb.maxSeries", "100000");
+        d.put("sinks.influxdb.username", "");
+        d.put("sinks.influxdb.password", "");
+        d.put("sinks.influxdb.passwordFile", "");
+        d.put("sinks.influxdb.token", "");
+        d.put("sinks.influxdb.tokenFile", "");
+        d.put("sinks.influxdb.caFile", "");
+        d.put("sinks.influxdb.insecureSkipVerify", "false");
         d.put("security.token", "");
         d.put("security.tokenFile", "");
         d.put("security.tls.certFile", "");
@@ -578,9 +586,11 @@ public record CollectorConfig(
                 {
                     throw bad("sinks.influxdb.database", "a database name without quotes");
                 }
-                influx = new SinksConfig.Influx(httpUrl("sinks.influxdb.url"), db,
+                final java.net.URI url = httpUrl("sinks.influxdb.url");
+                influx = new SinksConfig.Influx(url, db,
                     intIn("sinks.influxdb.batchSize", 1, 100_000), intIn("sinks.influxdb.queueCapacity", 1, 16_777_216),
-                    intIn("sinks.influxdb.maxAttempts", 1, 100), intIn("sinks.influxdb.maxSeries", 1, 100_000_000));
+                    intIn("sinks.influxdb.maxAttempts", 1, 100), intIn("sinks.influxdb.maxSeries", 1, 100_000_000),
+                    influxAuth(), influxTls(url));
             }
             final java.util.List<SinksConfig.Webhook> hooks = new java.util.ArrayList<>();
             for (int i = 0; i < MAX_WEBHOOKS; i++)
@@ -607,6 +617,57 @@ public record CollectorConfig(
                 hooks.add(webhook(i, format));
             }
             return new SinksConfig(influx, hooks, liveUrl());
+        }
+
+        /** {@code sinks.influxdb.username} + password (basic; 2.x / 3.x: a token as the password), or a token. */
+        private io.flowscope.sink.http.HttpAuth influxAuth()
+        {
+            final String user = values.get("sinks.influxdb.username").trim();
+            final String password = secret("sinks.influxdb.password", "sinks.influxdb.passwordFile");
+            final String token = secret("sinks.influxdb.token", "sinks.influxdb.tokenFile");
+            if (!token.isEmpty() && (!user.isEmpty() || !password.isEmpty()))
+            {
+                throw new ConfigException("config: sinks.influxdb.token and sinks.influxdb.username are both set: "
+                    + "give a token or a username with its password, not both");
+            }
+            if (user.isEmpty() != password.isEmpty())
+            {
+                throw bad(user.isEmpty() ? "sinks.influxdb.username" : "sinks.influxdb.password",
+                    "a value: InfluxDB basic auth needs both username and password (or passwordFile)");
+            }
+            try
+            {
+                return !token.isEmpty() ? io.flowscope.sink.http.HttpAuth.token(token)
+                    : !user.isEmpty() ? io.flowscope.sink.http.HttpAuth.basic(user, password)
+                    : io.flowscope.sink.http.HttpAuth.NONE;
+            }
+            catch (final IllegalArgumentException e)
+            {
+                throw new ConfigException("config: sinks.influxdb: " + e.getMessage()); // never the secret itself
+            }
+        }
+
+        /** {@code sinks.influxdb.caFile} / {@code insecureSkipVerify}, for an https:// URL only; read now. */
+        private io.flowscope.sink.http.ClientTls influxTls(final java.net.URI url)
+        {
+            final io.flowscope.sink.http.ClientTls tls = new io.flowscope.sink.http.ClientTls(
+                file("sinks.influxdb.caFile"), null, null, bool("sinks.influxdb.insecureSkipVerify"));
+            if (!tls.isDefault())
+            {
+                if (!"https".equals(url.getScheme()))
+                {
+                    throw bad("sinks.influxdb.url", "an https:// URL: TLS settings are given for InfluxDB");
+                }
+                try
+                {
+                    tls.sslContext(); // an unreadable CA file is a configuration error, found now
+                }
+                catch (final IllegalArgumentException e)
+                {
+                    throw new ConfigException("config: sinks.influxdb: " + e.getMessage());
+                }
+            }
+            return tls;
         }
 
         /** Webhook {@code i}'s Alertmanager, auth and TLS settings, each checked with the others. */

@@ -53,7 +53,7 @@ public final class ServiceSinks implements FlowSummarySink, CollectiveSink, Auto
         if (ic != null)
         {
             influx = new InfluxSink(InfluxConfig.builder(ic.url(), ic.database()).maxSeries(ic.maxSeries())
-                .hostNames(hostNames)
+                .hostNames(hostNames).auth(ic.auth()).tls(ic.tls())
                 .processor(ProcessorConfig.builder().name("flowscope-influx").maxBatch(ic.batchSize())
                     .queueCapacity(ic.queueCapacity()).maxAttempts(ic.maxAttempts()).build())
                 .build());

@@ -19,8 +19,9 @@ public record SinksConfig(Influx influx, List<Webhook> webhooks, URI liveUrl)
         webhooks = List.copyOf(webhooks);
     }
 
-    /** {@code sinks.influxdb.*}. */
-    public record Influx(URI url, String database, int batchSize, int queueCapacity, int maxAttempts, int maxSeries)
+    /** {@code sinks.influxdb.*}; {@code auth} prints without its secret. */
+    public record Influx(URI url, String database, int batchSize, int queueCapacity, int maxAttempts, int maxSeries,
+        HttpAuth auth, ClientTls tls)
     {
     }
 

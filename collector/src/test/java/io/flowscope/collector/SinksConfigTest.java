@@ -57,6 +57,42 @@ class SinksConfigTest
     }
 
     @Test
+    void shouldTakeInfluxDbCredentialsAndTlsForHttpsOnlyNeverPrintingTheSecret() throws Exception
+    {
+        final Path pw = dir.resolve("influx-pw");
+        Files.writeString(pw, "influx-pass-42ab\n");
+        final CollectorConfig basic = CollectorConfig.load(null,
+            Map.of("FLOWSCOPE_SINKS_INFLUXDB_PASSWORD_FILE", pw.toString()),
+            Map.of("sinks.influxdb.enabled", "true", "sinks.influxdb.url", "https://db.example:8086",
+                "sinks.influxdb.username", "flowscope", "sinks.influxdb.insecureSkipVerify", "true"));
+        assertThat(basic.sinks().influx().auth().header())
+            .isEqualTo(io.flowscope.sink.http.HttpAuth.basic("flowscope", "influx-pass-42ab").header());
+        assertThat(basic.sinks().influx().tls().insecureSkipVerify()).isTrue();
+        assertThat(basic.toString()).contains("basic(flowscope, ****)").doesNotContain("influx-pass-42ab");
+
+        final CollectorConfig token = CollectorConfig.load(null, Map.of("FLOWSCOPE_SINKS_INFLUXDB_TOKEN",
+            "influx-token-77c1"), Map.of("sinks.influxdb.enabled", "true"));
+        assertThat(token.sinks().influx().auth().header()).isEqualTo("Token influx-token-77c1");
+        assertThat(token.sinks().influx().tls().isDefault()).isTrue();
+        assertThat(token.toString()).doesNotContain("influx-token-77c1");
+
+        assertThatThrownBy(() -> CollectorConfig.load(null, Map.of("FLOWSCOPE_SINKS_INFLUXDB_PASSWORD",
+            "influx-pass-42ab"), Map.of("sinks.influxdb.enabled", "true")))
+            .hasMessageContaining("sinks.influxdb.username").hasMessageContaining("needs both username and password")
+            .hasMessageNotContaining("influx-pass-42ab");
+        assertThatThrownBy(() -> CollectorConfig.load(null, Map.of("FLOWSCOPE_SINKS_INFLUXDB_TOKEN",
+            "influx-token-77c1"), Map.of("sinks.influxdb.enabled", "true", "sinks.influxdb.username", "flowscope")))
+            .hasMessageContaining("sinks.influxdb.token and sinks.influxdb.username are both set")
+            .hasMessageNotContaining("influx-token-77c1");
+        assertThatThrownBy(() -> CollectorConfig.load(null, Map.of(), Map.of("sinks.influxdb.enabled", "true",
+            "sinks.influxdb.caFile", pw.toString())))
+            .hasMessageContaining("sinks.influxdb.url").hasMessageContaining("an https:// URL");
+        assertThatThrownBy(() -> CollectorConfig.load(null, Map.of(), Map.of("sinks.influxdb.enabled", "true",
+            "sinks.influxdb.url", "https://db.example:8086", "sinks.influxdb.caFile", pw.toString())))
+            .hasMessageContaining("sinks.influxdb").hasMessageContaining("no PEM CERTIFICATE block");
+    }
+
+    @Test
     void shouldNameTheKeyTheOriginAndTheExpectationOfABadSinkValue() throws Exception
     {
         assertThatThrownBy(() -> CollectorConfig.load(null, Map.of(), Map.of("sinks.webhooks.0.url", "http://x:1/a",
