@@ -21,13 +21,15 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * The service with its sinks configured, against a real influxd and a real webhook receiver: a simulated slow link
- * that heals; the points are queried back from InfluxDB, the receiver gets the opening and the resolution, signed
- * with the secret of the configured file; the counters are in /metrics and /api/health.
+ * The service with its sinks configured, against a real influxd (auth-enabled, the password from a file) and a real
+ * webhook receiver: a simulated slow link that heals; the points are queried back from InfluxDB, the receiver gets
+ * the opening and the resolution, signed with the secret of the configured file; the counters are in /metrics and
+ * /api/health.
  */
 class SinksServiceTest
 {
     private static final String SECRET = "webhook-secret-7f3a9c21e5";
+    private static final String INFLUX_PASSWORD = "influx-pass-3d9b0e";
 
     @TempDir
     Path dir;
@@ -37,7 +39,9 @@ class SinksServiceTest
     {
         final Path secretFile = dir.resolve("webhook.secret");
         Files.writeString(secretFile, SECRET + "\n");
-        try (InfluxServer influx = new InfluxServer().start();
+        final Path influxPasswordFile = dir.resolve("influx.password");
+        Files.writeString(influxPasswordFile, INFLUX_PASSWORD + "\n");
+        try (InfluxServer influx = InfluxServer.withAuth("flowscope", INFLUX_PASSWORD).start();
              WebhookReceiver receiver = new WebhookReceiver(WebhookConfig.DEFAULT_SIGNATURE_HEADER))
         {
             final Map<String, String> o = new LinkedHashMap<>();
@@ -50,6 +54,8 @@ class SinksServiceTest
             o.put("sinks.influxdb.enabled", "true");
             o.put("sinks.influxdb.url", influx.url().toString());
             o.put("sinks.influxdb.database", "fs_service");
+            o.put("sinks.influxdb.username", "flowscope"); // auth-enabled: nothing is written without it
+            o.put("sinks.influxdb.passwordFile", influxPasswordFile.toString());
             o.put("sinks.webhooks.0.url", receiver.url());
             o.put("sinks.webhooks.0.format", "alertmanager");
             o.put("sinks.webhooks.0.secretFile", secretFile.toString());
@@ -99,7 +105,8 @@ class SinksServiceTest
                 assertThat(health.get("influxdb").get("counters").get("exported").asLong()).isPositive();
                 assertThat(health.get("influxdb").get("counters").get("droppedAfterRetries").asLong()).isZero();
                 assertThat(health.get("webhook0").get("counters").get("exported").asLong()).isGreaterThanOrEqualTo(2);
-                assertThat(health.toString()).doesNotContain(SECRET);
+                assertThat(health.toString()).doesNotContain(SECRET).doesNotContain(INFLUX_PASSWORD);
+                assertThat(health.get("influxdb").get("counters").get("rejected").asLong()).isZero();
             }
         }
     }
