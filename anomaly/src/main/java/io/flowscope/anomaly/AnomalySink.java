@@ -18,6 +18,15 @@ public interface AnomalySink
 
     void onResolved(Anomaly anomaly);
 
+    /**
+     * Open since an earlier run of the service, which already announced it (after a restart): a sink that keeps
+     * state about open anomalies takes it up again (the Alertmanager webhook re-sends its alert); one that announces
+     * each event does nothing. Its update or resolution follows as for any other.
+     */
+    default void onStillOpen(final Anomaly anomaly)
+    {
+    }
+
     /** A sink that hands each callback on as one event: {@link #OPENED}, {@link #UPDATED} or {@link #RESOLVED}. */
     static AnomalySink of(final BiConsumer<String, Anomaly> onEvent)
     {

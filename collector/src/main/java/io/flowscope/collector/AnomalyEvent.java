@@ -3,7 +3,8 @@ package io.flowscope.collector;
 import io.flowscope.anomaly.Anomaly;
 
 /**
- * An anomaly as published on the live stream: {@code type} is opened, updated or resolved;
+ * An anomaly as published on the live stream: {@code type} is opened, updated or resolved (or, recovered,
+ * {@link Pipeline#STILL_OPEN}: for the sinks only);
  * {@code publishedMonoNs} is {@code System.nanoTime()} when the stage handed it over (the ring's clock on Linux,
  * so ring record → stream latency is measurable); {@code recovered} marks one re-derived from the journal after a
  * restart that had been announced before (not announced again); {@code culprit} its culprit as named (host, and

@@ -160,11 +160,18 @@ public final class CollectorService implements AutoCloseable
             () -> drainRef[0].snapshot(), () -> health(config, drainRef[0], sinks, source, ext),
             config.security(), () -> Metrics.renderSinks(sinks.statuses()) + ext.metrics())
             .page(source::hostName, source instanceof RingSource ? config.ringDir() : null);
+        // a recovered event (an anomaly an earlier run announced, still open) is for the sinks that keep state only
         final DrainLoop drain = new DrainLoop(config, source, stageFactory, e ->
         {
-            http.publish(e);
+            if (!e.recovered())
+            {
+                http.publish(e);
+            }
             sinks.onAnomaly(e);
-            console.accept(e);
+            if (!e.recovered())
+            {
+                console.accept(e);
+            }
         });
         drain.sinks(sinks);
         drainRef[0] = drain;

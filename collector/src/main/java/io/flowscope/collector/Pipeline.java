@@ -40,6 +40,12 @@ import org.agrona.collections.Long2ObjectHashMap;
  */
 public final class Pipeline implements TelemetryListener, AnomalySink
 {
+    /**
+     * The event type of an anomaly still open at the end of the catch-up that an earlier run announced (always
+     * {@link AnomalyEvent#recovered()}): see {@link #endCatchUp}.
+     */
+    public static final String STILL_OPEN = "still-open";
+
     private final WindowEngine engine;
     private final AnomalyStage stage;
     private JournalWriter journal;
@@ -678,7 +684,16 @@ public final class Pipeline implements TelemetryListener, AnomalySink
     private void publish(final String type, final Anomaly engineAnomaly)
     {
         final RankIdentity who = rankIdentities.culprit(engineAnomaly.culprit(), hostNames);
-        final Anomaly a = RankIdentities.named(engineAnomaly, who);
+        announce(type, RankIdentities.named(engineAnomaly, who), who);
+    }
+
+    /**
+     * Records the anomaly as published and queues its announcement. Recovered (derived, not announced): everything
+     * while catching up, and an opening already announced. Not an update or a resolution once caught up: they are
+     * news, also for an anomaly an earlier run announced.
+     */
+    private void announce(final String type, final Anomaly a, final RankIdentity who)
+    {
         final long mono = System.nanoTime();
         anomalies.put(a.id(), a);
         if (who != null)
@@ -686,7 +701,7 @@ public final class Pipeline implements TelemetryListener, AnomalySink
             culprits.put(a.id(), who);
         }
         anomaliesChanged = true;
-        final boolean recovered = catchingUp || announcedBefore.contains(a.id()) && !"resolved".equals(type);
+        final boolean recovered = catchingUp || "opened".equals(type) && announcedBefore.contains(a.id());
         final AnomalyEvent e = new AnomalyEvent(type, a, System.currentTimeMillis(), mono, recovered, who);
         history.add(e);
         if (history.size() > 10_000)
@@ -717,14 +732,30 @@ public final class Pipeline implements TelemetryListener, AnomalySink
         catchingUp = true;
     }
 
+    /**
+     * The end of the catch-up: an anomaly still open that the earlier run did not announce is announced now; one it
+     * did is handed over as {@link #STILL_OPEN} (recovered: for the sinks that keep state, such as the Alertmanager
+     * webhook re-sending its alert, which would otherwise expire while the anomaly lasts; nothing that announces
+     * each event gets it again). Either one's resolution in this run is announced as any other.
+     */
     public void endCatchUp()
     {
         catchingUp = false;
         for (final Anomaly a : List.copyOf(anomalies.values()))
         {
-            if (a.isOpen() && !announcedBefore.contains(a.id()))
+            if (!a.isOpen())
             {
-                publish("opened", a);
+                continue;
+            }
+            final RankIdentity who = culprits.get(a.id());
+            if (!announcedBefore.contains(a.id()))
+            {
+                announce("opened", a, who); // already named when it was derived
+            }
+            else
+            {
+                pendingAnnouncements.add(new AnomalyEvent(STILL_OPEN, a, System.currentTimeMillis(), System.nanoTime(),
+                    true, who));
             }
         }
         announcePending();

@@ -113,11 +113,18 @@ public final class ServiceSinks implements FlowSummarySink, CollectiveSink, Auto
         }
     }
 
-    /** An anomaly event the service announces (recovered ones were announced by an earlier run: skipped). */
+    /**
+     * An anomaly event the service announces. Recovered ones were announced by an earlier run: only those still open
+     * after a restart's catch-up ({@link Pipeline#STILL_OPEN}) are handed on, to {@link AnomalySink#onStillOpen}.
+     */
     public void onAnomaly(final AnomalyEvent e)
     {
         if (e.recovered())
         {
+            if (Pipeline.STILL_OPEN.equals(e.type()))
+            {
+                anomalySinks.forEach(s -> s.onStillOpen(e.anomaly()));
+            }
             return;
         }
         for (final AnomalySink s : anomalySinks)

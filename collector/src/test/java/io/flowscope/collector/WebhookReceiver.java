@@ -3,15 +3,19 @@ package io.flowscope.collector;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
+import java.time.Instant;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 
 import com.sun.net.httpserver.HttpServer;
 
-/** A real alert receiver for the tests: a JDK HTTP server on 127.0.0.1 that keeps every POST (body, signature). */
+/**
+ * A real alert receiver for the tests: a JDK HTTP server on 127.0.0.1 that keeps every POST (body, signature, when it
+ * arrived).
+ */
 public final class WebhookReceiver implements AutoCloseable
 {
-    public record Post(byte[] body, String signature)
+    public record Post(byte[] body, String signature, Instant received)
     {
     }
 
@@ -24,7 +28,7 @@ public final class WebhookReceiver implements AutoCloseable
         server.createContext("/alerts", exchange ->
         {
             posts.add(new Post(exchange.getRequestBody().readAllBytes(),
-                exchange.getRequestHeaders().getFirst(signatureHeader)));
+                exchange.getRequestHeaders().getFirst(signatureHeader), Instant.now()));
             exchange.sendResponseHeaders(200, -1);
             exchange.close();
         });

@@ -29,7 +29,8 @@ import java.util.concurrent.TimeUnit;
  * alert's identity is its label set ({@link WebhookPayloads#labels}): when an update changes it (the severity rises,
  * the culprit is revised) the old alert is resolved and the new one fired at once; an update that only refreshes
  * evidence is carried by the next re-send (counted as refused now). Two open anomalies with one label set are one
- * alert, resolved when the last of them resolves. State: the open anomalies (at most {@code dedupCapacity}).
+ * alert, resolved when the last of them resolves. State: the open anomalies (at most {@code dedupCapacity}); after a
+ * restart of the service, those an earlier run announced come back through {@link #onStillOpen}.
  */
 public final class WebhookAlertSink implements AnomalySink, AutoCloseable
 {
@@ -107,6 +108,21 @@ public final class WebhookAlertSink implements AnomalySink, AutoCloseable
     public void onResolved(final Anomaly anomaly)
     {
         submit(anomaly, Notification.Event.RESOLVED);
+    }
+
+    /**
+     * Alertmanager: an anomaly an earlier run of the service announced, still open after its restart, is taken up
+     * again: its alert is sent now (as a re-send, with the labels it fired under, so Alertmanager sees the alert it
+     * has) and re-sent from then on, so it does not expire while the anomaly lasts; its resolution ends it. Generic:
+     * nothing, it was notified.
+     */
+    @Override
+    public void onStillOpen(final Anomaly anomaly)
+    {
+        if (alertmanager)
+        {
+            submit(anomaly, Notification.Event.RESENT);
+        }
     }
 
     private void submit(final Anomaly anomaly, final Notification.Event event)

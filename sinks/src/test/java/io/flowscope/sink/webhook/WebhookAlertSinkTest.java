@@ -156,6 +156,73 @@ class WebhookAlertSinkTest
     }
 
     @Test
+    void anAlertAnEarlierRunFiredIsTakenUpAgainAfterARestartUnderItsLabelsResentAndEndedAtItsResolution()
+        throws Exception
+    {
+        try (Receiver receiver = Receiver.start())
+        {
+            final Anomaly open = Anomalies.slowLink(0xac1L, 7, 0x1a2bL, 3, 4, Severity.WARNING, START, -1);
+            // the earlier run fires it and stops (closing resolves nothing)
+            try (WebhookAlertSink earlier = new WebhookAlertSink(config(receiver.url(), 3)))
+            {
+                earlier.onOpened(open);
+                assertThat(earlier.flush(Duration.ofSeconds(60))).isTrue();
+            }
+            assertThat(alerts(receiver)).hasSize(1);
+            final JsonNode fired = alerts(receiver).get(0);
+
+            final Instant before = Instant.now();
+            final long resends;
+            try (WebhookAlertSink restarted = new WebhookAlertSink(builder(receiver.url(), 3, Duration.ofMillis(100))
+                .build()))
+            {
+                restarted.onStillOpen(open);
+                Eventually.await(() -> receiver.accepted.size() >= 5, () -> receiver.accepted.size() + " posts");
+                restarted.onResolved(Anomalies.resolved(open, START + 2_000_000_000L));
+                assertThat(restarted.flush(Duration.ofSeconds(60))).isTrue();
+                assertThat(restarted.openAlerts()).isZero();
+                resends = restarted.resends();
+            }
+            final List<JsonNode> alerts = alerts(receiver);
+            final List<JsonNode> takenUp = alerts.subList(1, alerts.size() - 1);
+            assertThat(takenUp).hasSizeGreaterThanOrEqualTo(4).allSatisfy(a ->
+            {
+                assertThat(a.path("labels")).isEqualTo(fired.path("labels"));
+                assertThat(a.path("startsAt")).isEqualTo(fired.path("startsAt"));
+                assertThat(endsAt(a)).isAfter(before);
+            });
+            // sent at once when taken up, then by the timer
+            assertThat(resends).isEqualTo(takenUp.size() - 1);
+            final JsonNode last = alerts.get(alerts.size() - 1);
+            assertThat(last.path("labels")).isEqualTo(fired.path("labels"));
+            assertThat(last.path("endsAt").asText()).isEqualTo("2025-11-22T08:26:42Z");
+            assertSigned(receiver);
+        }
+    }
+
+    @Test
+    void theGenericFormatDoesNotNotifyAnAnomalyStillOpenAfterARestartAgainButItsResolution() throws Exception
+    {
+        try (Receiver receiver = Receiver.start();
+             WebhookAlertSink sink = new WebhookAlertSink(builder(receiver.url(), 3, Duration.ofMillis(100))
+                 .format(WebhookFormat.GENERIC).build()))
+        {
+            final Anomaly open = Anomalies.slowLink(0xac2L, 7, 0x1a2bL, 3, 4, Severity.WARNING, START, -1);
+            sink.onStillOpen(open);
+            Thread.sleep(300); // three re-send intervals: a generic webhook is never re-sent
+            sink.onResolved(Anomalies.resolved(open, START + 2_000_000_000L));
+            assertThat(sink.flush(Duration.ofSeconds(60))).isTrue();
+
+            final List<String> events = new ArrayList<>();
+            for (final Receiver.Request r : receiver.accepted)
+            {
+                JSON.readTree(r.body()).path("notifications").forEach(n -> events.add(n.path("event").asText()));
+            }
+            assertThat(events).containsExactly("resolved");
+        }
+    }
+
+    @Test
     void twoOpenAnomaliesOfOneLabelSetAreOneAlertThatEndsWithTheLastOfThem() throws Exception
     {
         try (Receiver receiver = Receiver.start();
