@@ -150,6 +150,54 @@ class RealAlertmanagerTest
     }
 
     @Test
+    void anAlertTakenUpByARestartedCollectorStaysOneActiveAlertPagedOnceAndResolvesWhenFlowscopeResolvesIt()
+        throws Exception
+    {
+        try (Receiver warnings = Receiver.start(); Receiver critical = Receiver.start();
+             AlertmanagerServer am = new AlertmanagerServer(config(warnings, critical), null).start())
+        {
+            final long start = nowNs() - 1_000_000_000L;
+            final Anomaly open = Anomalies.slowLink(0x510aL, 7, 0x1a2bL, 3, 4, Severity.WARNING, start, -1);
+            // the earlier run fires it and stops; the restart takes 1 s (under the alert's 2 s validity)
+            try (WebhookAlertSink earlier = new WebhookAlertSink(sink(am.alertsUrl()).build()))
+            {
+                earlier.onOpened(open);
+                Eventually.await(() -> am.alerts(PLAIN, null).size() == 1, () -> "alerts " + am.alerts(PLAIN, null));
+            }
+            final JsonNode before = am.alerts(PLAIN, null).get(0);
+            Thread.sleep(1_000);
+            try (WebhookAlertSink restarted = new WebhookAlertSink(sink(am.alertsUrl()).build()))
+            {
+                restarted.onStillOpen(open);
+                // three resolve_timeouts long after the restart: still the one active alert of the earlier run
+                final long until = System.nanoTime() + Duration.ofSeconds(6).toNanos();
+                while (System.nanoTime() < until)
+                {
+                    final JsonNode alerts = am.alerts(PLAIN, null);
+                    assertThat(alerts).as("active alerts at %s", Instant.now()).hasSize(1);
+                    assertThat(alerts.get(0).path("status").path("state").asText()).isEqualTo("active");
+                    assertThat(alerts.get(0).path("fingerprint")).isEqualTo(before.path("fingerprint"));
+                    assertThat(alerts.get(0).path("startsAt")).isEqualTo(before.path("startsAt"));
+                    Thread.sleep(200);
+                }
+                // paged once, by the earlier run: taking it up is no new notification
+                assertThat(notified(warnings)).extracting(n -> n.path("status").asText()).containsExactly("firing");
+
+                final long resolvedNs = nowNs() - 200_000_000L;
+                restarted.onResolved(Anomalies.resolved(open, resolvedNs));
+                Eventually.await(() -> am.alerts(PLAIN, null).isEmpty(), () -> "alerts " + am.alerts(PLAIN, null));
+                Eventually.await(() -> notifiedUnchecked(warnings, "resolved", "FlowscopeSlowLink", "warning"),
+                    () -> "warnings receiver: " + warnings.accepted.size() + " posts");
+                final JsonNode resolved = notified(warnings).stream()
+                    .filter(n -> n.path("status").asText().equals("resolved")).findFirst().orElseThrow();
+                assertThat(Instant.parse(resolved.path("endsAt").asText()).toEpochMilli())
+                    .isEqualTo(resolvedNs / 1_000_000L);
+                assertThat(restarted.counters().rejected()).isZero();
+            }
+        }
+    }
+
+    @Test
     void aCriticalAnomalyReachesTheCriticalRouteAndAnEscalationMovesTheAlertThere() throws Exception
     {
         try (Receiver warnings = Receiver.start(); Receiver critical = Receiver.start();
