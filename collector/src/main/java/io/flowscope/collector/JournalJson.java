@@ -69,6 +69,13 @@ final class JournalJson implements TelemetryListener, JournalReader.Meta
     }
 
     @Override
+    public void onRingClock(final long hostId, final int pid, final long realtimeNs, final long monotonicNs)
+    {
+        emit("ringClock", "hostId", FlowRow.hex(hostId), "pid", pid, "realtimeNs", realtimeNs, "monotonicNs",
+            monotonicNs);
+    }
+
+    @Override
     public void onRingComm(final long hostId, final String hostname, final int pid, final long commHash,
         final int rank, final int nranks, final int cudaDevice, final String pciBusId)
     {

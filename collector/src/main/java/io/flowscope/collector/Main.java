@@ -621,7 +621,8 @@ public final class Main implements Callable<Integer>
             final CollectorConfig cfg = choice.config();
             err.println("flowscope replay: " + choice.said());
             final long total = noProgress ? 0 : io.flowscope.collector.Replay.countDocuments(journal);
-            final TraceExport export = trace != null ? new TraceExport(trace) : null;
+            // the trace on the epoch: the hosts' clock offsets from the input's first batches (TraceClock)
+            final TraceExport export = trace != null ? new TraceExport(trace, TraceClock.of(journal)) : null;
             final io.flowscope.collector.Replay.Progress progress =
                 noProgress ? null : io.flowscope.collector.Replay.progressBar(err, total);
             final io.flowscope.collector.Replay.Result r = io.flowscope.collector.Replay.run(journal, cfg, fromNs, toNs,
@@ -654,6 +655,7 @@ public final class Main implements Callable<Integer>
                 r.events().forEach(e -> last.put(e.anomaly().id(), e.anomaly()));
                 export.finish(List.copyOf(last.values()), fromNs, toNs);
                 export.close();
+                err.println("flowscope replay: trace " + trace + ": " + export.describe());
             }
             if (r.engineSettings().size() > 1)
             {

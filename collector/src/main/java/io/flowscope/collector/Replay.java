@@ -196,7 +196,9 @@ public final class Replay
         return run(journal, config, fromNs, toNs, summaryTap, collectiveTap, progress, AnomalyStages::create, d -> { });
     }
 
-    /** As {@link #run(Path, CollectorConfig, long, long, FlowSummarySink, CollectiveSink, LongConsumer)}, telling
+    /** As {@link #run(Path, CollectorConfig, long, long, FlowSummarySink, CollectiveSink, LongConsumer)} (a
+     * {@link TraceExport} as {@code collectiveTap} is also told the input, the batches' wall times and the rings'
+     * clock anchors, and reads the engines' GPU clock), telling
      * {@code damage} of every damaged range as it is skipped (one line each: where and why). */
     public static Result run(final Path journal, final CollectorConfig config, final long fromNs, final long toNs,
         final FlowSummarySink summaryTap, final CollectiveSink collectiveTap, final LongConsumer progress,
@@ -230,6 +232,13 @@ public final class Replay
             p.hostNames(names::get);
             return p;
         });
+        // the Perfetto export sees the input too (steps, channels; after the engines, whose GPU clock it reads)
+        final TraceExport export = collectiveTap instanceof TraceExport t ? t : null;
+        if (export != null)
+        {
+            in.tee = export;
+            export.engine(() -> in.pipeline.engine());
+        }
         try (EventLog reader = EventLog.open(journal).timeRange(fromNs, toNs))
         {
             reader.onDamage(d ->
@@ -261,11 +270,34 @@ public final class Replay
                 }
 
                 @Override
+                public void onBatch(final long wallNs)
+                {
+                    if (export != null)
+                    {
+                        export.onBatch(wallNs);
+                    }
+                }
+
+                @Override
+                public void onRingClock(final long hostId, final int pid, final long realtimeNs,
+                    final long monotonicNs)
+                {
+                    if (export != null)
+                    {
+                        export.onRingClock(hostId, realtimeNs, monotonicNs);
+                    }
+                }
+
+                @Override
                 public void onRingAttached(final long hostId, final int pid, final String hostname, final String path)
                 {
                     if (hostname != null && !hostname.isEmpty())
                     {
                         names.put(hostId, hostname);
+                    }
+                    if (export != null)
+                    {
+                        export.onRingAttached(hostId, hostname);
                     }
                 }
             };
@@ -291,11 +323,42 @@ public final class Replay
      */
     private static final class Segments implements io.flowscope.window.TelemetryListener
     {
+        private static final io.flowscope.window.TelemetryListener NONE = new io.flowscope.window.TelemetryListener()
+        {
+            @Override
+            public void onProxyOpStart(final long opKey, final long commHash, final int rank, final int peer,
+                final int channel, final boolean isSend, final long timeNs)
+            {
+            }
+
+            @Override
+            public void onProxyOpStop(final long opKey, final long timeNs)
+            {
+            }
+
+            @Override
+            public void onProxyStepStart(final long stepKey, final long opKey, final int step, final long timeNs)
+            {
+            }
+
+            @Override
+            public void onProxyStepState(final long stepKey, final int state, final long transSize, final long timeNs)
+            {
+            }
+
+            @Override
+            public void onProxyStepStop(final long stepKey, final long timeNs)
+            {
+            }
+        };
+
         private final java.util.function.Supplier<Pipeline> fresh;
         private final List<AnomalyEvent> before = new java.util.ArrayList<>();
         /** The rings' communicator entries seen: each new stretch is told them again. */
         private final List<Object[]> comms = new java.util.ArrayList<>();
         Pipeline pipeline;
+        /** Told every input after the engines (the Perfetto export), or the no-op listener. */
+        io.flowscope.window.TelemetryListener tee = NONE;
         private boolean used;
 
         Segments(final java.util.function.Supplier<Pipeline> fresh)
@@ -335,6 +398,7 @@ public final class Replay
         {
             comms.add(new Object[] {hostId, hostname, pid, commHash, rank, nranks, cudaDevice, pciBusId});
             pipeline.onRingComm(hostId, hostname, pid, commHash, rank, nranks, cudaDevice, pciBusId);
+            tee.onRingComm(hostId, hostname, pid, commHash, rank, nranks, cudaDevice, pciBusId);
         }
 
         @Override
@@ -342,6 +406,7 @@ public final class Replay
         {
             used = true;
             pipeline.onHost(hostId);
+            tee.onHost(hostId);
         }
 
         @Override
@@ -350,6 +415,7 @@ public final class Replay
         {
             used = true;
             pipeline.onProxyOpStart(opKey, commHash, rank, peer, channel, isSend, timeNs);
+            tee.onProxyOpStart(opKey, commHash, rank, peer, channel, isSend, timeNs);
         }
 
         @Override
@@ -357,6 +423,7 @@ public final class Replay
         {
             used = true;
             pipeline.onProxyOpStop(opKey, timeNs);
+            tee.onProxyOpStop(opKey, timeNs);
         }
 
         @Override
@@ -364,6 +431,7 @@ public final class Replay
         {
             used = true;
             pipeline.onProxyStepStart(stepKey, opKey, step, timeNs);
+            tee.onProxyStepStart(stepKey, opKey, step, timeNs);
         }
 
         @Override
@@ -371,6 +439,7 @@ public final class Replay
         {
             used = true;
             pipeline.onProxyStepState(stepKey, state, transSize, timeNs);
+            tee.onProxyStepState(stepKey, state, transSize, timeNs);
         }
 
         @Override
@@ -378,6 +447,7 @@ public final class Replay
         {
             used = true;
             pipeline.onProxyStepStop(stepKey, timeNs);
+            tee.onProxyStepStop(stepKey, timeNs);
         }
 
         @Override
@@ -386,6 +456,7 @@ public final class Replay
         {
             used = true;
             pipeline.onQpStart(wrKey, device, qpNum, opcode, length, timeNs);
+            tee.onQpStart(wrKey, device, qpNum, opcode, length, timeNs);
         }
 
         @Override
@@ -393,6 +464,7 @@ public final class Replay
         {
             used = true;
             pipeline.onQpStop(wrKey, timeNs);
+            tee.onQpStop(wrKey, timeNs);
         }
 
         @Override
@@ -403,6 +475,8 @@ public final class Replay
             used = true;
             pipeline.onCollStart(collKey, commHash, rank, nranks, func, algo, proto, count, datatypeSize, nChannels,
                 seqNumber, timeNs);
+            tee.onCollStart(collKey, commHash, rank, nranks, func, algo, proto, count, datatypeSize, nChannels,
+                seqNumber, timeNs);
         }
 
         @Override
@@ -410,6 +484,7 @@ public final class Replay
         {
             used = true;
             pipeline.onCollStop(collKey, timeNs);
+            tee.onCollStop(collKey, timeNs);
         }
 
         @Override
@@ -418,6 +493,7 @@ public final class Replay
         {
             used = true;
             pipeline.onKernelChStart(chKey, collKey, channel, pTimerNs, timeNs);
+            tee.onKernelChStart(chKey, collKey, channel, pTimerNs, timeNs);
         }
 
         @Override
@@ -425,6 +501,7 @@ public final class Replay
         {
             used = true;
             pipeline.onKernelChStop(chKey, pTimerNs, timeNs);
+            tee.onKernelChStop(chKey, pTimerNs, timeNs);
         }
     }
 

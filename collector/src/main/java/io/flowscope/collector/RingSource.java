@@ -89,6 +89,9 @@ public final class RingSource implements Source
                     {
                         journal.ringAttached(RingEventSource.hostId(reader.header().hostname()),
                             reader.header().producerPid(), reader.header().hostname(), reader.path().toString());
+                        journal.ringClock(RingEventSource.hostId(reader.header().hostname()),
+                            reader.header().producerPid(), reader.header().anchorRealtimeNs(),
+                            reader.header().anchorMonotonicNs());
                     }
                 }
 

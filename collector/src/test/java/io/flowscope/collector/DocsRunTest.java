@@ -195,6 +195,17 @@ class DocsRunTest
             assertThat(entries(r)).isPositive();
             assertThat(r.out()).doesNotContain("detected at t=0.");
         }),
+        runs("./flowscope replay run.jsonl.gz --from 1500000000 --trace trace.json", (r, cwd) ->
+        {
+            // docs/perfetto.md: a simulated run has no ring clock anchor: on the epoch by the batch-wall estimate
+            assertThat(r.rc()).as(r.both()).isZero();
+            assertThat(r.err()).as(r.both()).contains("flowscope replay: trace trace.json: ")
+                .contains("on the epoch estimated from the journal's batch wall times");
+            final JsonNode t = ChromeTraceCheck.EXACT.readTree(cwd.resolve("trace.json").toFile());
+            assertThat(ChromeTraceCheck.violations(t)).isEmpty();
+            assertThat(t.path("otherData").path("clockSource").asText()).isEqualTo("batch-wall-estimate");
+            assertThat(t.path("traceEvents").size()).isPositive();
+        }),
         runs("./flowscope replay run.jsonl.gz --from 1500000000 --to 2500000000", (r, cwd) ->
         {
             assertThat(r.rc()).as(r.both()).isZero();

@@ -86,6 +86,15 @@ public final class JournalFormat
      * so that a replay builds its engines as the live run did (issue #16). Journals written before have none.
      */
     public static final byte ENGINE_SETTINGS = 26;
+    /**
+     * A ring's clock anchor (ring header {@code anchor_realtime_ns}, {@code anchor_monotonic_ns}: CLOCK_REALTIME and
+     * CLOCK_MONOTONIC read back to back at ring creation): hostId (long), pid (int), realtimeNs (long), monotonicNs
+     * (long). With it a reader puts the host's event times (CLOCK_MONOTONIC) on the epoch: wall = timeNs −
+     * monotonicNs + realtimeNs (the Perfetto export, issue #18). Written for each attached ring, last in the batch of
+     * its attachment, so a reader from before the entry type loses nothing of that batch (it counts the entry as
+     * damage). Journals written before, and the simulator's, have none.
+     */
+    public static final byte RING_CLOCK = 27;
 
     /** Bit 63 of a document's first long: the document is format 2 (index and checksum follow). */
     public static final long FORMAT2 = 1L << 63;

@@ -43,6 +43,11 @@ public final class JournalReader extends EventLogCounts
         {
         }
 
+        /** A ring's clock anchor ({@link JournalFormat#RING_CLOCK}): CLOCK_REALTIME and CLOCK_MONOTONIC, ns. */
+        default void onRingClock(final long hostId, final int pid, final long realtimeNs, final long monotonicNs)
+        {
+        }
+
         default void onRingDetached(final int pid, final String path, final String reason)
         {
         }
@@ -860,6 +865,13 @@ public final class JournalReader extends EventLogCounts
                     final String path = b.readUtf8();
                     meta.onRingAttached(host, pid, hostname, path);
                 }
+                case JournalFormat.RING_CLOCK ->
+                {
+                    final long host = b.readLong();
+                    final int pid = b.readInt();
+                    final long realtime = b.readLong();
+                    meta.onRingClock(host, pid, realtime, b.readLong());
+                }
                 case JournalFormat.RING_DETACH ->
                 {
                     final int pid = b.readInt();
@@ -912,6 +924,7 @@ public final class JournalReader extends EventLogCounts
             case JournalFormat.RING_ATTACH -> 8 + 4 + 2;
             case JournalFormat.RING_COMM -> 8 + 4 + 8 + 4 + 4 + 4 + 2;
             case JournalFormat.RING_DETACH -> 4 + 2;
+            case JournalFormat.RING_CLOCK -> 8 + 4 + 8 + 8;
             case JournalFormat.ANOMALY -> 8 + 1 + 1;
             case JournalFormat.SOURCE, JournalFormat.ENGINE_SETTINGS -> 1;
             case JournalFormat.END -> 0;

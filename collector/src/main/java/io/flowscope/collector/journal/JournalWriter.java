@@ -64,6 +64,8 @@ public final class JournalWriter implements TelemetryListener, AutoCloseable
     private final SingleChronicleQueue queue;
     private final ExcerptAppender appender;
     private final Bytes<ByteBuffer> batch = Bytes.elasticByteBuffer(1 << 16);
+    /** Entries that go last in the batch ({@link JournalFormat#RING_CLOCK}): appended by {@link #flush}. */
+    private final Bytes<ByteBuffer> trailer = Bytes.elasticByteBuffer(256);
     private final CRC32C crc = new CRC32C();
     /** Where {@link #batch}'s bytes are while its capacity is {@link #batchCapacity} (-1: not looked up yet). */
     private long batchAddress;
@@ -271,6 +273,11 @@ public final class JournalWriter implements TelemetryListener, AutoCloseable
     /** Writes the buffered batch as one excerpt (nothing when empty) and does the housekeeping once a second. */
     public void flush(final long wallNowNs)
     {
+        if (trailer.writePosition() > 0)
+        {
+            batch.write(trailer);
+            trailer.clear();
+        }
         if (entriesInBatch > 0)
         {
             if (fault == null && paused == null && room(batch.writePosition()))
@@ -747,6 +754,19 @@ public final class JournalWriter implements TelemetryListener, AutoCloseable
             batch.writeByte(JournalFormat.RING_ATTACH).writeLong(hostId).writeInt(pid);
             batch.writeUtf8(hostname);
             batch.writeUtf8(path);
+        }
+    }
+
+    /**
+     * A ring's clock anchor ({@link JournalFormat#RING_CLOCK}): kept aside and written last in the batch (at its
+     * flush), so that a reader that does not know the entry type loses nothing else of the batch.
+     */
+    public void ringClock(final long hostId, final int pid, final long realtimeNs, final long monotonicNs)
+    {
+        if (open())
+        {
+            trailer.writeByte(JournalFormat.RING_CLOCK).writeLong(hostId).writeInt(pid);
+            trailer.writeLong(realtimeNs).writeLong(monotonicNs);
         }
     }
 

@@ -283,6 +283,8 @@ public final class TraceReader extends EventLogCounts
                     (int)o.path("cudaDevice").asLong(-1), o.path("pciBusId").asText(""));
                 case "ringAttached" -> meta.onRingAttached(hex(o, "hostId"), (int)num(o, "pid"),
                     o.path("hostname").asText(""), o.path("path").asText(""));
+                case "ringClock" -> meta.onRingClock(hex(o, "hostId"), (int)num(o, "pid"), num(o, "realtimeNs"),
+                    num(o, "monotonicNs"));
                 case "ringDetached" -> meta.onRingDetached((int)num(o, "pid"), o.path("path").asText(""),
                     o.path("reason").asText(""));
                 case "anomaly" -> meta.onAnomaly(hex(o, "id"), "opened".equals(o.path("state").asText()),
