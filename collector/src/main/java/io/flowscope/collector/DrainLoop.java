@@ -166,6 +166,7 @@ public final class DrainLoop
             // /metrics' traffic counters count the live run (after the catch-up), as the sinks do
             if (sinks != null && !sinks.isEmpty())
             {
+                sinks.rankNames(pipeline.rankNames());
                 pipeline.tap(s -> { traffic.onSummary(s); sinks.onSummary(s); },
                     c -> { traffic.onCollective(c); sinks.onCollective(c); });
             }

@@ -61,8 +61,8 @@ public final class Json
 
     /**
      * The culprit's fields; where it is named ({@code who}), also {@code hostname}, and for a rank {@code pid},
-     * {@code gpu} (the CUDA device ordinal in that process) and {@code gpuBusId} (its PCI bus id), each present
-     * only when known.
+     * {@code gpu} (the CUDA device ordinal in that process), {@code gpuBusId} (its PCI bus id) and {@code gpuUuid}
+     * (its UUID, "GPU-..." as nvidia-smi prints it), each present only when known.
      */
     public static Map<String, Object> culprit(final Culprit c, final RankIdentity who)
     {
@@ -90,6 +90,10 @@ public final class Json
                 if (!who.pciBusId().isEmpty())
                 {
                     m.put("gpuBusId", who.pciBusId());
+                }
+                if (!who.gpuUuid().isEmpty())
+                {
+                    m.put("gpuUuid", who.gpuUuid());
                 }
             }
         }

@@ -179,6 +179,10 @@ final class LivePage
                         {
                             m.put("gpuBusId", r.who().pciBusId());
                         }
+                        if (!r.who().gpuUuid().isEmpty())
+                        {
+                            m.put("gpuUuid", r.who().gpuUuid());
+                        }
                     }
                     if (r != null)
                     {

@@ -671,6 +671,12 @@ public final class Pipeline implements TelemetryListener, AnomalySink
      * Where a culprit's host id has a name (a ring's hostname, a simulated node's): live, the source's; in a replay,
      * the journal's ring attachments. Unset: no names.
      */
+    /** Who the ranks are, for the sinks (thread-safe: the entries are written on this pipeline's thread). */
+    public io.flowscope.sink.RankNames rankNames()
+    {
+        return rankIdentities.rankNames();
+    }
+
     public void hostNames(final LongFunction<String> names)
     {
         this.hostNames = names;
@@ -771,7 +777,9 @@ public final class Pipeline implements TelemetryListener, AnomalySink
         final List<FlowRow> comms = new ArrayList<>();
         latest.forEach((k, s) ->
         {
-            final FlowRow row = FlowRow.of(s);
+            final String source = hostNames.apply(s.hostId());
+            final FlowRow row = FlowRow.of(s, source != null ? source : rankIdentities.hostname(s.hostId()),
+                s.rank() >= 0 && s.commHash() != 0 ? rankIdentities.rank(s.hostId(), s.commHash(), s.rank()) : null);
             switch (s.kind())
             {
                 case FlowSummary.KIND_STEP -> flows.add(row);

@@ -1,11 +1,12 @@
 package io.flowscope.collector;
 
-import java.util.HashMap;
 import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.LongFunction;
 
 import io.flowscope.anomaly.Anomaly;
 import io.flowscope.anomaly.Culprit;
+import io.flowscope.sink.RankNames;
 
 /**
  * Every communicator rank the rings described ({@code TelemetryListener#onRingComm}: the ring adapter live, the
@@ -14,7 +15,7 @@ import io.flowscope.anomaly.Culprit;
  * its sending rank, the culprit's rank; a NIC: {@code host gpu-node-17: ...}). The culprit's hex host id is left to
  * the structured fields: a summary that names the host by its id (the NIC detectors' "NIC 2 of host 0x...") gets
  * it by name. The same entries give the same names, so a replay of a journal names culprits as the live run did.
- * One thread (the drain thread, or the replay).
+ * Written by one thread (the drain thread, or the replay); read by the sinks' threads too ({@link #rankNames}).
  */
 final class RankIdentities
 {
@@ -22,11 +23,11 @@ final class RankIdentities
     {
     }
 
-    private final Map<Key, RankIdentity> byHost = new HashMap<>();
+    private final Map<Key, RankIdentity> byHost = new ConcurrentHashMap<>();
     /** The same, by communicator and rank alone: a culprit keyed by another host than its ring's still gets named. */
-    private final Map<Key, RankIdentity> byRank = new HashMap<>();
+    private final Map<Key, RankIdentity> byRank = new ConcurrentHashMap<>();
     /** Host names the communicator entries told (a NIC culprit's host has rings too). */
-    private final Map<Long, String> hosts = new HashMap<>();
+    private final Map<Long, String> hosts = new ConcurrentHashMap<>();
 
     void put(final RankIdentity r)
     {
@@ -36,6 +37,23 @@ final class RankIdentities
         {
             hosts.put(r.hostId(), r.hostname());
         }
+    }
+
+    /** A host's name as the communicator entries told it, null when none did. */
+    String hostname(final long hostId)
+    {
+        return hosts.get(hostId);
+    }
+
+    /** A rank's process and GPU for the sinks (InfluxDB tags and fields, alert annotations). */
+    RankNames rankNames()
+    {
+        return (hostId, commHash, rank) ->
+        {
+            final RankIdentity r = rank(hostId, commHash, rank);
+            return r == null || !r.isRank() ? null
+                : new RankNames.Name(r.pid(), r.cudaDevice(), r.pciBusId(), r.gpuUuid());
+        };
     }
 
     int size()

@@ -12,14 +12,28 @@ package io.flowscope.collector;
  * @param nranks     the communicator's size, -1 when unknown
  * @param cudaDevice the rank's CUDA device ordinal in its process, -1 when unknown
  * @param pciBusId   that device's PCI bus id as CUDA gives it ("0000:19:00.0"), empty when unknown
+ * @param gpuUuid    that device's UUID as nvidia-smi prints it ("GPU-1a2b3c4d-..."), empty when unknown
  */
 public record RankIdentity(long hostId, String hostname, int pid, long commHash, int rank, int nranks,
-    int cudaDevice, String pciBusId)
+    int cudaDevice, String pciBusId, String gpuUuid)
 {
+    /** Without a known GPU UUID (a ring before format 1.2, a journal without its entry). */
+    public RankIdentity(final long hostId, final String hostname, final int pid, final long commHash, final int rank,
+        final int nranks, final int cudaDevice, final String pciBusId)
+    {
+        this(hostId, hostname, pid, commHash, rank, nranks, cudaDevice, pciBusId, "");
+    }
+
+    /** The same rank with its GPU's UUID now known. */
+    public RankIdentity withGpuUuid(final String uuid)
+    {
+        return new RankIdentity(hostId, hostname, pid, commHash, rank, nranks, cudaDevice, pciBusId, uuid);
+    }
+
     /** Only the host's name is known. */
     public static RankIdentity host(final long hostId, final String hostname)
     {
-        return new RankIdentity(hostId, hostname, -1, 0, -1, -1, -1, "");
+        return new RankIdentity(hostId, hostname, -1, 0, -1, -1, -1, "", "");
     }
 
     public boolean isRank()
@@ -28,8 +42,9 @@ public record RankIdentity(long hostId, String hostname, int pid, long commHash,
     }
 
     /**
-     * The words a summary opens with: {@code host gpu-node-17 pid 48213 rank 1 GPU 1 (0000:19:00.0)}; without a
-     * known device {@code host gpu-node-17 pid 48213 rank 1}; only the host: {@code host gpu-node-17}.
+     * The words a summary opens with: {@code host gpu-node-17 pid 48213 rank 1 GPU 1 (0000:19:00.0)}, with the
+     * UUID where known {@code ... GPU 1 (0000:19:00.0, GPU-1a2b3c4d-...)}; without a known device
+     * {@code host gpu-node-17 pid 48213 rank 1}; only the host: {@code host gpu-node-17}.
      */
     public String words()
     {
@@ -44,9 +59,11 @@ public record RankIdentity(long hostId, String hostname, int pid, long commHash,
             if (cudaDevice >= 0)
             {
                 b.append(" GPU ").append(cudaDevice);
-                if (!pciBusId.isEmpty())
+                final String gpu = pciBusId.isEmpty() ? gpuUuid
+                    : gpuUuid.isEmpty() ? pciBusId : pciBusId + ", " + gpuUuid;
+                if (!gpu.isEmpty())
                 {
-                    b.append(" (").append(pciBusId).append(')');
+                    b.append(" (").append(gpu).append(')');
                 }
             }
         }

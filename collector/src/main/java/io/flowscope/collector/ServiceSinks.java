@@ -10,6 +10,7 @@ import java.util.function.Supplier;
 
 import io.flowscope.anomaly.AnomalySink;
 import io.flowscope.sink.ProcessorConfig;
+import io.flowscope.sink.RankNames;
 import io.flowscope.sink.SinkCounters;
 import io.flowscope.sink.influx.InfluxConfig;
 import io.flowscope.sink.influx.InfluxSchema;
@@ -40,6 +41,8 @@ public final class ServiceSinks implements FlowSummarySink, CollectiveSink, Auto
     private final List<WebhookAlertSink> webhooks = new ArrayList<>();
     private final List<AnomalySink> anomalySinks = new ArrayList<>();
     private final List<Supplier<Status>> statuses = new ArrayList<>();
+    /** Who the ranks are: the drain thread's pipeline's, once it runs ({@link #rankNames(RankNames)}). */
+    private volatile RankNames rankNames = RankNames.NONE;
 
     public ServiceSinks(final SinksConfig config)
     {
@@ -53,7 +56,8 @@ public final class ServiceSinks implements FlowSummarySink, CollectiveSink, Auto
         if (ic != null)
         {
             influx = new InfluxSink(InfluxConfig.builder(ic.url(), ic.database()).maxSeries(ic.maxSeries())
-                .hostNames(hostNames).auth(ic.auth()).tls(ic.tls())
+                .hostNames(hostNames)
+                .rankNames((h, c, r) -> rankNames.of(h, c, r)).auth(ic.auth()).tls(ic.tls())
                 .processor(ProcessorConfig.builder().name("flowscope-influx").maxBatch(ic.batchSize())
                     .queueCapacity(ic.queueCapacity()).maxAttempts(ic.maxAttempts()).build())
                 .build());
@@ -71,6 +75,7 @@ public final class ServiceSinks implements FlowSummarySink, CollectiveSink, Auto
             final java.net.URI runbooks = w.runbookUrl() != null ? w.runbookUrl() :
                 config.liveUrl() != null ? config.liveUrl().resolve(RUNBOOKS) : null;
             final WebhookConfig.Builder b = WebhookConfig.builder(w.url()).format(w.format()).hostNames(hostNames)
+                .rankNames((h, c, r) -> rankNames.of(h, c, r))
                 .resendInterval(Duration.ofMillis(w.resendIntervalMs())).liveUrl(config.liveUrl())
                 .runbookUrl(runbooks).auth(w.auth()).tls(w.tls())
                 .processor(ProcessorConfig.builder().name("flowscope-webhook-" + i).queueCapacity(4096).maxBatch(64)
@@ -88,6 +93,12 @@ public final class ServiceSinks implements FlowSummarySink, CollectiveSink, Auto
             statuses.add(() -> new Status(name, "webhook", target, sink.counters(), sink.lastFailure()));
             i++;
         }
+    }
+
+    /** A rank's process and GPU as the pipeline learnt them (the sinks' gpu tag, alert annotations). */
+    public void rankNames(final RankNames names)
+    {
+        this.rankNames = names;
     }
 
     public boolean isEmpty()

@@ -6,6 +6,7 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.LinkedHashMap;
@@ -16,7 +17,10 @@ import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import io.flowscope.anomaly.Anomaly;
+import io.flowscope.sink.testing.InfluxServer;
+import io.flowscope.sink.webhook.WebhookConfig;
 import io.flowscope.window.ring.RingEventSource;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Assumptions;
@@ -34,8 +38,10 @@ import org.junit.jupiter.api.io.TempDir;
  * detectors name, and how soon, is that test's to check). Every anomaly whose culprit is a rank opens with that
  * rank's host, pid, rank and GPU ({@code host node-3 pid 4242 rank 3 GPU 0 (0000:18:00.0): ...}; a link: its
  * sending rank), no summary names a host by its hex id, the API's culprit carries them as fields, and a replay of
- * the service's journal names every culprit with the same words. Needs root for {@code unshare --uts}, like
- * {@link MultiHostHarnessTest}.
+ * the service's journal names every culprit with the same words. The same run checks every other surface (issue
+ * #18 item 5): the API's rows, /metrics' labels, InfluxDB's tags and fields (a real influxd) and the Alertmanager
+ * payload name the host by its hostname and a rank by its pid and GPU, the hex id only beside them. Needs root for
+ * {@code unshare --uts}, like {@link MultiHostHarnessTest}.
  */
 class MultiHostCulpritTest
 {
@@ -114,12 +120,21 @@ class MultiHostCulpritTest
         o.put("ring.scanMs", "20");
         o.put("journal.dir", runDir.resolve("journal").toString());
         o.put("publish.intervalMs", "50");
+        final InfluxServer influx = new InfluxServer().start();
+        final WebhookReceiver alertmanager = new WebhookReceiver(WebhookConfig.DEFAULT_SIGNATURE_HEADER);
+        o.put("sinks.influxdb.enabled", "true");
+        o.put("sinks.influxdb.url", influx.url().toString());
+        o.put("sinks.influxdb.database", "fs_names");
+        o.put("sinks.webhooks.0.url", alertmanager.url());
+        o.put("sinks.webhooks.0.format", "alertmanager");
         final CollectorConfig config = CollectorConfig.load(null, Map.of(), o);
         final List<AnomalyEvent> events = Collections.synchronizedList(new ArrayList<>());
         final List<Process> procs = new ArrayList<>();
         final Map<Integer, Integer> pids = new LinkedHashMap<>();
         final List<Map<String, Object>> apiCulprits = new ArrayList<>();
-        try
+        final List<JsonNode> apiRows = new ArrayList<>();
+        String metrics = "";
+        try (influx; alertmanager)
         {
             try (CollectorService s = CollectorService.start(config, events::add))
             {
@@ -159,12 +174,22 @@ class MultiHostCulpritTest
                 {
                     apiCulprits.add(a.culprit());
                 }
+                for (final String route : List.of("api/flows", "api/links", "api/ranks", "api/comms"))
+                {
+                    final JsonNode items = Http.json(s.url() + route + "?limit=100000").path("items");
+                    assertThat(items.size()).as(route).isPositive();
+                    items.forEach(apiRows::add);
+                }
+                metrics = Http.get(s.url() + "metrics").body();
+                s.sinks().flush(Duration.ofSeconds(30));
+                namedInInfluxAndAlerts(influx, alertmanager, pids);
             }
         }
         finally
         {
             procs.forEach(Process::destroyForcibly);
         }
+        namedInTheApiAndMetrics(apiRows, metrics, pids);
 
         final List<AnomalyEvent> published;
         synchronized (events)
@@ -226,6 +251,91 @@ class MultiHostCulpritTest
             }
         }
         assertThat(replayed).as("the replay's anomalies, by id").containsAllEntriesOf(live);
+    }
+
+    /**
+     * Issue #18 item 5: every row of the API routes is named by its host (and a rank's row by its pid and GPU) beside
+     * the hex id; /metrics labels hosts by name and ranks by GPU and bus id, never a host by its hex id.
+     */
+    private static void namedInTheApiAndMetrics(final List<JsonNode> rows, final String metrics,
+        final Map<Integer, Integer> pids)
+    {
+        assertThat(rows).allSatisfy(row ->
+        {
+            final String host = row.path("host").asText();
+            final String name = row.path("hostname").asText();
+            assertThat(name).as("hostname of %s", row).matches("node-[0-3]");
+            assertThat(host).isEqualTo(FlowRow.hex(RingEventSource.hostId(name)));
+            final int rank = row.path("rank").asInt();
+            if (rank >= 0)
+            {
+                assertThat(name).as("a rank's host: %s", row).isEqualTo("node-" + rank);
+                assertThat(row.path("pid").asInt()).as("pid: %s", row).isEqualTo(pids.get(rank));
+                assertThat(row.path("gpu").asInt(-1)).as("gpu: %s", row).isEqualTo(gpuOf(rank));
+                assertThat(row.path("gpuBusId").asText()).isEqualTo(busIdOf(gpuOf(rank)));
+            }
+        });
+        final List<String> linkLines = metrics.lines().filter(l -> l.startsWith("flowscope_link_bytes_total{"))
+            .toList();
+        assertThat(linkLines).isNotEmpty().allSatisfy(l ->
+        {
+            final Matcher m = Pattern.compile("host=\"node-(\\d)\".*rank=\"(\\d)\"").matcher(l);
+            assertThat(m.find()).as("host by name: %s", l).isTrue();
+            final int rank = Integer.parseInt(m.group(2));
+            assertThat(m.group(1)).isEqualTo("" + rank);
+            assertThat(l).contains("gpu=\"" + gpuOf(rank) + "\"").contains("pci_bus_id=\"" + busIdOf(gpuOf(rank)) + "\"");
+        });
+        assertThat(metrics).doesNotContainPattern("host=\"(0x)?[0-9a-f]{12,16}\"");
+    }
+
+    /**
+     * Issue #18 item 5: InfluxDB's {@code host} tag is the hostname and a rank's {@code gpu} tag its GPU; an anomaly
+     * point carries its rank's pid and bus id and the hex host id beside; Alertmanager's {@code host} label is the
+     * hostname, the pid, GPU and bus id are annotations, the hex id only the {@code host_id} annotation.
+     */
+    private static void namedInInfluxAndAlerts(final InfluxServer influx, final WebhookReceiver alertmanager,
+        final Map<Integer, Integer> pids) throws Exception
+    {
+        final java.util.Set<String> hostTags = new java.util.TreeSet<>();
+        influx.query("fs_names", "SHOW TAG VALUES FROM \"flow\" WITH KEY = \"host\"").path("results").path(0)
+            .path("series").forEach(series -> series.path("values").forEach(v -> hostTags.add(v.path(1).asText())));
+        assertThat(hostTags).containsExactly("node-0", "node-1", "node-2", "node-3");
+        for (int r = 0; r < RANKS; r++)
+        {
+            final String where = " WHERE \"host\" = 'node-" + r + "' AND \"rank\" = '" + r + "'";
+            assertThat(influx.count("fs_names", "SELECT count(\"bytes\") FROM \"flow\"" + where
+                + " AND \"gpu\" = '" + gpuOf(r) + "'")).as("rank %d's flows tagged gpu %d", r, gpuOf(r)).isPositive();
+            assertThat(influx.count("fs_names", "SELECT count(\"bytes\") FROM \"flow\"" + where
+                + " AND \"gpu\" != '" + gpuOf(r) + "'")).as("rank %d's flows under another gpu tag", r).isZero();
+        }
+        final List<JsonNode> anomalies = influx.rows("fs_names",
+            "SELECT \"host\", \"rank\", \"gpu\", \"pid\", \"pci_bus_id\", \"host_id\" FROM \"anomaly\" WHERE \"rank\" != ''");
+        assertThat(anomalies).as("anomaly points of ranks").isNotEmpty().allSatisfy(row ->
+        {
+            final int rank = row.path(2).asInt();
+            assertThat(row.path(1).asText()).isEqualTo("node-" + rank);
+            assertThat(row.path(3).asText()).isEqualTo("" + gpuOf(rank));
+            assertThat(row.path(4).asInt()).isEqualTo(pids.get(rank));
+            assertThat(row.path(5).asText()).isEqualTo(busIdOf(gpuOf(rank)));
+            assertThat(row.path(6).asText()).isEqualTo(FlowRow.hex(RingEventSource.hostId("node-" + rank)));
+        });
+
+        final List<JsonNode> alerts = new ArrayList<>();
+        for (final WebhookReceiver.Post p : alertmanager.posts)
+        {
+            Json.MAPPER.readTree(p.body()).forEach(alerts::add);
+        }
+        final List<JsonNode> rankAlerts = alerts.stream().filter(a -> a.path("labels").has("rank")).toList();
+        assertThat(rankAlerts).as("Alertmanager alerts of ranks").isNotEmpty().allSatisfy(a ->
+        {
+            final int rank = a.path("labels").path("rank").asInt();
+            assertThat(a.path("labels").path("host").asText()).isEqualTo("node-" + rank);
+            final JsonNode ann = a.path("annotations");
+            assertThat(ann.path("pid").asText()).isEqualTo("" + pids.get(rank));
+            assertThat(ann.path("gpu").asText()).isEqualTo("" + gpuOf(rank));
+            assertThat(ann.path("pci_bus_id").asText()).isEqualTo(busIdOf(gpuOf(rank)));
+            assertThat(ann.path("host_id").asText()).isEqualTo(FlowRow.hex(RingEventSource.hostId("node-" + rank)));
+        });
     }
 
     /** An anomaly of {@code /api/anomalies}, as its JSON. */

@@ -16,6 +16,12 @@ public final class FlowscopeDashboards
     private static final String RANK = "\"rank\" =~ /^$rank$/";
     private static final String PEER = "\"peer\" =~ /^$peer$/";
     private static final String BY_TIME = "GROUP BY time($__interval)";
+    /**
+     * A rank's series grouped also by its host and GPU: one value each per rank of a communicator, so no more series,
+     * and the legend names the rank as people do (the GPU is empty where the rings did not say it).
+     */
+    private static final String BY_RANK = ", \"rank\", \"host\", \"gpu\"";
+    private static final String RANK_LEGEND = "rank $tag_rank · $tag_host gpu $tag_gpu";
 
     private FlowscopeDashboards()
     {
@@ -68,16 +74,16 @@ public final class FlowscopeDashboards
             .tagVariable("comm", "Communicator", "flow", null)
             .anomalyAnnotations("Anomalies opened", "red", "opened")
             .timeseries("Send bandwidth per rank", "Period bandwidth of each rank's sends.", 12, "Bps",
-                "rank $tag_rank|" + flow("mean(\"bw_period\")", "rank", COMM + " AND \"direction\" = 'send'",
-                    BY_TIME + ", \"rank\""))
+                RANK_LEGEND + "|" + flow("mean(\"bw_period\")", "rank", COMM + " AND \"direction\" = 'send'",
+                    BY_TIME + BY_RANK))
             .timeseries("Receive bandwidth per rank", "Period bandwidth of each rank's receives.", 12, "Bps",
-                "rank $tag_rank|" + flow("mean(\"bw_period\")", "rank", COMM + " AND \"direction\" = 'recv'",
-                    BY_TIME + ", \"rank\""))
+                RANK_LEGEND + "|" + flow("mean(\"bw_period\")", "rank", COMM + " AND \"direction\" = 'recv'",
+                    BY_TIME + BY_RANK))
             .timeseries("Link bandwidth (rank → peer)", "Each link's send bandwidth; a low line is a slow link.", 12,
                 "Bps", "$tag_rank → $tag_peer|" + flow("mean(\"bw_period\")", "link",
                     COMM + " AND \"direction\" = 'send'", BY_TIME + ", \"rank\", \"peer\""))
             .timeseries("Outstanding steps per rank", "Steps posted and not completed at each period's end.", 12,
-                "short", "rank $tag_rank|" + flow("max(\"outstanding_steps\")", "rank", COMM, BY_TIME + ", \"rank\""))
+                "short", RANK_LEGEND + "|" + flow("max(\"outstanding_steps\")", "rank", COMM, BY_TIME + BY_RANK))
             .timeseries("Collective duration", "GPU-timed duration per collective kind.", 12, "ns",
                 "$tag_func|SELECT mean(\"duration_ns\") FROM \"collective\" WHERE " + COMM + " AND $timeFilter "
                     + BY_TIME + ", \"func\" fill(none)")
@@ -139,23 +145,23 @@ public final class FlowscopeDashboards
                     + "sum(\"network_sum_ns\") AS \"network\", sum(\"flush_sum_ns\") AS \"flush\", "
                     + "sum(\"gpu_consume_sum_ns\") AS \"gpu_consume\"", "step", where, BY_TIME))
             .timeseries("Mean peer wait per step, by rank", "Send steps waiting for the peer's credit.", 12, "ns",
-                "rank $tag_rank|" + flow("sum(\"peer_wait_sum_ns\") / sum(\"peer_wait_count\")", "step", where,
-                    BY_TIME + ", \"rank\""))
+                RANK_LEGEND + "|" + flow("sum(\"peer_wait_sum_ns\") / sum(\"peer_wait_count\")", "step", where,
+                    BY_TIME + BY_RANK))
             .timeseries("Mean GPU wait per step, by rank", "Send steps waiting for the GPU to produce data.", 12, "ns",
-                "rank $tag_rank|" + flow("sum(\"gpu_wait_sum_ns\") / sum(\"gpu_wait_count\")", "step", where,
-                    BY_TIME + ", \"rank\""))
+                RANK_LEGEND + "|" + flow("sum(\"gpu_wait_sum_ns\") / sum(\"gpu_wait_count\")", "step", where,
+                    BY_TIME + BY_RANK))
             .timeseries("Slowest network phase, by rank", "Max network time of a step in each period.", 12, "ns",
-                "rank $tag_rank|" + flow("max(\"network_max_ns\")", "step", where, BY_TIME + ", \"rank\""))
+                RANK_LEGEND + "|" + flow("max(\"network_max_ns\")", "step", where, BY_TIME + BY_RANK))
             .timeseries("Mean flush + GPU consume per receive step, by rank", "Receive-side phases.", 12, "ns",
-                "flush rank $tag_rank|" + flow("sum(\"flush_sum_ns\") / sum(\"flush_count\")", "step",
-                    where + " AND \"direction\" = 'recv'", BY_TIME + ", \"rank\""),
-                "consume rank $tag_rank|" + flow("sum(\"gpu_consume_sum_ns\") / sum(\"gpu_consume_count\")", "step",
-                    where + " AND \"direction\" = 'recv'", BY_TIME + ", \"rank\""))
+                "flush " + RANK_LEGEND + "|" + flow("sum(\"flush_sum_ns\") / sum(\"flush_count\")", "step",
+                    where + " AND \"direction\" = 'recv'", BY_TIME + BY_RANK),
+                "consume " + RANK_LEGEND + "|" + flow("sum(\"gpu_consume_sum_ns\") / sum(\"gpu_consume_count\")",
+                    "step", where + " AND \"direction\" = 'recv'", BY_TIME + BY_RANK))
             .table("Phase totals per rank", "Summed over the range: which rank waits, and on what.", 24,
                 "SELECT sum(\"gpu_wait_sum_ns\") AS \"gpu_wait\", sum(\"peer_wait_sum_ns\") AS \"peer_wait\", "
                     + "sum(\"network_sum_ns\") AS \"network\", sum(\"flush_sum_ns\") AS \"flush\", "
                     + "sum(\"gpu_consume_sum_ns\") AS \"gpu_consume\" FROM \"flow\" WHERE \"kind\" = 'step' AND "
-                    + where + " AND $timeFilter GROUP BY \"rank\"")
+                    + where + " AND $timeFilter GROUP BY \"rank\", \"host\", \"gpu\"")
             .build();
     }
 
@@ -182,7 +188,8 @@ public final class FlowscopeDashboards
                 "Bps", "$tag_comm|" + flow("mean(\"bw_period\")", "comm", "\"direction\" = 'send'",
                     BY_TIME + ", \"comm\""))
             .table("Anomaly log", "Every state change in the range, newest first.", 24,
-                "SELECT \"id\", \"summary\", \"kind\", \"severity\", \"state\", \"host\", \"comm\", \"rank\", \"peer\" "
+                "SELECT \"id\", \"summary\", \"kind\", \"severity\", \"state\", \"host\", \"comm\", \"rank\", \"gpu\", "
+                    + "\"pid\", \"peer\", \"host_id\" "
                     + "FROM \"anomaly\" WHERE \"kind\" =~ /^$kind$/ AND $timeFilter ORDER BY time DESC")
             .build();
     }

@@ -63,6 +63,9 @@ public final class PrometheusDashboards
         return List.of(overview(), communicator(), links(), anomalies(), service());
     }
 
+    /** A rank as people name it: its host and GPU are one value each per rank, so grouping by them adds no series. */
+    private static final String RANK_LEGEND = "rank {{rank}} · {{host}} gpu {{gpu}}";
+
     private static Series series(final String legend, final String expr)
     {
         return new Series(legend, expr);
@@ -108,11 +111,11 @@ public final class PrometheusDashboards
             .labelVariable("comm", "Communicator", LINK_BYTES, "")
             .openAnomalyAnnotations("Anomalies open", "red")
             .timeseries("Send bandwidth per rank", "Summed link bandwidth of each rank's sends.", 12,
-                LINK_BYTES.unit(), List.of(series("rank {{rank}}",
-                    "sum by (rank) (" + LINK_BYTES.value(and(COMM, "direction=\"send\"")) + ")")))
+                LINK_BYTES.unit(), List.of(series(RANK_LEGEND,
+                    "sum by (rank, host, gpu) (" + LINK_BYTES.value(and(COMM, "direction=\"send\"")) + ")")))
             .timeseries("Receive bandwidth per rank", "Summed link bandwidth of each rank's receives.", 12,
-                LINK_BYTES.unit(), List.of(series("rank {{rank}}",
-                    "sum by (rank) (" + LINK_BYTES.value(and(COMM, "direction=\"recv\"")) + ")")))
+                LINK_BYTES.unit(), List.of(series(RANK_LEGEND,
+                    "sum by (rank, host, gpu) (" + LINK_BYTES.value(and(COMM, "direction=\"recv\"")) + ")")))
             .timeseries("Link bandwidth (rank → peer)", "Each link's send bandwidth; a low line is a slow link.", 12,
                 LINK_BYTES.unit(), List.of(series("{{rank}} → {{peer}}",
                     "sum by (rank, peer) (" + LINK_BYTES.value(and(COMM, "direction=\"send\"")) + ")")))

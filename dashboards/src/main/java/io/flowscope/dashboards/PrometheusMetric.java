@@ -12,7 +12,7 @@ import java.util.List;
  */
 public enum PrometheusMetric
 {
-    LINK_BYTES("flowscope_link_bytes_total", Kind.COUNTER, "Bps", "host", "comm", "rank", "peer", "direction"),
+    LINK_BYTES("flowscope_link_bytes_total", Kind.COUNTER, "Bps", "host", "comm", "rank", "gpu", "peer", "direction"),
     QP_BYTES("flowscope_qp_bytes_total", Kind.COUNTER, "Bps", "host", "device", "qp"),
     COLLECTIVE_BUS_BYTES("flowscope_collective_bus_bytes_total", Kind.COUNTER, "Bps", "comm", "op"),
     COLLECTIVE_SECONDS("flowscope_collective_seconds_total", Kind.COUNTER, "percentunit", "comm", "op"),

@@ -2,6 +2,7 @@ package io.flowscope.sink.influx;
 
 import io.flowscope.sink.EventClock;
 import io.flowscope.sink.ProcessorConfig;
+import io.flowscope.sink.RankNames;
 import io.flowscope.sink.http.ClientTls;
 import io.flowscope.sink.http.HttpAuth;
 
@@ -19,13 +20,15 @@ import java.util.function.LongFunction;
  * @param requestTimeout  per HTTP request
  * @param maxSeries       distinct series (measurement + tags) admitted; points of further series are refused
  * @param hostNames       the {@code host} tag of a host id
+ * @param rankNames       a rank's process and GPU ({@code gpu} tag, anomaly fields)
  * @param clock           event time → epoch ns
  * @param processor       batching, back-pressure, retries
  * @param auth            none, basic (1.x user; 2.x / 3.x: a token as the password) or {@code Token} (2.x / 3.x)
  * @param tls             for https:// URLs: the CAs to trust (default the JDK's), a client certificate, or none
  */
 public record InfluxConfig(URI url, String database, boolean createDatabase, Duration requestTimeout, int maxSeries,
-    LongFunction<String> hostNames, EventClock clock, ProcessorConfig processor, HttpAuth auth, ClientTls tls)
+    LongFunction<String> hostNames, RankNames rankNames, EventClock clock, ProcessorConfig processor, HttpAuth auth,
+    ClientTls tls)
 {
     public InfluxConfig
     {
@@ -68,6 +71,7 @@ public record InfluxConfig(URI url, String database, boolean createDatabase, Dur
         private Duration requestTimeout = Duration.ofSeconds(5);
         private int maxSeries = 100_000;
         private LongFunction<String> hostNames = InfluxSchema::hexHost;
+        private RankNames rankNames = RankNames.NONE;
         private EventClock clock = EventClock.anchoredAtFirstSight();
         private ProcessorConfig processor = ProcessorConfig.builder().name("flowscope-influx").build();
         private HttpAuth auth = HttpAuth.NONE;
@@ -103,6 +107,12 @@ public record InfluxConfig(URI url, String database, boolean createDatabase, Dur
             return this;
         }
 
+        public Builder rankNames(final RankNames v)
+        {
+            rankNames = v;
+            return this;
+        }
+
         public Builder clock(final EventClock v)
         {
             clock = v;
@@ -129,7 +139,8 @@ public record InfluxConfig(URI url, String database, boolean createDatabase, Dur
 
         public InfluxConfig build()
         {
-            return new InfluxConfig(url, database, createDatabase, requestTimeout, maxSeries, hostNames, clock,
+            return new InfluxConfig(url, database, createDatabase, requestTimeout, maxSeries, hostNames, rankNames,
+                clock,
                 processor, auth, tls);
         }
     }

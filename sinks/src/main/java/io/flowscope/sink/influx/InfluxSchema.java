@@ -3,6 +3,7 @@ package io.flowscope.sink.influx;
 import io.flowscope.anomaly.Anomaly;
 import io.flowscope.anomaly.Culprit;
 import io.flowscope.sink.EventClock;
+import io.flowscope.sink.RankNames;
 import io.flowscope.window.CollectiveSummary;
 import io.flowscope.window.FlowSummary;
 import io.flowscope.window.Phase;
@@ -14,10 +15,11 @@ import java.util.function.LongFunction;
 
 /**
  * The flowscope schema in InfluxDB (documented in sinks/README.md, tested against it): measurements
- * {@value #FLOW}, {@value #COLLECTIVE} and {@value #ANOMALY}. Tags are only bounded dimensions (host, comm,
- * rank, peer, channel, direction, kind, NIC device and QP, collective func/algo/proto, anomaly kind/severity/
- * state); identities that grow without bound (flowKey, collKey, sequence numbers, anomaly ids) are fields.
- * A tag whose value does not apply (-1) is left out.
+ * {@value #FLOW}, {@value #COLLECTIVE} and {@value #ANOMALY}. Tags are only bounded dimensions (host by name,
+ * comm, rank, the rank's gpu, peer, channel, direction, kind, NIC device and QP, collective func/algo/proto,
+ * anomaly kind/severity/state); identities that grow without bound (flowKey, collKey, sequence numbers, anomaly ids,
+ * a rank's pid: a new one each run) are fields, and so are the hex host id, the GPU's PCI bus id and UUID beside
+ * the names (anomaly points). A tag whose value does not apply (-1) or is unknown is left out.
  */
 public final class InfluxSchema
 {
@@ -41,8 +43,15 @@ public final class InfluxSchema
         }
     }
 
+    private record RankKey(long hostId, long commHash, int rank)
+    {
+    }
+
     private final LongFunction<String> hostNames;
+    private final RankNames rankNames;
     private final EventClock clock;
+    /** A rank's {@code gpu} tag, once known (a rank's GPU does not change; an unknown one is asked again). */
+    private final Map<RankKey, String> gpuTags = new ConcurrentHashMap<>();
     /** Tag values per host id and per communicator, built once: the hot path formats no numbers as hex. */
     private final Map<Long, String> hostTags = new ConcurrentHashMap<>();
     private final Map<Long, String> commTags = new ConcurrentHashMap<>();
@@ -53,7 +62,14 @@ public final class InfluxSchema
      */
     public InfluxSchema(final LongFunction<String> hostNames, final EventClock clock)
     {
+        this(hostNames, RankNames.NONE, clock);
+    }
+
+    /** @param rankNames a rank's process and GPU: the {@code gpu} tag, and the anomaly points' name fields */
+    public InfluxSchema(final LongFunction<String> hostNames, final RankNames rankNames, final EventClock clock)
+    {
         this.hostNames = hostNames;
+        this.rankNames = rankNames;
         this.clock = clock;
     }
 
@@ -90,6 +106,29 @@ public final class InfluxSchema
         return cached != null ? cached : commTags.computeIfAbsent(commHash, InfluxSchema::comm);
     }
 
+    /** The rank's CUDA device ordinal, null when unknown or not a rank. */
+    private String gpuTag(final long hostId, final long commHash, final int rank)
+    {
+        if (rank < 0 || commHash == 0)
+        {
+            return null;
+        }
+        final RankKey key = new RankKey(hostId, commHash, rank);
+        final String cached = gpuTags.get(key);
+        if (cached != null)
+        {
+            return cached;
+        }
+        final RankNames.Name name = rankNames.of(hostId, commHash, rank);
+        if (name == null || name.gpu() < 0)
+        {
+            return null;
+        }
+        final String tag = Integer.toString(name.gpu());
+        gpuTags.put(key, tag);
+        return tag;
+    }
+
     private static String id(final int v)
     {
         return v < 0 ? null : Integer.toString(v);
@@ -104,6 +143,7 @@ public final class InfluxSchema
             .tagEscaped("comm", qp ? null : commTag(s.commHash()))
             .tagEscaped("device", qp ? id(s.device()) : null)
             .tagEscaped("direction", qp ? null : (s.isSend() ? "send" : "recv"))
+            .tagEscaped("gpu", qp ? null : gpuTag(s.hostId(), s.commHash(), s.rank()))
             .tagEscaped("host", host(s.hostId()))
             .tagEscaped("kind", kindName(s.kind()))
             .tagEscaped("peer", id(s.peer()))
@@ -141,6 +181,7 @@ public final class InfluxSchema
             .tagEscaped("algo", name(ALGOS, c.algo()))
             .tagEscaped("comm", commTag(c.commHash()))
             .tagEscaped("func", name(FUNCS, c.func()))
+            .tagEscaped("gpu", gpuTag(c.hostId(), c.commHash(), c.rank()))
             .tagEscaped("host", host(c.hostId()))
             .tagEscaped("proto", name(PROTOS, c.proto()))
             .tagEscaped("rank", id(c.rank()))
@@ -170,6 +211,7 @@ public final class InfluxSchema
             .tagEscaped("channel", id(c.channel()))
             .tagEscaped("comm", c.commHash() == 0 ? null : commTag(c.commHash()))
             .tagEscaped("device", id(c.device()))
+            .tagEscaped("gpu", gpuTag(c.hostId(), c.commHash(), c.rank()))
             .tagEscaped("host", host(c.hostId()))
             .tagEscaped("kind", a.kind().name().toLowerCase(Locale.ROOT))
             .tagEscaped("peer", id(c.peer()))
@@ -177,6 +219,7 @@ public final class InfluxSchema
             .tagEscaped("severity", a.severity().name().toLowerCase(Locale.ROOT))
             .tagEscaped("state", state)
             .field("id", "0x" + Long.toHexString(a.id()))
+            .field("host_id", "0x" + Long.toHexString(c.hostId()))
             .field("summary", a.summary())
             .field("start_ns", a.startNs())
             .field("detected_ns", a.detectedNs())
@@ -186,6 +229,20 @@ public final class InfluxSchema
         if (c.qpNum() >= 0)
         {
             p.field("qp", c.qpNum());
+        }
+        final RankNames.Name who = c.rank() >= 0 && c.commHash() != 0 ? rankNames.of(c.hostId(), c.commHash(),
+            c.rank()) : null;
+        if (who != null)
+        {
+            p.field("pid", who.pid());
+            if (!who.pciBusId().isEmpty())
+            {
+                p.field("pci_bus_id", who.pciBusId());
+            }
+            if (!who.gpuUuid().isEmpty())
+            {
+                p.field("gpu_uuid", who.gpuUuid());
+            }
         }
         if (!a.isOpen())
         {

@@ -39,7 +39,7 @@ public final class InfluxSink implements FlowSummarySink, CollectiveSink, Anomal
     public InfluxSink(final InfluxConfig config)
     {
         this.config = config;
-        this.schema = new InfluxSchema(config.hostNames(), config.clock());
+        this.schema = new InfluxSchema(config.hostNames(), config.rankNames(), config.clock());
         this.limiter = new SeriesLimiter(config.maxSeries());
         this.exporter = exporter(config);
         if (config.createDatabase())

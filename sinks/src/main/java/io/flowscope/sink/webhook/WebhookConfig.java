@@ -2,6 +2,7 @@ package io.flowscope.sink.webhook;
 
 import io.flowscope.sink.EventClock;
 import io.flowscope.sink.ProcessorConfig;
+import io.flowscope.sink.RankNames;
 import io.flowscope.sink.http.ClientTls;
 import io.flowscope.sink.http.HttpAuth;
 import io.flowscope.sink.influx.InfluxSchema;
@@ -28,6 +29,7 @@ import java.util.function.LongFunction;
  *                        open alerts kept for re-sending (beyond it the oldest is no longer re-sent)
  * @param staticLabels    labels added to every alert (e.g. cluster=...)
  * @param hostNames       the {@code host} label of a host id
+ * @param rankNames       a rank culprit's process and GPU (annotations; the generic culprit's fields)
  * @param clock           event time → epoch ns for startsAt / endsAt
  * @param processor       batching, back-pressure, retries (exponential back-off with jitter, bounded)
  * @param resendInterval  Alertmanager: how often every open alert is sent again, each time with
@@ -40,7 +42,7 @@ import java.util.function.LongFunction;
  */
 public record WebhookConfig(URI url, WebhookFormat format, byte[] secret, String signatureHeader,
     Duration requestTimeout, int dedupCapacity, Map<String, String> staticLabels, LongFunction<String> hostNames,
-    EventClock clock, ProcessorConfig processor, Duration resendInterval, URI liveUrl, URI runbookUrl, HttpAuth auth,
+    RankNames rankNames, EventClock clock, ProcessorConfig processor, Duration resendInterval, URI liveUrl, URI runbookUrl, HttpAuth auth,
     ClientTls tls, Clock wallClock)
 {
     public static final String DEFAULT_SIGNATURE_HEADER = "X-Flowscope-Signature";
@@ -136,6 +138,7 @@ public record WebhookConfig(URI url, WebhookFormat format, byte[] secret, String
         private int dedupCapacity = 10_000;
         private Map<String, String> staticLabels = Map.of();
         private LongFunction<String> hostNames = InfluxSchema::hexHost;
+        private RankNames rankNames = RankNames.NONE;
         private EventClock clock = EventClock.anchoredAtFirstSight();
         private ProcessorConfig processor = ProcessorConfig.builder().name("flowscope-webhook").queueCapacity(4096)
             .maxBatch(64).flushInterval(Duration.ofMillis(100)).maxAttempts(8).initialBackoff(Duration.ofMillis(200))
@@ -194,6 +197,12 @@ public record WebhookConfig(URI url, WebhookFormat format, byte[] secret, String
             return this;
         }
 
+        public Builder rankNames(final RankNames v)
+        {
+            rankNames = v;
+            return this;
+        }
+
         public Builder clock(final EventClock v)
         {
             clock = v;
@@ -245,7 +254,7 @@ public record WebhookConfig(URI url, WebhookFormat format, byte[] secret, String
         public WebhookConfig build()
         {
             return new WebhookConfig(url, format, secret, signatureHeader, requestTimeout, dedupCapacity, staticLabels,
-                hostNames, clock, processor, resendInterval, liveUrl, runbookUrl, auth, tls, wallClock);
+                hostNames, rankNames, clock, processor, resendInterval, liveUrl, runbookUrl, auth, tls, wallClock);
         }
     }
 }

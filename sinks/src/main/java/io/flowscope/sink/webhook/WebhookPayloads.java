@@ -7,6 +7,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.flowscope.anomaly.Anomaly;
 import io.flowscope.anomaly.AnomalyKind;
 import io.flowscope.anomaly.Culprit;
+import io.flowscope.sink.RankNames;
 import io.flowscope.sink.influx.InfluxSchema;
 
 import java.time.Instant;
@@ -95,6 +96,12 @@ public final class WebhookPayloads
         return labels;
     }
 
+    /** A rank culprit's process and GPU, null when not a rank or unknown. */
+    private RankNames.Name rankName(final Culprit c)
+    {
+        return c.rank() >= 0 && c.commHash() != 0 ? config.rankNames().of(c.hostId(), c.commHash(), c.rank()) : null;
+    }
+
     /** The label set as one comparable key: two anomalies with the same key are one alert in Alertmanager. */
     public String identity(final Anomaly a)
     {
@@ -138,6 +145,24 @@ public final class WebhookPayloads
                 annotations.put("runbook_url", config.runbookUrl() + "#" + kindName(a.kind()));
             }
             annotations.put("anomaly_id", "0x" + Long.toHexString(a.id()));
+            annotations.put("host_id", "0x" + Long.toHexString(c.hostId()));
+            final RankNames.Name who = rankName(c);
+            if (who != null)
+            {
+                annotations.put("pid", Integer.toString(who.pid()));
+                if (who.gpu() >= 0)
+                {
+                    annotations.put("gpu", Integer.toString(who.gpu()));
+                }
+                if (!who.pciBusId().isEmpty())
+                {
+                    annotations.put("pci_bus_id", who.pciBusId());
+                }
+                if (!who.gpuUuid().isEmpty())
+                {
+                    annotations.put("gpu_uuid", who.gpuUuid());
+                }
+            }
             final long startsAt = Math.min(config.clock().toEpochNanos(c.hostId(), a.startNs()), now);
             alert.put("startsAt", rfc3339(startsAt));
             if (n.event() == Notification.Event.RESOLVED)
@@ -181,6 +206,23 @@ public final class WebhookPayloads
             culprit.put("channel", c.channel());
             culprit.put("device", c.device());
             culprit.put("qpNum", c.qpNum());
+            final RankNames.Name who = rankName(c);
+            if (who != null)
+            {
+                culprit.put("pid", who.pid());
+                if (who.gpu() >= 0)
+                {
+                    culprit.put("gpu", who.gpu());
+                }
+                if (!who.pciBusId().isEmpty())
+                {
+                    culprit.put("gpuBusId", who.pciBusId());
+                }
+                if (!who.gpuUuid().isEmpty())
+                {
+                    culprit.put("gpuUuid", who.gpuUuid());
+                }
+            }
             o.put("startsAt", rfc3339(config.clock().toEpochNanos(c.hostId(), a.startNs())));
             if (n.event() == Notification.Event.RESOLVED)
             {

@@ -2,6 +2,7 @@ package io.flowscope.sink.influx;
 
 import io.flowscope.anomaly.Severity;
 import io.flowscope.sink.EventClock;
+import io.flowscope.sink.RankNames;
 import io.flowscope.sink.testing.Anomalies;
 import io.flowscope.window.Collectives;
 import io.flowscope.window.FlowSummary;
@@ -72,5 +73,41 @@ class InfluxSchemaTest
         out.setLength(0);
         schema.anomaly(Anomalies.resolved(opened, 90_000), "resolved", p);
         assertThat(out.toString()).contains("duration_ns=40000i").endsWith(" 90000");
+    }
+
+    /** Rank 3 of comm 0x1a2b on host 7 is pid 48213 on GPU 1; nothing else is known. */
+    private static final RankNames KNOWN = (hostId, commHash, rank) -> hostId == 7 && commHash == 0x1a2bL && rank == 3
+        ? new RankNames.Name(48213, 1, "0000:19:00.0", "GPU-1a2b3c4d-0000-1111-2222-333344445555") : null;
+
+    @Test
+    void aRankWhoseGpuIsKnownIsTaggedByItAndItsAnomalyCarriesPidBusIdUuidAndHexHostAsFields()
+    {
+        final InfluxSchema named = new InfluxSchema(id -> "gpu-node-" + id, KNOWN, EventClock.epoch());
+        named.flow(Summaries.flow(FlowSummary.KIND_STEP, 7, 0x1a2bL, 3, 4, 1, true, 1_000, 2_000, 10, 5_000, 2,
+            1_000), p);
+        assertThat(p.seriesKey())
+            .isEqualTo("flow,channel=1,comm=0x1a2b,direction=send,gpu=1,host=gpu-node-7,kind=step,peer=4,rank=3");
+
+        out.setLength(0);
+        named.collective(Summaries.collective(7, 0x1a2bL, 3, 8, 41, Collectives.ALL_REDUCE, Collectives.ALGO_RING,
+            Collectives.PROTO_SIMPLE, 1 << 20, 4, 10_000, 5_000), p);
+        assertThat(p.seriesKey())
+            .isEqualTo("collective,algo=Ring,comm=0x1a2b,func=AllReduce,gpu=1,host=gpu-node-7,proto=Simple,rank=3");
+
+        out.setLength(0);
+        named.anomaly(Anomalies.slowLink(0xfeedL, 7, 0x1a2bL, 3, 4, Severity.WARNING, 50_000, -1), "opened", p);
+        assertThat(p.seriesKey()).isEqualTo(
+            "anomaly,comm=0x1a2b,gpu=1,host=gpu-node-7,kind=slow_link,peer=4,rank=3,severity=warning,state=opened");
+        assertThat(out.toString()).contains("host_id=\"0x7\"").contains("pid=48213i")
+            .contains("pci_bus_id=\"0000:19:00.0\"").contains("gpu_uuid=\"GPU-1a2b3c4d-0000-1111-2222-333344445555\"");
+
+        // another rank of the same host: no GPU known, no gpu tag and no rank fields
+        out.setLength(0);
+        named.flow(Summaries.flow(FlowSummary.KIND_STEP, 7, 0x1a2bL, 2, 3, 1, true, 1_000, 2_000, 10, 5_000, 2,
+            1_000), p);
+        assertThat(p.seriesKey()).doesNotContain("gpu=").contains("host=gpu-node-7");
+        out.setLength(0);
+        named.anomaly(Anomalies.slowLink(0xbeefL, 7, 0x1a2bL, 2, 3, Severity.WARNING, 50_000, -1), "opened", p);
+        assertThat(out.toString()).doesNotContain("gpu=").doesNotContain("pid=").contains("host_id=\"0x7\"");
     }
 }

@@ -2,6 +2,7 @@ package io.flowscope.sink.influx;
 
 import io.flowscope.anomaly.Severity;
 import io.flowscope.sink.EventClock;
+import io.flowscope.sink.RankNames;
 import io.flowscope.sink.testing.Anomalies;
 import io.flowscope.window.Collectives;
 import io.flowscope.window.FlowSummary;
@@ -21,7 +22,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 /** The schema table of sinks/README.md names every tag and field the schema writes, in its own measurement's row. */
 class SchemaDocumentationTest
 {
-    private static final InfluxSchema SCHEMA = new InfluxSchema(id -> "h" + id, EventClock.epoch());
+    /** Every rank known by its process and GPU, so that the tags and fields of names are written too. */
+    private static final InfluxSchema SCHEMA = new InfluxSchema(id -> "h" + id,
+        (hostId, commHash, rank) -> new RankNames.Name(100 + rank, rank, "0000:19:00.0", "GPU-0"), EventClock.epoch());
 
     private static List<String> lines()
     {

@@ -7,6 +7,7 @@ import io.flowscope.anomaly.AnomalyKind;
 import io.flowscope.anomaly.Culprit;
 import io.flowscope.anomaly.Severity;
 import io.flowscope.sink.EventClock;
+import io.flowscope.sink.RankNames;
 import io.flowscope.sink.testing.Anomalies;
 import org.junit.jupiter.api.Test;
 
@@ -164,5 +165,48 @@ class WebhookPayloadsTest
             final String anchor = WebhookPayloads.kindName(kind);
             assertThat(runbooks).as(kind.name()).contains("<a id=\"" + anchor + "\"></a>\n## " + anchor + ": ");
         }
+    }
+
+    /** Rank 3 of comm 0x1a2b on host 7: pid 48213 on GPU 1. */
+    private static WebhookConfig named(final WebhookFormat format)
+    {
+        return WebhookConfig.builder(URI.create("http://127.0.0.1:9093/api/v2/alerts")).format(format)
+            .hostNames(id -> "gpu-node-" + id).clock(EventClock.epoch())
+            .rankNames((hostId, commHash, rank) -> hostId == 7 && commHash == 0x1a2bL && rank == 3
+                ? new RankNames.Name(48213, 1, "0000:19:00.0", "GPU-1a2b3c4d-0000-1111-2222-333344445555") : null)
+            .wallClock(Clock.fixed(NOW, ZoneOffset.UTC)).build();
+    }
+
+    @Test
+    void aRankCulpritIsNamedByHostPidAndGpuWithTheHexHostIdOnlyBesideThem() throws Exception
+    {
+        final JsonNode a = JSON.readTree(new WebhookPayloads(named(WebhookFormat.ALERTMANAGER))
+            .body(List.of(new Notification(open, Notification.Event.OPENED)))).get(0);
+        assertThat(a.path("labels").path("host").asText()).isEqualTo("gpu-node-7");
+        final JsonNode ann = a.path("annotations");
+        assertThat(ann.path("host_id").asText()).isEqualTo("0x7");
+        assertThat(ann.path("pid").asText()).isEqualTo("48213");
+        assertThat(ann.path("gpu").asText()).isEqualTo("1");
+        assertThat(ann.path("pci_bus_id").asText()).isEqualTo("0000:19:00.0");
+        assertThat(ann.path("gpu_uuid").asText()).isEqualTo("GPU-1a2b3c4d-0000-1111-2222-333344445555");
+        // the names are annotations: the alert's identity (its labels) stays what the anomaly stage tells apart
+        assertThat(a.path("labels").has("pid")).isFalse();
+        assertThat(a.path("labels").has("gpu")).isFalse();
+
+        final JsonNode c = JSON.readTree(new WebhookPayloads(named(WebhookFormat.GENERIC))
+            .body(List.of(new Notification(open, Notification.Event.OPENED)))).path("notifications").get(0)
+            .path("culprit");
+        assertThat(c.path("host").asText()).isEqualTo("gpu-node-7");
+        assertThat(c.path("pid").asInt()).isEqualTo(48213);
+        assertThat(c.path("gpu").asInt()).isEqualTo(1);
+        assertThat(c.path("gpuBusId").asText()).isEqualTo("0000:19:00.0");
+        assertThat(c.path("gpuUuid").asText()).isEqualTo("GPU-1a2b3c4d-0000-1111-2222-333344445555");
+
+        // a NIC culprit is a host's: no rank names
+        final JsonNode nic = JSON.readTree(new WebhookPayloads(named(WebhookFormat.ALERTMANAGER)).body(List.of(
+            new Notification(Anomalies.nicStall(0xbeefL, 7, 2, START, -1), Notification.Event.OPENED)))).get(0);
+        assertThat(nic.path("labels").path("host").asText()).isEqualTo("gpu-node-7");
+        assertThat(nic.path("annotations").has("pid")).isFalse();
+        assertThat(nic.path("annotations").path("host_id").asText()).isEqualTo("0x7");
     }
 }
