@@ -2,7 +2,7 @@
 """Lays flowscope's Perfetto export over PyTorch profiler traces of the same run (deploy/gpu/perfetto-overlay.sh):
 for each rank, each NCCL kernel of the PyTorch trace (cat "kernel", name with "nccl") is matched to the flowscope
 GPU collective slice of that rank that starts nearest to it, and the start and duration differences are
-reported. Both files are on the epoch (flowscope: otherData.clockSource; PyTorch: Kineto's epoch microseconds), so
+reported. Both files are compared on Unix time (baseTimeNanoseconds + ts, as Kineto and flowscope write them), so
 the differences are the two tools' clock errors together. Exit 0 when the export is on the ring anchors and the
 median |start difference| is under --tolerance-us.
 
@@ -23,7 +23,9 @@ a = p.parse_args()
 
 fs = json.load(open(a.flowscope), parse_float=Decimal)
 other = fs.get("otherData", {})
-print(f"flowscope: clockSource={other.get('clockSource')} hosts={other.get('hosts')}")
+fs_base_us = Decimal(fs.get("baseTimeNanoseconds", 0)) / 1000  # Unix µs = base + ts, as Kineto writes it
+print(f"flowscope: clockSource={other.get('clockSource')} baseTimeNanoseconds={fs.get('baseTimeNanoseconds')} "
+      f"hosts={other.get('hosts')}")
 rank_of_pid = {}
 for e in fs["traceEvents"]:
     if e.get("ph") == "M" and e.get("name") == "process_name":
@@ -34,7 +36,7 @@ gpu = {}
 for e in fs["traceEvents"]:
     if e.get("ph") == "X" and e.get("cat") == "collective" and e.get("args", {}).get("gpuTimed"):
         r = rank_of_pid.get(e["pid"])
-        gpu.setdefault(r, []).append((float(e["ts"]), float(e["dur"]), e["name"]))
+        gpu.setdefault(r, []).append((float(fs_base_us + Decimal(e["ts"])), float(e["dur"]), e["name"]))
 for l in gpu.values():
     l.sort()
 print("flowscope GPU collectives per rank:", {r: len(l) for r, l in gpu.items()})
@@ -50,10 +52,10 @@ for path in a.torch:
     if not kernels:
         print(f"{path}: no NCCL kernels"); ok = False; continue
     first = float(kernels[0]["ts"])
-    # Kineto writes epoch microseconds; a trace with baseTimeNanoseconds and small ts is relative to it
-    shift = base / 1000.0 if base and first < 1e14 else 0.0
+    # Kineto: Unix µs = baseTimeNanoseconds / 1000 + ts (older versions: no base, ts are Unix µs)
+    shift = base / 1000.0 if base else 0.0
     print(f"{path}: rank {rank}, {len(kernels)} NCCL kernels, first ts {first} us, baseTimeNanoseconds {base}, "
-          f"shift applied {shift} us")
+          f"same base as flowscope's: {base == fs.get('baseTimeNanoseconds')}")
     mine = gpu.get(rank, [])
     starts = [s for s, _, _ in mine]
     ds, dd = [], []

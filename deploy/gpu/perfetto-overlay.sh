@@ -33,7 +33,7 @@ env NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NCCL_DEBUG=WARN NCCL_P
 sleep 2   # the last records drained
 kill -TERM "$SERVICE"; wait "$SERVICE"; SERVICE=
 "$JAVA" "${JFLAGS[@]}" -Xmx4g -cp "$ROOT/.carry/lib/*" io.flowscope.collector.Main replay "$WORK/journal" \
-  --no-progress --trace "$WORK/flowscope.json" >/dev/null 2>"$WORK/replay.err"
+  --no-progress --trace "$WORK/flowscope.json" --trace-base "$WORK/torch-rank0.json" >/dev/null 2>"$WORK/replay.err"
 cat "$WORK/replay.err"
 python3 deploy/gpu/check_overlay.py "$WORK/flowscope.json" "$WORK"/torch-rank*.json 2>&1 | tee "$DEST/check.txt"
 status=${PIPESTATUS[0]}

@@ -591,6 +591,11 @@ public final class Main implements Callable<Integer>
             description = "Export the range as Chrome / Perfetto trace JSON (ui.perfetto.dev).")
         Path trace;
 
+        @Option(names = "--trace-base", paramLabel = "NS|FILE",
+            description = "The export's time base: Unix ns, or a PyTorch profiler trace whose baseTimeNanoseconds " +
+                "to share (both on one axis in Perfetto). Default: the first host's boot instant, to the second.")
+        String traceBase;
+
         @Option(names = "--no-progress", description = "No progress bar on stderr.")
         boolean noProgress;
 
@@ -613,6 +618,7 @@ public final class Main implements Callable<Integer>
             CollectorConfig.load(config, System.getenv(), set);
             // before the progress count and the export file: a wrong path is said plainly, and nothing is written
             EventLog.open(journal).close();
+            final Long given = traceBase != null ? TraceExport.baseOf(traceBase) : null;
             final PrintWriter out = spec.commandLine().getOut();
             final PrintStream err = parent.stderr;
             // the engines as the live run built them: its journaled settings, unless the user gave others
@@ -622,7 +628,10 @@ public final class Main implements Callable<Integer>
             err.println("flowscope replay: " + choice.said());
             final long total = noProgress ? 0 : io.flowscope.collector.Replay.countDocuments(journal);
             // the trace on the epoch: the hosts' clock offsets from the input's first batches (TraceClock)
-            final TraceExport export = trace != null ? new TraceExport(trace, TraceClock.of(journal)) : null;
+            final TraceClock clock = trace != null ? TraceClock.of(journal) : null;
+            final long base = given != null ? given : clock != null ? clock.defaultBaseNs() : 0;
+            final TraceExport export = trace != null ? new TraceExport(trace, clock, TraceExport.DEFAULT_MAX_EVENTS,
+                base) : null;
             final io.flowscope.collector.Replay.Progress progress =
                 noProgress ? null : io.flowscope.collector.Replay.progressBar(err, total);
             final io.flowscope.collector.Replay.Result r = io.flowscope.collector.Replay.run(journal, cfg, fromNs, toNs,

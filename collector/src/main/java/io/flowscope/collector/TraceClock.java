@@ -212,6 +212,21 @@ public final class TraceClock
         return timeNs + o.offsetNs();
     }
 
+    /**
+     * The time base the export writes its timestamps from when not given one: the first host's offset (its boot
+     * instant on the epoch, realtime − monotonic) down to the whole second, as PyTorch's profiler (Kineto) bases its
+     * traces, so that ts are about the host's CLOCK_MONOTONIC in µs (exact in a double, unlike epoch µs); 0 on event
+     * time.
+     */
+    public long defaultBaseNs()
+    {
+        for (final Offset o : fixed.values())
+        {
+            return o.source() == Source.EVENT_TIME ? 0 : Math.floorDiv(o.offsetNs(), 1_000_000_000L) * 1_000_000_000L;
+        }
+        return 0;
+    }
+
     /** The hosts' offsets so far, in the order first fixed. */
     public Map<Long, Offset> offsets()
     {

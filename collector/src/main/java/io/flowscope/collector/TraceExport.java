@@ -63,6 +63,7 @@ public final class TraceExport implements FlowSummarySink, CollectiveSink, Telem
     private final OutputStream out;
     private final TraceClock clock;
     private final long maxEvents;
+    private final long baseNs;
     private Supplier<WindowEngine> engine = () -> null;
     private final GpuClockEstimate estimate = new GpuClockEstimate();
 
@@ -192,12 +193,25 @@ public final class TraceExport implements FlowSummarySink, CollectiveSink, Telem
 
     public TraceExport(final Path file, final TraceClock clock, final long maxEvents) throws IOException
     {
+        this(file, clock, maxEvents, clock.defaultBaseNs());
+    }
+
+    /**
+     * @param baseNs the Unix time (ns) the timestamps count from: {@code ts} = (wall − baseNs) / 1000, written as
+     *               {@code baseTimeNanoseconds} as PyTorch's profiler writes it; a PyTorch trace's own base puts both
+     *               files on one time axis in Perfetto ({@link #baseOf})
+     */
+    public TraceExport(final Path file, final TraceClock clock, final long maxEvents, final long baseNs)
+        throws IOException
+    {
         this.clock = clock;
         this.maxEvents = maxEvents;
+        this.baseNs = baseNs;
         this.out = Files.newOutputStream(file);
         this.json = Json.MAPPER.getFactory().createGenerator(out, JsonEncoding.UTF8);
         json.writeStartObject();
         json.writeStringField("displayTimeUnit", "ns");
+        json.writeNumberField("baseTimeNanoseconds", baseNs);
         json.writeArrayFieldStart("traceEvents");
         meta("process_name", ANOMALY_PID, 0, "name", "anomalies");
         meta("process_sort_index", ANOMALY_PID, 0, "sort_index", -1);
@@ -217,7 +231,8 @@ public final class TraceExport implements FlowSummarySink, CollectiveSink, Telem
     /** One line for stderr: events, clock, and what the cap left out. */
     public String describe()
     {
-        return events + " trace events " + clock.describe() + (detailsDropped == 0 ? "" : "; " + detailsDropped +
+        return events + " trace events " + clock.describe() + "; ts in µs from baseTimeNanoseconds " + baseNs +
+            (detailsDropped == 0 ? "" : "; " + detailsDropped +
             " step, channel and counter events left out past the cap of " + maxEvents + " (export a shorter " +
             "--from/--to range for all of them)");
     }
@@ -236,6 +251,48 @@ public final class TraceExport implements FlowSummarySink, CollectiveSink, Telem
         json.writeObjectField(key, value);
         json.writeEndObject();
         json.writeEndObject();
+    }
+
+    /**
+     * A time base given on the command line: Unix ns, or a Chrome trace file (a PyTorch profiler trace, .json or
+     * .json.gz) whose top-level {@code baseTimeNanoseconds} is taken.
+     */
+    public static long baseOf(final String spec) throws IOException
+    {
+        if (spec.matches("-?\\d+"))
+        {
+            return Long.parseLong(spec);
+        }
+        final Path f = Path.of(spec);
+        if (!Files.isRegularFile(f))
+        {
+            throw new IllegalArgumentException("--trace-base " + spec + ": neither Unix ns nor a trace file");
+        }
+        try (java.io.InputStream raw = Files.newInputStream(f);
+            java.io.InputStream in = spec.endsWith(".gz") ? new java.util.zip.GZIPInputStream(raw) : raw;
+            com.fasterxml.jackson.core.JsonParser p = Json.MAPPER.getFactory().createParser(in))
+        {
+            if (p.nextToken() != com.fasterxml.jackson.core.JsonToken.START_OBJECT)
+            {
+                throw new IllegalArgumentException("--trace-base " + spec + ": not a JSON trace object");
+            }
+            while (p.nextToken() == com.fasterxml.jackson.core.JsonToken.FIELD_NAME)
+            {
+                final String name = p.currentName();
+                p.nextToken();
+                if (name.equals("baseTimeNanoseconds") && p.currentToken().isNumeric())
+                {
+                    return p.getLongValue();
+                }
+                p.skipChildren();
+            }
+        }
+        catch (final com.fasterxml.jackson.core.JsonProcessingException e)
+        {
+            throw new IllegalArgumentException("--trace-base " + spec + ": not JSON (" + e.getOriginalMessage() + ")");
+        }
+        throw new IllegalArgumentException("--trace-base " + spec + ": the trace has no baseTimeNanoseconds (its ts " +
+            "are then Unix µs: give --trace-base 0)");
     }
 
     /** Microseconds with the nanoseconds exact (a double of epoch µs keeps only quarter microseconds). */
@@ -272,7 +329,7 @@ public final class TraceExport implements FlowSummarySink, CollectiveSink, Telem
         json.writeNumberField("pid", pid);
         json.writeNumberField("tid", tid);
         json.writeFieldName("ts");
-        json.writeNumber(micros(wallStartNs));
+        json.writeNumber(micros(wallStartNs - baseNs));
         json.writeFieldName("dur");
         json.writeNumber(micros(Math.max(0, wallEndNs - wallStartNs)));
         lastWallNs = Math.max(lastWallNs, wallEndNs);
@@ -601,7 +658,7 @@ public final class TraceExport implements FlowSummarySink, CollectiveSink, Telem
             json.writeStringField("name", "send GB/s → rank " + s.peer());
             json.writeNumberField("pid", p.pid);
             json.writeFieldName("ts");
-            json.writeNumber(micros(clock.toWallNs(s.hostId(), s.periodStartNs())));
+            json.writeNumber(micros(clock.toWallNs(s.hostId(), s.periodStartNs()) - baseNs));
             json.writeObjectFieldStart("args");
             json.writeNumberField("GBps", FlowRow.finite(s.periodBandwidthBytesPerSecond()) / 1e9);
             json.writeEndObject();
@@ -685,7 +742,7 @@ public final class TraceExport implements FlowSummarySink, CollectiveSink, Telem
                 json.writeNumberField("pid", p.pid);
                 json.writeNumberField("tid", 0);
                 json.writeFieldName("ts");
-                json.writeNumber(micros(clock.toWallNs(hostId, a.detectedNs())));
+                json.writeNumber(micros(clock.toWallNs(hostId, a.detectedNs()) - baseNs));
                 json.writeEndObject();
                 events++;
             }
@@ -700,6 +757,7 @@ public final class TraceExport implements FlowSummarySink, CollectiveSink, Telem
         json.writeStringField("producer", "flowscope replay --trace");
         json.writeStringField("clockSource", clock.source().label());
         json.writeStringField("clock", clock.describe());
+        json.writeStringField("time", "Unix ns = baseTimeNanoseconds + ts x 1000");
         json.writeObjectFieldStart("hosts");
         for (final Map.Entry<Long, TraceClock.Offset> h : clock.offsets().entrySet())
         {

@@ -87,6 +87,12 @@ class TraceExportTest
         return trace;
     }
 
+    /** An event's Unix time (ns): the file's base plus its ts. */
+    private static long wall(final JsonNode trace, final JsonNode event)
+    {
+        return trace.get("baseTimeNanoseconds").asLong() + ChromeTraceCheck.ns(event.get("ts"));
+    }
+
     private static List<JsonNode> events(final JsonNode trace, final String ph, final String cat)
     {
         final List<JsonNode> l = new ArrayList<>();
@@ -159,7 +165,7 @@ class TraceExportTest
         {
             if (!e.path("cat").asText().equals("anomaly"))
             {
-                final long ts = ChromeTraceCheck.ns(e.get("ts"));
+                final long ts = wall(trace, e);
                 assertThat(ts).as(e.toString()).isBetween(minWall - 1_000_000_000L, maxWall + ESTIMATE_BOUND_NS);
             }
         }
@@ -215,7 +221,10 @@ class TraceExportTest
         // exactly on the offset: the first step of the range starts at its event time + the host's offset
         final JsonNode firstStep = raw.stream().filter(o -> o.path("type").asText().equals("proxyStepStart") &&
             o.get("timeNs").asLong() >= from).findFirst().orElseThrow();
-        final String ts = TraceExport.micros(firstStep.get("timeNs").asLong() + offset);
+        // by default ts count from the host's boot instant to the second (as PyTorch's profiler bases its traces)
+        final long base = trace.get("baseTimeNanoseconds").asLong();
+        assertThat(base).isEqualTo(Math.floorDiv(offset, 1_000_000_000L) * 1_000_000_000L);
+        final String ts = TraceExport.micros(firstStep.get("timeNs").asLong() + offset - base);
         assertThat(events(trace, "X", "proxy")).anySatisfy(s -> assertThat(s.get("ts").decimalValue())
             .isEqualByComparingTo(ts));
     }
@@ -267,7 +276,7 @@ class TraceExportTest
             assertThat(b).as(k.toString()).isNotNull();
             final long bound = a.get("clockBoundNs").asLong();
             assertThat(bound).isPositive().isLessThanOrEqualTo(1_000_000L);
-            final long start = ChromeTraceCheck.ns(k.get("ts"));
+            final long start = wall(trace, k);
             final long end = start + ChromeTraceCheck.ns(k.get("dur"));
             // a kernel starts after its launch began, and ends before the host saw it end (± the clock's bound)
             assertThat(start).as(k.toString()).isGreaterThanOrEqualTo(b[0] - bound);
@@ -384,10 +393,34 @@ class TraceExportTest
                 .isEqualTo("ring-anchor");
             final JsonNode coll = events(trace, "X", "collective").get(0);
             assertThat(coll.get("name").asText()).isEqualTo("AllReduce 4 MiB Ring/Simple");
-            assertThat(coll.get("ts").decimalValue()).isEqualByComparingTo(TraceExport.micros(realtime + 5_000_000L));
+            assertThat(wall(trace, coll)).isEqualTo(realtime + 5_000_000L);
+            assertThat(trace.get("baseTimeNanoseconds").asLong()).isEqualTo(1_795_641_660_000_000_000L);
             assertThat(ChromeTraceCheck.ns(coll.get("dur"))).isEqualTo(10_000L);
             assertThat(processes(trace).get(coll.get("pid").asInt())).isEqualTo("gpu-node-1 pid 77 rank 0 GPU 3");
         }
+
+        // on a PyTorch profiler trace's time base: both files on one axis (its base after its events, as may be)
+        final Path torch = dir.resolve("torch-rank0.json");
+        Files.writeString(torch, "{\"schemaVersion\": 1, \"traceEvents\": [{\"ph\": \"X\", \"ts\": 1.5, " +
+            "\"dur\": 2}], \"baseTimeNanoseconds\": 1795641000000000000}");
+        final Path out = dir.resolve("on-torch.json");
+        final TraceReplayTest.Result r = TraceReplayTest.main("replay", journal.toString(), "--no-progress",
+            "--trace", out.toString(), "--trace-base", torch.toString());
+        assertThat(r.rc()).as(r.err()).isZero();
+        assertThat(r.err()).contains("on the epoch (CLOCK_REALTIME) by the rings' clock anchors; ts in µs from " +
+            "baseTimeNanoseconds 1795641000000000000");
+        final JsonNode onTorch = ChromeTraceCheck.EXACT.readTree(out.toFile());
+        assertThat(onTorch.get("baseTimeNanoseconds").asLong()).isEqualTo(1_795_641_000_000_000_000L);
+        assertThat(wall(onTorch, events(onTorch, "X", "collective").get(0))).isEqualTo(realtime + 5_000_000L);
+        // a trace without a base, or not a trace: one line, exit 3, no file
+        Files.writeString(torch, "{\"traceEvents\": []}");
+        final Path none = dir.resolve("none.json");
+        final TraceReplayTest.Result bad = TraceReplayTest.main("replay", journal.toString(), "--no-progress",
+            "--trace", none.toString(), "--trace-base", torch.toString());
+        assertThat(bad.rc()).isEqualTo(Main.EXIT_INPUT);
+        assertThat(bad.err().strip()).isEqualTo("flowscope replay: --trace-base " + torch + ": the trace has no " +
+            "baseTimeNanoseconds (its ts are then Unix µs: give --trace-base 0)");
+        assertThat(none).doesNotExist();
     }
 
     @Test
