@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The plugin's communicator entries on real GPUs (issue #15: a culprit an operator can act on): builds the plugin
 # here, runs a 2-rank torch all_reduce with it loaded (NCCL as torch ships it), then prints each ring's communicator
-# entries with the Java reader (ring-tool stat) and checks each rank's CUDA device and PCI bus id against
+# entries with the Java reader (ring-tool stat) and checks each rank's CUDA device, PCI bus id and GPU UUID (ring
+# layout 1.2: cuDeviceGetUuid_v2) against
 # nvidia-smi (CUDA_DEVICE_ORDER=PCI_BUS_ID: nvidia-smi's order): once with every GPU visible, once with
 # CUDA_VISIBLE_DEVICES reversed (the ordinal is the process's, the bus id the GPU's). Needs >= 2 GPUs, torch, gcc
 # and the reader's Java runtime and jars in .carry/ (deploy/gpu/make-carry.sh). Exit 0 when every entry matches.
@@ -15,8 +16,8 @@ PLUGIN=$ROOT/profiler-plugin/build/libnccl-profiler-flowscope.so
 . deploy/gpu/carried-java.sh
 carried_java "$WORK" || exit 1
 python3 -c 'import torch; print("torch", torch.__version__, "NCCL", ".".join(map(str, torch.cuda.nccl.version())))'
-echo "== nvidia-smi --query-gpu=index,pci.bus_id --format=csv"
-nvidia-smi --query-gpu=index,pci.bus_id --format=csv | tee "$WORK/smi.csv"
+echo "== nvidia-smi --query-gpu=index,pci.bus_id,uuid --format=csv"
+nvidia-smi --query-gpu=index,pci.bus_id,uuid --format=csv | tee "$WORK/smi.csv"
 status=0
 for cvd in "" "1,0"; do
   rings=/dev/shm/fs-gpuid-${cvd:-all}; rings=${rings/,/}
@@ -39,8 +40,8 @@ def norm(bus):  # "00000000:19:00.0" (nvidia-smi) and "0000:19:00.0" (CUDA) name
     return f"{int(dom, 16):x}:{rest.lower()}"
 smi = {}
 for line in open(sys.argv[1]).read().splitlines()[1:]:
-    i, b = line.split(",")
-    smi[int(i)] = b.strip()
+    i, b, u = line.split(",")
+    smi[int(i)] = (b.strip(), u.strip())
 visible = [int(v) for v in sys.argv[3].split(",")] if sys.argv[3] else sorted(smi)
 pid, bad, n = None, 0, 0
 for line in open(sys.argv[2]):
@@ -51,12 +52,13 @@ for line in open(sys.argv[2]):
         n += 1
         if not m:
             bad += 1; print(f"  pid {pid}: NO DEVICE in {line.strip()}"); continue
-        dev, bus = int(m.group(3)), m.group(4)
+        dev, ids = int(m.group(3)), m.group(4).split(", ")
+        bus, uuid = ids[0], ids[1] if len(ids) > 1 else "(none)"
         phys = visible[dev]
-        ok = norm(bus) == norm(smi[phys])
+        ok = norm(bus) == norm(smi[phys][0]) and uuid.lower() == smi[phys][1].lower()
         bad += not ok
-        print(f"  pid {pid} rank {m.group(1)}: CUDA device {dev} bus {bus} -> nvidia-smi index {phys} bus {smi[phys]}:"
-              f" {'MATCH' if ok else 'MISMATCH'}")
+        print(f"  pid {pid} rank {m.group(1)}: CUDA device {dev} bus {bus} uuid {uuid} -> nvidia-smi index {phys}"
+              f" bus {smi[phys][0]} uuid {smi[phys][1]}: {'MATCH' if ok else 'MISMATCH'}")
 print(f"  {n} communicator entries, {bad} not matching nvidia-smi")
 sys.exit(1 if bad or n == 0 else 0)
 PY

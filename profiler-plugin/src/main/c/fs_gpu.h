@@ -13,11 +13,12 @@
 #define FS_GPU_DRIVER_LIBRARY "libcuda.so.1"
 
 /* Fills *gpu with the device of the calling thread's current CUDA context:
- * cuCtxGetDevice, then cuDeviceGetPCIBusId. NCCL calls the profiler's init on
+ * cuCtxGetDevice, then cuDeviceGetPCIBusId and cuDeviceGetUuid_v2 (else
+ * cuDeviceGetUuid; neither: an all-zero UUID). NCCL calls the profiler's init on
  * the thread that initialises the communicator, after cudaSetDevice to the
  * communicator's device (ncclCommInitRankFunc -> initTransportsRank ->
  * ncclProfilerPluginInit, NCCL 2.27 to 2.30). Not hot: a dlopen (RTLD_NOLOAD)
- * and two driver queries; call it without holding the plugin's lock. */
+ * and three driver queries; call it without holding the plugin's lock. */
 void fs_gpu_of_calling_thread(fs_gpu_t* gpu) FS_HIDDEN;
 
 #endif /* FS_GPU_H */

@@ -246,6 +246,8 @@ uint32_t fs_ring_comm_add(fs_ring_t* r, uint64_t comm_hash, int rank, int nranks
         size_t n = strnlen(gpu->pci_bus_id, FS_COMM_PCI_BUS_ID_LENGTH - 1);
         memcpy(e + FS_COMM_PCI_BUS_ID_OFFSET, gpu->pci_bus_id, n);
         e[FS_COMM_PCI_BUS_ID_OFFSET + n] = '\0';
+        /* beside the entry (1.2), published by the same release of its state */
+        memcpy(r->base + FS_GPU_UUID_TABLE_OFFSET + (size_t)idx * FS_GPU_UUID_SIZE, gpu->uuid, FS_GPU_UUID_SIZE);
     }
     __atomic_store_n((uint32_t*)(e + FS_COMM_STATE_OFFSET), FS_COMM_STATE_ACTIVE, __ATOMIC_RELEASE);
     return idx;

@@ -113,10 +113,12 @@ static inline uint8_t fs_ring_intern(fs_ring_t* ring, const char* s) {
 }
 
 /* The CUDA device of a communicator's rank (fs_gpu.h fills it): ordinal, -1
- * unknown; PCI bus id as CUDA gives it, "" unknown. */
+ * unknown; PCI bus id as CUDA gives it, "" unknown; UUID as cuDeviceGetUuid
+ * gives it, all zero unknown. */
 typedef struct {
     int32_t cuda_dev;
     char pci_bus_id[FS_COMM_PCI_BUS_ID_LENGTH];
+    uint8_t uuid[FS_GPU_UUID_SIZE];
 } fs_gpu_t;
 
 /* Communicator table: claims an entry (CAS on comm_count), writes its fields

@@ -1,5 +1,5 @@
 /*
- * fs_ring_layout.h - the flowscope ring file layout 1.1 (RING.md), as named
+ * fs_ring_layout.h - the flowscope ring file layout 1.2 (RING.md), as named
  * offsets. The Java side (io.flowscope.ring.RingLayout / RecordLayout) uses
  * the same names. No call site writes a bare offset.
  *
@@ -12,6 +12,11 @@
  *        shrinks from 88 to 56 bytes (NUL-terminated inside them, so a 1.0
  *        reader still reads it whole). A 1.1 reader of a 1.0 ring reads the
  *        88-byte name and reports the device unknown.
+ *   1.2  each communicator entry's GPU UUID (16 bytes, all zero unknown) in
+ *        a table beside the entries, gpu_uuid[i] at 163840 + 16*i, in header
+ *        bytes older writers left zero and older readers skip: the entry
+ *        itself is as in 1.1, so older readers read names whole. A 1.2
+ *        reader of an older ring finds zeros there: UUID unknown.
  *
  *   file:  [ HEADER: header_size (262144) bytes ][ lane 0 ][ lane 1 ] ... [ lane lane_count-1 ]
  *   lane l: lane_capacity slots; slot i of lane l at header_size + 64*(l*lane_capacity + i)
@@ -68,7 +73,10 @@
  *   +---------------------------------------------------------------+ 147456
  *   |   lane table: lane_count (<= 64) entries x 256 B              |
  *   |     +0 tail (u64, alone on 128 B)  +128 head (u64, alone on 128 B)
- *   +---------------------------------------------------------------+ 163840 .. 262144 reserved
+ *   +---------------------------------------------------------------+ 163840
+ *   |   gpu uuid table (1.2): 1024 entries x 16 B, comm entry i's    |
+ *   |     GPU UUID (cuDeviceGetUuid bytes; all zero = unknown)      |
+ *   +---------------------------------------------------------------+ 180224 .. 262144 reserved
  *
  *   slot / record (64 bytes, one cache line)
  *   +---------------------------------------------------------------+  0
@@ -95,7 +103,7 @@
 
 #define FS_RING_MAGIC 0x0A31474E49525346ULL /* "FSRING1\n" little-endian */
 #define FS_RING_LAYOUT_MAJOR 1u
-#define FS_RING_LAYOUT_MINOR 1u
+#define FS_RING_LAYOUT_MINOR 2u
 #define FS_RING_LAYOUT_VERSION ((FS_RING_LAYOUT_MAJOR << 16) | FS_RING_LAYOUT_MINOR)
 #define FS_RING_RECORD_SIZE 64u
 #define FS_RING_HEADER_SIZE 262144u
@@ -167,6 +175,11 @@
 #define FS_COMM_CUDA_DEV_OFFSET 96        /* since 1.1: CUDA device ordinal of the rank, -1 unknown */
 #define FS_COMM_PCI_BUS_ID_OFFSET 100     /* since 1.1: its PCI bus id as CUDA gives it, "" unknown */
 #define FS_COMM_PCI_BUS_ID_LENGTH 28u     /* NUL-terminated */
+/* since 1.2: communicator entry i's GPU UUID, 16 bytes at FS_GPU_UUID_TABLE_OFFSET + 16*i, written before
+ * the entry's state (release); all zero = unknown */
+#define FS_GPU_UUID_TABLE_OFFSET 163840
+#define FS_GPU_UUID_SIZE 16u
+#define FS_GPU_UUID_TABLE_END (FS_GPU_UUID_TABLE_OFFSET + FS_COMM_CAPACITY * FS_GPU_UUID_SIZE)
 #define FS_COMM_STATE_ACTIVE 1u
 #define FS_COMM_STATE_FINALIZED 2u
 #define FS_COMM_INDEX_UNKNOWN 4095u
@@ -337,6 +350,9 @@ _Static_assert(FS_LANE_TABLE_OFFSET % 128 == 0 && FS_LANE_TAIL_OFFSET == 0 && FS
                "tail and head of a lane each alone on 128 bytes");
 _Static_assert(FS_LANE_TABLE_END == 163840, "lane table ends at 163840");
 _Static_assert(FS_LANE_TABLE_END <= FS_RING_HEADER_SIZE, "lane table inside the header");
+_Static_assert(FS_GPU_UUID_TABLE_OFFSET == FS_LANE_TABLE_END && FS_GPU_UUID_TABLE_END == 180224 &&
+                   FS_GPU_UUID_TABLE_END <= FS_RING_HEADER_SIZE,
+               "gpu uuid table after the lane table, inside the header");
 _Static_assert(FS_HDR_DROPPED_FULL_OFFSET == 768 + 128, "producer counters after consumer block");
 _Static_assert(FS_STRING_TABLE_OFFSET + FS_STRING_CAPACITY * FS_STRING_ENTRY_SIZE == 12288,
                "string table ends at 12288");

@@ -35,3 +35,19 @@ FS_FAKE_EXPORT int cuDeviceGetPCIBusId(char* bus_id, int len, int device) {
         fs_fake_cuda_bus_id(device, bus_id, (size_t)len);
     return 0;
 }
+
+static int fake_uuid(unsigned char* uuid, int device) {
+    if (!uuid || device < 0) return 1; /* CUDA_ERROR_INVALID_VALUE */
+    const char* e = getenv(FS_FAKE_CUDA_NO_UUID_ENV);
+    if (e && *e) return 1;
+    fs_fake_cuda_uuid(device, uuid);
+    return 0;
+}
+
+FS_FAKE_EXPORT int cuDeviceGetUuid_v2(unsigned char* uuid, int device) {
+    return fake_uuid(uuid, device);
+}
+
+FS_FAKE_EXPORT int cuDeviceGetUuid(unsigned char* uuid, int device) {
+    return fake_uuid(uuid, device);
+}

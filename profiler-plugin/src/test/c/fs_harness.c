@@ -827,6 +827,11 @@ static int verify_ring(const char* path, long records, int nrings_before, int nr
         CHECK(dev == want_dev && strncmp(bus, want_bus, FS_COMM_PCI_BUS_ID_LENGTH) == 0,
               "comm %s: cuda_dev %d pci_bus_id '%.27s', expected %d '%s'", c->name, dev, bus, want_dev,
               want_bus);
+        unsigned char want_uuid[FS_GPU_UUID_SIZE] = {0};
+        if (want_dev >= 0) fs_fake_cuda_uuid(want_dev, want_uuid);
+        const uint8_t* uuid = b + FS_GPU_UUID_TABLE_OFFSET + (size_t)i * FS_GPU_UUID_SIZE;
+        CHECK(memcmp(uuid, want_uuid, FS_GPU_UUID_SIZE) == 0, "comm %s: gpu uuid ..%02x, expected ..%02x", c->name,
+              uuid[FS_GPU_UUID_SIZE - 1], want_uuid[FS_GPU_UUID_SIZE - 1]);
         CHECK(strncmp((const char*)e + FS_COMM_NAME_OFFSET, c->name, FS_COMM_NAME_LENGTH) == 0,
               "comm %s: name '%.55s'", c->name, (const char*)e + FS_COMM_NAME_OFFSET);
     }

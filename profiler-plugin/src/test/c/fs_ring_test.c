@@ -113,7 +113,7 @@ static void should_initialise_header_and_slot_sequences(void) {
     CHECK((uint8_t*)fs_ring_lane_slots(r, 3) == b + 262144 + 64 * (3 * 16));
     CHECK((uint8_t*)fs_ring_lane_tail(r, 2) == b + 147456 + 512);
     CHECK_EQ(*(uint64_t*)(b + FS_HDR_MAGIC_OFFSET), FS_RING_MAGIC);
-    CHECK_EQ(*(uint32_t*)(b + FS_HDR_LAYOUT_VERSION_OFFSET), 0x00010001u); /* 1.1 */
+    CHECK_EQ(*(uint32_t*)(b + FS_HDR_LAYOUT_VERSION_OFFSET), 0x00010002u); /* 1.2 */
     CHECK_EQ(*(uint32_t*)(b + FS_HDR_RECORD_SIZE_OFFSET), 64);
     CHECK_EQ(*(uint64_t*)(b + FS_HDR_CAPACITY_OFFSET), 64);
     CHECK_EQ(*(uint64_t*)(b + FS_HDR_HEADER_SIZE_OFFSET), 262144);
@@ -622,9 +622,13 @@ static void should_intern_strings_once_and_publish_length_last(void) {
 static void should_claim_comm_entries_and_finalize(void) {
     fs_ring_t* r = new_ring(16);
     fs_gpu_t gpu = {.cuda_dev = 1, .pci_bus_id = "0000:19:00.0"};
+    for (int i = 0; i < 16; i++) gpu.uuid[i] = (uint8_t)(0x10 + i);
     CHECK_EQ(fs_ring_comm_add(r, 0xabcdef, 3, 8, 2, "tp-group", &gpu, 111), 0);
     CHECK_EQ(fs_ring_comm_add(r, 0x123, 0, 1, 1, NULL, NULL, 112), 1);
     uint8_t* e = r->base + FS_COMM_TABLE_OFFSET;
+    /* 1.2: the UUID beside the entry; none known: zero */
+    CHECK(memcmp(r->base + FS_GPU_UUID_TABLE_OFFSET, gpu.uuid, FS_GPU_UUID_SIZE) == 0);
+    for (unsigned i = 0; i < FS_GPU_UUID_SIZE; i++) CHECK_EQ(r->base[FS_GPU_UUID_TABLE_OFFSET + FS_GPU_UUID_SIZE + i], 0);
     CHECK_EQ(*(int32_t*)(e + FS_COMM_CUDA_DEV_OFFSET), 1);
     CHECK(strcmp((char*)e + FS_COMM_PCI_BUS_ID_OFFSET, "0000:19:00.0") == 0);
     uint8_t* e1 = e + FS_COMM_ENTRY_SIZE; /* no device known: -1 and "" */
@@ -677,6 +681,8 @@ static void should_read_the_device_only_from_a_loaded_driver(void) {
     fs_gpu_of_calling_thread(&gpu);
     CHECK(gpu.cuda_dev == -1);
     CHECK_EQ(gpu.pci_bus_id[0], 0);
+    static const uint8_t zero_uuid[16];
+    CHECK(memcmp(gpu.uuid, zero_uuid, 16) == 0);
     const char* path = getenv("FS_FAKE_CUDA_LIB");
     if (!path || !*path) {
         printf("  (FS_FAKE_CUDA_LIB unset: the stand-in driver's half skipped)\n");
@@ -692,10 +698,19 @@ static void should_read_the_device_only_from_a_loaded_driver(void) {
     fs_fake_cuda_bus_id(3, want, sizeof want);
     CHECK_EQ(gpu.cuda_dev, 3);
     CHECK(strcmp(gpu.pci_bus_id, want) == 0);
+    unsigned char want_uuid[16];
+    fs_fake_cuda_uuid(3, want_uuid);
+    CHECK(memcmp(gpu.uuid, want_uuid, 16) == 0);
+    setenv(FS_FAKE_CUDA_NO_UUID_ENV, "1", 1); /* a driver that cannot tell the UUID: zero, the rest known */
+    fs_gpu_of_calling_thread(&gpu);
+    unsetenv(FS_FAKE_CUDA_NO_UUID_ENV);
+    CHECK_EQ(gpu.cuda_dev, 3);
+    CHECK(memcmp(gpu.uuid, zero_uuid, 16) == 0);
     set_device(-1); /* the driver is there, the thread has no context */
     fs_gpu_of_calling_thread(&gpu);
     CHECK(gpu.cuda_dev == -1);
     CHECK_EQ(gpu.pci_bus_id[0], 0);
+    CHECK(memcmp(gpu.uuid, zero_uuid, 16) == 0);
     dlclose(fake);
 }
 

@@ -84,6 +84,14 @@ final class JournalJson implements TelemetryListener, JournalReader.Meta
     }
 
     @Override
+    public void onRingGpuUuid(final long hostId, final int pid, final long commHash, final int rank,
+        final String gpuUuid)
+    {
+        emit("ringGpuUuid", "hostId", FlowRow.hex(hostId), "pid", pid, "commHash", FlowRow.hex(commHash), "rank",
+            rank, "gpuUuid", gpuUuid);
+    }
+
+    @Override
     public void onRingDetached(final int pid, final String path, final String reason)
     {
         emit("ringDetached", "pid", pid, "path", path, "reason", reason);

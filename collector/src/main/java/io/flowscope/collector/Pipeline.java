@@ -328,6 +328,18 @@ public final class Pipeline implements TelemetryListener, AnomalySink
         rankIdentities.put(new RankIdentity(hostId, hostname, pid, commHash, rank, nranks, cudaDevice, pciBusId));
     }
 
+    /** The GPU UUID of a rank {@link #onRingComm} described: journaled, and kept with its identity. */
+    @Override
+    public void onRingGpuUuid(final long hostId, final int pid, final long commHash, final int rank,
+        final String gpuUuid)
+    {
+        if (journal != null)
+        {
+            journal.onRingGpuUuid(hostId, pid, commHash, rank, gpuUuid);
+        }
+        rankIdentities.gpuUuid(hostId, pid, commHash, rank, gpuUuid);
+    }
+
     @Override
     public void onHost(final long hostId)
     {

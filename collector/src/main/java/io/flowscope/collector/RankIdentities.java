@@ -39,6 +39,16 @@ final class RankIdentities
         }
     }
 
+    /** The GPU UUID of a rank {@link #put} described (the same process's), else nothing. */
+    void gpuUuid(final long hostId, final int pid, final long commHash, final int rank, final String uuid)
+    {
+        final RankIdentity r = byHost.get(new Key(hostId, commHash, rank));
+        if (r != null && r.pid() == pid && !uuid.isEmpty())
+        {
+            put(r.withGpuUuid(uuid));
+        }
+    }
+
     /** A host's name as the communicator entries told it, null when none did. */
     String hostname(final long hostId)
     {

@@ -42,9 +42,10 @@ public record RankIdentity(long hostId, String hostname, int pid, long commHash,
     }
 
     /**
-     * The words a summary opens with: {@code host gpu-node-17 pid 48213 rank 1 GPU 1 (0000:19:00.0)}, with the
-     * UUID where known {@code ... GPU 1 (0000:19:00.0, GPU-1a2b3c4d-...)}; without a known device
-     * {@code host gpu-node-17 pid 48213 rank 1}; only the host: {@code host gpu-node-17}.
+     * The words a summary opens with: {@code host gpu-node-17 pid 48213 rank 1 GPU 1 (0000:19:00.0)}; without a
+     * known device {@code host gpu-node-17 pid 48213 rank 1}; only the host: {@code host gpu-node-17}. The UUID is
+     * left to the structured fields (API {@code gpuUuid}, alert annotation {@code gpu_uuid}): 40 characters more in
+     * every summary, for an id the bus id already gives on its host.
      */
     public String words()
     {
@@ -59,11 +60,9 @@ public record RankIdentity(long hostId, String hostname, int pid, long commHash,
             if (cudaDevice >= 0)
             {
                 b.append(" GPU ").append(cudaDevice);
-                final String gpu = pciBusId.isEmpty() ? gpuUuid
-                    : gpuUuid.isEmpty() ? pciBusId : pciBusId + ", " + gpuUuid;
-                if (!gpu.isEmpty())
+                if (!pciBusId.isEmpty())
                 {
-                    b.append(" (").append(gpu).append(')');
+                    b.append(" (").append(pciBusId).append(')');
                 }
             }
         }

@@ -380,6 +380,11 @@ public final class Replay
             used = false;
             for (final Object[] c : comms)
             {
+                if (c.length == 5)
+                {
+                    pipeline.onRingGpuUuid((Long)c[0], (Integer)c[1], (Long)c[2], (Integer)c[3], (String)c[4]);
+                    continue;
+                }
                 pipeline.onRingComm((Long)c[0], (String)c[1], (Integer)c[2], (Long)c[3], (Integer)c[4], (Integer)c[5],
                     (Integer)c[6], (String)c[7]);
             }
@@ -399,6 +404,16 @@ public final class Replay
             comms.add(new Object[] {hostId, hostname, pid, commHash, rank, nranks, cudaDevice, pciBusId});
             pipeline.onRingComm(hostId, hostname, pid, commHash, rank, nranks, cudaDevice, pciBusId);
             tee.onRingComm(hostId, hostname, pid, commHash, rank, nranks, cudaDevice, pciBusId);
+        }
+
+        /** Kept in order with the communicator entries (5 values: a GPU UUID; 8: an entry). */
+        @Override
+        public void onRingGpuUuid(final long hostId, final int pid, final long commHash, final int rank,
+            final String gpuUuid)
+        {
+            comms.add(new Object[] {hostId, pid, commHash, rank, gpuUuid});
+            pipeline.onRingGpuUuid(hostId, pid, commHash, rank, gpuUuid);
+            tee.onRingGpuUuid(hostId, pid, commHash, rank, gpuUuid);
         }
 
         @Override

@@ -88,6 +88,13 @@ class JournalTest
         }
 
         @Override
+        public void onRingGpuUuid(final long hostId, final int pid, final long commHash, final int rank,
+            final String gpuUuid)
+        {
+            calls.add("uuid " + hostId + " " + pid + " " + commHash + " " + rank + " " + gpuUuid);
+        }
+
+        @Override
         public void onAnomaly(final long id, final boolean opened, final String summary)
         {
             calls.add("anomaly " + id + " " + opened + " " + summary);
@@ -167,6 +174,7 @@ class JournalTest
         {
             w.ringAttached(7, 48213, "gpu-node-17", "/dev/shm/flowscope/flowscope-48213-0.ring");
             w.onRingComm(7, "gpu-node-17", 48213, 0xABCDEFL, 1, 2, 1, "0000:19:00.0");
+            w.onRingGpuUuid(7, 48213, 0xABCDEFL, 1, "GPU-1a2b3c4d-0000-4000-8000-00000000beef");
             w.onRingComm(7, "gpu-node-17", 48213, -2L, 0, 1, -1, "");
             w.onHost(7);
             w.onProxyOpStart(-5, 0xABCDEFL, 1, 0, 0, true, 5000);
@@ -174,12 +182,14 @@ class JournalTest
         }
         final List<String> want = List.of(
             "comm 7 gpu-node-17 48213 11259375 1 2 1 '0000:19:00.0'",
-            "comm 7 gpu-node-17 48213 -2 0 1 -1 ''");
+            "comm 7 gpu-node-17 48213 -2 0 1 -1 ''",
+            "uuid 7 48213 11259375 1 GPU-1a2b3c4d-0000-4000-8000-00000000beef"); // type 28: last in its batch
         try (JournalReader r = new JournalReader(dir).timeRange(1, 2))
         {
             final Recorder rec = readAll(r);
             assertThat(r.corruptDocuments()).isZero();
-            assertThat(rec.calls).filteredOn(c -> c.startsWith("comm ")).containsExactlyElementsOf(want);
+            assertThat(rec.calls).filteredOn(c -> c.startsWith("comm ") || c.startsWith("uuid "))
+                .containsExactlyElementsOf(want);
             assertThat(rec.calls).filteredOn(c -> c.startsWith("opStart")).isEmpty();
         }
         final ByteArrayOutputStream out = new ByteArrayOutputStream();
@@ -188,7 +198,8 @@ class JournalTest
         final String trace = out.toString(StandardCharsets.UTF_8);
         assertThat(trace).contains("\"type\":\"ringComm\"", "\"hostname\":\"gpu-node-17\"", "\"pid\":48213",
             "\"commHash\":\"0xabcdef\"", "\"rank\":1", "\"nranks\":2", "\"cudaDevice\":1",
-            "\"pciBusId\":\"0000:19:00.0\"");
+            "\"pciBusId\":\"0000:19:00.0\"", "\"type\":\"ringGpuUuid\"",
+            "\"gpuUuid\":\"GPU-1a2b3c4d-0000-4000-8000-00000000beef\"");
         final Path file = dir.resolveSibling(dir.getFileName() + "-trace.jsonl");
         Files.writeString(file, trace);
         try (io.flowscope.collector.journal.EventLog log = io.flowscope.collector.journal.EventLog.open(file)
@@ -200,7 +211,8 @@ class JournalTest
                 // all
             }
             assertThat(log.corruptDocuments()).isZero();
-            assertThat(rec.calls).filteredOn(c -> c.startsWith("comm ")).containsExactlyElementsOf(want);
+            assertThat(rec.calls).filteredOn(c -> c.startsWith("comm ") || c.startsWith("uuid "))
+                .containsExactlyElementsOf(want);
         }
     }
 

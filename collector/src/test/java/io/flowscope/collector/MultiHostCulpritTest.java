@@ -106,6 +106,12 @@ class MultiHostCulpritTest
         return String.format("0000:%02X:00.0", 0x18 + gpu); // the stand-in driver's (fs_fake_cuda.h)
     }
 
+    /** The stand-in driver's UUID of a device (fs_fake_cuda.h), as nvidia-smi prints it. */
+    private static String uuidOf(final int gpu)
+    {
+        return String.format("GPU-f5ca0000-0000-4000-8000-0000000000%02x", gpu);
+    }
+
     @Test
     void everyCulpritRankIsNamedByItsHostPidRankAndGpuLiveAndInTheReplayOfTheJournal() throws Exception
     {
@@ -237,6 +243,7 @@ class MultiHostCulpritTest
             final int rank = ((Number)c.get("rank")).intValue();
             assertThat(c).containsEntry("hostname", "node-" + rank).containsEntry("pid", pids.get(rank))
                 .containsEntry("gpu", gpuOf(rank)).containsEntry("gpuBusId", busIdOf(gpuOf(rank)))
+                .containsEntry("gpuUuid", uuidOf(gpuOf(rank)))
                 .containsEntry("host", FlowRow.hex(RingEventSource.hostId("node-" + rank)));
         });
 
@@ -251,6 +258,11 @@ class MultiHostCulpritTest
             }
         }
         assertThat(replayed).as("the replay's anomalies, by id").containsAllEntriesOf(live);
+        // the journal carries each rank's GPU UUID (entry type 28): the replay knows it as the live run did
+        final List<AnomalyEvent> replayedRanks = replay.events().stream()
+            .filter(e -> e.anomaly().culprit().rank() >= 0 && e.anomaly().culprit().commHash() != 0).toList();
+        assertThat(replayedRanks).isNotEmpty().allSatisfy(e -> assertThat(e.culprit().gpuUuid())
+            .isEqualTo(uuidOf(gpuOf(e.anomaly().culprit().rank()))));
     }
 
     /**
@@ -273,6 +285,7 @@ class MultiHostCulpritTest
                 assertThat(row.path("pid").asInt()).as("pid: %s", row).isEqualTo(pids.get(rank));
                 assertThat(row.path("gpu").asInt(-1)).as("gpu: %s", row).isEqualTo(gpuOf(rank));
                 assertThat(row.path("gpuBusId").asText()).isEqualTo(busIdOf(gpuOf(rank)));
+                assertThat(row.path("gpuUuid").asText()).isEqualTo(uuidOf(gpuOf(rank)));
             }
         });
         final List<String> linkLines = metrics.lines().filter(l -> l.startsWith("flowscope_link_bytes_total{"))
@@ -309,7 +322,8 @@ class MultiHostCulpritTest
                 + " AND \"gpu\" != '" + gpuOf(r) + "'")).as("rank %d's flows under another gpu tag", r).isZero();
         }
         final List<JsonNode> anomalies = influx.rows("fs_names",
-            "SELECT \"host\", \"rank\", \"gpu\", \"pid\", \"pci_bus_id\", \"host_id\" FROM \"anomaly\" WHERE \"rank\" != ''");
+            "SELECT \"host\", \"rank\", \"gpu\", \"pid\", \"pci_bus_id\", \"host_id\", \"gpu_uuid\" FROM \"anomaly\" "
+                + "WHERE \"rank\" != ''");
         assertThat(anomalies).as("anomaly points of ranks").isNotEmpty().allSatisfy(row ->
         {
             final int rank = row.path(2).asInt();
@@ -318,6 +332,7 @@ class MultiHostCulpritTest
             assertThat(row.path(4).asInt()).isEqualTo(pids.get(rank));
             assertThat(row.path(5).asText()).isEqualTo(busIdOf(gpuOf(rank)));
             assertThat(row.path(6).asText()).isEqualTo(FlowRow.hex(RingEventSource.hostId("node-" + rank)));
+            assertThat(row.path(7).asText()).isEqualTo(uuidOf(gpuOf(rank)));
         });
 
         final List<JsonNode> alerts = new ArrayList<>();
@@ -334,6 +349,7 @@ class MultiHostCulpritTest
             assertThat(ann.path("pid").asText()).isEqualTo("" + pids.get(rank));
             assertThat(ann.path("gpu").asText()).isEqualTo("" + gpuOf(rank));
             assertThat(ann.path("pci_bus_id").asText()).isEqualTo(busIdOf(gpuOf(rank)));
+            assertThat(ann.path("gpu_uuid").asText()).isEqualTo(uuidOf(gpuOf(rank)));
             assertThat(ann.path("host_id").asText()).isEqualTo(FlowRow.hex(RingEventSource.hostId("node-" + rank)));
         });
     }

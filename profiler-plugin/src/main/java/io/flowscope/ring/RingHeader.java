@@ -5,6 +5,7 @@ import static io.flowscope.ring.RingLayout.*;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 
+import org.agrona.DirectBuffer;
 import org.agrona.concurrent.AtomicBuffer;
 
 /**
@@ -431,7 +432,30 @@ public final class RingHeader
             buffer.getLongVolatile(entry + COMM_FINALIZE_MONOTONIC_NS_OFFSET),
             cString(buffer, entry + COMM_NAME_OFFSET, hasDevice ? COMM_NAME_LENGTH : COMM_NAME_LENGTH_1_0),
             hasDevice ? buffer.getInt(entry + COMM_CUDA_DEV_OFFSET) : CommInfo.NO_DEVICE,
-            hasDevice ? cString(buffer, entry + COMM_PCI_BUS_ID_OFFSET, COMM_PCI_BUS_ID_LENGTH) : "");
+            hasDevice ? cString(buffer, entry + COMM_PCI_BUS_ID_OFFSET, COMM_PCI_BUS_ID_LENGTH) : "",
+            layoutMinor(layoutVersion) >= GPU_UUID_SINCE_MINOR ? gpuUuid(buffer, GPU_UUID_TABLE_OFFSET
+                + GPU_UUID_SIZE * index) : "");
+    }
+
+    /**
+     * The 16 UUID bytes at {@code offset} as nvidia-smi prints them ({@code GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx});
+     * "" when all zero.
+     */
+    static String gpuUuid(final DirectBuffer buffer, final int offset)
+    {
+        final StringBuilder b = new StringBuilder(40).append("GPU-");
+        boolean zero = true;
+        for (int i = 0; i < GPU_UUID_SIZE; i++)
+        {
+            final int v = buffer.getByte(offset + i) & 0xFF;
+            zero &= v == 0;
+            if (i == 4 || i == 6 || i == 8 || i == 10)
+            {
+                b.append('-');
+            }
+            b.append(Character.forDigit(v >> 4, 16)).append(Character.forDigit(v & 0xF, 16));
+        }
+        return zero ? "" : b.toString();
     }
 
     /**
@@ -442,10 +466,12 @@ public final class RingHeader
      * @param pciBusId   that device's PCI bus id as CUDA gives it ("0000:19:00.0"; nvidia-smi and DCGM print the
      *                   domain with 8 digits), the identity that holds across processes and tools; empty when
      *                   unknown
+     * @param gpuUuid    that device's UUID as nvidia-smi prints it ({@code GPU-1a2b3c4d-...}, the same under every
+     *                   process's numbering and across hosts); empty when unknown or before layout 1.2
      */
     public record CommInfo(
         int index, long commHash, int state, int rank, int nranks, int nnodes, long initMonotonicNs,
-        long finalizeMonotonicNs, String name, int cudaDevice, String pciBusId)
+        long finalizeMonotonicNs, String name, int cudaDevice, String pciBusId, String gpuUuid)
     {
         /** {@link #cudaDevice} when the producer could not tell it. */
         public static final int NO_DEVICE = -1;

@@ -1,7 +1,7 @@
 package io.flowscope.ring;
 
 /**
- * Layout 1.1 of a flowscope ring file: the header, the string and communicator tables, and where the
+ * Layout 1.2 of a flowscope ring file: the header, the string and communicator tables, and where the
  * slots start. The single source of these offsets on the Java side; {@code RING.md} is the contract and
  * {@code fs_ring_layout.h} the C twin (same names, static asserts). All integers are little-endian.
  * <p>
@@ -9,7 +9,9 @@ package io.flowscope.ring;
  * only adds. 1.0: the first layout. 1.1: each communicator entry gets the CUDA device of the rank
  * ({@code cuda_dev} at 96, {@code pci_bus_id} at 100) and its name shrinks from 88 to 56 bytes (NUL-terminated
  * inside them, so a 1.0 reader still reads it whole); this reader reads a 1.0 entry's 88-byte name and reports
- * its device unknown.
+ * its device unknown. 1.2: each communicator entry's GPU UUID, 16 bytes in a table beside the entries
+ * ({@link #GPU_UUID_TABLE_OFFSET}, in header bytes older writers left zero and older readers skip: the entries
+ * are as in 1.1); all zero, or an older ring: unknown.
  *
  * <pre>
  *   0                                   HEADER (header_size bytes, 262144 in 1.x)
@@ -115,7 +117,7 @@ public final class RingLayout
     /** The major version this reader understands. */
     public static final int LAYOUT_MAJOR = 1;
     /** The minor version this reader was written against (it reads every earlier one). */
-    public static final int LAYOUT_MINOR = 1;
+    public static final int LAYOUT_MINOR = 2;
     /** {@code major << 16 | minor}. */
     public static final int LAYOUT_VERSION = LAYOUT_MAJOR << 16 | LAYOUT_MINOR;
 
@@ -189,6 +191,14 @@ public final class RingLayout
     /** The first minor version whose communicator entries hold the device. */
     public static final int COMM_DEVICE_SINCE_MINOR = 1;
     public static final int COMM_CAPACITY = 1024;
+    /**
+     * (1.2) Communicator entry i's GPU UUID, the 16 bytes cuDeviceGetUuid gives, at
+     * {@code GPU_UUID_TABLE_OFFSET + GPU_UUID_SIZE * i}, written before the entry's state; all zero: unknown.
+     */
+    public static final int GPU_UUID_TABLE_OFFSET = 163840;
+    public static final int GPU_UUID_SIZE = 16;
+    /** The first minor version with the GPU UUID table. */
+    public static final int GPU_UUID_SINCE_MINOR = 2;
     /** Communicator index used when the table was full. */
     public static final int UNKNOWN_COMM_INDEX = 4095;
 

@@ -442,7 +442,8 @@ class HarnessRingTest
      * The plugin's communicator entries carry the CUDA device of each rank: the harness loads the stand-in driver
      * ({@code fakecuda/libcuda.so.1}, soname {@code libcuda.so.1}) and makes device i current on communicator i's
      * init thread, as NCCL's comm init does; the abuse communicators' threads have no context. The reader sees
-     * each device and bus id; a run without the driver says unknown.
+     * each device, bus id and UUID (layout 1.2, "GPU-..." as nvidia-smi prints it); a run without the driver says
+     * unknown.
      */
     @Test
     void theReaderSeesTheCudaDeviceAndBusIdOfEachCommunicatorsRank() throws Exception
@@ -459,15 +460,15 @@ class HarnessRingTest
             for (int i = 0; i < h.commCount(); i++)
             {
                 final RingHeader.CommInfo c = h.comm(i);
-                gpus.merge(c.name(), c.cudaDevice() + " " + c.pciBusId(), (a, b) -> a + ", " + b);
+                gpus.merge(c.name(), c.cudaDevice() + " " + c.pciBusId() + " " + c.gpuUuid(), (a, b) -> a + ", " + b);
             }
         }
         assertThat(gpus).hasSize(3 + 16) // the run's communicators, then the 16 abuse ones
-            .containsEntry("harness-comm-0", "0 0000:18:00.0")
-            .containsEntry("harness-comm-1", "1 0000:19:00.0")
-            .containsEntry("harness-comm-2", "2 0000:1A:00.0")
-            .containsEntry("harness-comm-3", "-1 ")
-            .containsEntry("harness-comm-18", "-1 ");
+            .containsEntry("harness-comm-0", "0 0000:18:00.0 GPU-f5ca0000-0000-4000-8000-000000000000")
+            .containsEntry("harness-comm-1", "1 0000:19:00.0 GPU-f5ca0000-0000-4000-8000-000000000001")
+            .containsEntry("harness-comm-2", "2 0000:1A:00.0 GPU-f5ca0000-0000-4000-8000-000000000002")
+            .containsEntry("harness-comm-3", "-1  ")
+            .containsEntry("harness-comm-18", "-1  ");
         final Summary without = finish(start(dir.resolve("without"), "--abi", "5", "--comms", "2", "--ops", "10"));
         try (RingReader reader = RingReader.open(without.ring()))
         {

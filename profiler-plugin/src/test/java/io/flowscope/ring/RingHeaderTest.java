@@ -29,7 +29,7 @@ class RingHeaderTest
             try (RingReader reader = RingReader.open(path))
             {
                 final RingHeader header = reader.header();
-                assertThat(header.layoutVersion()).isEqualTo(0x00010001);
+                assertThat(header.layoutVersion()).isEqualTo(0x00010002);
                 assertThat(header.capacity()).isEqualTo(64);
                 assertThat(header.laneCount()).isEqualTo(1);
                 assertThat(header.laneCapacity()).isEqualTo(64);
@@ -77,6 +77,12 @@ class RingHeaderTest
             final int world = writer.comm(0x1111L, 1, 2, 1, "world", 1, "0000:19:00.0");
             final int split = writer.comm(0x2222L, 0, 1, 1, longName, 1, "0000:19:00.0");
             final int unknown = writer.comm(0x3333L, 0, 1, 1, "no-context", -1, "");
+            final byte[] uuid = new byte[16];
+            for (int i = 0; i < 16; i++)
+            {
+                uuid[i] = (byte)(0xa0 + i);
+            }
+            final int withUuid = writer.comm(0x4444L, 2, 4, 1, "uuid", 2, "0000:1A:00.0", uuid);
             try (RingReader reader = RingReader.open(path))
             {
                 final RingHeader h = reader.header();
@@ -92,6 +98,11 @@ class RingHeaderTest
                 assertThat(h.comm(split).cudaDevice()).isEqualTo(1);
                 assertThat(h.comm(unknown).cudaDevice()).isEqualTo(-1);
                 assertThat(h.comm(unknown).pciBusId()).isEmpty();
+                // 1.2: the UUID beside the entry, as nvidia-smi prints it; none written: unknown
+                assertThat(h.comm(withUuid).gpuUuid()).isEqualTo("GPU-a0a1a2a3-a4a5-a6a7-a8a9-aaabacadaeaf");
+                assertThat(h.comm(withUuid).cudaDevice()).isEqualTo(2);
+                assertThat(h.comm(world).gpuUuid()).isEmpty();
+                assertThat(h.comm(unknown).gpuUuid()).isEmpty();
             }
         }
     }

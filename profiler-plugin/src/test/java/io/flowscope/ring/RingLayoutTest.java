@@ -14,7 +14,7 @@ class RingLayoutTest
         assertThat(RingLayout.MAGIC).isEqualTo(0x0A31474E49525346L);
         assertThat(new String(new byte[] {'F', 'S', 'R', 'I', 'N', 'G', '1', '\n'}).getBytes())
             .isEqualTo(java.nio.ByteBuffer.allocate(8).order(java.nio.ByteOrder.LITTLE_ENDIAN).putLong(RingLayout.MAGIC).array());
-        assertThat(RingLayout.LAYOUT_VERSION).isEqualTo(0x00010001); // 1.1
+        assertThat(RingLayout.LAYOUT_VERSION).isEqualTo(0x00010002); // 1.2
         assertThat(new int[] {
             RingLayout.LAYOUT_VERSION_OFFSET, RingLayout.RECORD_SIZE_OFFSET, RingLayout.CAPACITY_OFFSET,
             RingLayout.HEADER_SIZE_OFFSET, RingLayout.PRODUCER_PID_OFFSET, RingLayout.ABI_VERSION_OFFSET,
@@ -34,6 +34,10 @@ class RingLayoutTest
                 792, 896, 904, 912, 920, 928, 936, 4096, 16384, 147456, 262144);
         assertThat(RingLayout.stringEntryOffset(RingLayout.STRING_CAPACITY)).isEqualTo(12288);
         assertThat(RingLayout.commEntryOffset(RingLayout.COMM_CAPACITY)).isEqualTo(147456);
+        // 1.2: the GPU UUID table right after the lane table (64 lanes of 256 B), inside the header
+        assertThat(RingLayout.GPU_UUID_TABLE_OFFSET).isEqualTo(RingLayout.LANE_TABLE_OFFSET + 64 * 256).isEqualTo(163840);
+        assertThat(RingLayout.GPU_UUID_TABLE_OFFSET + RingLayout.GPU_UUID_SIZE * RingLayout.COMM_CAPACITY)
+            .isEqualTo(180224).isLessThanOrEqualTo(RingLayout.HEADER_SIZE);
         assertThat(RingLayout.COMM_NAME_OFFSET + RingLayout.COMM_NAME_LENGTH).isEqualTo(RingLayout.COMM_CUDA_DEV_OFFSET)
             .isEqualTo(96);
         assertThat(RingLayout.COMM_CUDA_DEV_OFFSET + 4).isEqualTo(RingLayout.COMM_PCI_BUS_ID_OFFSET).isEqualTo(100);

@@ -341,11 +341,21 @@ public final class TestRingWriter implements AutoCloseable
     }
 
     /**
-     * Registers a communicator with its rank's CUDA device, as {@code init} does (layout 1.1; a ring built with a
+     * Registers a communicator with its rank's CUDA device, as {@code init} does (layout 1.1 on; a ring built with a
      * 1.0 {@code layoutVersion} gets the 1.0 entry: the name up to 88 bytes, no device).
      */
     public int comm(final long commHash, final int rank, final int nranks, final int nnodes, final String name,
         final int cudaDevice, final String pciBusId)
+    {
+        return comm(commHash, rank, nranks, nnodes, name, cudaDevice, pciBusId, null);
+    }
+
+    /**
+     * The same with the device's UUID ({@code uuid}: its 16 bytes, null unknown), written beside the entry as the
+     * plugin does from layout 1.2 on (an older {@code layoutVersion}: not written).
+     */
+    public int comm(final long commHash, final int rank, final int nranks, final int nnodes, final String name,
+        final int cudaDevice, final String pciBusId, final byte[] uuid)
     {
         final boolean hasDevice = layoutMinor(layoutVersion) >= COMM_DEVICE_SINCE_MINOR;
         while (true)
@@ -369,6 +379,10 @@ public final class TestRingWriter implements AutoCloseable
                 {
                     buffer.putInt(entry + COMM_CUDA_DEV_OFFSET, cudaDevice);
                     putCString(buffer, entry + COMM_PCI_BUS_ID_OFFSET, COMM_PCI_BUS_ID_LENGTH, pciBusId);
+                }
+                if (uuid != null && layoutMinor(layoutVersion) >= GPU_UUID_SINCE_MINOR)
+                {
+                    buffer.putBytes(GPU_UUID_TABLE_OFFSET + GPU_UUID_SIZE * index, uuid, 0, GPU_UUID_SIZE);
                 }
                 buffer.putIntOrdered(entry + COMM_STATE_OFFSET, COMM_STATE_ACTIVE);
                 return index;

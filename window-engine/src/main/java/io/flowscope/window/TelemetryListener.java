@@ -38,6 +38,14 @@ public interface TelemetryListener
     }
 
     /**
+     * The GPU UUID of a rank {@link #onRingComm} just described ({@code GPU-1a2b3c4d-...} as nvidia-smi prints it;
+     * ring layout 1.2): handed on right after that call, only when the ring knows it. Not an engine input.
+     */
+    default void onRingGpuUuid(long hostId, int pid, long commHash, int rank, String gpuUuid)
+    {
+    }
+
+    /**
      * A ProxyOp started: the flow it belongs to is (commHash, rank, peer, channel, isSend).
      */
     void onProxyOpStart(long opKey, long commHash, int rank, int peer, int channel, boolean isSend, long timeNs);

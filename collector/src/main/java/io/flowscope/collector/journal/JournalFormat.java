@@ -95,6 +95,14 @@ public final class JournalFormat
      * damage). Journals written before, and the simulator's, have none.
      */
     public static final byte RING_CLOCK = 27;
+    /**
+     * The GPU UUID of a communicator rank a {@link #RING_COMM} entry described ({@code TelemetryListener
+     * #onRingGpuUuid}; ring layout 1.2): hostId (long), pid (int), commHash (long), rank (int), gpuUuid (string,
+     * {@code GPU-1a2b3c4d-...} as nvidia-smi prints it). Only where the ring knows it; last in its batch like
+     * {@link #RING_CLOCK}, so a reader from before the entry type loses nothing else of the batch (it counts the
+     * entry as damage). A new entry rather than a longer {@link #RING_COMM}: older readers read that one whole.
+     */
+    public static final byte RING_GPU_UUID = 28;
 
     /** Bit 63 of a document's first long: the document is format 2 (index and checksum follow). */
     public static final long FORMAT2 = 1L << 63;

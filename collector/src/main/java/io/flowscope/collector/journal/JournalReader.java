@@ -701,7 +701,8 @@ public final class JournalReader extends EventLogCounts
         return switch (type)
         {
             case JournalFormat.RING_ATTACH, JournalFormat.RING_COMM, JournalFormat.RING_DETACH -> 2;
-            case JournalFormat.ANOMALY, JournalFormat.SOURCE, JournalFormat.ENGINE_SETTINGS -> 1;
+            case JournalFormat.ANOMALY, JournalFormat.SOURCE, JournalFormat.ENGINE_SETTINGS,
+                JournalFormat.RING_GPU_UUID -> 1;
             default -> 0;
         };
     }
@@ -898,6 +899,15 @@ public final class JournalReader extends EventLogCounts
                     out.onRingComm(host, hostname == null ? "" : hostname, pid, comm, rank, nranks, device,
                         busId == null ? "" : busId);
                 }
+                case JournalFormat.RING_GPU_UUID ->
+                {
+                    final long host = b.readLong();
+                    final int pid = b.readInt();
+                    final long comm = b.readLong();
+                    final int rank = b.readInt();
+                    final String uuid = b.readUtf8();
+                    out.onRingGpuUuid(host, pid, comm, rank, uuid == null ? "" : uuid);
+                }
                 case JournalFormat.SOURCE -> meta.onSource(b.readUtf8());
                 case JournalFormat.ENGINE_SETTINGS -> meta.onEngineSettings(b.readUtf8());
                 case JournalFormat.END -> meta.onEnd();
@@ -925,6 +935,7 @@ public final class JournalReader extends EventLogCounts
             case JournalFormat.RING_COMM -> 8 + 4 + 8 + 4 + 4 + 4 + 2;
             case JournalFormat.RING_DETACH -> 4 + 2;
             case JournalFormat.RING_CLOCK -> 8 + 4 + 8 + 8;
+            case JournalFormat.RING_GPU_UUID -> 8 + 4 + 8 + 4 + 1;
             case JournalFormat.ANOMALY -> 8 + 1 + 1;
             case JournalFormat.SOURCE, JournalFormat.ENGINE_SETTINGS -> 1;
             case JournalFormat.END -> 0;

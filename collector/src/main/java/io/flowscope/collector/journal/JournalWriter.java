@@ -64,7 +64,10 @@ public final class JournalWriter implements TelemetryListener, AutoCloseable
     private final SingleChronicleQueue queue;
     private final ExcerptAppender appender;
     private final Bytes<ByteBuffer> batch = Bytes.elasticByteBuffer(1 << 16);
-    /** Entries that go last in the batch ({@link JournalFormat#RING_CLOCK}): appended by {@link #flush}. */
+    /**
+     * Entries that go last in the batch ({@link JournalFormat#RING_CLOCK}, {@link JournalFormat#RING_GPU_UUID}):
+     * appended by {@link #flush}.
+     */
     private final Bytes<ByteBuffer> trailer = Bytes.elasticByteBuffer(256);
     private final CRC32C crc = new CRC32C();
     /** Where {@link #batch}'s bytes are while its capacity is {@link #batchCapacity} (-1: not looked up yet). */
@@ -834,6 +837,19 @@ public final class JournalWriter implements TelemetryListener, AutoCloseable
                 .writeInt(nranks).writeInt(cudaDevice);
             batch.writeUtf8(hostname);
             batch.writeUtf8(pciBusId);
+        }
+    }
+
+    /** Kept aside and written last in the batch (see {@link JournalFormat#RING_GPU_UUID}). */
+    @Override
+    public void onRingGpuUuid(final long hostId, final int pid, final long commHash, final int rank,
+        final String gpuUuid)
+    {
+        if (open())
+        {
+            trailer.writeByte(JournalFormat.RING_GPU_UUID).writeLong(hostId).writeInt(pid).writeLong(commHash)
+                .writeInt(rank);
+            trailer.writeUtf8(gpuUuid);
         }
     }
 

@@ -281,6 +281,8 @@ public final class TraceReader extends EventLogCounts
                 case "ringComm" -> out.onRingComm(hex(o, "hostId"), o.path("hostname").asText(""),
                     (int)num(o, "pid"), hex(o, "commHash"), (int)num(o, "rank"), (int)o.path("nranks").asLong(-1),
                     (int)o.path("cudaDevice").asLong(-1), o.path("pciBusId").asText(""));
+                case "ringGpuUuid" -> out.onRingGpuUuid(hex(o, "hostId"), (int)num(o, "pid"), hex(o, "commHash"),
+                    (int)num(o, "rank"), o.path("gpuUuid").asText(""));
                 case "ringAttached" -> meta.onRingAttached(hex(o, "hostId"), (int)num(o, "pid"),
                     o.path("hostname").asText(""), o.path("path").asText(""));
                 case "ringClock" -> meta.onRingClock(hex(o, "hostId"), (int)num(o, "pid"), num(o, "realtimeNs"),

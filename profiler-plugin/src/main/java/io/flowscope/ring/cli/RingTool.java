@@ -141,14 +141,19 @@ public final class RingTool implements Callable<Integer>
         return dir;
     }
 
-    /** A communicator's CUDA device as {@code stat} prints it: "1 (0000:19:00.0)", "unknown". */
+    /**
+     * A communicator's CUDA device as {@code stat} prints it: "1 (0000:19:00.0)", with the UUID where known
+     * "1 (0000:19:00.0, GPU-1a2b...)", "unknown".
+     */
     static String gpu(final RingHeader.CommInfo c)
     {
         if (!c.hasDevice())
         {
             return "unknown";
         }
-        return c.pciBusId().isEmpty() ? Integer.toString(c.cudaDevice()) : c.cudaDevice() + " (" + c.pciBusId() + ")";
+        final String ids = c.pciBusId().isEmpty() ? c.gpuUuid()
+            : c.gpuUuid().isEmpty() ? c.pciBusId() : c.pciBusId() + ", " + c.gpuUuid();
+        return ids.isEmpty() ? Integer.toString(c.cudaDevice()) : c.cudaDevice() + " (" + ids + ")";
     }
 
     private static JsonGenerator jsonLines(final PrintStream out) throws IOException

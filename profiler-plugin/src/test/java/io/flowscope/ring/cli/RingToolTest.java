@@ -68,7 +68,10 @@ class RingToolTest
         final Path path = dir.resolve(name);
         try (TestRingWriter writer = TestRingWriter.builder(path).capacity(64).lanes(2).hostname("node-1").create())
         {
-            final int comm = writer.comm(0xF00DL, 1, 4, 1, "world", 1, "0000:19:00.0");
+            final byte[] uuid = new byte[16];
+            uuid[0] = (byte)0x1a;
+            uuid[15] = (byte)0xef;
+            final int comm = writer.comm(0xF00DL, 1, 4, 1, "world", 1, "0000:19:00.0", uuid);
             writer.comm(0xBEEFL, 0, 1, 1, "no-gpu");
             final int func = writer.string("AllReduce");
             final int type = writer.string("ncclBfloat16");
@@ -93,7 +96,7 @@ class RingToolTest
 
         assertThat(result.code()).isZero();
         assertThat(result.out())
-            .contains("layout            1.1")
+            .contains("layout            1.2")
             .contains("pid " + ProcessHandle.current().pid() + " on node-1, open")
             .contains("abi v5, version 22809")
             .contains("event mask        0xfff (Group,Coll,P2p,ProxyOp,ProxyStep,ProxyCtrl,KernelCh,NetPlugin,GroupApi,CollApi,P2pApi,KernelLaunch)")
@@ -105,7 +108,8 @@ class RingToolTest
             .contains("  lane 1  head 0 tail 3 lag 3")
             .contains("consumer          pid 0, heartbeat never")
             .contains("dropped_full      17")
-            .contains("[0] hash 0x000000000000f00d rank 1/4 nodes 1 active gpu 1 (0000:19:00.0) name 'world'")
+            .contains("[0] hash 0x000000000000f00d rank 1/4 nodes 1 active gpu 1 (0000:19:00.0, "
+                + "GPU-1a000000-0000-0000-0000-0000000000ef) name 'world'")
             .contains("[1] hash 0x000000000000beef rank 0/1 nodes 1 active gpu unknown name 'no-gpu'")
             .contains("[1] AllReduce")
             .contains("[2] ncclBfloat16");

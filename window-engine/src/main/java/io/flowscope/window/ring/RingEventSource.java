@@ -174,6 +174,10 @@ public final class RingEventSource implements RecordHandler
             }
             listener.onRingComm(hostId, header.hostname(), header.producerPid(), c.commHash(), c.rank(), c.nranks(),
                 c.cudaDevice(), c.pciBusId());
+            if (!c.gpuUuid().isEmpty())
+            {
+                listener.onRingGpuUuid(hostId, header.producerPid(), c.commHash(), c.rank(), c.gpuUuid());
+            }
         }
         commsOfRing[0] = i;
     }
