@@ -525,6 +525,7 @@ public final class TraceExport implements FlowSummarySink, CollectiveSink, Telem
             json.writeNumberField("gpuStartNs", ch[2]);
             json.writeNumberField("gpuStopNs", pTimerNs);
             json.writeNumberField("clockBoundNs", estimate.errorBoundNs());
+            json.writeBooleanField("clockSettled", estimate.settled());
             if (at[1] != start)
             {
                 // drawn after the kernel before it on this channel: their converted times overlapped

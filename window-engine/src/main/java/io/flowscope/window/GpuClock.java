@@ -19,7 +19,9 @@ package io.flowscope.window;
  * {@code gpuPollLagBoundNs + max |residual|} of the true offset (for a clock of constant drift over the window),
  * plus, at a host time beyond that span, the distance × 2 (bound + residual) / span (the slope's error);
  * with one bucket the estimate is the bucket minimum, the drift is unknown (0) and the bound adds 200 ppm
- * ({@link #MAX_UNFITTED_DRIFT_PPM}) of the distance from that minimum's host time.
+ * ({@link #MAX_UNFITTED_DRIFT_PPM}) of the distance from that minimum's host time. The assumption needs time: a
+ * run's first samples can all be late (its proxy thread busy with the first operations), so an estimate is
+ * {@linkplain GpuClockEstimate#settled() settled} only once the samples span {@code gpuClockSettleNs} of host time.
  */
 final class GpuClock extends Pooled
 {
@@ -30,6 +32,7 @@ final class GpuClock extends Pooled
     long samples;
     long steps;
     long originNs;
+    long firstHostNs;
     long lastHostNs;
     /** Bucket index (relative to the origin) of the newest bucket; the ring holds newest − K + 1 .. newest. */
     long newest;
@@ -80,6 +83,7 @@ final class GpuClock extends Pooled
             // Half a bucket before the first sample: records a little out of order (other ring lanes) share its
             // bucket.
             originNs = hostNs - config.gpuClockBucketNs / 2;
+            firstHostNs = hostNs;
             lastHostNs = hostNs;
             newest = 0;
             validFrom = 1 - k;
@@ -282,6 +286,7 @@ final class GpuClock extends Pooled
         target.driftPpm = query[1] * 1e6;
         target.offsetNs = queryRef + Math.round(query[0] + query[1] * x);
         target.errorBoundNs = config.gpuPollLagBoundNs + (long)Math.ceil(r + extrapolation);
+        target.settled = lastHostNs - firstHostNs >= config.gpuClockSettleNs;
         target.spreadNs = -1;
         return true;
     }

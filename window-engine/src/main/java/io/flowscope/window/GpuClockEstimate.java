@@ -25,6 +25,7 @@ public final class GpuClockEstimate
     long samples;
     long offsetNs;
     long errorBoundNs;
+    boolean settled;
     long spreadNs;
 
     public long hostId()
@@ -92,6 +93,16 @@ public final class GpuClockEstimate
         return errorBoundNs;
     }
 
+    /**
+     * Whether {@link #errorBoundNs()} holds: per-GPU estimates, once their samples span the configured settle time
+     * ({@code WindowConfig.gpuClockSettleNs}, 50 ms); before, the lowest sample may still carry a run's first,
+     * late polls. Per-host estimates: false (a lifetime minimum, no settle time kept).
+     */
+    public boolean settled()
+    {
+        return settled;
+    }
+
     /** Next-lowest sample − lowest; -1 with fewer than two samples. */
     public long spreadNs()
     {
@@ -111,6 +122,6 @@ public final class GpuClockEstimate
         return "GpuClockEstimate{host=" + Long.toHexString(hostId) + (rank >= 0 ? " comm=" + Long.toHexString(commHash) +
             " rank=" + rank + " buckets=" + buckets + " steps=" + steps + " drift=" + driftPpm + "ppm" : "") +
             " samples=" + samples + " offset=" + offsetNs + "ns at=" + atHostNs + " bound=" + errorBoundNs +
-            "ns spread=" + spreadNs + "ns}";
+            "ns" + (settled ? "" : " (unsettled)") + " spread=" + spreadNs + "ns}";
     }
 }

@@ -1275,6 +1275,7 @@ public final class WindowEngine implements TelemetryListener
         target.samples = h.clockSamples;
         target.offsetNs = h.clockMinNs;
         target.errorBoundNs = config.gpuPollLagBoundNs;
+        target.settled = false;
         target.spreadNs = h.clockSamples < 2 ? -1 : h.clockNextNs - h.clockMinNs;
         return true;
     }

@@ -28,7 +28,7 @@ import io.flowscope.window.WindowEngine;
  *   java -cp 'collector/target/lib/*:collector/target/classes' io.flowscope.collector.tools.GpuClockReport LOG [--every-ms N]
  * </pre>
  * Rows: {@code gpu,hostId,commHash,rank,cudaDevice,pciBusId} and
- * {@code live|final,hostId,commHash,rank,atHostNs,samples,buckets,steps,offsetNs,driftPpm,driftKnown,errorBoundNs}
+ * {@code live|final,hostId,commHash,rank,atHostNs,samples,buckets,steps,offsetNs,driftPpm,driftKnown,errorBoundNs,settled}
  * (hostId and commHash in hex; offset = host CLOCK_MONOTONIC − GPU %globaltimer, ns).
  */
 public final class GpuClockReport implements TelemetryListener
@@ -147,7 +147,7 @@ public final class GpuClockReport implements TelemetryListener
         out.println(kind + "," + Long.toHexString(g.hostId) + "," + Long.toHexString(g.commHash) + "," + g.rank + "," +
             estimate.atHostNs() + "," + estimate.samples() + "," + estimate.buckets() + "," + estimate.steps() + "," +
             estimate.offsetNs() + "," + estimate.driftPpm() + "," + estimate.driftKnown() + "," +
-            estimate.errorBoundNs());
+            estimate.errorBoundNs() + "," + estimate.settled());
     }
 
     /** Before an event of the current host at {@code timeNs}: the live rows of the report instants it passed. */
