@@ -27,7 +27,8 @@ import io.prometheus.metrics.model.snapshots.Unit;
  * nothing on the drain thread touches the library. Names, units and labels: collector/README.md, "Metrics".
  * <p>
  * Hosts are labelled by name (the rank's ring hostname, else the source's name of the host, else its hex id), ranks
- * by their GPU ({@code gpu}: the CUDA device ordinal in the rank's process; {@code pci_bus_id}: what nvidia-smi and
+ * by their GPU ({@code gpu}: the CUDA device ordinal in the rank's process; {@code gpu_uuid}: the UUID DCGM labels
+ * {@code UUID}; {@code pci_bus_id}: what nvidia-smi and
  * DCGM show) where the rings' communicator tables said it. Who a rank is is learnt from the snapshots' live view and
  * culprits and kept (at most {@link #MAX_IDENTITIES}), so a counter's labels do not change when its rank goes quiet.
  */
@@ -146,7 +147,7 @@ final class ServiceMetrics implements MultiCollector
         return name != null && !name.isEmpty() ? name : FlowRow.hex(hostId);
     }
 
-    /** host, comm, rank, gpu, pci_bus_id (empty where unknown) and the extra label pairs. */
+    /** host, comm, rank, gpu, pci_bus_id, gpu_uuid (empty where unknown) and the extra label pairs. */
     private Labels rankLabels(final long hostId, final long commHash, final int rank, final LongFunction<String> names,
         final String... more)
     {
@@ -154,7 +155,7 @@ final class ServiceMetrics implements MultiCollector
         final List<String> nv = new ArrayList<>(10 + more.length);
         nv.addAll(List.of("host", host(hostId, who, names), "comm", FlowRow.hex(commHash), "rank",
             String.valueOf(rank), "gpu", who == null || who.cudaDevice() < 0 ? "" : String.valueOf(who.cudaDevice()),
-            "pci_bus_id", who == null ? "" : who.pciBusId()));
+            "pci_bus_id", who == null ? "" : who.pciBusId(), "gpu_uuid", who == null ? "" : who.gpuUuid()));
         nv.addAll(List.of(more));
         return Labels.of(nv.toArray(new String[0]));
     }

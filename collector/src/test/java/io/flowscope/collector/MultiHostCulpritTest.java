@@ -296,7 +296,8 @@ class MultiHostCulpritTest
             assertThat(m.find()).as("host by name: %s", l).isTrue();
             final int rank = Integer.parseInt(m.group(2));
             assertThat(m.group(1)).isEqualTo("" + rank);
-            assertThat(l).contains("gpu=\"" + gpuOf(rank) + "\"").contains("pci_bus_id=\"" + busIdOf(gpuOf(rank)) + "\"");
+            assertThat(l).contains("gpu=\"" + gpuOf(rank) + "\"").contains("pci_bus_id=\"" + busIdOf(gpuOf(rank)) + "\"")
+                .contains("gpu_uuid=\"" + uuidOf(gpuOf(rank)) + "\"");
         });
         assertThat(metrics).doesNotContainPattern("host=\"(0x)?[0-9a-f]{12,16}\"");
     }
