@@ -5,6 +5,7 @@ import io.flowscope.anomaly.Severity;
 import io.flowscope.sink.BackPressure;
 import io.flowscope.sink.EventClock;
 import io.flowscope.sink.ProcessorConfig;
+import io.flowscope.sink.RankNames;
 import io.flowscope.sink.SinkCounters;
 import io.flowscope.sink.influx.InfluxConfig;
 import io.flowscope.sink.influx.InfluxSchema;
@@ -39,6 +40,9 @@ import java.util.concurrent.atomic.AtomicLong;
  *     POST (sends/s) and 64 per POST (alerts/s); checked: every alert arrived and every signature verifies.</li>
  * </ol>
  * Arguments: [points per run, default 300000] [webhook alerts per run, default 5000] [runs, default 3].
+ * With {@code names [points] [rounds]}: only the encoding cost of a step-flow point with hex host tags and no rank
+ * names (as before issue #18 item 5) against host names and every rank's GPU known (the {@code gpu} tag looked up
+ * per point), alternating in one run.
  */
 public final class SinkThroughput
 {
@@ -50,6 +54,12 @@ public final class SinkThroughput
 
     public static void main(final String[] args) throws Exception
     {
+        if (args.length > 0 && args[0].equals("names"))
+        {
+            encodeWithNames(args.length > 1 ? Integer.parseInt(args[1]) : 2_000_000,
+                args.length > 2 ? Integer.parseInt(args[2]) : 5);
+            return;
+        }
         final int points = args.length > 0 ? Integer.parseInt(args[0]) : 300_000;
         final int alerts = args.length > 1 ? Integer.parseInt(args[1]) : 5_000;
         final int runs = args.length > 2 ? Integer.parseInt(args[2]) : 3;
@@ -121,6 +131,53 @@ public final class SinkThroughput
         }
         System.out.printf("influx %-7s %,9d points in %6.2f s = %,9.0f points/s (batches %d, retries %d, lost %d)%n",
             label, points, elapsed / 1e9, points * 1e9 / elapsed, c.batches(), c.retries(), c.lost());
+    }
+
+    private record RankKey(long hostId, long commHash, int rank)
+    {
+    }
+
+    /**
+     * Encoding alone, per point: hex host tags and no rank names (the baseline) against host names and a rank-name
+     * lookup per point as the collector wires it (a concurrent map keyed by host, comm and rank behind
+     * {@link RankNames}; every rank known, so every point gets a {@code gpu} tag). Alternating rounds, same JVM.
+     */
+    private static void encodeWithNames(final int points, final int rounds)
+    {
+        final java.util.Map<RankKey, RankNames.Name> ranks = new java.util.concurrent.ConcurrentHashMap<>();
+        final FlowSummary[] summaries = new FlowSummary[64];
+        for (int i = 0; i < summaries.length; i++)
+        {
+            summaries[i] = summary(i, 7);
+            ranks.put(new RankKey(summaries[i].hostId(), summaries[i].commHash(), summaries[i].rank()),
+                new RankNames.Name(40_000 + summaries[i].rank(), summaries[i].rank(), "0000:19:00.0",
+                    "GPU-f5ca0000-0000-4000-8000-000000000000"));
+        }
+        final InfluxSchema hex = new InfluxSchema(InfluxSchema::hexHost, EventClock.epoch());
+        final InfluxSchema named = new InfluxSchema(id -> "gpu-node-" + id,
+            (h, c, r) -> ranks.get(new RankKey(h, c, r)), EventClock.epoch());
+        final StringBuilder out = new StringBuilder(512);
+        final LineProtocol line = new LineProtocol(out);
+        long checksum = 0;
+        for (int round = 0; round < rounds; round++)
+        {
+            for (final boolean withNames : new boolean[] {false, true})
+            {
+                final InfluxSchema schema = withNames ? named : hex;
+                final long started = System.nanoTime();
+                for (int i = 0; i < points; i++)
+                {
+                    out.setLength(0);
+                    schema.flow(summaries[i & 63], line);
+                    checksum += out.length();
+                }
+                final long elapsed = System.nanoTime() - started;
+                System.out.printf("names   round%d  %,9d summaries encoded, %-32s %5.0f ns each (%d B a line)%n",
+                    round, points, withNames ? "host names + gpu tag lookup:" : "hex hosts, no rank names:",
+                    (double)elapsed / points, out.length());
+            }
+        }
+        System.out.println("(checksum " + checksum + ")");
     }
 
     /**
