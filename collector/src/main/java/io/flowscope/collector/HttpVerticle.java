@@ -652,7 +652,7 @@ public final class HttpVerticle extends VerticleBase
         {
             return;
         }
-        final List<Map<String, Object>> items = LivePage.series(snapshots.get(), q);
+        final List<Map<String, Object>> items = LivePage.series(snapshots.get(), q, hostNames);
         json(ctx, 200, Map.of("count", items.size(), "items", items));
     }
 

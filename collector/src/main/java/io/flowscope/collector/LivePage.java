@@ -143,6 +143,11 @@ final class LivePage
                     m.put("rank", l.rank());
                     m.put("peer", l.peer());
                     m.put("host", l.host());
+                    final String linkHost = names.apply(l.hostId());
+                    if (linkHost != null && !linkHost.isEmpty())
+                    {
+                        m.put("hostname", linkHost);
+                    }
                     m.put("bandwidthBytesPerSecond", l.bandwidthBytesPerSecond());
                     m.put("serviceRateBytesPerSecond", l.serviceRateBytesPerSecond());
                     m.put("baselineBytesPerSecond", l.baselineBytesPerSecond());
@@ -294,6 +299,13 @@ final class LivePage
     /** The series of the send links that match (comm, rank, peer), oldest sample first; NaN as null. */
     static List<Map<String, Object>> series(final Snapshot s, final ApiQuery q)
     {
+        return series(s, q, id -> null);
+    }
+
+    /** With each link's host by name ({@code hostname}, where known) beside its hex id. */
+    static List<Map<String, Object>> series(final Snapshot s, final ApiQuery q, final LongFunction<String> sourceNames)
+    {
+        final LongFunction<String> names = names(s, sourceNames);
         final List<Map<String, Object>> out = new ArrayList<>();
         for (final LiveTracker.CommView c : s.live().comms())
         {
@@ -317,6 +329,11 @@ final class LivePage
                 m.put("rank", l.rank());
                 m.put("peer", l.peer());
                 m.put("host", FlowRow.hex(ser.hostId()));
+                final String name = names.apply(ser.hostId());
+                if (name != null && !name.isEmpty())
+                {
+                    m.put("hostname", name);
+                }
                 final Long now = s.hostNowNs().get(ser.hostId());
                 m.put("hostNowNs", now != null ? now : ser.endNs());
                 m.put("stepNs", ser.stepNs());

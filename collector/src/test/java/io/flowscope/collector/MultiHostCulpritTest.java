@@ -186,6 +186,17 @@ class MultiHostCulpritTest
                     assertThat(items.size()).as(route).isPositive();
                     items.forEach(apiRows::add);
                 }
+                // the page's routes: every heatmap link and every series names its sending rank's host
+                final List<JsonNode> linkRows = new ArrayList<>();
+                Http.json(s.url() + "api/heatmap").path("heatmaps")
+                    .forEach(h -> h.path("links").forEach(linkRows::add));
+                Http.json(s.url() + "api/series").path("items").forEach(linkRows::add);
+                assertThat(linkRows).as("heatmap links and series").isNotEmpty().allSatisfy(l ->
+                {
+                    final int rank = l.path("rank").asInt();
+                    assertThat(l.path("hostname").asText()).as("%s", l).isEqualTo("node-" + rank);
+                    assertThat(l.path("host").asText()).isEqualTo(FlowRow.hex(RingEventSource.hostId("node-" + rank)));
+                });
                 metrics = Http.get(s.url() + "metrics").body();
                 s.sinks().flush(Duration.ofSeconds(30));
                 namedInInfluxAndAlerts(influx, alertmanager, pids);
