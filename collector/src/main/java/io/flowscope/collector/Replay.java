@@ -114,35 +114,7 @@ public final class Replay
                 }
             };
             // the input calls are not wanted here: only the metadata
-            final io.flowscope.window.TelemetryListener none = new io.flowscope.window.TelemetryListener()
-            {
-                @Override
-                public void onProxyOpStart(final long opKey, final long commHash, final int rank, final int peer,
-                    final int channel, final boolean isSend, final long timeNs)
-                {
-                }
-
-                @Override
-                public void onProxyOpStop(final long opKey, final long timeNs)
-                {
-                }
-
-                @Override
-                public void onProxyStepStart(final long stepKey, final long opKey, final int step, final long timeNs)
-                {
-                }
-
-                @Override
-                public void onProxyStepState(final long stepKey, final int state, final long transSize,
-                    final long timeNs)
-                {
-                }
-
-                @Override
-                public void onProxyStepStop(final long stepKey, final long timeNs)
-                {
-                }
-            };
+            final io.flowscope.window.TelemetryListener none = io.flowscope.window.TelemetryListener.IGNORE;
             for (int i = 0; i < SETTINGS_SCAN_BATCHES && found[0] == null && reader.read(none, meta, 1) > 0; i++)
             {
                 // reading
@@ -323,34 +295,7 @@ public final class Replay
      */
     private static final class Segments implements io.flowscope.window.TelemetryListener
     {
-        private static final io.flowscope.window.TelemetryListener NONE = new io.flowscope.window.TelemetryListener()
-        {
-            @Override
-            public void onProxyOpStart(final long opKey, final long commHash, final int rank, final int peer,
-                final int channel, final boolean isSend, final long timeNs)
-            {
-            }
-
-            @Override
-            public void onProxyOpStop(final long opKey, final long timeNs)
-            {
-            }
-
-            @Override
-            public void onProxyStepStart(final long stepKey, final long opKey, final int step, final long timeNs)
-            {
-            }
-
-            @Override
-            public void onProxyStepState(final long stepKey, final int state, final long transSize, final long timeNs)
-            {
-            }
-
-            @Override
-            public void onProxyStepStop(final long stepKey, final long timeNs)
-            {
-            }
-        };
+        private static final io.flowscope.window.TelemetryListener NONE = io.flowscope.window.TelemetryListener.IGNORE;
 
         private final java.util.function.Supplier<Pipeline> fresh;
         private final List<AnomalyEvent> before = new java.util.ArrayList<>();

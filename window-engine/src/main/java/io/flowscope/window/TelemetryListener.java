@@ -101,4 +101,34 @@ public interface TelemetryListener
     default void onKernelChStop(long chKey, long pTimerNs, long timeNs)
     {
     }
+
+    /** Takes every call and does nothing: for a reader that wants only a log's metadata, or nothing of a stretch. */
+    TelemetryListener IGNORE = new TelemetryListener()
+    {
+        @Override
+        public void onProxyOpStart(final long opKey, final long commHash, final int rank, final int peer,
+            final int channel, final boolean isSend, final long timeNs)
+        {
+        }
+
+        @Override
+        public void onProxyOpStop(final long opKey, final long timeNs)
+        {
+        }
+
+        @Override
+        public void onProxyStepStart(final long stepKey, final long opKey, final int step, final long timeNs)
+        {
+        }
+
+        @Override
+        public void onProxyStepState(final long stepKey, final int state, final long transSize, final long timeNs)
+        {
+        }
+
+        @Override
+        public void onProxyStepStop(final long stepKey, final long timeNs)
+        {
+        }
+    };
 }
