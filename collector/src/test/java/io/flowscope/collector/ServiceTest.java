@@ -279,7 +279,7 @@ class ServiceTest
         assertThat(countEntries(dir.resolve("journal"))).isEqualTo(journaled);
     }
 
-    /** Telemetry entries of a journal (ring attach/detach and anomaly records not counted). */
+    /** Telemetry entries of a journal (ring attach/clock/detach, anomaly and settings records not counted). */
     static long countEntries(final Path journal)
     {
         final long[] meta = {0};
@@ -289,6 +289,13 @@ class ServiceTest
             {
                 @Override
                 public void onRingAttached(final long hostId, final int pid, final String hostname, final String path)
+                {
+                    meta[0]++;
+                }
+
+                @Override
+                public void onRingClock(final long hostId, final int pid, final long realtimeNs,
+                    final long monotonicNs)
                 {
                     meta[0]++;
                 }
