@@ -653,8 +653,8 @@ public final class Aggregator implements AutoCloseable
             "Records not consumed yet on the partitions owned", l, lag);
         FleetMetrics.gauge(b, "flowscope_fleet_aggregator_last_rebuild_records",
             "Records replayed by the last partition rebuild", l, lastRebuildRecords);
-        FleetMetrics.gauge(b, "flowscope_fleet_aggregator_last_rebuild_ms",
-            "Time from taking a partition to its first output-side record, last rebuild", l, lastRebuildMs);
+        FleetMetrics.gauge(b, "flowscope_fleet_aggregator_last_rebuild_seconds",
+            "Time from taking a partition to its first output-side record, last rebuild", l, lastRebuildMs / 1000.0);
         FleetMetrics.gauge(b, "flowscope_fleet_aggregator_up", "1 while the aggregator runs without error", l,
             failed == null && thread.isAlive() ? 1 : 0);
         return b.toString();
