@@ -375,7 +375,7 @@ final class AnomalySummaryStream
     private static void set(final FlowSummary s, final String field, final Class<?> type, final Object value)
     {
         // Plain reflection, not a VarHandle of the boxed value: its asType conversion crashes the JVM under
-        // valgrind (callgrind instruction counts of this stream, docs/benchmarks.md section 5.4).
+        // valgrind (callgrind instruction counts of this stream, docs/perf-journal/5-anomaly.md section 5.4).
         try
         {
             final java.lang.reflect.Field f = field(field);

@@ -47,7 +47,7 @@ import org.openjdk.jmh.annotations.Warmup;
  * <p>
  * Warm-up 5 × 2 s, measurement 10 × 2 s: on a quiet core the rate still climbs for the first ~4 s of a fork
  * (C2's last compilations, the step table and tombstone slabs reaching their working set), so a shorter
- * warm-up reports part of that climb (docs/benchmarks.md section 4).
+ * warm-up reports part of that climb (docs/perf-journal/4-window-engine.md).
  * <pre>
  * java --add-exports java.base/jdk.internal.misc=ALL-UNNAMED -jar benchmarks/target/benchmarks.jar WindowEngine -prof gc
  * </pre>

@@ -13,7 +13,7 @@ import io.flowscope.window.WindowEngine;
  * -XX:+DumpPerfMapAtExit} writes {@code /tmp/perf-<pid>.map}; {@code --dump-instr=yes} counts per instruction
  * address): the difference of the engine's and the replay's compiled-method counts over the difference of
  * events is the steady-state cost per event. The difference of the whole-process totals is not: the longer run
- * compiles more (C2's own work was ~60 % of it, {@code docs/benchmarks.md} section 4). A second argument
+ * compiles more (C2's own work was ~60 % of it, {@code docs/perf-journal/4-window-engine.md}). A second argument
  * {@code baseline} replays into the benchmark's summing listener instead (the replay's own cost).
  *
  * <pre>

@@ -27,7 +27,7 @@ public final class AnomalyStages
     /**
      * The period rules (slow link, slow node, congestion) open after 40 bad periods in the service (the simulator's
      * suite: 4): by then the wait-state rule has judged a straggler (two 25 ms windows), whose burst of sends
-     * reads as a slow link of its own for a while (docs/benchmarks.md §6, multi-host runs).
+     * reads as a slow link of its own for a while (docs/perf-journal/6-collector.md, multi-host runs).
      */
     public static final int PERIOD_RULES_OPEN_AFTER = 40;
 
@@ -56,7 +56,7 @@ public final class AnomalyStages
      * The service's thresholds: the defaults (the simulator's suite), but a hang at {@link #HANG_THRESHOLD_NS}
      * (critical at {@link #HANG_CRITICAL_NS}), a NIC stall at {@link #NIC_STALL_NS}, the period rule's slow node at
      * {@link #SLOW_NODE_MIN_NS} of excess, as the wait-state straggler rule (real ranks' credit waits move by ~60 µs
-     * without a straggler: docs/benchmarks.md §6, multi-host runs), and the period rules opening after
+     * without a straggler: docs/perf-journal/6-collector.md, multi-host runs), and the period rules opening after
      * {@link #PERIOD_RULES_OPEN_AFTER} periods.
      */
     public static AnomalyConfig serviceConfig()

@@ -43,10 +43,23 @@ import picocli.CommandLine;
  */
 class DocsRunTest
 {
-    /** Documents not read, with why. */
+    /** Documents (or folders of them) not read, with why. */
     static final Map<String, String> NOT_READ = Map.of(
-        "docs/benchmarks.md", "a journal of measurement recipes (JMH, valgrind, GPU runs) that take minutes to hours " +
-            "each; issue #19 moves it to docs/perf-journal/ and keeps a reference of current figures");
+        "docs/benchmarks.md", "every command in it is a benchmark run (JMH, C harnesses, GPU-host scripts, opt-in " +
+            "-Dflowscope.bench tests against real servers) taking minutes each, some on GPUs; its figures come from " +
+            "those runs, not from this test (benchmarks/README.md lists them)",
+        "benchmarks/README.md", "lists the same benchmark runs as docs/benchmarks.md, for the same reason",
+        "docs/perf-journal", "history: the commands as they were run at the time, some naming commits, jars or " +
+            "options that have moved on; nothing there is meant to be run again as written");
+
+    /**
+     * What a benchmark run looks like (a GPU-host script, a C harness, a bench script against real servers, the JMH
+     * jar, an opt-in {@code -Dflowscope.bench} test): the reason the benchmark documents are {@link #NOT_READ}, checked.
+     */
+    static final Pattern BENCHMARK_RUN = Pattern.compile("(bash )?deploy/gpu/\\S+\\.sh.*|cd profiler-plugin && make .*|" +
+        "build/fs_(abi_)?bench .*|collector/bench/\\S+\\.sh .*|sinks/bench\\.sh .*|" +
+        "mvn -B -q -pl benchmarks -am package .*|java .*benchmarks/target/benchmarks\\.jar.*|" +
+        "mvn .*-Dflowscope\\.bench=true.*");
 
     /** Fence languages whose blocks are shell command lines (an untagged fence counts as commands). */
     static final Set<String> SHELL = Set.of("", "sh", "bash", "shell", "console");
@@ -360,6 +373,16 @@ class DocsRunTest
     }
 
     @Test
+    void shouldFindOnlyBenchmarkRunsInTheBenchmarkReference() throws IOException
+    {
+        final Path reference = Launcher.ROOT.resolve("docs/benchmarks.md");
+        assertThat(notRead(reference)).isTrue();
+        assertThat(commandsOfMarkdown(Files.readString(reference))).isNotEmpty()
+            .allSatisfy(c -> assertThat(c).matches(BENCHMARK_RUN));
+        assertThat(notRead(Launcher.ROOT.resolve("docs/perf-journal/README.md"))).isTrue();
+    }
+
+    @Test
     void shouldReadCommandLinesFromShellFencesAndHelpExamplesOnly()
     {
         final String md = "# doc\n```\n./a one \\\n    --two  # why\n# a comment line\n\n./b\n```\n" +
@@ -466,7 +489,7 @@ class DocsRunTest
         return all;
     }
 
-    /** README.md, every module's README.md and docs/*.md, less {@link #NOT_READ}. */
+    /** README.md, every module's README.md and the .md files under docs/, less {@link #NOT_READ}. */
     static List<Path> documents() throws IOException
     {
         final List<Path> docs = new ArrayList<>();
@@ -475,14 +498,27 @@ class DocsRunTest
         {
             dirs.filter(d -> Files.isRegularFile(d.resolve("README.md")) && Files.isRegularFile(d.resolve("pom.xml")) ||
                 Files.isRegularFile(d.resolve("README.md")) && d.getFileName().toString().equals("deploy"))
-                .sorted().forEach(d -> docs.add(d.resolve("README.md")));
+                .map(d -> d.resolve("README.md")).filter(f -> !notRead(f)).sorted().forEach(docs::add);
         }
-        try (Stream<Path> files = Files.list(Launcher.ROOT.resolve("docs")))
+        try (Stream<Path> files = Files.walk(Launcher.ROOT.resolve("docs")))
         {
-            files.filter(f -> f.toString().endsWith(".md"))
-                .filter(f -> !NOT_READ.containsKey(Launcher.ROOT.relativize(f).toString())).sorted().forEach(docs::add);
+            files.filter(f -> Files.isRegularFile(f) && f.toString().endsWith(".md")).filter(f -> !notRead(f))
+                .sorted().forEach(docs::add);
         }
         return docs;
+    }
+
+    /** Whether a document is {@link #NOT_READ}, itself or by a folder above it. */
+    static boolean notRead(final Path doc)
+    {
+        for (Path p = Launcher.ROOT.relativize(doc); p != null; p = p.getParent())
+        {
+            if (NOT_READ.containsKey(p.toString()))
+            {
+                return true;
+            }
+        }
+        return false;
     }
 
     private static final Pattern FENCE = Pattern.compile("^\\s*```\\s*(\\S*)\\s*$");

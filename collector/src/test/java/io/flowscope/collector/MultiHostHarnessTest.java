@@ -37,7 +37,7 @@ import org.junit.jupiter.api.io.TempDir;
  * injected, drained live by the service started here. Asserts every fault named with its kind, culprit rank (and
  * peer, for a link) and the culprit's hostname, every other anomaly absent (fault-free runs: none at all), every
  * record drained with none dropped or corrupt, and no exception in the drain loop. Prints the rate and the time to
- * detect of each fault (docs/benchmarks.md, "Multi-host runs").
+ * detect of each fault (docs/perf-journal/6-collector.md, "Multi-host runs").
  * <p>
  * With IB QP events ({@link #ib}): hosts of several ranks sharing NICs (hostname {@code node-<rank / ranks per
  * host>}), every send and receive step with its net plugin work requests; fault-free runs raise nothing (no
@@ -198,7 +198,7 @@ class MultiHostHarnessTest
      * descriptor, as NCCL built with NET_PROFILER=1). One producer process per host plays its ranks (--local-ranks:
      * one ring a host, its records in time order); with {@code -Dflowscope.multihost.processPerRank=true} one process
      * per rank (a ring each, the usual one process per GPU), whose rings the service drains apart, so it reads a
-     * host's records out of order (docs/benchmarks.md §6: false NIC_STALLs).
+     * host's records out of order (docs/perf-journal/6-collector.md: false NIC_STALLs).
      */
     static List<String> ib(final int ranks)
     {
@@ -223,7 +223,7 @@ class MultiHostHarnessTest
     /**
      * 8 ranks on 2 hosts of 4, 2 NICs each: NIC 1 of node-0 (ranks 2 and 3, links 2 → 3 and 3 → 4) congested, the
      * network time of its sends x 2.5 (ops 120-320). Named CONGESTION in 6 of 8 runs at 1 channel, with two false
-     * SLOW_LINKs on its links in every run (docs/benchmarks.md §6).
+     * SLOW_LINKs on its links in every run (docs/perf-journal/6-collector.md).
      */
     Result eightRankCongestion(final int channels) throws Exception
     {
@@ -246,7 +246,7 @@ class MultiHostHarnessTest
 
     /**
      * 4 ranks on 2 hosts of 2, one NIC each: NIC 0 of node-1 (links 2 → 3 and 3 → 0) x 2.5 (ops 150-400). Not named
-     * CONGESTION yet (two SLOW_LINKs instead: docs/benchmarks.md §6).
+     * CONGESTION yet (two SLOW_LINKs instead: docs/perf-journal/6-collector.md).
      */
     Result fourRankCongestion(final int channels) throws Exception
     {
@@ -694,8 +694,8 @@ class MultiHostHarnessTest
      * A false alarm of the anomaly engine's period rules (1 ms periods, 8-period windows: {@code AnomalyEngine}'s
      * SLOW_LINK on a link's rate against its baseline and the communicator's median, SLOW_NODE on the credit wait
      * into a rank), recognised by their evidence; null for any other anomaly (the wait-state detectors', HANG, NIC
-     * and congestion), which always fails. On this traffic these rules raise, besides naming the faults (docs/
-     * benchmarks.md, "Multi-host runs"): SLOW_NODE on the hung rank once it resumes (its peers' sends waited
+     * and congestion), which always fails. On this traffic these rules raise, besides naming the faults (docs/perf-
+     * journal/6-collector.md, "Multi-host runs"): SLOW_NODE on the hung rank once it resumes (its peers' sends waited
      * the whole hang for its credit); SLOW_LINK on a late rank's outgoing link (its steps, ready at once, queue on
      * the connection) and on the links bursting after a hang; SLOW_LINK on a link at ~96 % of its baseline while
      * the others run faster; SLOW_NODE and SLOW_LINK WARNINGs on single scheduling outliers of a producer (a call

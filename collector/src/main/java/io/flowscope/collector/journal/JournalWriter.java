@@ -893,7 +893,7 @@ public final class JournalWriter implements TelemetryListener, AutoCloseable
      * Room for an input entry at the end of the batch: writes its type and returns the address of its {@code size}
      * bytes of fields (valid until the batch grows again), which the caller stores at fixed offsets in the batch's
      * native order, as {@link Bytes}' writes would. One bounds and capacity check per entry: Chronicle's checks per
-     * field written were about a quarter of the journal's own cost per ring record (docs/benchmarks.md §6).
+     * field written were about a quarter of the journal's own cost per ring record (docs/perf-journal/6-collector.md).
      */
     private long entry(final byte type, final int size)
     {
