@@ -43,7 +43,7 @@ package io.flowscope.window;
  * <pre>
  *   +0 KEY    the step / work request key
  *   +1 FLOW   flow id (low 32; a live step's flow is live: an evicted flow's steps are dropped with it)
- *   +2 FLAGS  seen bits 0-5 | POSTED 6 | COMPLETED 7 | (8 unused: a stopped entry is a tombstone) | SEND 9
+ *   +2 FLAGS  seen bits 0-5 (8, 20, 9, 10, 11, 12) | POSTED 6 | COMPLETED 7 | FIRST 8 | SEND 9
  *             | OCCUPIED 10 | host index 11-31 | (32-63 unused)
  *   +3 START  start time
  *   +4 TA     t8 (send) / t10 (recv)
@@ -64,20 +64,36 @@ package io.flowscope.window;
  */
 final class StepTable
 {
-    static final int SEEN_8 = 1;
-    static final int SEEN_20 = 1 << 1;
-    static final int SEEN_9 = 1 << 2;
-    static final int SEEN_10 = 1 << 3;
-    static final int SEEN_11 = 1 << 4;
-    static final int SEEN_12 = 1 << 5;
-    static final int SEEN_MASK = 0x3F;
-    static final long POSTED = 1 << 6;
-    static final long COMPLETED = 1 << 7;
+    // Flag bit positions. WindowEngine's branch-free state path computes with them (see
+    // WindowEngine#onProxyStepState): a seen bit's position is its field's index in WindowEngine's STATE_FIELD,
+    // SEND_BIT shifted down to RECV_STATE_BIT makes the STATE_BITS index, and the two transSize states' bits are
+    // shifted to bit 0. Checked where they are used (WindowEngine's static initializer) and in StepTableTest.
+    static final int SEEN_8_BIT = 0;
+    static final int SEEN_20_BIT = 1;
+    static final int SEEN_9_BIT = 2;
+    static final int SEEN_10_BIT = 3;
+    static final int SEEN_11_BIT = 4;
+    static final int SEEN_12_BIT = 5;
+    static final int POSTED_BIT = 6;
+    static final int COMPLETED_BIT = 7;
+    static final int FIRST_BIT = 8;
+    static final int SEND_BIT = 9;
+    static final int OCCUPIED_BIT = 10;
+
+    static final int SEEN_8 = 1 << SEEN_8_BIT;
+    static final int SEEN_20 = 1 << SEEN_20_BIT;
+    static final int SEEN_9 = 1 << SEEN_9_BIT;
+    static final int SEEN_10 = 1 << SEEN_10_BIT;
+    static final int SEEN_11 = 1 << SEEN_11_BIT;
+    static final int SEEN_12 = 1 << SEEN_12_BIT;
+    static final int SEEN_MASK = SEEN_8 | SEEN_20 | SEEN_9 | SEEN_10 | SEEN_11 | SEEN_12;
+    static final long POSTED = 1L << POSTED_BIT;
+    static final long COMPLETED = 1L << COMPLETED_BIT;
     /** The step is its op's first (step index 0): its wait is the op's entry wait ({@code FlowSummary#firstStepWaits}). */
-    static final long FIRST = 1 << 8;
-    static final long SEND = 1 << 9;
+    static final long FIRST = 1L << FIRST_BIT;
+    static final long SEND = 1L << SEND_BIT;
     /** Set in every occupied row's flags. */
-    static final long OCCUPIED = 1 << 10;
+    static final long OCCUPIED = 1L << OCCUPIED_BIT;
     static final int HOST_SHIFT = 11;
     static final long HOST_MASK = (1L << 21) - 1;
 

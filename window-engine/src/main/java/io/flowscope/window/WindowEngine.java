@@ -1,5 +1,6 @@
 package io.flowscope.window;
 
+import io.flowscope.ring.NcclState;
 import org.HdrHistogram.Histogram;
 import org.agrona.collections.Long2ObjectHashMap;
 
@@ -90,27 +91,70 @@ public final class WindowEngine implements TelemetryListener
     private final int[] qpCacheGeneration = new int[QP_CACHE_SIZE];
     private static final int QP_CACHE_SIZE = 8192;
     /**
-     * The seen bit of a step state: index {@code state} for a send step, {@code 32 + state} for a recv step
+     * The seen bit of a step state: index {@code state} for a send step, {@link #RECV_STATES} + state for a recv step
      * (states 0..31; 0 when the state is not one of the direction's).
      */
     private static final int[] STATE_BITS = new int[64];
+    /** Where a recv step's states start in {@link #STATE_BITS}: the direction is bit {@link #RECV_STATE_BIT}. */
+    static final int RECV_STATE_BIT = 5;
+    static final int RECV_STATES = 1 << RECV_STATE_BIT;
+    /**
+     * The shift that moves {@link StepTable#SEND} onto {@link #RECV_STATE_BIT}: {@code ((flags & SEND) >>> shift) ^
+     * RECV_STATES} is 0 for a send step and {@link #RECV_STATES} for a recv step, with no branch.
+     */
+    static final int SEND_TO_RECV_STATE_SHIFT = StepTable.SEND_BIT - RECV_STATE_BIT;
     /** The row field that keeps a state's time, by the seen bit's index: 8 / 10 TA, 20 / 11 TB, 9 / 12 TC. */
     private static final int[] STATE_FIELD = new int[6];
 
     static
     {
-        STATE_BITS[8] = StepTable.SEEN_8;
-        STATE_BITS[20] = StepTable.SEEN_20;
-        STATE_BITS[9] = StepTable.SEEN_9;
-        STATE_BITS[32 + 10] = StepTable.SEEN_10;
-        STATE_BITS[32 + 11] = StepTable.SEEN_11;
-        STATE_BITS[32 + 12] = StepTable.SEEN_12;
-        STATE_FIELD[Integer.numberOfTrailingZeros(StepTable.SEEN_8)] = StepTable.TA;
-        STATE_FIELD[Integer.numberOfTrailingZeros(StepTable.SEEN_20)] = StepTable.TB;
-        STATE_FIELD[Integer.numberOfTrailingZeros(StepTable.SEEN_9)] = StepTable.TC;
-        STATE_FIELD[Integer.numberOfTrailingZeros(StepTable.SEEN_10)] = StepTable.TA;
-        STATE_FIELD[Integer.numberOfTrailingZeros(StepTable.SEEN_11)] = StepTable.TB;
-        STATE_FIELD[Integer.numberOfTrailingZeros(StepTable.SEEN_12)] = StepTable.TC;
+        STATE_BITS[NcclState.PROXY_STEP_SEND_GPU_WAIT] = StepTable.SEEN_8;
+        STATE_BITS[NcclState.PROXY_STEP_SEND_PEER_WAIT] = StepTable.SEEN_20;
+        STATE_BITS[NcclState.PROXY_STEP_SEND_WAIT] = StepTable.SEEN_9;
+        STATE_BITS[RECV_STATES + NcclState.PROXY_STEP_RECV_WAIT] = StepTable.SEEN_10;
+        STATE_BITS[RECV_STATES + NcclState.PROXY_STEP_RECV_FLUSH_WAIT] = StepTable.SEEN_11;
+        STATE_BITS[RECV_STATES + NcclState.PROXY_STEP_RECV_GPU_WAIT] = StepTable.SEEN_12;
+        STATE_FIELD[StepTable.SEEN_8_BIT] = StepTable.TA;
+        STATE_FIELD[StepTable.SEEN_20_BIT] = StepTable.TB;
+        STATE_FIELD[StepTable.SEEN_9_BIT] = StepTable.TC;
+        STATE_FIELD[StepTable.SEEN_10_BIT] = StepTable.TA;
+        STATE_FIELD[StepTable.SEEN_11_BIT] = StepTable.TB;
+        STATE_FIELD[StepTable.SEEN_12_BIT] = StepTable.TC;
+        checkFlagLayout();
+    }
+
+    /**
+     * The bit positions onProxyStepState computes with, checked once: the STATE_BITS index needs SEND at or above
+     * RECV_STATE_BIT (a shift down) and states below RECV_STATES; STATE_FIELD is indexed by the seen bits'
+     * positions (0..5); the transSize test shifts SEEN_9 and SEEN_11 to bit 0. A layout that breaks one of these
+     * fails the class's initialization rather than misfiling records.
+     */
+    static void checkFlagLayout()
+    {
+        check(SEND_TO_RECV_STATE_SHIFT >= 0, "SEND below the recv-state bit");
+        check(((StepTable.SEND >>> SEND_TO_RECV_STATE_SHIFT) ^ RECV_STATES) == 0, "SEND does not map onto RECV_STATES");
+        check(2 * RECV_STATES == STATE_BITS.length, "STATE_BITS holds two directions of RECV_STATES states");
+        check(NcclState.PROXY_STEP_SEND_PEER_WAIT < RECV_STATES, "a step state at or above RECV_STATES");
+        check(StepTable.SEEN_MASK == (1 << STATE_FIELD.length) - 1, "seen bits are not bits 0..5");
+        check((StepTable.SEEN_MASK & (StepTable.POSTED | StepTable.COMPLETED | StepTable.FIRST | StepTable.SEND
+            | StepTable.OCCUPIED)) == 0, "a seen bit overlaps a flag");
+        check(Long.bitCount(StepTable.POSTED | StepTable.COMPLETED | StepTable.FIRST | StepTable.SEND
+            | StepTable.OCCUPIED) == 5, "two flags share a bit");
+        check(StepTable.OCCUPIED_BIT < StepTable.HOST_SHIFT, "flags overlap the host index");
+        for (int i = 0; i < STATE_FIELD.length; i++)
+        {
+            final int bit = 1 << i;
+            final boolean carries = ((bit >>> StepTable.SEEN_9_BIT | bit >>> StepTable.SEEN_11_BIT) & 1) != 0;
+            check(carries == (bit == StepTable.SEEN_9 || bit == StepTable.SEEN_11), "transSize test picks seen bit " + i);
+        }
+    }
+
+    private static void check(final boolean holds, final String what)
+    {
+        if (!holds)
+        {
+            throw new IllegalStateException("StepTable flag layout: " + what);
+        }
     }
 
     /** The host of the current calls ({@link #onHost}); null when the host table is full. */
@@ -327,12 +371,13 @@ public final class WindowEngine implements TelemetryListener
         final long flags = t[b + StepTable.FLAGS];
         // Table-driven: the state's seen bit by direction, its time's row field by the bit. A switch on the state
         // and another on the bit mispredicted about once a record (states of 256 flows interleave at random).
-        final int bit = (state & ~31) == 0 ? STATE_BITS[((int)((flags & StepTable.SEND) >>> 4) ^ 32) | state] : 0;
+        final int bit = (state & -RECV_STATES) == 0
+            ? STATE_BITS[((int)((flags & StepTable.SEND) >>> SEND_TO_RECV_STATE_SHIFT) ^ RECV_STATES) | state] : 0;
         if (bit == 0 || (flags & bit) != 0)
         {
             if (bit != 0)
             {
-                duplicateRecords += state == 20 ? 0 : 1;
+                duplicateRecords += state == NcclState.PROXY_STEP_SEND_PEER_WAIT ? 0 : 1;
             }
             return;
         }
@@ -343,7 +388,7 @@ public final class WindowEngine implements TelemetryListener
         // need no flow and no stamp line.
         t[b + STATE_FIELD[Integer.numberOfTrailingZeros(bit)]] = timeNs;
         // All ones for 9 (send) and 11 (recv), the states that carry transSize, else 0: no branch.
-        final long carries = -(long)((bit >>> 2 | bit >>> 4) & 1);
+        final long carries = -(long)((bit >>> StepTable.SEEN_9_BIT | bit >>> StepTable.SEEN_11_BIT) & 1);
         t[b + StepTable.BYTES] = t[b + StepTable.BYTES] & ~carries | transSize & carries;
         if ((bit & (StepTable.SEEN_9 | StepTable.SEEN_10)) != 0)
         {
