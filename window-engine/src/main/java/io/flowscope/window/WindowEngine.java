@@ -43,16 +43,8 @@ public final class WindowEngine implements TelemetryListener
     private final Long2ObjectHashMap<GpuClock> gpuClockByKey;
     private final GpuClockEstimate clockScratch = new GpuClockEstimate();
     // KernelCh records that came before their Coll START: a small fixed table, scanned (it holds few entries).
-    private final long[] pendKey;
-    private final long[] pendColl;
-    private final int[] pendChannel;
-    private final long[] pendPTimer;
-    private final long[] pendNs;
-    private final HostState[] pendHost;
-    private final boolean[] pendStopped;
-    private final long[] pendStopPTimer;
-    private final long[] pendStopNs;
-    private int pendCount;
+    /** KernelCh records whose Coll START has not come yet (another ring lane). */
+    private final PendingKernelChannels pending;
     private long droppedGpuClockTableFull;
     private long pendingKernelChAttached;
     private final Long2ObjectHashMap<ChState> chByKey;
@@ -197,16 +189,7 @@ public final class WindowEngine implements TelemetryListener
         final int clockBuckets = config.gpuClockBuckets;
         gpuClocks = new Pool<>(config.maxGpuClocks, () -> new GpuClock(clockBuckets));
         gpuClockByKey = new Long2ObjectHashMap<>(Math.max(16, config.maxGpuClocks * 2), 0.55f);
-        final int np = config.maxPendingKernelChannels;
-        pendKey = new long[np];
-        pendColl = new long[np];
-        pendChannel = new int[np];
-        pendPTimer = new long[np];
-        pendNs = new long[np];
-        pendHost = new HostState[np];
-        pendStopped = new boolean[np];
-        pendStopPTimer = new long[np];
-        pendStopNs = new long[np];
+        pending = new PendingKernelChannels(config.maxPendingKernelChannels);
         final int windowSize = config.windowSize;
         hostByIndex = new HostState[config.maxHosts];
         flowById = new FlowState[config.maxFlows];
@@ -613,7 +596,7 @@ public final class WindowEngine implements TelemetryListener
         c.gpuEndNs = 0;
         c.lastNs = timeNs;
         collByKey.put(collKey, c);
-        if (pendCount != 0)
+        if (pending.count() != 0)
         {
             attachPending(c);
         }
@@ -622,51 +605,24 @@ public final class WindowEngine implements TelemetryListener
     /** Attaches the pending KernelCh records of {@code c} (same host, its key), in table order. */
     private void attachPending(final CollState c)
     {
-        for (int i = 0; i < pendCount; )
+        final PendingKernelChannels p = pending;
+        for (int i = 0; i < p.count(); )
         {
-            if (pendColl[i] == c.key && pendHost[i] == c.host)
+            if (p.coll[i] == c.key && p.host[i] == c.host)
             {
                 pendingKernelChAttached++;
-                final ChState ch = startChannel(pendKey[i], c, pendPTimer[i], pendNs[i]);
-                if (ch != null && pendStopped[i])
+                final ChState ch = startChannel(p.key[i], c, p.pTimer[i], p.ns[i]);
+                if (ch != null && p.stopped[i])
                 {
-                    stopChannel(ch, pendStopPTimer[i], pendStopNs[i]);
+                    stopChannel(ch, p.stopPTimer[i], p.stopNs[i]);
                 }
-                removePending(i);
+                p.remove(i);
             }
             else
             {
                 i++;
             }
         }
-    }
-
-    private int findPending(final long chKey)
-    {
-        for (int i = 0; i < pendCount; i++)
-        {
-            if (pendKey[i] == chKey && pendHost[i] == host)
-            {
-                return i;
-            }
-        }
-        return -1;
-    }
-
-    /** Removes entry i, keeping the table dense (the last entry moves into i; order is not needed). */
-    private void removePending(final int i)
-    {
-        final int last = --pendCount;
-        pendKey[i] = pendKey[last];
-        pendColl[i] = pendColl[last];
-        pendChannel[i] = pendChannel[last];
-        pendPTimer[i] = pendPTimer[last];
-        pendNs[i] = pendNs[last];
-        pendHost[i] = pendHost[last];
-        pendStopped[i] = pendStopped[last];
-        pendStopPTimer[i] = pendStopPTimer[last];
-        pendStopNs[i] = pendStopNs[last];
-        pendHost[last] = null;
     }
 
     @Override
@@ -704,7 +660,7 @@ public final class WindowEngine implements TelemetryListener
         {
             return;
         }
-        if (chByKey.get(chKey) != null || (pendCount != 0 && findPending(chKey) >= 0))
+        if (chByKey.get(chKey) != null || (pending.count() != 0 && pending.find(chKey, host) >= 0))
         {
             duplicateRecords++;
             return;
@@ -715,19 +671,10 @@ public final class WindowEngine implements TelemetryListener
         if (c == null)
         {
             // Maybe its Coll START is still on its way (another ring lane): held for pendingKernelChNs.
-            if (pendCount == pendKey.length)
+            if (!pending.add(chKey, collKey, channel, pTimerNs, timeNs, host))
             {
                 unknownCollRecords++;
-                return;
             }
-            final int n = pendCount++;
-            pendKey[n] = chKey;
-            pendColl[n] = collKey;
-            pendChannel[n] = channel;
-            pendPTimer[n] = pTimerNs;
-            pendNs[n] = timeNs;
-            pendHost[n] = host;
-            pendStopped[n] = false;
             return;
         }
         startChannel(chKey, c, pTimerNs, timeNs);
@@ -770,20 +717,18 @@ public final class WindowEngine implements TelemetryListener
             return;
         }
         final ChState ch = chByKey.get(chKey);
-        if (ch == null && pendCount != 0)
+        if (ch == null && pending.count() != 0)
         {
-            final int i = findPending(chKey);
+            final int i = pending.find(chKey, host);
             if (i >= 0)
             {
-                if (pendStopped[i])
+                if (pending.stopped[i])
                 {
                     duplicateRecords++;
                 }
                 else
                 {
-                    pendStopped[i] = true;
-                    pendStopPTimer[i] = pTimerNs;
-                    pendStopNs[i] = timeNs;
+                    pending.stop(i, pTimerNs, timeNs);
                 }
                 return;
             }
@@ -1361,7 +1306,7 @@ public final class WindowEngine implements TelemetryListener
 
     public int pendingKernelChannels()
     {
-        return pendCount;
+        return pending.count();
     }
 
     private static void gpuClockSample(final HostState h, final long sampleNs)
@@ -1518,12 +1463,12 @@ public final class WindowEngine implements TelemetryListener
                 channels.release(ch);
             }
         }
-        for (int i = pendCount - 1; i >= 0; i--)
+        for (int i = pending.count() - 1; i >= 0; i--)
         {
-            if (pendHost[i] == h && nowNs - pendNs[i] >= config.pendingKernelChNs)
+            if (pending.host[i] == h && nowNs - pending.ns[i] >= config.pendingKernelChNs)
             {
                 unknownCollRecords++;
-                removePending(i);
+                pending.remove(i);
             }
         }
         for (int i = gpuClocks.activeCount() - 1; i >= 0; i--)
