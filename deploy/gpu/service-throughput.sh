@@ -3,7 +3,7 @@
 # core, drops reported). PROCS C-harness processes (the real plugin, one ring each in /dev/shm, one hostname) offer
 # each RATE in turn for SECONDS while the service (carried Java, default configuration: journal on disk, 1 ms
 # periods, anomaly stage, HTTP) drains them, pinned to SERVICE_CPUS so that its drain thread has a core of its own;
-# the harnesses run on the other cores. Per run collector/bench/throughput.sh reports the achieved rate, the
+# the harnesses run on the other cores. Per run benchmarks/collector-throughput.sh reports the achieved rate, the
 # producers' drops, the ring lag left, and the drain thread's CPU seconds per record. No GPU is used.
 #
 # Needs .carry/ from `deploy/gpu/make-carry.sh --collector` (Java runtime + collector jars); builds the harness
@@ -66,7 +66,7 @@ print(','.join(str(c) for c in range($last + 1) if c not in svc))")
 for rep in $(seq 1 "$REPS"); do
   for rate in $RATES; do
     line=$(FLOWSCOPE="$WORK/flowscope" SERVICE_CPUS=$SERVICE_CPUS HARNESS_CPUS=$HARNESS_CPUS WARMUP=$WARMUP \
-      LOG_DIR="$OUTDIR/logs/$rate-$rep" collector/bench/throughput.sh "$rate" "$SECONDS_" "$PROCS" 2>&1 | tail -1)
+      LOG_DIR="$OUTDIR/logs/$rate-$rep" benchmarks/collector-throughput.sh "$rate" "$SECONDS_" "$PROCS" 2>&1 | tail -1)
     echo "rep=$rep $line" | tee -a "$OUTDIR/results.txt"
   done
 done

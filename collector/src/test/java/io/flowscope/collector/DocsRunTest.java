@@ -57,7 +57,7 @@ class DocsRunTest
      * jar, an opt-in {@code -Dflowscope.bench} test): the reason the benchmark documents are {@link #NOT_READ}, checked.
      */
     static final Pattern BENCHMARK_RUN = Pattern.compile("(bash )?deploy/gpu/\\S+\\.sh.*|cd profiler-plugin && make .*|" +
-        "build/fs_(abi_)?bench .*|collector/bench/\\S+\\.sh .*|sinks/bench\\.sh .*|" +
+        "build/fs_(abi_)?bench .*|(JAVA_OPTS=\"[^\"]*\" )?benchmarks/[\\w-]+\\.sh .*|" +
         "mvn -B -q -pl benchmarks -am package .*|java .*benchmarks/target/benchmarks\\.jar.*|" +
         "mvn .*-Dflowscope\\.bench=true.*");
 
@@ -373,12 +373,15 @@ class DocsRunTest
     }
 
     @Test
-    void shouldFindOnlyBenchmarkRunsInTheBenchmarkReference() throws IOException
+    void shouldFindOnlyBenchmarkRunsInTheBenchmarkDocuments() throws IOException
     {
-        final Path reference = Launcher.ROOT.resolve("docs/benchmarks.md");
-        assertThat(notRead(reference)).isTrue();
-        assertThat(commandsOfMarkdown(Files.readString(reference))).isNotEmpty()
-            .allSatisfy(c -> assertThat(c).matches(BENCHMARK_RUN));
+        for (final String doc : List.of("docs/benchmarks.md", "benchmarks/README.md"))
+        {
+            final Path path = Launcher.ROOT.resolve(doc);
+            assertThat(notRead(path)).as(doc).isTrue();
+            assertThat(commandsOfMarkdown(Files.readString(path))).as(doc).isNotEmpty()
+                .allSatisfy(c -> assertThat(c).matches(BENCHMARK_RUN));
+        }
         assertThat(notRead(Launcher.ROOT.resolve("docs/perf-journal/README.md"))).isTrue();
     }
 

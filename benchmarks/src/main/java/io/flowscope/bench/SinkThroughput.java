@@ -1,4 +1,4 @@
-package io.flowscope.sink.bench;
+package io.flowscope.bench;
 
 import com.sun.net.httpserver.HttpServer;
 import io.flowscope.anomaly.Severity;
@@ -29,7 +29,7 @@ import java.time.Duration;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * Throughput of the sinks on this machine, end to end against real servers (docs/benchmarks.md section 7):
+ * Throughput of the sinks on this machine, end to end against real servers (docs/benchmarks.md section 7; run by benchmarks/sink-throughput.sh):
  * <ol>
  * <li>InfluxDB: step-flow summaries (22 fields each) through {@link InfluxSink} into a real influxd, the
  *     producer held back by block-with-timeout so nothing is dropped; points/s = exported / (first offer →

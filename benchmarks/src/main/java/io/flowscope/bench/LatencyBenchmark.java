@@ -1,8 +1,7 @@
-package io.flowscope.collector;
+package io.flowscope.bench;
 
 import static io.flowscope.ring.EventKind.PROXY_OP;
 import static io.flowscope.ring.EventKind.PROXY_STEP;
-import static org.assertj.core.api.Assertions.assertThat;
 
 import java.io.BufferedReader;
 import java.io.InputStream;
@@ -22,30 +21,51 @@ import java.util.Map;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.flowscope.collector.CollectorConfig;
+import io.flowscope.collector.CollectorService;
+import io.flowscope.collector.Json;
 import io.flowscope.ring.NcclState;
 import io.flowscope.ring.TestRingWriter;
-import org.junit.jupiter.api.Assumptions;
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 
 /**
  * End-to-end latency, ring record → anomaly event on the live stream (SSE), through the whole service: one real
  * ring (this process, 8 ranks of one communicator in a ring pattern, one 64 KiB send step per link every 200 µs,
  * written in real time with CLOCK_MONOTONIC = System.nanoTime() stamps), the link 3 → 4 made 5x slower for 300 ms
  * out of every 600 ms. Each opened (resolved) anomaly was decided at the event time of a ring record
- * ({@code detectedNs} / {@code resolvedNs}); latency = the SSE client's receive time − that time. Not a unit
- * test: runs only with {@code -Dflowscope.bench=true}; writes target/latency.txt.
+ * ({@code detectedNs} / {@code resolvedNs}); latency = the SSE client's receive time − that time. Prints one
+ * line of figures; fails (exit 1) if no anomaly event arrived.
+ * <pre>
+ * benchmarks/run-main.sh LatencyBenchmark [seconds, default 30]
+ * </pre>
  */
-class LatencyBenchmark
+public final class LatencyBenchmark
 {
-    @TempDir
-    Path dir;
-
-    @Test
-    void ringRecordToLiveStreamLatency() throws Exception
+    private LatencyBenchmark()
     {
-        Assumptions.assumeTrue(Boolean.getBoolean("flowscope.bench"), "benchmark: -Dflowscope.bench=true");
-        final long seconds = Long.getLong("flowscope.bench.seconds", 30);
+    }
+
+    public static void main(final String[] args) throws Exception
+    {
+        final Path dir = Files.createTempDirectory("flowscope-latency-");
+        final int events;
+        try
+        {
+            events = measure(dir, args.length > 0 ? Long.parseLong(args[0]) : 30);
+        }
+        finally
+        {
+            BenchFiles.removeTree(dir);
+        }
+        if (events == 0)
+        {
+            System.err.println("latency benchmark: no anomaly event arrived on the live stream");
+            System.exit(1);
+        }
+    }
+
+    /** Runs the service and the ring writer, prints the figures; returns the anomaly events measured. */
+    private static int measure(final Path dir, final long seconds) throws Exception
+    {
         Files.createDirectories(dir.resolve("rings"));
         final Map<String, String> o = new LinkedHashMap<>();
         o.put("http.port", "0");
@@ -129,9 +149,8 @@ class LatencyBenchmark
                     "stage publish: p50 %.3f ms, p99 %.3f ms; including warm-up (%d events): max %.3f ms%n", written, seconds, written / (double)seconds,
                 lat.length, opened, pct(lat, 50) / 1e6, pct(lat, 99) / 1e6, lat.length == 0 ? 0 : lat[lat.length - 1] / 1e6,
                 pct(pipe, 50) / 1e6, pct(pipe, 99) / 1e6, all.length, all.length == 0 ? 0 : all[all.length - 1] / 1e6);
-            Files.writeString(Path.of("target/latency.txt"), report);
             System.out.print(report);
-            assertThat(lat).isNotEmpty();
+            return lat.length;
         }
     }
 

@@ -3,7 +3,7 @@
 # host) write RATE events/s in all for SECONDS while `flowscope run` drains, journals, windows and serves them;
 # reports what the service ingested, what the producers dropped (ring full), and the drain thread's CPU time
 # per record, which shows what one core does ("flowscope-drain" is one thread: its CPU seconds per record).
-#   collector/bench/throughput.sh RATE [SECONDS] [PROCS]        (defaults: 10 s, 1 process)
+#   benchmarks/collector-throughput.sh RATE [SECONDS] [PROCS]        (defaults: 10 s, 1 process)
 # Environment:
 #   SERVICE_CPUS   taskset CPU list for the service's JVM (e.g. 2-3); HARNESS_CPUS the same for the harnesses
 #   FLOWSCOPE      the command that runs `flowscope` (default ./flowscope; deploy/gpu/service-throughput.sh
@@ -25,8 +25,8 @@
 #                       records_per_drain_cpu_s its inverse: the rate one core of this drain would sustain
 #   service_cpu_s       CPU time of the whole service process (HTTP, GC, JIT, journal housekeeping included)
 set -euo pipefail
-ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-RATE=${1:?usage: throughput.sh RATE [SECONDS] [PROCS]}; SECONDS_=${2:-10}; PROCS=${3:-1}
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+RATE=${1:?usage: collector-throughput.sh RATE [SECONDS] [PROCS]}; SECONDS_=${2:-10}; PROCS=${3:-1}
 FLOWSCOPE=${FLOWSCOPE:-$ROOT/flowscope}
 NATIVE=${NATIVE:-$ROOT/profiler-plugin/build}
 pin() { local cpus=$1; shift; if [ -n "$cpus" ]; then taskset -c "$cpus" "$@"; else "$@"; fi; }

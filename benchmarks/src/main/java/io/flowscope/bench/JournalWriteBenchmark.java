@@ -1,4 +1,4 @@
-package io.flowscope.collector;
+package io.flowscope.bench;
 
 import java.io.IOException;
 import java.lang.management.ManagementFactory;
@@ -9,34 +9,50 @@ import java.util.Arrays;
 import java.util.Locale;
 import java.util.zip.CRC32C;
 
+import io.flowscope.collector.journal.JournalFormat;
 import io.flowscope.collector.journal.JournalWriter;
 import net.openhft.chronicle.bytes.Bytes;
 import net.openhft.chronicle.queue.ChronicleQueue;
 import net.openhft.chronicle.queue.ExcerptAppender;
 import net.openhft.chronicle.queue.RollCycles;
-import org.junit.jupiter.api.Assumptions;
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The journal's write path per batch (issue #16, docs/benchmarks.md section 6): {@link JournalWriter#flush} (format
  * 2: index, CRC32C, pages backed ahead) against the format-1 write it replaced (the same bytes through
  * {@code ExcerptAppender.writeBytes}, no checksum), and the CRC32C alone, for a ring poll's batch (41 entries,
  * 1.2 KB) and a simulated millisecond of the demo (2,500 entries, 62 KB). Allocation per batch from the thread's
- * counter. Not a unit test: runs only with {@code -Dflowscope.bench=true}; prints its table and writes
- * target/journal-write.txt.
+ * counter. Prints its table (Markdown). Journals go to a temporary directory on the working directory's disk
+ * (argument: another directory), removed afterwards.
+ * <pre>
+ * benchmarks/run-main.sh JournalWriteBenchmark [dir]
+ * </pre>
  */
-class JournalWriteBenchmark
+public final class JournalWriteBenchmark
 {
     private static final int ROUNDS = 7;
 
-    @TempDir
-    Path dir;
+    private final Path dir;
 
-    @Test
-    void measure() throws IOException
+    private JournalWriteBenchmark(final Path dir)
     {
-        Assumptions.assumeTrue(Boolean.getBoolean("flowscope.bench"), "benchmark: -Dflowscope.bench=true");
+        this.dir = dir;
+    }
+
+    public static void main(final String[] args) throws IOException
+    {
+        final Path dir = Files.createTempDirectory(Path.of(args.length > 0 ? args[0] : "."), "journal-write-");
+        try
+        {
+            new JournalWriteBenchmark(dir).measure();
+        }
+        finally
+        {
+            BenchFiles.removeTree(dir);
+        }
+    }
+
+    private void measure() throws IOException
+    {
         final StringBuilder out = new StringBuilder(String.format(Locale.ROOT,
             "| batch | format 2 flush (ns, median of %d) | format 1 writeBytes (ns) | CRC32C alone (ns) | " +
             "CRC32C GB/s | bytes allocated per batch (format 2) |%n|---|---|---|---|---|---|%n", ROUNDS));
@@ -45,8 +61,8 @@ class JournalWriteBenchmark
             out.append(row(entries));
         }
         System.out.print(out);
-        Files.writeString(Path.of("target", "journal-write.txt"), out.toString());
     }
+
 
     private String row(final int pairs) throws IOException
     {
@@ -76,7 +92,7 @@ class JournalWriteBenchmark
                 v2[round] = (System.nanoTime() - s) / batches;
                 allocated = mx.getCurrentThreadAllocatedBytes() - a0;
             }
-            Main.removeTree(j2);
+            BenchFiles.removeTree(j2);
             // format 1: the same entries, written as the writer wrote them before (wallNs, entries; writeBytes)
             final Bytes<?> b1 = Bytes.allocateElasticDirect(1 << 16);
             try (ChronicleQueue q = ChronicleQueue.singleBuilder(dir.resolve("v1-" + pairs + "-" + round))
@@ -93,7 +109,7 @@ class JournalWriteBenchmark
                 }
                 v1[round] = (System.nanoTime() - s) / batches;
             }
-            Main.removeTree(dir.resolve("v1-" + pairs + "-" + round));
+            BenchFiles.removeTree(dir.resolve("v1-" + pairs + "-" + round));
             length = b1.writePosition() + 12;
             // the checksum alone, over a batch of this size in a direct buffer
             final ByteBuffer doc = ByteBuffer.allocateDirect((int)b1.writePosition() + 12);
@@ -130,12 +146,12 @@ class JournalWriteBenchmark
     {
         b1.clear();
         b1.writeLong(System.currentTimeMillis() * 1_000_000L);
-        b1.writeByte(io.flowscope.collector.journal.JournalFormat.HOST).writeLong(b);
+        b1.writeByte(JournalFormat.HOST).writeLong(b);
         for (int i = 0; i < pairs; i++)
         {
-            b1.writeByte(io.flowscope.collector.journal.JournalFormat.PROXY_STEP_STATE).writeLong(b * 10_000 + i)
+            b1.writeByte(JournalFormat.PROXY_STEP_STATE).writeLong(b * 10_000 + i)
                 .writeInt(9).writeLong(4096).writeLong(b * 1000 + i);
-            b1.writeByte(io.flowscope.collector.journal.JournalFormat.QP_START).writeLong(b * 10_000 + i).writeInt(1)
+            b1.writeByte(JournalFormat.QP_START).writeLong(b * 10_000 + i).writeInt(1)
                 .writeLong(7).writeInt(2).writeLong(4096).writeLong(b * 1000 + i);
         }
         a.writeBytes(b1);
