@@ -4,7 +4,8 @@
 # run, with the plugin as it was before the change and as it is now, in one process (fs_abi_bench, interleaved).
 #
 # On the build machine, once (puts the "before" sources into .carry/, ignored by git, carried to the GPU host):
-#     deploy/gpu/plugin-cost.sh --prepare [REF]        REF default db07704 (main before the change)
+#     deploy/gpu/plugin-cost.sh --prepare [REF]        REF default 34a5f43 (main before lanes owned by one
+#                                                       thread; db07704: before the per-lane drop counts)
 # On the GPU host, from the repository root (carry .carry/plugin-before):
 #     deploy/gpu/plugin-cost.sh                         writes $OUT/plugin-cost/ (OUT default ./out)
 # Needs gcc and make. perf is used when it is there and allowed (perf stat; perf c2c when the CPU's memory
@@ -16,7 +17,7 @@
 set -uo pipefail
 
 if [ "${1:-}" = --prepare ]; then
-  ref=${2:-db07704}
+  ref=${2:-34a5f43}
   rm -rf .carry/plugin-before && mkdir -p .carry/plugin-before
   git archive "$ref" profiler-plugin | tar -x -C .carry/plugin-before || exit 1
   echo "$ref" >.carry/plugin-before/REF

@@ -1,6 +1,7 @@
 /* fs_events.c - event -> record encoding; ids; per-thread serials and index. */
 #include "fs_events.h"
 
+#include <pthread.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -15,6 +16,9 @@ typedef struct {
     uint64_t serial_next;
     uint64_t serial_end;
     uint32_t thread_plus1; /* 0 = no index yet */
+    uint32_t lane_owned;   /* 1: `lane` of `lane_ring` is this thread's alone */
+    uint32_t lane;
+    fs_ring_t* lane_ring;  /* the ring `lane` belongs to; NULL = none taken yet */
 } __attribute__((aligned(128))) fs_tls_t; /* a line pair of its own: see fs_tls */
 
 /* Written per event. A library loaded by dlopen gets each thread's TLS block
@@ -53,6 +57,45 @@ static __attribute__((noinline)) uint32_t fs_thread_assign(fs_tls_t* t) {
     return t->thread_plus1;
 }
 
+/* Owned lanes (RING.md): a thread gives its lane back when it exits, through
+ * this key's destructor (its value: the lane's owner word), or when it moves
+ * to a newer ring. A forked child owns nothing: its copies of the owner words
+ * describe the parent's threads, which write the same file. */
+static pthread_key_t fs_lane_key;
+static int fs_lane_key_ok;
+static int fs_lanes_forked;
+
+static void fs_lane_give_back_at_exit(void* owner_word) { fs_ring_lane_give_back(owner_word); }
+
+static void fs_lanes_after_fork_child(void) {
+    fs_lanes_forked = 1;
+    fs_tls.lane_ring = NULL; /* the forking thread: take a shared lane at its next record */
+    fs_tls.lane_owned = 0;
+}
+
+/* At load, before any ring exists: a fork at any later time finds the handler. */
+__attribute__((constructor)) static void fs_events_load(void) {
+    fs_lane_key_ok = pthread_key_create(&fs_lane_key, fs_lane_give_back_at_exit) == 0;
+    if (pthread_atfork(NULL, NULL, fs_lanes_after_fork_child) != 0) fs_lanes_forked = 1; /* never own */
+}
+
+void fs_events_unload(void) {
+    /* the destructor's code goes with the library: no thread may run it later */
+    if (__atomic_exchange_n(&fs_lane_key_ok, 0, __ATOMIC_RELAXED)) pthread_key_delete(fs_lane_key);
+}
+
+static __attribute__((noinline)) void fs_lane_assign(fs_tls_t* t, fs_ring_t* r, uint32_t thread) {
+    if (t->lane_owned) fs_ring_lane_give_back(&t->lane_ring->lane_local[t->lane].owned);
+    uint32_t owned = 0;
+    /* without the key a lane could never be given back: share instead */
+    int key_ok = __atomic_load_n(&fs_lane_key_ok, __ATOMIC_RELAXED);
+    t->lane = fs_ring_lane_take(r, thread, key_ok && !fs_lanes_forked, &owned);
+    t->lane_owned = owned;
+    t->lane_ring = r;
+    if (key_ok)
+        pthread_setspecific(fs_lane_key, owned ? (void*)&r->lane_local[t->lane].owned : NULL);
+}
+
 static inline fs_ring_t* fs_current_ring(void) {
     return __atomic_load_n(&fs_events_ring, __ATOMIC_ACQUIRE);
 }
@@ -67,8 +110,11 @@ static inline __attribute__((always_inline)) void fs_emit(fs_ring_t* r, uint32_t
                            uint64_t p0, uint64_t p1, uint64_t p2) {
     uint32_t th = fs_tls.thread_plus1;
     if (FS_UNLIKELY(th == 0)) th = fs_thread_assign(&fs_tls);
+    fs_tls_t* t = &fs_tls;
+    if (FS_UNLIKELY(t->lane_ring != r)) fs_lane_assign(t, r, th - 1);
     uint64_t pos;
-    fs_record_t* slot = fs_ring_try_claim(r, fs_ring_lane_of(r, th - 1), &pos);
+    fs_record_t* slot = t->lane_owned ? fs_ring_try_claim_owned(r, t->lane, &pos)
+                                      : fs_ring_try_claim(r, t->lane, &pos);
     if (FS_UNLIKELY(!slot)) return;
     uint64_t now = fs_clock_now_ns();
     fs_ring_write(slot, pos, fs_record_w1(kind, op, th - 1), now, id, parent, p0, p1, p2);

@@ -58,6 +58,9 @@ fs_nccl_result_t fs_events_state(void* eHandle, int state, const fs_nccl_state_a
 /* Counts one invalid call (NULL / unknown arguments) on the open ring. */
 void fs_events_invalid(void) FS_HIDDEN;
 
+/* At library unload: no thread exit may call back into the plugin's code. */
+void fs_events_unload(void) FS_HIDDEN;
+
 /* The state argument RING.md records for `state` (0 for NULL args). */
 uint64_t fs_events_state_arg(int state, const fs_nccl_state_args_t* args) FS_HIDDEN;
 

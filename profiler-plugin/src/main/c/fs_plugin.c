@@ -170,6 +170,7 @@ static fs_nccl_result_t fs_finalize(void* context) {
 }
 
 __attribute__((destructor)) static void fs_unload(void) {
+    fs_events_unload(); /* first: no exiting thread touches a ring freed below */
     pthread_mutex_lock(&fs_lock);
     fs_ring_t* open = fs_events_ring;
     if (open) fs_ring_close(open, fs_clock_now_ns()); /* exit with live communicators */

@@ -98,7 +98,9 @@ fs_ring_t* fs_ring_create(const char* dir, uint32_t lane_count, uint64_t lane_ca
     r->lane_capacity = lane_capacity;
     r->lane_mask = lane_capacity - 1;
     r->lane_shift = (uint32_t)__builtin_ctzll(lane_capacity);
-    r->lane_select = lane_count - 1;
+    uint32_t shared = lane_count / 4 ? lane_count / 4 : 1;
+    r->ownable_lanes = lane_count - shared;
+    r->shared_select = shared - 1;
     r->slots = (fs_record_t*)(r->base + FS_RING_HEADER_SIZE);
     r->counters = fs_hdr_u64(r, FS_HDR_DROPPED_FULL_OFFSET);
 
@@ -141,6 +143,21 @@ void fs_ring_set_abi(fs_ring_t* r, uint32_t abi_version, int32_t nccl_version) {
 
 uint32_t fs_ring_producer_state(const fs_ring_t* r) {
     return __atomic_load_n(fs_hdr_u32(r, FS_HDR_PRODUCER_STATE_OFFSET), __ATOMIC_ACQUIRE);
+}
+
+uint32_t fs_ring_lane_take(fs_ring_t* r, uint32_t thread, int allow_own, uint32_t* owned) {
+    uint32_t n = r->ownable_lanes;
+    for (uint32_t i = 0; allow_own && i < n; i++) {
+        uint32_t lane = (thread + i) % n;
+        uint32_t expected = 0;
+        if (__atomic_compare_exchange_n(&r->lane_local[lane].owned, &expected, 1, 0, __ATOMIC_ACQUIRE,
+                                        __ATOMIC_RELAXED)) {
+            *owned = 1;
+            return lane;
+        }
+    }
+    *owned = 0;
+    return fs_ring_shared_lane(r, thread);
 }
 
 void fs_ring_flush_lane(fs_ring_t* r, uint32_t lane) {

@@ -3,9 +3,10 @@
  * file creation, claim/publish, the string and communicator tables, close.
  *
  * The slots are split into lanes, each an independent MPSC ring with its own
- * tail (alone on 128 bytes in the header's lane table). A thread writes lane
- * `thread & (lane_count-1)` only: producers of different lanes share no cache
- * line on the hot path, and one thread's records stay in order in its lane.
+ * tail (alone on 128 bytes in the header's lane table). A thread writes one
+ * lane only, one it owns (claim without a CAS) or a shared one: producers of
+ * different lanes share no cache line on the hot path, and one thread's
+ * records stay in order in its lane.
  *
  * Names match the Java side: fs_ring_try_claim <-> tryClaim,
  * fs_ring_publish <-> publish.
@@ -42,6 +43,7 @@ typedef struct {
 /* Process memory of one lane, written only by that lane's producers. */
 typedef struct {
     uint64_t dropped_full; /* drops not yet added to the header's dropped_full */
+    uint32_t owned;        /* ownable lanes: 1 while a thread holds the lane (fs_ring_lane_take) */
 } __attribute__((aligned(128))) fs_lane_local_t;
 
 typedef struct fs_ring {
@@ -50,7 +52,8 @@ typedef struct fs_ring {
     fs_record_t* slots;   /* slot 0 of lane 0 */
     uint64_t lane_mask;   /* lane_capacity - 1 */
     uint32_t lane_shift;  /* log2(lane_capacity) */
-    uint32_t lane_select; /* lane_count - 1: thread -> lane */
+    uint32_t ownable_lanes; /* lanes 0 .. ownable_lanes-1: one thread each (RING.md) */
+    uint32_t shared_select; /* shared lane count - 1: thread -> shared lane */
     uint64_t* counters;   /* dropped_full ... comms_overflow (global, drop path only) */
     uint64_t capacity;    /* all slots: lane_count * lane_capacity */
     uint64_t lane_capacity;
@@ -145,9 +148,25 @@ static inline void fs_ring_drop_full(fs_ring_t* ring, uint32_t lane) {
     if (__builtin_expect(n >= FS_RING_DROP_BATCH, 0)) fs_ring_flush_lane(ring, lane);
 }
 
-/* The lane a thread writes (RING.md: thread % lane_count). */
-static inline uint32_t fs_ring_lane_of(const fs_ring_t* ring, uint32_t thread) {
-    return thread & ring->lane_select;
+/* Lanes: the first ownable_lanes are each written by one thread at a time
+ * (claim without a CAS), the other max(1, lane_count/4) are shared by every
+ * thread that found no lane to own (claim by CAS on the tail). RING.md,
+ * "Lanes owned by one thread". */
+static inline uint32_t fs_ring_shared_lane(const fs_ring_t* ring, uint32_t thread) {
+    return ring->ownable_lanes + (thread & ring->shared_select);
+}
+
+/* The lane a thread writes from now on: an ownable lane it now holds
+ * (*owned = 1; CAS 0 -> 1 on the lane's owner word, first at thread %
+ * ownable_lanes), else its shared lane (*owned = 0). allow_own = 0: shared only
+ * (a forked child, whose copies of the owner words say nothing true). */
+uint32_t fs_ring_lane_take(fs_ring_t* ring, uint32_t thread, int allow_own, uint32_t* owned) FS_HIDDEN;
+
+/* Gives an owned lane back (its thread exits or moves to a newer ring). The
+ * owner's last tail store happens before it (release); the next owner's CAS
+ * acquires it. */
+static inline void fs_ring_lane_give_back(uint32_t* owner_word) {
+    __atomic_store_n(owner_word, 0, __ATOMIC_RELEASE);
 }
 
 /* The lane's tail, in the header's lane table. */
@@ -209,6 +228,35 @@ static inline fs_record_t* fs_ring_try_claim(fs_ring_t* ring, uint32_t lane, uin
         }
     }
     fs_ring_count(ring, FS_CNT_DROPPED_CONTENDED);
+    return NULL;
+}
+
+/* Claims the next position of a lane this thread owns: it is the only
+ * writer of the lane's tail, so the claim is a load and a store (release: the
+ * consumer reads tail to tell a claimed slot from an empty one). Same outcomes
+ * as fs_ring_try_claim. A sequence ahead of the tail cannot come from another
+ * producer here (garbage, or a slot the consumer repaired): counted as
+ * contended, as the CAS claim would after its retries. */
+static inline fs_record_t* fs_ring_try_claim_owned(fs_ring_t* ring, uint32_t lane, uint64_t* pos_out) {
+    uint64_t* tail = fs_ring_lane_tail(ring, lane);
+    fs_record_t* slots = fs_ring_lane_slots(ring, lane);
+    uint64_t mask = ring->lane_mask;
+    uint64_t pos = __atomic_load_n(tail, __ATOMIC_RELAXED);
+    fs_record_t* slot = &slots[pos & mask];
+    uint64_t seq = __atomic_load_n(&slot->seq, __ATOMIC_ACQUIRE);
+    int64_t dif = (int64_t)(seq - pos);
+    if (FS_RING_LIKELY(dif == 0)) {
+        __atomic_store_n(tail, pos + 1, __ATOMIC_RELEASE);
+        if (__builtin_expect(__atomic_load_n(&ring->lane_local[lane].dropped_full, __ATOMIC_RELAXED) != 0, 0))
+            fs_ring_flush_lane(ring, lane);
+        *pos_out = pos;
+        fs_ring_prefetch_for_write(&slots[(pos + FS_RING_PREFETCH_AHEAD) & mask]);
+        return slot;
+    }
+    if (dif < 0)
+        fs_ring_drop_full(ring, lane);
+    else
+        fs_ring_count(ring, FS_CNT_DROPPED_CONTENDED);
     return NULL;
 }
 

@@ -861,13 +861,15 @@ static int verify_ring(const char* path, long records, int nrings_before, int nr
     }
 
     /* Every lane: kept records published with the right checksum (pos = position
-     * in the lane); each plugin thread only in its lane, its records in the order
+     * in the lane); each plugin thread only in one lane, its records in the order
      * one harness thread made them (a prefix of that order when records were
      * dropped: with no consumer, a full lane drops everything after). */
     long counts[FS_KIND_COUNT][4] = {{0}};
     uint64_t readable = 0;
     uint32_t full_lanes = 0;
     enum { MAXT = 256 };
+    int lane_of_thread[MAXT]; /* a thread writes one lane (owned or shared, RING.md) */
+    for (int i = 0; i < MAXT; i++) lane_of_thread[i] = -1;
     for (uint32_t l = 0; l < lanes && !fails; l++) {
         const uint8_t* lt = b + FS_LANE_TABLE_OFFSET + (size_t)l * FS_LANE_ENTRY_SIZE;
         uint64_t tail = *(const uint64_t*)(lt + FS_LANE_TAIL_OFFSET);
@@ -893,10 +895,12 @@ static int verify_ring(const char* path, long records, int nrings_before, int nr
             uint32_t th = (uint32_t)(w[1] >> 16 & 0xFFFF);
             if (kind < FS_KIND_COUNT && op >= 1 && op <= 3) counts[kind][op]++;
             CHECK(w[3] >> 60 == kind, "id kind");
-            if (th % lanes != l || th >= MAXT) {
-                CHECK(0, "lane %u holds a record of thread %u", l, th);
+            if (th >= MAXT || (lane_of_thread[th] >= 0 && lane_of_thread[th] != (int)l)) {
+                CHECK(0, "lane %u holds a record of thread %u, which wrote lane %d", l, th,
+                      th < MAXT ? lane_of_thread[th] : -1);
                 break;
             }
+            lane_of_thread[th] = (int)l;
             if (!seq[th]) seq[th] = malloc((size_t)(tail + 1) * sizeof(uint16_t));
             seq[th][len[th]++] = (uint16_t)(kind << 2 | op);
         }

@@ -79,10 +79,22 @@ static uint64_t cnt(fs_ring_t* r, int i) {
 /* The header counter as it is now. */
 static uint64_t hdr_cnt(fs_ring_t* r, int i) { return __atomic_load_n(&r->counters[i], __ATOMIC_RELAXED); }
 
-/* writes one record of `thread` (into its lane): payload word 0 = value */
+/* writes one record of `thread` into lane thread % lane_count, claimed by CAS
+ * (the shared-lane protocol, on any lane): payload word 0 = value */
 static int put(fs_ring_t* r, uint32_t thread, uint64_t value) {
     uint64_t pos;
-    fs_record_t* s = fs_ring_try_claim(r, fs_ring_lane_of(r, thread), &pos);
+    fs_record_t* s = fs_ring_try_claim(r, thread & (r->lane_count - 1), &pos);
+    if (!s) return 0;
+    fs_ring_write(s, pos, fs_record_w1(FS_KIND_PROXY_STEP, FS_OP_START, thread), 1000 + value,
+                  (uint64_t)FS_KIND_PROXY_STEP << 60 | (value + 1), 0, value, 0, 0);
+    fs_ring_publish(r, s, pos);
+    return 1;
+}
+
+/* writes one record into a shared lane (CAS claim) */
+static int put_shared(fs_ring_t* r, uint32_t lane, uint32_t thread, uint64_t value) {
+    uint64_t pos;
+    fs_record_t* s = fs_ring_try_claim(r, lane, &pos);
     if (!s) return 0;
     fs_ring_write(s, pos, fs_record_w1(FS_KIND_PROXY_STEP, FS_OP_START, thread), 1000 + value,
                   (uint64_t)FS_KIND_PROXY_STEP << 60 | (value + 1), 0, value, 0, 0);
@@ -286,9 +298,6 @@ static void should_count_exact_drops_per_lane(void) {
 
 static void should_write_different_lanes_from_threads_of_different_lanes(void) {
     fs_ring_t* r = new_ring_lanes(2, 16);
-    CHECK_EQ(fs_ring_lane_of(r, 0), 0);
-    CHECK_EQ(fs_ring_lane_of(r, 1), 1);
-    CHECK_EQ(fs_ring_lane_of(r, 65535), 1); /* thread % lane_count, as the u16 in the record */
     CHECK(put(r, 0, 1) && put(r, 1, 2) && put(r, 1, 3));
     CHECK_EQ(tail_of(r, 0), 1);
     CHECK_EQ(tail_of(r, 1), 2);
@@ -580,6 +589,220 @@ static void deliver_exactly_once(uint32_t lanes) {
 }
 
 /* a lane per producer, two producers per lane (MPSC within a lane), one lane for all */
+/* ---- lanes owned by one thread ---- */
+
+static void should_own_the_first_lanes_and_share_the_rest(void) {
+    fs_ring_t* r = new_ring_lanes(8, 16); /* 6 ownable, 2 shared */
+    uint32_t owned, seen = 0;
+    for (uint32_t t = 0; t < 6; t++) {
+        uint32_t lane = fs_ring_lane_take(r, t + 3, 1, &owned);
+        CHECK(owned == 1 && lane < 6);
+        CHECK((seen & (1u << lane)) == 0); /* never two owners */
+        seen |= 1u << lane;
+    }
+    CHECK_EQ(fs_ring_lane_take(r, 8, 1, &owned), 6); /* all taken: shared lane 6 + 8 % 2 */
+    CHECK_EQ(owned, 0);
+    CHECK_EQ(fs_ring_lane_take(r, 9, 1, &owned), 7);
+    fs_ring_lane_give_back(&r->lane_local[4].owned);
+    CHECK_EQ(fs_ring_lane_take(r, 11, 1, &owned), 4); /* given back: owned again */
+    CHECK_EQ(owned, 1);
+    CHECK_EQ(fs_ring_lane_take(r, 0, 0, &owned), 6); /* a forked child: shared only */
+    CHECK_EQ(owned, 0);
+    drop_ring(r);
+    r = new_ring_lanes(1, 16); /* one lane: shared */
+    CHECK_EQ(fs_ring_lane_take(r, 0, 1, &owned), 0);
+    CHECK_EQ(owned, 0);
+    drop_ring(r);
+    r = new_ring_lanes(2, 16);
+    CHECK_EQ(fs_ring_lane_take(r, 5, 1, &owned), 0);
+    CHECK_EQ(owned, 1);
+    CHECK_EQ(fs_ring_lane_take(r, 5, 1, &owned), 1);
+    CHECK_EQ(owned, 0);
+    drop_ring(r);
+}
+
+static int put_owned(fs_ring_t* r, uint32_t lane, uint32_t thread, uint64_t value) {
+    uint64_t pos;
+    fs_record_t* s = fs_ring_try_claim_owned(r, lane, &pos);
+    if (!s) return 0;
+    fs_ring_write(s, pos, fs_record_w1(FS_KIND_PROXY_STEP, FS_OP_START, thread), 1000 + value,
+                  (uint64_t)FS_KIND_PROXY_STEP << 60 | (value + 1), 0, value, 0, 0);
+    fs_ring_publish(r, s, pos);
+    return 1;
+}
+
+static void should_claim_an_owned_lane_without_cas_with_the_same_outcomes(void) {
+    fs_ring_t* r = new_ring_lanes(2, 16);
+    for (int i = 0; i < 16; i++) CHECK(put_owned(r, 0, 0, (uint64_t)i) == 1);
+    CHECK_EQ(tail_of(r, 0), 16);
+    CHECK(put_owned(r, 0, 0, 99) == 0); /* full */
+    CHECK_EQ(cnt(r, FS_CNT_DROPPED_FULL), 1);
+    fs_consumer_t c;
+    fs_consumer_attach(&c, r->base);
+    fs_record_t rec;
+    uint64_t pos;
+    for (uint64_t i = 0; i < 16; i++) {
+        CHECK(fs_consumer_poll_lane(&c, 0, &rec, &pos) == 1);
+        CHECK_EQ(pos, i);
+        CHECK_EQ(payload0(&rec), i);
+    }
+    CHECK(put_owned(r, 0, 0, 16) == 1); /* the next lap */
+    CHECK(fs_consumer_poll_lane(&c, 0, &rec, &pos) == 1);
+    CHECK_EQ(pos, 16);
+    slot_of(r, 0, 1)->seq = 0x7777777777777777ULL; /* garbage ahead: no spin, counted */
+    CHECK(put_owned(r, 0, 0, 17) == 0);
+    CHECK_EQ(cnt(r, FS_CNT_DROPPED_CONTENDED), 1);
+    CHECK_EQ(c.corrupt, 0);
+    drop_ring(r);
+}
+
+/* An owner descheduled between claim and publish past the consumer's timeout:
+ * the consumer skips the slot, the owner's late publish fails (abandoned), and
+ * its next records arrive; its late bytes land in a slot only it claims next. */
+static void should_skip_a_slot_of_an_owner_stalled_past_the_timeout(void) {
+    fs_ring_t* r = new_ring_lanes(2, 16);
+    fs_consumer_t c;
+    fs_consumer_attach(&c, r->base);
+    c.stale_timeout_ns = 2000000ULL;
+    CHECK(put_owned(r, 0, 0, 1) == 1);
+    uint64_t pos;
+    fs_record_t* s = fs_ring_try_claim_owned(r, 0, &pos); /* stalls */
+    CHECK(s != NULL && pos == 1);
+    fs_record_t rec;
+    CHECK(fs_consumer_poll(&c, &rec, NULL) == 1);
+    uint64_t t0 = now_ns();
+    while (now_ns() - t0 < 500000000ULL && c.skipped_stale == 0) {
+        CHECK(fs_consumer_poll(&c, &rec, NULL) == 0);
+        usleep(200);
+    }
+    CHECK_EQ(c.skipped_stale, 1);
+    fs_ring_write(s, pos, fs_record_w1(4, 1, 0), 1, 2, 3, 4, 5, 6); /* wakes up */
+    fs_ring_publish(r, s, pos);
+    CHECK_EQ(cnt(r, FS_CNT_DROPPED_ABANDONED), 1);
+    for (uint64_t i = 2; i < 40; i++) { /* laps over the abandoned slot */
+        CHECK(put_owned(r, 0, 0, i) == 1);
+        CHECK(fs_consumer_poll(&c, &rec, &pos) == 1);
+        CHECK_EQ(pos, i);
+        CHECK_EQ(payload0(&rec), i);
+    }
+    CHECK_EQ(c.corrupt, 0);
+    CHECK(fs_consumer_poll(&c, &rec, NULL) == 0);
+    drop_ring(r);
+}
+
+/* Threads that own lanes and threads that share the rest, a consumer draining
+ * meanwhile, one owner stalled once past the timeout: every record arrives
+ * once, in its thread's order, in its thread's lane. */
+#define NOWN 10
+typedef struct {
+    fs_ring_t* r;
+    uint32_t id;
+    uint64_t n;
+    uint64_t written;
+    uint32_t lane;
+    uint32_t owned;
+    uint64_t full_retries; /* the stalling claim's attempts on a full lane (dropped_full) */
+    int stalled;
+} own_prod_t;
+
+static pthread_barrier_t lanes_taken;
+
+static own_prod_t* own_prods;
+
+static void* owning_producer(void* arg) {
+    own_prod_t* p = arg;
+    p->lane = fs_ring_lane_take(p->r, p->id, 1, &p->owned);
+    pthread_barrier_wait(&lanes_taken); /* every thread holds its lane before any gives it back */
+    int stalls = 0; /* the owner of the lowest id stalls once */
+    if (p->owned) {
+        stalls = 1;
+        for (uint32_t i = 0; i < p->id; i++) stalls &= !own_prods[i].owned;
+    }
+    for (uint64_t i = 1; i <= p->n; i++) {
+        if (stalls && i == p->n / 2) {
+            uint64_t pos;
+            fs_record_t* s;
+            while (!(s = fs_ring_try_claim_owned(p->r, p->lane, &pos))) p->full_retries++;
+            usleep(100000); /* descheduled: 5 stale timeouts */
+            fs_ring_write(s, pos, fs_record_w1(FS_KIND_PROXY_STEP, FS_OP_START, p->id), 1000 + i,
+                          (uint64_t)FS_KIND_PROXY_STEP << 60 | (i + 1), 0, i, 0, 0);
+            fs_ring_publish(p->r, s, pos); /* too late: abandoned, never delivered */
+            p->stalled = 1;
+            continue;
+        }
+        p->written += (uint64_t)(p->owned ? put_owned(p->r, p->lane, p->id, i) : put_shared(p->r, p->lane, p->id, i));
+    }
+    if (p->owned) fs_ring_lane_give_back(&p->r->lane_local[p->lane].owned);
+    __atomic_fetch_sub(&producers_left, 1, __ATOMIC_RELEASE);
+    return NULL;
+}
+
+static void should_deliver_every_record_once_with_owned_and_shared_lanes(void) {
+    fs_ring_t* r = new_ring_lanes(8, 128); /* 6 owned, 4 threads on 2 shared lanes */
+    uint64_t n = quick ? 20000 : 200000;
+    own_prod_t p[NOWN];
+    own_prods = p;
+    pthread_t th[NOWN];
+    producers_left = NOWN;
+    fs_consumer_t c;
+    fs_consumer_attach(&c, r->base);
+    c.stale_timeout_ns = 20000000ULL;
+    pthread_barrier_init(&lanes_taken, NULL, NOWN);
+    for (uint32_t i = 0; i < NOWN; i++) {
+        p[i] = (own_prod_t){r, i, n, 0, 0, 0, 0, 0};
+        pthread_create(&th[i], NULL, owning_producer, &p[i]);
+    }
+    uint64_t last[NOWN] = {0}, got[NOWN] = {0};
+    uint32_t lane_of_thread[NOWN];
+    for (int i = 0; i < NOWN; i++) lane_of_thread[i] = UINT32_MAX;
+    fs_record_t rec;
+    int bad = 0;
+    for (;;) {
+        int done = __atomic_load_n(&producers_left, __ATOMIC_ACQUIRE) == 0;
+        int any = 0;
+        while (fs_consumer_poll(&c, &rec, NULL)) {
+            any = 1;
+            uint64_t v = payload0(&rec);
+            if (rec.thread >= NOWN || v <= last[rec.thread]) {
+                bad++; /* duplicate or reordered */
+                continue;
+            }
+            if (lane_of_thread[rec.thread] == UINT32_MAX) lane_of_thread[rec.thread] = c.last_lane;
+            if (lane_of_thread[rec.thread] != c.last_lane) bad++; /* a thread writes one lane */
+            last[rec.thread] = v;
+            got[rec.thread]++;
+        }
+        if (done && !any) break;
+    }
+    for (int i = 0; i < NOWN; i++) pthread_join(th[i], NULL);
+    pthread_barrier_destroy(&lanes_taken);
+    while (fs_consumer_poll(&c, &rec, NULL)) bad++;
+    CHECK_EQ(bad, 0);
+    uint64_t received = 0, owners = 0;
+    for (int i = 0; i < NOWN; i++) {
+        CHECK_EQ(got[i], p[i].written);
+        if (got[i]) CHECK_EQ(lane_of_thread[i], p[i].lane);
+        received += got[i];
+        owners += p[i].owned;
+        if (!p[i].owned) CHECK(p[i].lane >= 6);
+    }
+    CHECK_EQ(owners, 6);
+    for (uint32_t l = 0; l < 6; l++) CHECK_EQ(r->lane_local[l].owned, 0); /* all given back */
+    uint64_t dropped = cnt(r, FS_CNT_DROPPED_FULL) + cnt(r, FS_CNT_DROPPED_CONTENDED) +
+                       cnt(r, FS_CNT_DROPPED_ABANDONED);
+    uint64_t stalled = 0, full_retries = 0;
+    for (int i = 0; i < NOWN; i++) stalled += (uint64_t)p[i].stalled, full_retries += p[i].full_retries;
+    CHECK_EQ(stalled, 1);
+    CHECK_EQ(received + dropped, (uint64_t)NOWN * n + full_retries);
+    /* every slot the consumer skipped was a live producer's, which then found its publish failing */
+    CHECK(cnt(r, FS_CNT_DROPPED_ABANDONED) >= 1);
+    CHECK_EQ(cnt(r, FS_CNT_DROPPED_ABANDONED), c.skipped_stale);
+    CHECK_EQ(c.corrupt, 0);
+    printf("  (%" PRIu64 " received, %" PRIu64 " full, %" PRIu64 " contended, %" PRIu64 " abandoned)\n", received,
+           cnt(r, FS_CNT_DROPPED_FULL), cnt(r, FS_CNT_DROPPED_CONTENDED), cnt(r, FS_CNT_DROPPED_ABANDONED));
+    drop_ring(r);
+}
+
 static void should_deliver_every_record_exactly_once_with_concurrent_producers(void) {
     deliver_exactly_once(4);
     deliver_exactly_once(2);
@@ -867,6 +1090,10 @@ int main(int argc, char** argv) {
     RUN(should_not_spin_forever_on_a_garbage_sequence);
     RUN(should_reject_a_record_with_a_bad_checksum);
     RUN(should_deliver_every_record_exactly_once_with_concurrent_producers);
+    RUN(should_own_the_first_lanes_and_share_the_rest);
+    RUN(should_claim_an_owned_lane_without_cas_with_the_same_outcomes);
+    RUN(should_skip_a_slot_of_an_owner_stalled_past_the_timeout);
+    RUN(should_deliver_every_record_once_with_owned_and_shared_lanes);
     RUN(should_intern_strings_once_and_publish_length_last);
     RUN(should_claim_comm_entries_and_finalize);
     RUN(should_keep_long_names_and_bus_ids_inside_their_fields);

@@ -100,7 +100,7 @@ public final class RecordView
         return position;
     }
 
-    /** The lane the record was read from ({@code thread % lane_count} of the producer). */
+    /** The lane the record was read from (one per producer thread; RING.md, "Lanes owned by one thread"). */
     public int lane()
     {
         return lane;

@@ -11,7 +11,7 @@ package io.flowscope.ring;
  * @param thread      the producing thread's index in its process.
  * @param timeNs      CLOCK_MONOTONIC of the producer, ns.
  * @param wallTimeNs  {@code timeNs} converted through the ring's anchors, ns since the epoch.
- * @param lane        the lane the record was read from ({@code thread % lane_count}).
+ * @param lane        the lane the record was read from (one per producer thread, RING.md).
  * @param position    the record's position in its lane.
  * @param id          the event's handle (kind, communicator index, serial).
  * @param parent      the parent event's id, 0 for none (always 0 for STOP and STATE).
