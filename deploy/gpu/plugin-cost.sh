@@ -13,7 +13,8 @@
 #
 # Output: host.txt (lscpu, nproc, clocksource, THP), abi-drain.md (consumer draining, threads unpinned),
 # abi-drain-pinned.md (one worker per physical core), abi-full.md (no consumer: the ring full, every record
-# dropped and counted), fs_bench-*.txt (the older ProxyStep benchmark), perf-*.txt, summary.md (every table).
+# dropped and counted), claim.txt (fs_claim_bench), fs_bench-*.txt (the older ProxyStep benchmark), perf-*.txt,
+# summary.md (every table).
 set -uo pipefail
 
 if [ "${1:-}" = --prepare ]; then
@@ -103,6 +104,11 @@ else
 fi
 run_abi full --consumer none
 
+# ---- the claim alone: CAS claim of a shared lane against an owned lane's load/store (this tree only) ----
+echo "== fs_claim_bench"
+timeout 300 "$PP/build/fs_claim_bench" >"$OUTDIR/claim.txt" 2>&1
+cat "$OUTDIR/claim.txt"
+
 # ---- the older ProxyStep benchmark (docs/benchmarks.md section 1), before and after ----
 for p in "${PLUGINS[@]}"; do
   [ "$p" = --plugin ] && continue
@@ -139,6 +145,7 @@ fi
     echo; echo "## $(basename "$f")"; echo
     grep -E '^(Host|Run|Event mask|\||Cost|Clock|Per callback)' "$f"
   done
+  echo; echo "## claim.txt"; echo '```'; cat "$OUTDIR/claim.txt"; echo '```'
   for f in "$OUTDIR"/fs_bench-*.txt; do echo; echo "## $(basename "$f")"; echo '```'; cat "$f"; echo '```'; done
 } >"$OUTDIR/summary.md"
 echo "wrote $OUTDIR (summary.md has every table)"
