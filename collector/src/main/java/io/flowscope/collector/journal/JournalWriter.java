@@ -15,6 +15,7 @@ import java.util.zip.CRC32C;
 
 import io.flowscope.window.TelemetryListener;
 import net.openhft.chronicle.bytes.Bytes;
+import net.openhft.chronicle.core.io.BackgroundResourceReleaser;
 import net.openhft.chronicle.queue.ExcerptAppender;
 import net.openhft.chronicle.queue.RollCycle;
 import net.openhft.chronicle.queue.impl.RollingResourcesCache;
@@ -531,7 +532,15 @@ public final class JournalWriter implements TelemetryListener, AutoCloseable
             final List<Cycle> cycles = cycles();
             for (int i = 0; i < cycles.size() - 1 && free - length < 2 * reserveBytes; i++)
             {
-                free += retire(cycles.get(i), "keep " + reserveBytes + " B free on " + fileStore);
+                if (retire(cycles.get(i), "keep " + reserveBytes + " B free on " + fileStore) > 0)
+                {
+                    // A deleted cycle's pages come back only once nothing maps it: Chronicle unmaps the stores it
+                    // rolled away from on its background releaser thread, late under load (a CI run retired the
+                    // two newest closed cycles and still hit ENOSPC 10 ms later). Wait for those releases, then
+                    // read the space back instead of counting the file's bytes as free.
+                    BackgroundResourceReleaser.releasePendingResources();
+                    free = usableSpace();
+                }
             }
         }
         if (free - length < reserveBytes || paused != null && free - length < reserveBytes + backMargin + BACK_CHUNK)
