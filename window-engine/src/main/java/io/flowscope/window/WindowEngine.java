@@ -45,10 +45,10 @@ public final class WindowEngine implements TelemetryListener
     // KernelCh records that came before their Coll START: a small fixed table, scanned (it holds few entries).
     /** KernelCh records whose Coll START has not come yet (another ring lane). */
     private final PendingKernelChannels pending;
-    private long droppedGpuClockTableFull;
-    private long pendingKernelChAttached;
     private final Long2ObjectHashMap<ChState> chByKey;
     private final FlowSummary summary = new FlowSummary();
+    /** What was dropped, counted or timed out; read through the getters below. */
+    private final EngineCounters counters = new EngineCounters();
     private final Pool<HostState> hosts;
     private final Long2ObjectHashMap<HostState> hostById;
     private final Pool<AggState> aggregates;
@@ -124,7 +124,8 @@ public final class WindowEngine implements TelemetryListener
     static void checkFlagLayout()
     {
         check(SEND_TO_RECV_STATE_SHIFT >= 0, "SEND below the recv-state bit");
-        check(((StepTable.SEND >>> SEND_TO_RECV_STATE_SHIFT) ^ RECV_STATES) == 0, "SEND does not map onto RECV_STATES");
+        check(((StepTable.SEND >>> SEND_TO_RECV_STATE_SHIFT) ^ RECV_STATES) == 0,
+            "SEND does not map onto RECV_STATES");
         check(2 * RECV_STATES == STATE_BITS.length, "STATE_BITS holds two directions of RECV_STATES states");
         check(NcclState.PROXY_STEP_SEND_PEER_WAIT < RECV_STATES, "a step state at or above RECV_STATES");
         check(StepTable.SEEN_MASK == (1 << STATE_FIELD.length) - 1, "seen bits are not bits 0..5");
@@ -137,7 +138,8 @@ public final class WindowEngine implements TelemetryListener
         {
             final int bit = 1 << i;
             final boolean carries = ((bit >>> StepTable.SEEN_9_BIT | bit >>> StepTable.SEEN_11_BIT) & 1) != 0;
-            check(carries == (bit == StepTable.SEEN_9 || bit == StepTable.SEEN_11), "transSize test picks seen bit " + i);
+            check(carries == (bit == StepTable.SEEN_9 || bit == StepTable.SEEN_11),
+                "transSize test picks seen bit " + i);
         }
     }
 
@@ -152,23 +154,6 @@ public final class WindowEngine implements TelemetryListener
     /** The host of the current calls ({@link #onHost}); null when the host table is full. */
     private HostState host;
 
-    private long duplicateRecords;
-    private long lateCompletions;
-    private long unknownOpRecords;
-    private long unknownStepRecords;
-    private long flowsEvicted;
-    private long opsTimedOut;
-    private long stepsTimedOut;
-    private long droppedFlowTableFull;
-    private long droppedOpTableFull;
-    private long droppedStepTableFull;
-    private long droppedHostTableFull;
-    private long droppedAggregateTableFull;
-    private long droppedCollectiveTableFull;
-    private long unknownCollRecords;
-    private long collectivesEmitted;
-    private long collectivesIncomplete;
-    private long collectivesTimedOut;
 
     public WindowEngine(final WindowConfig config, final FlowSummarySink sink)
     {
@@ -265,19 +250,19 @@ public final class WindowEngine implements TelemetryListener
         }
         if (findOp(opKey) != null)
         {
-            duplicateRecords++;
+            counters.duplicateRecords++;
             return;
         }
         final FlowState flow = flow(host.hostId, commHash, rank, peer, channel, isSend, timeNs);
         if (flow == null)
         {
-            droppedFlowTableFull++;
+            counters.droppedFlowTableFull++;
             return;
         }
         final OpState op = ops.acquire();
         if (op == null)
         {
-            droppedOpTableFull++;
+            counters.droppedOpTableFull++;
             return;
         }
         op.key = opKey;
@@ -301,7 +286,7 @@ public final class WindowEngine implements TelemetryListener
         final OpState op = removeOp(opKey);
         if (op == null)
         {
-            unknownOpRecords++;
+            counters.unknownOpRecords++;
             return;
         }
         ops.release(op);
@@ -317,7 +302,7 @@ public final class WindowEngine implements TelemetryListener
         final int b = steps.probeInsert(stepKey);
         if (b < 0 && b != Integer.MIN_VALUE)
         {
-            duplicateRecords++;
+            counters.duplicateRecords++;
             return;
         }
         // A live op's flow is live (the sweep that evicts a flow removes its ops), and the step's start counts for
@@ -325,12 +310,12 @@ public final class WindowEngine implements TelemetryListener
         final OpState op = findOp(opKey);
         if (op == null)
         {
-            unknownOpRecords++;
+            counters.unknownOpRecords++;
             return;
         }
         if (b == Integer.MIN_VALUE)
         {
-            droppedStepTableFull++;
+            counters.droppedStepTableFull++;
             return;
         }
         op.lastNs = latest(op.lastNs, timeNs);
@@ -360,7 +345,7 @@ public final class WindowEngine implements TelemetryListener
         {
             if (bit != 0)
             {
-                duplicateRecords += state == NcclState.PROXY_STEP_SEND_PEER_WAIT ? 0 : 1;
+                counters.duplicateRecords += state == NcclState.PROXY_STEP_SEND_PEER_WAIT ? 0 : 1;
             }
             return;
         }
@@ -498,7 +483,7 @@ public final class WindowEngine implements TelemetryListener
         final int b = steps.probeInsert(wrKey);
         if (b < 0 && b != Integer.MIN_VALUE)
         {
-            duplicateRecords++;
+            counters.duplicateRecords++;
             return;
         }
         final long hostId = host.hostId;
@@ -515,12 +500,12 @@ public final class WindowEngine implements TelemetryListener
         }
         if (flow == null)
         {
-            droppedFlowTableFull++;
+            counters.droppedFlowTableFull++;
             return;
         }
         if (b == Integer.MIN_VALUE)
         {
-            droppedStepTableFull++;
+            counters.droppedStepTableFull++;
             return;
         }
         // A work request is a send-like step posted at its start (state 9) with its length known.
@@ -566,13 +551,13 @@ public final class WindowEngine implements TelemetryListener
         }
         if (collByKey.get(collKey) != null)
         {
-            duplicateRecords++;
+            counters.duplicateRecords++;
             return;
         }
         final CollState c = colls.acquire();
         if (c == null)
         {
-            droppedCollectiveTableFull++;
+            counters.droppedCollectiveTableFull++;
             return;
         }
         c.key = collKey;
@@ -610,7 +595,7 @@ public final class WindowEngine implements TelemetryListener
         {
             if (p.coll[i] == c.key && p.host[i] == c.host)
             {
-                pendingKernelChAttached++;
+                counters.pendingKernelChAttached++;
                 final ChState ch = startChannel(p.key[i], c, p.pTimer[i], p.ns[i]);
                 if (ch != null && p.stopped[i])
                 {
@@ -635,12 +620,12 @@ public final class WindowEngine implements TelemetryListener
         final CollState c = collByKey.get(collKey);
         if (c == null)
         {
-            unknownCollRecords++;
+            counters.unknownCollRecords++;
             return;
         }
         if (c.stopped)
         {
-            duplicateRecords++;
+            counters.duplicateRecords++;
             return;
         }
         c.stopped = true;
@@ -662,7 +647,7 @@ public final class WindowEngine implements TelemetryListener
         }
         if (chByKey.get(chKey) != null || (pending.count() != 0 && pending.find(chKey, host) >= 0))
         {
-            duplicateRecords++;
+            counters.duplicateRecords++;
             return;
         }
         // A host-level clock sample whatever the parent: the GPU start and its host time are all it needs.
@@ -673,7 +658,7 @@ public final class WindowEngine implements TelemetryListener
             // Maybe its Coll START is still on its way (another ring lane): held for pendingKernelChNs.
             if (!pending.add(chKey, collKey, channel, pTimerNs, timeNs, host))
             {
-                unknownCollRecords++;
+                counters.unknownCollRecords++;
             }
             return;
         }
@@ -690,7 +675,7 @@ public final class WindowEngine implements TelemetryListener
         final ChState ch = channels.acquire();
         if (ch == null)
         {
-            droppedCollectiveTableFull++;
+            counters.droppedCollectiveTableFull++;
             return null;
         }
         ch.key = chKey;
@@ -724,7 +709,7 @@ public final class WindowEngine implements TelemetryListener
             {
                 if (pending.stopped[i])
                 {
-                    duplicateRecords++;
+                    counters.duplicateRecords++;
                 }
                 else
                 {
@@ -735,12 +720,12 @@ public final class WindowEngine implements TelemetryListener
         }
         if (ch == null || ch.coll.generation != ch.collGeneration)
         {
-            unknownCollRecords++;
+            counters.unknownCollRecords++;
             return;
         }
         if (ch.stopped)
         {
-            duplicateRecords++;
+            counters.duplicateRecords++;
             return;
         }
         stopChannel(ch, pTimerNs, timeNs);
@@ -775,7 +760,7 @@ public final class WindowEngine implements TelemetryListener
                 final GpuClock fresh = gpuClocks.acquire();
                 if (fresh == null)
                 {
-                    droppedGpuClockTableFull++;
+                    counters.droppedGpuClockTableFull++;
                     return null;
                 }
                 fresh.reset(key, h, commHash, rank);
@@ -831,10 +816,10 @@ public final class WindowEngine implements TelemetryListener
         s.durationNs = s.gpuTimed ? c.gpuEndNs - c.gpuStartNs : c.hostStopNs - c.hostStartNs;
         s.algBandwidthBytesPerSecond = s.durationNs > 0 ? s.bytes * 1e9 / s.durationNs : 0;
         s.busBandwidthBytesPerSecond = s.algBandwidthBytesPerSecond * Collectives.busFactor(c.func, c.nranks);
-        collectivesEmitted++;
+        counters.collectivesEmitted++;
         if (!complete)
         {
-            collectivesIncomplete++;
+            counters.collectivesIncomplete++;
         }
         collectiveSink.onCollective(s);
         releaseCollective(c);
@@ -925,11 +910,11 @@ public final class WindowEngine implements TelemetryListener
             // A stopped step is a tombstone (StepTable.bury): its records are duplicates.
             if (b == StepTable.BURIED)
             {
-                duplicateRecords++;
+                counters.duplicateRecords++;
             }
             else
             {
-                unknownStepRecords++;
+                counters.unknownStepRecords++;
             }
             return -1;
         }
@@ -976,7 +961,7 @@ public final class WindowEngine implements TelemetryListener
         flow.periodBytes += bytes;
         if (CompletionWindow.recordUnique(flow.window, t[b + StepTable.KEY], postNs(t, b), completeNs, bytes) == CompletionWindow.LATE)
         {
-            lateCompletions++;
+            counters.lateCompletions++;
         }
         if (flow.series != null)
         {
@@ -1082,7 +1067,7 @@ public final class WindowEngine implements TelemetryListener
         final HostState h = host;
         if (h == null)
         {
-            droppedHostTableFull++;
+            counters.droppedHostTableFull++;
             return false;
         }
         if (!h.started)
@@ -1151,7 +1136,7 @@ public final class WindowEngine implements TelemetryListener
                 a = aggregates.acquire();
                 if (a == null)
                 {
-                    droppedAggregateTableFull++;
+                    counters.droppedAggregateTableFull++;
                     return;
                 }
                 a.reset(key, kind, commHash, rank, peer, f.isSend);
@@ -1205,35 +1190,35 @@ public final class WindowEngine implements TelemetryListener
 
     public long droppedAggregateTableFull()
     {
-        return droppedAggregateTableFull;
+        return counters.droppedAggregateTableFull;
     }
 
     public long droppedCollectiveTableFull()
     {
-        return droppedCollectiveTableFull;
+        return counters.droppedCollectiveTableFull;
     }
 
     /** Records of unknown collectives or KernelCh events (or children of unknown parents). */
     public long unknownCollRecords()
     {
-        return unknownCollRecords;
+        return counters.unknownCollRecords;
     }
 
     public long collectivesEmitted()
     {
-        return collectivesEmitted;
+        return counters.collectivesEmitted;
     }
 
     /** Collectives emitted at the collective timeout, not all channels reported. */
     public long collectivesIncomplete()
     {
-        return collectivesIncomplete;
+        return counters.collectivesIncomplete;
     }
 
     /** Collectives dropped: no host stop within the step timeout. */
     public long collectivesTimedOut()
     {
-        return collectivesTimedOut;
+        return counters.collectivesTimedOut;
     }
 
     public int liveCollectives()
@@ -1295,13 +1280,13 @@ public final class WindowEngine implements TelemetryListener
 
     public long droppedGpuClockTableFull()
     {
-        return droppedGpuClockTableFull;
+        return counters.droppedGpuClockTableFull;
     }
 
     /** KernelCh starts held until their Coll START came, then attached. */
     public long pendingKernelChAttached()
     {
-        return pendingKernelChAttached;
+        return counters.pendingKernelChAttached;
     }
 
     public int pendingKernelChannels()
@@ -1411,7 +1396,7 @@ public final class WindowEngine implements TelemetryListener
                 foldStamp(f, lastNs);
                 if ((flags & StepTable.COMPLETED) == 0)
                 {
-                    stepsTimedOut++;
+                    counters.stepsTimedOut++;
                     final FlowState flow = flowById[StepTable.flowId(f)];
                     if ((flags & StepTable.POSTED) != 0)
                     {
@@ -1449,7 +1434,7 @@ public final class WindowEngine implements TelemetryListener
             }
             else if (!c.stopped && nowNs - c.lastNs >= config.stepTimeoutNs)
             {
-                collectivesTimedOut++;
+                counters.collectivesTimedOut++;
                 releaseCollective(c);
             }
         }
@@ -1467,7 +1452,7 @@ public final class WindowEngine implements TelemetryListener
         {
             if (pending.host[i] == h && nowNs - pending.ns[i] >= config.pendingKernelChNs)
             {
-                unknownCollRecords++;
+                counters.unknownCollRecords++;
                 pending.remove(i);
             }
         }
@@ -1498,7 +1483,7 @@ public final class WindowEngine implements TelemetryListener
                         continue;
                     }
                 }
-                flowsEvicted++;
+                counters.flowsEvicted++;
                 dropLiveSteps(f);
                 flowByKey.remove(f.key);
                 f.generation++;
@@ -1512,7 +1497,7 @@ public final class WindowEngine implements TelemetryListener
             final OpState op = ops.active(i);
             if (op.host == h && (nowNs - op.lastNs >= config.stepTimeoutNs || op.flow.generation != op.flowGeneration))
             {
-                opsTimedOut++;
+                counters.opsTimedOut++;
                 removeOp(op.key);
                 op.flow = null;
                 ops.release(op);
@@ -1536,7 +1521,7 @@ public final class WindowEngine implements TelemetryListener
             {
                 if ((flags & StepTable.COMPLETED) == 0)
                 {
-                    stepsTimedOut++;
+                    counters.stepsTimedOut++;
                 }
                 steps.remove(b);
             }
@@ -1670,7 +1655,7 @@ public final class WindowEngine implements TelemetryListener
 
     public long droppedHostTableFull()
     {
-        return droppedHostTableFull;
+        return counters.droppedHostTableFull;
     }
 
     /** Adds the phase durations recorded so far (all flows of one direction) to {@code target}. */
@@ -1681,59 +1666,60 @@ public final class WindowEngine implements TelemetryListener
 
     public long duplicateRecords()
     {
-        return duplicateRecords;
+        return counters.duplicateRecords;
     }
 
     public long lateCompletions()
     {
-        return lateCompletions;
+        return counters.lateCompletions;
     }
 
     public long unknownOpRecords()
     {
-        return unknownOpRecords;
+        return counters.unknownOpRecords;
     }
 
     public long unknownStepRecords()
     {
-        return unknownStepRecords;
+        return counters.unknownStepRecords;
     }
 
     public long flowsEvicted()
     {
-        return flowsEvicted;
+        return counters.flowsEvicted;
     }
 
     public long opsTimedOut()
     {
-        return opsTimedOut;
+        return counters.opsTimedOut;
     }
 
     public long stepsTimedOut()
     {
-        return stepsTimedOut;
+        return counters.stepsTimedOut;
     }
 
     public long droppedFlowTableFull()
     {
-        return droppedFlowTableFull;
+        return counters.droppedFlowTableFull;
     }
 
     public long droppedOpTableFull()
     {
-        return droppedOpTableFull;
+        return counters.droppedOpTableFull;
     }
 
     public long droppedStepTableFull()
     {
-        return droppedStepTableFull;
+        return counters.droppedStepTableFull;
     }
 
     @Override
     public String toString()
     {
         return "WindowEngine{" + config + ", flows=" + liveFlows() + ", ops=" + liveOps() + ", steps=" + liveSteps() +
-            ", duplicates=" + duplicateRecords + ", late=" + lateCompletions + ", unknownOp=" + unknownOpRecords +
-            ", unknownStep=" + unknownStepRecords + ", evicted=" + flowsEvicted + ", stepsTimedOut=" + stepsTimedOut + '}';
+            ", duplicates=" + counters.duplicateRecords + ", late=" + counters.lateCompletions +
+            ", unknownOp=" + counters.unknownOpRecords + ", unknownStep=" + counters.unknownStepRecords +
+            ", evicted=" + counters.flowsEvicted + ", stepsTimedOut=" + counters.stepsTimedOut + '}';
     }
 }
