@@ -39,8 +39,7 @@ public final class WindowEngine implements TelemetryListener
     private final Pool<CollState> colls;
     private final Long2ObjectHashMap<CollState> collByKey;
     private final Pool<ChState> channels;
-    private final Pool<GpuClock> gpuClocks;
-    private final Long2ObjectHashMap<GpuClock> gpuClockByKey;
+    private final GpuClocks gpuClocks;
     private final GpuClockEstimate clockScratch = new GpuClockEstimate();
     // KernelCh records that came before their Coll START: a small fixed table, scanned (it holds few entries).
     /** KernelCh records whose Coll START has not come yet (another ring lane). */
@@ -171,9 +170,7 @@ public final class WindowEngine implements TelemetryListener
         collByKey = new Long2ObjectHashMap<>(config.maxCollectives * 2, 0.55f);
         channels = new Pool<>(config.maxKernelChannels, ChState::new);
         chByKey = new Long2ObjectHashMap<>(config.maxKernelChannels * 2, 0.55f);
-        final int clockBuckets = config.gpuClockBuckets;
-        gpuClocks = new Pool<>(config.maxGpuClocks, () -> new GpuClock(clockBuckets));
-        gpuClockByKey = new Long2ObjectHashMap<>(Math.max(16, config.maxGpuClocks * 2), 0.55f);
+        gpuClocks = new GpuClocks(config, counters);
         pending = new PendingKernelChannels(config.maxPendingKernelChannels);
         final int windowSize = config.windowSize;
         hostByIndex = new HostState[config.maxHosts];
@@ -651,7 +648,7 @@ public final class WindowEngine implements TelemetryListener
             return;
         }
         // A host-level clock sample whatever the parent: the GPU start and its host time are all it needs.
-        gpuClockSample(host, timeNs - pTimerNs);
+        GpuClocks.sampleHost(host, timeNs - pTimerNs);
         final CollState c = collByKey.get(collKey);
         if (c == null)
         {
@@ -667,7 +664,7 @@ public final class WindowEngine implements TelemetryListener
 
     private ChState startChannel(final long chKey, final CollState c, final long pTimerNs, final long timeNs)
     {
-        final GpuClock clock = gpuClock(c.host, c.commHash, c.rank);
+        final GpuClock clock = gpuClocks.acquire(c.host, c.commHash, c.rank);
         if (clock != null)
         {
             clock.sample(timeNs, timeNs - pTimerNs, config);
@@ -748,44 +745,6 @@ public final class WindowEngine implements TelemetryListener
         }
     }
 
-    /** The clock of GPU (host, commHash, rank), created on first use; null when the table is full. */
-    private GpuClock gpuClock(final HostState h, final long commHash, final int rank)
-    {
-        for (int attempt = 0; ; attempt++)
-        {
-            final long key = GpuClock.key(h.hostId, commHash, rank, attempt);
-            final GpuClock g = gpuClockByKey.get(key);
-            if (g == null)
-            {
-                final GpuClock fresh = gpuClocks.acquire();
-                if (fresh == null)
-                {
-                    counters.droppedGpuClockTableFull++;
-                    return null;
-                }
-                fresh.reset(key, h, commHash, rank);
-                gpuClockByKey.put(key, fresh);
-                return fresh;
-            }
-            if (g.is(h.hostId, commHash, rank))
-            {
-                return g;
-            }
-        }
-    }
-
-    private GpuClock findGpuClock(final long hostId, final long commHash, final int rank)
-    {
-        for (int attempt = 0; ; attempt++)
-        {
-            final GpuClock g = gpuClockByKey.get(GpuClock.key(hostId, commHash, rank, attempt));
-            if (g == null || g.is(hostId, commHash, rank))
-            {
-                return g;
-            }
-        }
-    }
-
     private void emitCollective(final CollState c, final boolean complete)
     {
         final CollectiveSummary s = collective;
@@ -810,7 +769,7 @@ public final class WindowEngine implements TelemetryListener
         s.gpuStartNs = c.gpuStartNs;
         s.gpuEndNs = c.gpuEndNs;
         // The GPU start on the host clock by the estimate of this GPU (host, commHash, rank) at the host start.
-        final GpuClock clock = s.gpuTimed ? findGpuClock(c.host.hostId, c.commHash, c.rank) : null;
+        final GpuClock clock = s.gpuTimed ? gpuClocks.find(c.host.hostId, c.commHash, c.rank) : null;
         s.gpuStartHostKnown = clock != null && clock.estimate(c.hostStartNs, config, clockScratch);
         s.gpuStartHostNs = s.gpuStartHostKnown ? clockScratch.toHostNs(c.gpuStartNs) : 0;
         s.durationNs = s.gpuTimed ? c.gpuEndNs - c.gpuStartNs : c.hostStopNs - c.hostStartNs;
@@ -1261,7 +1220,7 @@ public final class WindowEngine implements TelemetryListener
      */
     public boolean gpuClock(final long hostId, final long commHash, final int rank, final GpuClockEstimate target)
     {
-        final GpuClock g = findGpuClock(hostId, commHash, rank);
+        final GpuClock g = gpuClocks.find(hostId, commHash, rank);
         return g != null && g.estimate(g.lastHostNs, config, target);
     }
 
@@ -1269,13 +1228,13 @@ public final class WindowEngine implements TelemetryListener
     public boolean gpuClock(final long hostId, final long commHash, final int rank, final long atHostNs,
         final GpuClockEstimate target)
     {
-        final GpuClock g = findGpuClock(hostId, commHash, rank);
+        final GpuClock g = gpuClocks.find(hostId, commHash, rank);
         return g != null && g.estimate(atHostNs, config, target);
     }
 
     public int liveGpuClocks()
     {
-        return gpuClocks.activeCount();
+        return gpuClocks.live();
     }
 
     public long droppedGpuClockTableFull()
@@ -1292,24 +1251,6 @@ public final class WindowEngine implements TelemetryListener
     public int pendingKernelChannels()
     {
         return pending.count();
-    }
-
-    private static void gpuClockSample(final HostState h, final long sampleNs)
-    {
-        if (h.clockSamples == 0)
-        {
-            h.clockMinNs = sampleNs;
-        }
-        else if (sampleNs < h.clockMinNs)
-        {
-            h.clockNextNs = h.clockMinNs;
-            h.clockMinNs = sampleNs;
-        }
-        else if (h.clockSamples == 1 || sampleNs < h.clockNextNs)
-        {
-            h.clockNextNs = sampleNs;
-        }
-        h.clockSamples++;
     }
 
     private void fill(final FlowState f)
@@ -1456,16 +1397,7 @@ public final class WindowEngine implements TelemetryListener
                 pending.remove(i);
             }
         }
-        for (int i = gpuClocks.activeCount() - 1; i >= 0; i--)
-        {
-            final GpuClock g = gpuClocks.active(i);
-            if (g.host == h && nowNs - g.lastHostNs >= config.idleTimeoutNs)
-            {
-                gpuClockByKey.remove(g.key);
-                g.host = null;
-                gpuClocks.release(g);
-            }
-        }
+        gpuClocks.sweep(h, nowNs, config.idleTimeoutNs);
         boolean folded = false;
         for (int i = flows.activeCount() - 1; i >= 0; i--)
         {
