@@ -34,17 +34,9 @@ public final class WindowEngine implements TelemetryListener
 {
     private final WindowConfig config;
     private final FlowSummarySink sink;
-    private final CollectiveSink collectiveSink;
-    private final CollectiveSummary collective = new CollectiveSummary();
-    private final Pool<CollState> colls;
-    private final Long2ObjectHashMap<CollState> collByKey;
-    private final Pool<ChState> channels;
     private final GpuClocks gpuClocks;
-    private final GpuClockEstimate clockScratch = new GpuClockEstimate();
-    // KernelCh records that came before their Coll START: a small fixed table, scanned (it holds few entries).
-    /** KernelCh records whose Coll START has not come yet (another ring lane). */
-    private final PendingKernelChannels pending;
-    private final Long2ObjectHashMap<ChState> chByKey;
+    /** Coll / P2p and KernelCh records, their pending table, the collective stream. */
+    private final CollectiveTracker collectives;
     private final FlowSummary summary = new FlowSummary();
     /** What was dropped, counted or timed out; read through the getters below. */
     private final EngineCounters counters = new EngineCounters();
@@ -165,13 +157,8 @@ public final class WindowEngine implements TelemetryListener
     {
         this.config = config;
         this.sink = sink;
-        this.collectiveSink = collectiveSink;
-        colls = new Pool<>(config.maxCollectives, CollState::new);
-        collByKey = new Long2ObjectHashMap<>(config.maxCollectives * 2, 0.55f);
-        channels = new Pool<>(config.maxKernelChannels, ChState::new);
-        chByKey = new Long2ObjectHashMap<>(config.maxKernelChannels * 2, 0.55f);
         gpuClocks = new GpuClocks(config, counters);
-        pending = new PendingKernelChannels(config.maxPendingKernelChannels);
+        collectives = new CollectiveTracker(config, collectiveSink, gpuClocks, counters);
         final int windowSize = config.windowSize;
         hostByIndex = new HostState[config.maxHosts];
         flowById = new FlowState[config.maxFlows];
@@ -542,95 +529,19 @@ public final class WindowEngine implements TelemetryListener
         final int algo, final int proto, final long count, final int datatypeSize, final int nChannels,
         final long seqNumber, final long timeNs)
     {
-        if (!advance(timeNs))
+        if (advance(timeNs))
         {
-            return;
-        }
-        if (collByKey.get(collKey) != null)
-        {
-            counters.duplicateRecords++;
-            return;
-        }
-        final CollState c = colls.acquire();
-        if (c == null)
-        {
-            counters.droppedCollectiveTableFull++;
-            return;
-        }
-        c.key = collKey;
-        c.host = host;
-        c.commHash = commHash;
-        c.rank = rank;
-        c.nranks = nranks;
-        c.func = func;
-        c.algo = algo;
-        c.proto = proto;
-        c.count = count;
-        c.datatypeSize = datatypeSize;
-        c.nChannels = nChannels;
-        c.seqNumber = seqNumber;
-        c.hostStartNs = timeNs;
-        c.hostStopNs = timeNs;
-        c.stopped = false;
-        c.chStarted = 0;
-        c.chStopped = 0;
-        c.gpuStartNs = 0;
-        c.gpuEndNs = 0;
-        c.lastNs = timeNs;
-        collByKey.put(collKey, c);
-        if (pending.count() != 0)
-        {
-            attachPending(c);
-        }
-    }
-
-    /** Attaches the pending KernelCh records of {@code c} (same host, its key), in table order. */
-    private void attachPending(final CollState c)
-    {
-        final PendingKernelChannels p = pending;
-        for (int i = 0; i < p.count(); )
-        {
-            if (p.coll[i] == c.key && p.host[i] == c.host)
-            {
-                counters.pendingKernelChAttached++;
-                final ChState ch = startChannel(p.key[i], c, p.pTimer[i], p.ns[i]);
-                if (ch != null && p.stopped[i])
-                {
-                    stopChannel(ch, p.stopPTimer[i], p.stopNs[i]);
-                }
-                p.remove(i);
-            }
-            else
-            {
-                i++;
-            }
+            collectives.onCollStart(host, collKey, commHash, rank, nranks, func, algo, proto, count, datatypeSize,
+                nChannels, seqNumber, timeNs);
         }
     }
 
     @Override
     public void onCollStop(final long collKey, final long timeNs)
     {
-        if (!advance(timeNs))
+        if (advance(timeNs))
         {
-            return;
-        }
-        final CollState c = collByKey.get(collKey);
-        if (c == null)
-        {
-            counters.unknownCollRecords++;
-            return;
-        }
-        if (c.stopped)
-        {
-            counters.duplicateRecords++;
-            return;
-        }
-        c.stopped = true;
-        c.hostStopNs = timeNs;
-        c.lastNs = latest(c.lastNs, timeNs);
-        if (c.chStopped >= c.nChannels && c.chStopped == c.chStarted)
-        {
-            emitCollective(c, true);
+            collectives.onCollStop(collKey, timeNs);
         }
     }
 
@@ -638,158 +549,19 @@ public final class WindowEngine implements TelemetryListener
     public void onKernelChStart(final long chKey, final long collKey, final int channel, final long pTimerNs,
         final long timeNs)
     {
-        if (!advance(timeNs))
+        if (advance(timeNs))
         {
-            return;
+            collectives.onKernelChStart(host, chKey, collKey, channel, pTimerNs, timeNs);
         }
-        if (chByKey.get(chKey) != null || (pending.count() != 0 && pending.find(chKey, host) >= 0))
-        {
-            counters.duplicateRecords++;
-            return;
-        }
-        // A host-level clock sample whatever the parent: the GPU start and its host time are all it needs.
-        GpuClocks.sampleHost(host, timeNs - pTimerNs);
-        final CollState c = collByKey.get(collKey);
-        if (c == null)
-        {
-            // Maybe its Coll START is still on its way (another ring lane): held for pendingKernelChNs.
-            if (!pending.add(chKey, collKey, channel, pTimerNs, timeNs, host))
-            {
-                counters.unknownCollRecords++;
-            }
-            return;
-        }
-        startChannel(chKey, c, pTimerNs, timeNs);
-    }
-
-    private ChState startChannel(final long chKey, final CollState c, final long pTimerNs, final long timeNs)
-    {
-        final GpuClock clock = gpuClocks.acquire(c.host, c.commHash, c.rank);
-        if (clock != null)
-        {
-            clock.sample(timeNs, timeNs - pTimerNs, config);
-        }
-        final ChState ch = channels.acquire();
-        if (ch == null)
-        {
-            counters.droppedCollectiveTableFull++;
-            return null;
-        }
-        ch.key = chKey;
-        ch.host = c.host;
-        ch.coll = c;
-        ch.collGeneration = c.generation;
-        ch.stopped = false;
-        ch.lastNs = timeNs;
-        chByKey.put(chKey, ch);
-        if (c.chStarted == 0 || pTimerNs - c.gpuStartNs < 0)
-        {
-            c.gpuStartNs = pTimerNs;
-        }
-        c.chStarted++;
-        c.lastNs = latest(c.lastNs, timeNs);
-        return ch;
     }
 
     @Override
     public void onKernelChStop(final long chKey, final long pTimerNs, final long timeNs)
     {
-        if (!advance(timeNs))
+        if (advance(timeNs))
         {
-            return;
+            collectives.onKernelChStop(host, chKey, pTimerNs, timeNs);
         }
-        final ChState ch = chByKey.get(chKey);
-        if (ch == null && pending.count() != 0)
-        {
-            final int i = pending.find(chKey, host);
-            if (i >= 0)
-            {
-                if (pending.stopped[i])
-                {
-                    counters.duplicateRecords++;
-                }
-                else
-                {
-                    pending.stop(i, pTimerNs, timeNs);
-                }
-                return;
-            }
-        }
-        if (ch == null || ch.coll.generation != ch.collGeneration)
-        {
-            counters.unknownCollRecords++;
-            return;
-        }
-        if (ch.stopped)
-        {
-            counters.duplicateRecords++;
-            return;
-        }
-        stopChannel(ch, pTimerNs, timeNs);
-    }
-
-    private void stopChannel(final ChState ch, final long pTimerNs, final long timeNs)
-    {
-        ch.stopped = true;
-        ch.lastNs = latest(ch.lastNs, timeNs);
-        final CollState c = ch.coll;
-        if (c.chStopped == 0 || pTimerNs - c.gpuEndNs > 0)
-        {
-            c.gpuEndNs = pTimerNs;
-        }
-        c.chStopped++;
-        c.lastNs = latest(c.lastNs, timeNs);
-        if (c.stopped && c.chStopped >= c.nChannels && c.chStopped == c.chStarted)
-        {
-            emitCollective(c, true);
-        }
-    }
-
-    private void emitCollective(final CollState c, final boolean complete)
-    {
-        final CollectiveSummary s = collective;
-        s.hostId = c.host.hostId;
-        s.collKey = c.key;
-        s.commHash = c.commHash;
-        s.rank = c.rank;
-        s.nranks = c.nranks;
-        s.seqNumber = c.seqNumber;
-        s.func = c.func;
-        s.algo = c.algo;
-        s.proto = c.proto;
-        s.count = c.count;
-        s.datatypeSize = c.datatypeSize;
-        s.bytes = Collectives.algorithmBytes(c.func, c.count, c.datatypeSize, c.nranks);
-        s.nChannels = c.nChannels;
-        s.kernelChannels = c.chStopped;
-        s.complete = complete;
-        s.gpuTimed = c.chStopped > 0;
-        s.hostStartNs = c.hostStartNs;
-        s.hostStopNs = c.hostStopNs;
-        s.gpuStartNs = c.gpuStartNs;
-        s.gpuEndNs = c.gpuEndNs;
-        // The GPU start on the host clock by the estimate of this GPU (host, commHash, rank) at the host start.
-        final GpuClock clock = s.gpuTimed ? gpuClocks.find(c.host.hostId, c.commHash, c.rank) : null;
-        s.gpuStartHostKnown = clock != null && clock.estimate(c.hostStartNs, config, clockScratch);
-        s.gpuStartHostNs = s.gpuStartHostKnown ? clockScratch.toHostNs(c.gpuStartNs) : 0;
-        s.durationNs = s.gpuTimed ? c.gpuEndNs - c.gpuStartNs : c.hostStopNs - c.hostStartNs;
-        s.algBandwidthBytesPerSecond = s.durationNs > 0 ? s.bytes * 1e9 / s.durationNs : 0;
-        s.busBandwidthBytesPerSecond = s.algBandwidthBytesPerSecond * Collectives.busFactor(c.func, c.nranks);
-        counters.collectivesEmitted++;
-        if (!complete)
-        {
-            counters.collectivesIncomplete++;
-        }
-        collectiveSink.onCollective(s);
-        releaseCollective(c);
-    }
-
-    private void releaseCollective(final CollState c)
-    {
-        collByKey.remove(c.key);
-        c.generation++;
-        c.host = null;
-        colls.release(c);
     }
 
     /** Emits the current period's summaries now (e.g. at the end of a replay) and starts the next period. */
@@ -1182,7 +954,7 @@ public final class WindowEngine implements TelemetryListener
 
     public int liveCollectives()
     {
-        return colls.activeCount();
+        return collectives.live();
     }
 
     // GPU clock.
@@ -1250,7 +1022,7 @@ public final class WindowEngine implements TelemetryListener
 
     public int pendingKernelChannels()
     {
-        return pending.count();
+        return collectives.pendingCount();
     }
 
     private void fill(final FlowState f)
@@ -1362,41 +1134,7 @@ public final class WindowEngine implements TelemetryListener
                 steps.removeTomb(i);
             }
         }
-        for (int i = colls.activeCount() - 1; i >= 0; i--)
-        {
-            final CollState c = colls.active(i);
-            if (c.host != h)
-            {
-                continue;
-            }
-            if (c.stopped && nowNs - c.lastNs >= config.collectiveTimeoutNs)
-            {
-                emitCollective(c, false);
-            }
-            else if (!c.stopped && nowNs - c.lastNs >= config.stepTimeoutNs)
-            {
-                counters.collectivesTimedOut++;
-                releaseCollective(c);
-            }
-        }
-        for (int i = channels.activeCount() - 1; i >= 0; i--)
-        {
-            final ChState ch = channels.active(i);
-            if (ch.host == h && (ch.coll.generation != ch.collGeneration || nowNs - ch.lastNs >= config.stepTimeoutNs))
-            {
-                chByKey.remove(ch.key);
-                ch.coll = null;
-                channels.release(ch);
-            }
-        }
-        for (int i = pending.count() - 1; i >= 0; i--)
-        {
-            if (pending.host[i] == h && nowNs - pending.ns[i] >= config.pendingKernelChNs)
-            {
-                counters.unknownCollRecords++;
-                pending.remove(i);
-            }
-        }
+        collectives.sweep(h, nowNs);
         gpuClocks.sweep(h, nowNs, config.idleTimeoutNs);
         boolean folded = false;
         for (int i = flows.activeCount() - 1; i >= 0; i--)
