@@ -42,8 +42,8 @@ public final class WindowEngine implements TelemetryListener
     private final EngineCounters counters = new EngineCounters();
     private final Pool<HostState> hosts;
     private final Long2ObjectHashMap<HostState> hostById;
-    private final Pool<AggState> aggregates;
-    private final Long2ObjectHashMap<AggState> aggregateByKey;
+    /** Per-period rank / link / communicator sums of the step flows' summaries. */
+    private final Aggregates aggregates;
     private final Pool<FlowState> flows;
     private final Pool<OpState> ops;
     /** Live steps and work requests with their tombstones, inline (see {@link StepTable}). */
@@ -178,9 +178,7 @@ public final class WindowEngine implements TelemetryListener
             flowById[nextFlowId++] = f;
             return f;
         });
-        final int maxAggregates = config.maxAggregates < 0 ? config.maxFlows : config.maxAggregates;
-        aggregates = new Pool<>(maxAggregates, AggState::new);
-        aggregateByKey = new Long2ObjectHashMap<>(Math.max(16, maxAggregates * 2), 0.55f);
+        aggregates = new Aggregates(config, counters);
         ops = new Pool<>(config.maxOps, OpState::new);
         steps = new StepTable(config.maxSteps);
         // Sized so that the maps never grow: at most half full.
@@ -835,88 +833,12 @@ public final class WindowEngine implements TelemetryListener
                 sink.onSummary(summary);
                 if (f.kind == FlowSummary.KIND_STEP)
                 {
-                    aggregate(FlowSummary.KIND_RANK, f.commHash, f.rank, -1, f);
-                    aggregate(FlowSummary.KIND_LINK, f.commHash, f.rank, f.peer, f);
-                    aggregate(FlowSummary.KIND_COMM, f.commHash, -1, -1, f);
+                    aggregates.add(f);
                 }
             }
             f.resetPeriod();
         }
-        // The aggregates, in order of first contribution; then released for the next period.
-        for (int i = 0; i < aggregates.activeCount(); i++)
-        {
-            fillAggregate(h, aggregates.active(i));
-            sink.onSummary(summary);
-        }
-        for (int i = aggregates.activeCount() - 1; i >= 0; i--)
-        {
-            final AggState a = aggregates.active(i);
-            aggregateByKey.remove(a.key);
-            aggregates.release(a);
-        }
-    }
-
-    private void aggregate(final int kind, final long commHash, final int rank, final int peer, final FlowState f)
-    {
-        for (int attempt = 0; ; attempt++)
-        {
-            final long key = AggState.key(kind, commHash, rank, peer, f.isSend, attempt);
-            AggState a = aggregateByKey.get(key);
-            if (a == null)
-            {
-                a = aggregates.acquire();
-                if (a == null)
-                {
-                    counters.droppedAggregateTableFull++;
-                    return;
-                }
-                a.reset(key, kind, commHash, rank, peer, f.isSend);
-                aggregateByKey.put(key, a);
-            }
-            else if (!a.is(kind, commHash, rank, peer, f.isSend))
-            {
-                continue;
-            }
-            a.add(f);
-            return;
-        }
-    }
-
-    private void fillAggregate(final HostState h, final AggState a)
-    {
-        final FlowSummary s = summary;
-        s.periodStartNs = h.periodStartNs;
-        s.periodEndNs = h.periodEndNs;
-        s.hostId = h.hostId;
-        s.kind = a.kind;
-        s.device = -1;
-        s.qpNum = -1;
-        s.flowKey = a.key;
-        s.commHash = a.commHash;
-        s.rank = a.rank;
-        s.peer = a.peer;
-        s.channel = -1;
-        s.isSend = a.isSend;
-        s.flows = a.flows;
-        s.periodBandwidthBytesPerSecond = a.bytes * 1e9 / config.periodNs;
-        s.posts = a.posts;
-        s.completions = a.completions;
-        s.bytes = a.bytes;
-        s.windowCompletions = 0;
-        s.windowBytes = 0;
-        s.windowSpanNs = 0;
-        s.windowBandwidthBytesPerSecond = 0;
-        s.outstandingSteps = a.outstandingSteps;
-        s.outstandingBytes = a.outstandingBytes;
-        s.firstSteps = a.firstSteps;
-        s.firstStepWaitSumNs = a.firstStepWaitSumNs;
-        System.arraycopy(a.phaseCount, 0, s.phaseCount, 0, Phase.COUNT);
-        System.arraycopy(a.phaseSumNs, 0, s.phaseSumNs, 0, Phase.COUNT);
-        System.arraycopy(a.phaseMaxNs, 0, s.phaseMaxNs, 0, Phase.COUNT);
-        // Aggregates carry no percentiles (a bucket array per aggregate would double the per-flow memory).
-        java.util.Arrays.fill(s.phaseP50Ns, Phase.ABSENT);
-        java.util.Arrays.fill(s.phaseP90Ns, Phase.ABSENT);
-        java.util.Arrays.fill(s.phaseP99Ns, Phase.ABSENT);
+        aggregates.emit(h, summary, sink);
     }
 
     public long droppedAggregateTableFull()
