@@ -65,14 +65,8 @@ public final class WindowEngine implements TelemetryListener
     private int opsSpilled;
     private final Long2ObjectHashMap<OpState> opByKey;
     private final PhaseHistograms phaseHistograms = new PhaseHistograms();
-    /**
-     * QP flows by a hash of (host, device, qpNum), direct-mapped; an entry counts while its generation matches.
-     * 8,192 slots: a node's few hundred QPs then rarely share one (with 1,024, ~8 of the benchmark's 128 QP pairs
-     * did, and each of their work requests took the flow map's path).
-     */
-    private final FlowState[] qpCache = new FlowState[QP_CACHE_SIZE];
-    private final int[] qpCacheGeneration = new int[QP_CACHE_SIZE];
-    private static final int QP_CACHE_SIZE = 8192;
+    /** QP flows by (host, device, qpNum): a direct-mapped cache in front of the flow map. */
+    private final QpFlows qpFlows;
     /**
      * The seen bit of a step state: index {@code state} for a send step, {@link #RECV_STATES} + state for a recv step
      * (states 0..31; 0 when the state is not one of the direction's).
@@ -184,6 +178,7 @@ public final class WindowEngine implements TelemetryListener
         // Sized so that the maps never grow: at most half full.
         flowByKey = new Long2ObjectHashMap<>(config.maxFlows * 2, 0.55f);
         opByKey = new Long2ObjectHashMap<>(config.maxOps * 2, 0.55f);
+        qpFlows = new QpFlows(flows, flowByKey);
         int opCapacity = 16;
         while (opCapacity < 8L * config.maxOps)
         {
@@ -468,18 +463,7 @@ public final class WindowEngine implements TelemetryListener
             counters.duplicateRecords++;
             return;
         }
-        final long hostId = host.hostId;
-        final int slot = (int)FlowState.mix(hostId ^ qpNum * 0x9E3779B97F4A7C15L ^ device) & (QP_CACHE_SIZE - 1);
-        FlowState flow = qpCache[slot];
-        if (flow == null || flow.generation != qpCacheGeneration[slot] || !flow.isQp(hostId, device, qpNum))
-        {
-            flow = qpFlow(hostId, device, qpNum, timeNs);
-            if (flow != null)
-            {
-                qpCache[slot] = flow;
-                qpCacheGeneration[slot] = flow.generation;
-            }
-        }
+        final FlowState flow = qpFlows.flow(host, device, qpNum, timeNs);
         if (flow == null)
         {
             counters.droppedFlowTableFull++;
@@ -723,46 +707,10 @@ public final class WindowEngine implements TelemetryListener
         }
     }
 
-    private FlowState qpFlow(final long hostId, final int device, final long qpNum, final long timeNs)
-    {
-        for (int attempt = 0; ; attempt++)
-        {
-            final long key = FlowState.qpKey(hostId, device, qpNum, attempt);
-            final FlowState f = flowByKey.get(key);
-            if (f == null)
-            {
-                final FlowState fresh = flows.acquire();
-                if (fresh == null)
-                {
-                    return null;
-                }
-                fresh.resetQp(key, host, device, qpNum, timeNs);
-                flowByKey.put(key, fresh);
-                return fresh;
-            }
-            if (f.isQp(hostId, device, qpNum))
-            {
-                return f;
-            }
-        }
-    }
-
-    private FlowState findQp(final long hostId, final int device, final long qpNum)
-    {
-        for (int attempt = 0; ; attempt++)
-        {
-            final FlowState f = flowByKey.get(FlowState.qpKey(hostId, device, qpNum, attempt));
-            if (f == null || f.isQp(hostId, device, qpNum))
-            {
-                return f;
-            }
-        }
-    }
-
     /** Fills {@code target} with the current state of a QP flow. @return false when the flow is not live. */
     public boolean snapshotQp(final long hostId, final int device, final long qpNum, final FlowSummary target)
     {
-        final FlowState f = findQp(hostId, device, qpNum);
+        final FlowState f = qpFlows.find(hostId, device, qpNum);
         if (f == null)
         {
             return false;
@@ -775,7 +723,7 @@ public final class WindowEngine implements TelemetryListener
     /** Lifetime bytes of a QP flow; -1 when the flow is not live. */
     public long totalBytesQp(final long hostId, final int device, final long qpNum)
     {
-        final FlowState f = findQp(hostId, device, qpNum);
+        final FlowState f = qpFlows.find(hostId, device, qpNum);
         return f == null ? -1 : f.totalBytes();
     }
 
@@ -1229,7 +1177,7 @@ public final class WindowEngine implements TelemetryListener
     /** The series of a QP flow (null when not live or series are off). */
     public Series seriesQp(final long hostId, final int device, final long qpNum)
     {
-        final FlowState f = findQp(hostId, device, qpNum);
+        final FlowState f = qpFlows.find(hostId, device, qpNum);
         return f == null ? null : f.series;
     }
 
