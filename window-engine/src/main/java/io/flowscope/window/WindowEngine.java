@@ -28,6 +28,11 @@ import org.agrona.collections.Long2ObjectHashMap;
  * <b>Hosts.</b> Each host ({@link #onHost}) is its own clock domain with its own periods: an event moves only
  * its host's period on, and ends, sweeps and evicts only that host's flows, ops and steps.
  * <p>
+ * <b>What lives here, what elsewhere.</b> This class keeps the hot path (hosts and periods, ProxyOp / ProxyStep and
+ * work-request records against {@link StepTable}, windows, phases, flow summaries, the sweep of steps, flows and
+ * ops). Collectives and KernelCh: {@link CollectiveTracker}; GPU clocks: {@link GpuClocks}; aggregates:
+ * {@link Aggregates}; the QP flow cache: {@link QpFlows}; counters: {@link EngineCounters}.
+ * <p>
  * Single-threaded.
  */
 public final class WindowEngine implements TelemetryListener
