@@ -19,7 +19,7 @@ import java.util.Map;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /** deploy/influxdb: the template is the tests' config, and the script starts, answers and stops a real influxd. */
-class DeployInfluxScriptTest
+class DeployInfluxScriptIT
 {
     private static final Path DEPLOY = Path.of(System.getProperty("flowscope.deploy.dir", "../deploy")).resolve("influxdb");
 

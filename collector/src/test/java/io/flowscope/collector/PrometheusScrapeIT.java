@@ -42,7 +42,7 @@ import org.junit.jupiter.api.io.TempDir;
  * tens of ms (a few % more). A counter that counted each step twice, or the recv side too, or only the latest
  * 1 ms period, would be off by 100 % or more.
  */
-class PrometheusScrapeTest
+class PrometheusScrapeIT
 {
     private static final String SCENARIO = "nodes=2,gpus=2,channels=2,size=4M,seed=7,algo=ring,bw=2e9";
     private static final int TRUTH_SECONDS = 5;
@@ -130,7 +130,7 @@ class PrometheusScrapeTest
                     "the wall clock").doesNotContain("falls behind");
                 final String rate = value(api, "sum(rate(flowscope_link_bytes_total{direction=\"send\"}[5s]))");
                 assertThat(rate).as("PromQL answered; %s", log()).isNotNull();
-                System.out.printf("PrometheusScrapeTest: Prometheus rates %s send B/s, the simulated run posts %.6g%n",
+                System.out.printf("PrometheusScrapeIT: Prometheus rates %s send B/s, the simulated run posts %.6g%n",
                     rate, expected);
                 assertThat(Double.parseDouble(rate)).as("send bytes/s Prometheus rates vs the simulated %.4g",
                     expected).isBetween(expected * (1 - TOLERANCE), expected * (1 + TOLERANCE));

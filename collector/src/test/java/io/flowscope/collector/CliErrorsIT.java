@@ -19,9 +19,9 @@ import org.junit.jupiter.api.io.TempDir;
  * Every CLI error is one clear line and a non-zero exit (issue #16): bad invocations of every command of the real
  * launcher (the collector's, the ring tool's, its own) give exactly one line on stderr (no usage dump, no stack trace,
  * no log line), the documented exit status (collector README, "Command line") and the reason. ({@code inspect}
- * stopping on a closed pipe: MainTest, and {@code inspect ... | head} in DocsRunTest.)
+ * stopping on a closed pipe: MainTest, and {@code inspect ... | head} in DocsRunIT.)
  */
-class CliErrorsTest
+class CliErrorsIT
 {
     @TempDir
     static Path tmp;

@@ -50,7 +50,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /** The fleet against a real broker (deploy/kafka/kafka.sh): agents, aggregators, a broker restart. */
-class FleetTest
+class FleetIT
 {
     @RegisterExtension
     static final KafkaBroker BROKER = new KafkaBroker();

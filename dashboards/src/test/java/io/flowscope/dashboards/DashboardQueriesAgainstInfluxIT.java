@@ -23,10 +23,10 @@ import static org.assertj.core.api.Assertions.assertThat;
  * Runs every panel query, variable query and annotation query of every dashboard, as Grafana would send it
  * ({@link GrafanaQueries}: each variable takes the first value its own query returns, then all of them), against a
  * real InfluxDB filled through the InfluxDB sink with {@link ClusterFixture}; each must return rows. Fast and
- * independent of the service: the service-fed run is collector's {@code DashboardsAgainstServiceTest}.
+ * independent of the service: the service-fed run is collector's {@code DashboardsAgainstServiceIT}.
  */
 @ExtendWith(RealInfluxExtension.class)
-class DashboardQueriesAgainstInfluxTest
+class DashboardQueriesAgainstInfluxIT
 {
     private static final String DB = Provisioning.DATABASE;
     private static long[] span;

@@ -18,7 +18,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /** The service end to end: real rings, a real Vert.x server over HTTP, a real Chronicle journal. */
-class ServiceTest
+class ServiceIT
 {
     private static final long COMM = 0xC0FFEEL;
     private static final int DEAD_PID = 4_100_000; // above Linux's pid_max: never alive
@@ -103,7 +103,7 @@ class ServiceTest
                 assertThat(heat.get("ranks").toString()).isEqualTo("[0,1,2,3]");
                 assertThat(Http.get(s.url()).body()).contains("id=\"heatmap\"");
                 // the live page in a real headless chromium draws the 4-rank heatmap and a series
-                final String dom = LivePageTest.checkPage(s, dir, "live-page-rings.png", false);
+                final String dom = HeadlessChromium.checkPage(s, dir, "live-page-rings.png", false);
                 assertThat(dom).contains("data-ranks=\"4\"");
             }
         }

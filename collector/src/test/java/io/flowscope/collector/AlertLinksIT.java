@@ -22,7 +22,7 @@ import org.junit.jupiter.api.io.TempDir;
  * {@code generatorURL} opens the live page (a real headless chromium) with that anomaly's row selected; its
  * {@code runbook_url} is the service's copy of docs/runbooks.md, at the kind's section.
  */
-class AlertLinksTest
+class AlertLinksIT
 {
     @TempDir
     Path dir;
@@ -63,19 +63,19 @@ class AlertLinksTest
                 final var source = Http.get("http://127.0.0.1:" + port + "/runbooks.md");
                 assertThat(source.statusCode()).isEqualTo(200);
                 assertThat(source.body()).isEqualTo(java.nio.file.Files.readString(Path.of("../docs/runbooks.md")));
-                final String shown = LivePageTest.chromium(dir, runbook, "--dump-dom");
+                final String shown = HeadlessChromium.chromium(dir, runbook, "--dump-dom");
                 assertThat(shown).contains("data-section=\"slow_link\"", "<a id=\"hang\"></a>")
                     .contains("slow_link: one direction between two ranks");
 
                 // the live page opened on the anomaly: its row selected, its communicator and link shown
-                final String dom = LivePageTest.chromium(dir, alert.get("generatorURL").asText(), "--dump-dom");
+                final String dom = HeadlessChromium.chromium(dir, alert.get("generatorURL").asText(), "--dump-dom");
                 assertThat(dom).containsPattern("class=\"tl anomaly [A-Z]+ (open|resolved) selected\" data-kind=" +
                     "\"SLOW_LINK\"[^>]*data-anomaly=\"" + id + "\"");
                 assertThat(dom).containsPattern("id=\"series\"[^>]*data-link=\"3-&gt;4\"");
                 assertThat(dom).doesNotContain("id=\"anomalyMissing\"");
 
                 // an id the page does not list is said so, not silently ignored
-                final String missing = LivePageTest.chromium(dir, "http://127.0.0.1:" + port + "/#anomaly=0xdead",
+                final String missing = HeadlessChromium.chromium(dir, "http://127.0.0.1:" + port + "/#anomaly=0xdead",
                     "--dump-dom");
                 assertThat(missing).contains("id=\"anomalyMissing\"").contains("anomaly 0xdead is not among");
                 assertThat(missing).doesNotContainPattern("class=\"tl anomaly [^\"]* selected\"");

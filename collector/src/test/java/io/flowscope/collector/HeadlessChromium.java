@@ -16,9 +16,9 @@ import java.util.concurrent.TimeUnit;
  * The live page in a real headless chromium (Debian's {@code chromium}): loads the page of a running service,
  * runs its JavaScript against the real API and checks what it drew; saves a screenshot under target/.
  */
-final class LivePageTest
+final class HeadlessChromium
 {
-    private LivePageTest()
+    private HeadlessChromium()
     {
     }
 

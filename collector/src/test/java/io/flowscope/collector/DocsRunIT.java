@@ -41,7 +41,7 @@ import picocli.CommandLine;
  * table order, so a file a command writes is there for the next. Long-running commands are stopped once their
  * documented output appeared. The few that cannot run here say why and what covers them.
  */
-class DocsRunTest
+class DocsRunIT
 {
     /** Documents (or folders of them) not read, with why. */
     static final Map<String, String> NOT_READ = Map.of(
@@ -326,13 +326,13 @@ class DocsRunTest
             "the NCCL job's setting (GPUs): deploy/gpu/*.sh set it on the GPU host; the C harness loads the same " +
                 "library by path in make check and in this test"),
         notRun("./flowscope simulate --role agent --set fleet.bootstrap=127.0.0.1:19092 --set fleet.agentId=node-1",
-            "needs a Kafka broker: FleetTest.shouldRunAnAgentAndAnAggregatorFromTheCommandLineAndServeTheSlowLink" +
+            "needs a Kafka broker: FleetIT.shouldRunAnAgentAndAnAggregatorFromTheCommandLineAndServeTheSlowLink" +
                 "OverHttp runs simulate --role agent with these options against a real one"),
         notRun("./flowscope run --role aggregator --port 7071 --set fleet.bootstrap=127.0.0.1:19092 --no-journal",
-            "needs a Kafka broker: the same FleetTest runs run --role aggregator --no-journal --port against a real one"),
+            "needs a Kafka broker: the same FleetIT runs run --role aggregator --no-journal --port against a real one"),
         notRun("deploy/local-cluster.sh start",
             "starts Kafka, InfluxDB and three services for as long as one wants them (deploy/README.md): by hand; " +
-                "FleetTest runs a real broker with agents and aggregators, SinksServiceTest a real InfluxDB"));
+                "FleetIT runs a real broker with agents and aggregators, SinksServiceIT a real InfluxDB"));
 
     @BeforeAll
     static void makeJournal() throws Exception
@@ -362,11 +362,11 @@ class DocsRunTest
         TABLE.forEach(e -> assertThat(table.add(e.command())).as("twice in the table: " + e.command()).isTrue());
         final Set<String> missing = new TreeSet<>(documented.keySet());
         missing.removeAll(table);
-        assertThat(missing).as("documented (where: " + where(documented, missing) + ") but not in DocsRunTest.TABLE: " +
+        assertThat(missing).as("documented (where: " + where(documented, missing) + ") but not in DocsRunIT.TABLE: " +
             "add how it runs (or, for a block that is not commands, tag its fence, e.g. ```text)").isEmpty();
         final Set<String> stale = new TreeSet<>(table);
         stale.removeAll(documented.keySet());
-        assertThat(stale).as("in DocsRunTest.TABLE but no document or --help shows it any more").isEmpty();
+        assertThat(stale).as("in DocsRunIT.TABLE but no document or --help shows it any more").isEmpty();
         // the few that cannot run here stay few: under half of the table
         final long notRun = TABLE.stream().filter(e -> e.notRun() != null).count();
         assertThat(2 * notRun).as(notRun + " of " + TABLE.size() + " not run").isLessThan(TABLE.size());

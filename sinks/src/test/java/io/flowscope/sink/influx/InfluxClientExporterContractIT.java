@@ -15,7 +15,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.IntStream;
 
 @ExtendWith(RealInfluxExtension.class)
-class InfluxClientExporterContractTest extends ExporterContractTest<String>
+class InfluxClientExporterContractIT extends ExporterContractTest<String>
 {
     private static final AtomicInteger DATABASES = new AtomicInteger();
     private InfluxServer server;

@@ -26,7 +26,7 @@ import org.junit.jupiter.api.io.TempDir;
  * live stream and the live page (real chromium); a replay of its journal finds the same anomalies; a restart on
  * the same journal does not announce them again.
  */
-class SimulatedServiceTest
+class SimulatedServiceIT
 {
     @TempDir
     Path dir;
@@ -74,20 +74,20 @@ class SimulatedServiceTest
             assertThat(Http.get(s.url() + "metrics").body()).containsPattern("flowscope_anomaly_open\\{[^}]*kind=\"SLOW_LINK\"");
 
             // the live page draws the heatmap and shows the anomaly with its culprit (real chromium)
-            final String dom = LivePageTest.checkPage(s, dir, "live-page-simulated-slow-link.png", true);
+            final String dom = HeadlessChromium.checkPage(s, dir, "live-page-simulated-slow-link.png", true);
             assertThat(dom).contains("data-kind=\"SLOW_LINK\"", "rank 3 \u2192 4 (sim-node-0 \u2192 sim-node-1)");
 
             // run to the end of the simulation
             await().atMost(Duration.ofSeconds(60)).until(() -> s.drain().finished());
         }
         final List<String> live = console.stream().filter(e -> !"updated".equals(e.type()))
-            .map(SimulatedServiceTest::key).toList();
+            .map(SimulatedServiceIT::key).toList();
         assertThat(live).isNotEmpty();
 
         final Replay.Result r = Replay.run(dir.resolve("journal"), config("", Map.of()), Long.MIN_VALUE, Long.MAX_VALUE,
             null, null, d -> { });
         final List<String> replayed = r.events().stream().filter(e -> !"updated".equals(e.type()))
-            .map(SimulatedServiceTest::key).toList();
+            .map(SimulatedServiceIT::key).toList();
         assertThat(replayed).isEqualTo(live);
         assertThat(r.corruptDocuments()).isZero();
 

@@ -26,7 +26,7 @@ import org.junit.jupiter.api.io.TempDir;
  * screenshot under target/; with {@code -Dflowscope.screenshots=../docs} also into the repository's docs/ (how the
  * screenshots there were made).
  */
-class LivePageOnCallTest
+class LivePageOnCallIT
 {
     @TempDir
     Path dir;
@@ -45,8 +45,8 @@ class LivePageOnCallTest
     /** The page's DOM once its script ran, and a screenshot of it as {@code name}. */
     private String page(final CollectorService s, final String name) throws Exception
     {
-        final String dom = LivePageTest.chromium(dir, s.url(), "--dump-dom");
-        final Path png = LivePageTest.screenshot(s, dir, name);
+        final String dom = HeadlessChromium.chromium(dir, s.url(), "--dump-dom");
+        final Path png = HeadlessChromium.screenshot(s, dir, name);
         assertThat(Files.size(png)).as("a screenshot small enough for docs/").isLessThan(200_000);
         final String docs = System.getProperty("flowscope.screenshots");
         if (docs != null && !docs.isEmpty())
@@ -161,8 +161,8 @@ class LivePageOnCallTest
                 () -> Map.of("status", "UP"));
             vertx.deployVerticle(http).await(30, TimeUnit.SECONDS);
             final String url = "http://127.0.0.1:" + http.actualPort() + "/";
-            final String dom = LivePageTest.chromium(dir, url, "--dump-dom");
-            LivePageTest.screenshot(url, dir, "live-page-flapping.png");
+            final String dom = HeadlessChromium.chromium(dir, url, "--dump-dom");
+            HeadlessChromium.screenshot(url, dir, "live-page-flapping.png");
             assertThat(dom.split("class=\"tl anomaly ", -1)).hasSize(4);
             assertThat(dom).containsPattern("class=\"tl anomaly WARNING open\" data-kind=\"SLOW_LINK\" " +
                 "data-episodes=\"40\"");

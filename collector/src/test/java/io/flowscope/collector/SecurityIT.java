@@ -42,7 +42,7 @@ import org.slf4j.LoggerFactory;
  * the refusal of a non-loopback bind without a token, TLS with a keystore and with PEM files made by the JDK's
  * keytool, secrets absent from the log, request size limits and malformed requests.
  */
-class SecurityTest
+class SecurityIT
 {
     private static final String TOKEN = "test-token-5b8e1d2f9a";
     private static final HttpClient PLAIN = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(10)).build();
@@ -120,10 +120,10 @@ class SecurityTest
         try (CollectorService s = start(Map.of("simulate.scenario", "default", "journal.dir",
             dir.resolve("journal").toString())))
         {
-            final String refused = LivePageTest.chromium(dir, s.url(), "--dump-dom");
+            final String refused = HeadlessChromium.chromium(dir, s.url(), "--dump-dom");
             assertThat(refused).contains("missing or wrong token").doesNotContain("id=\"heatmap\"");
             // /login sets the cookie and redirects to the page, whose own API calls then carry it
-            final String dom = LivePageTest.chromium(dir, s.url() + "login?token=" + TOKEN, "--dump-dom");
+            final String dom = HeadlessChromium.chromium(dir, s.url() + "login?token=" + TOKEN, "--dump-dom");
             assertThat(dom).containsPattern("id=\"heatmap\"[^>]*data-ranks=\"[1-9]");
         }
     }

@@ -29,7 +29,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
  * The InfluxDB sink against a real influxd (1.6.7) with {@code auth-enabled = true}, and one serving HTTPS only
  * with a certificate made here by the JDK's keytool.
  */
-class InfluxAuthTlsTest
+class InfluxAuthTlsIT
 {
     private static final long HOST = 0x5eedL;
     private static final long COMM = 0x1a2b3cL;

@@ -26,7 +26,7 @@ import org.junit.jupiter.api.io.TempDir;
  * the opening and the resolution, signed with the secret of the configured file; the counters are in /metrics and
  * /api/health.
  */
-class SinksServiceTest
+class SinksServiceIT
 {
     private static final String SECRET = "webhook-secret-7f3a9c21e5";
     private static final String INFLUX_PASSWORD = "influx-pass-3d9b0e";

@@ -30,7 +30,7 @@ import org.junit.jupiter.api.io.TempDir;
  * is sent as Grafana sends it, over the dashboard's own default time range (now-15m .. now), and must return
  * rows. Failures are reported together, each with its query.
  */
-class DashboardsAgainstServiceTest
+class DashboardsAgainstServiceIT
 {
     private static final String DB = "flowscope";
 

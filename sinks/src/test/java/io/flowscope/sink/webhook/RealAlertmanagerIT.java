@@ -31,7 +31,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * {@code severity="critical"} to another (both real HTTP servers in this JVM, resolved notifications on). The
  * flowscope side re-sends every 500 ms (alerts valid 2 s ahead).
  */
-class RealAlertmanagerTest
+class RealAlertmanagerIT
 {
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final HttpClient PLAIN = HttpClient.newHttpClient();

@@ -23,7 +23,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /** The InfluxDB sink against a real influxd (1.6.7): write, then query back through /query. */
 @ExtendWith(RealInfluxExtension.class)
-class InfluxSinkTest
+class InfluxSinkIT
 {
     private static final long HOST = 0x5eedL;
     private static final long COMM = 0x1a2b3cL;

@@ -43,7 +43,7 @@ import org.junit.jupiter.api.io.TempDir;
  * payload name the host by its hostname and a rank by its pid and GPU, the hex id only beside them. Needs root for
  * {@code unshare --uts}, like {@link MultiHostHarnessTest}.
  */
-class MultiHostCulpritTest
+class MultiHostCulpritIT
 {
     private static final int RANKS = 4;
     private static final long LEAD_NS = 1_500_000_000L;
