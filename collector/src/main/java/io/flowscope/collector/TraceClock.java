@@ -6,6 +6,7 @@ import java.util.Map;
 
 import io.flowscope.collector.journal.EventLog;
 import io.flowscope.collector.journal.JournalReader;
+import io.flowscope.window.EventTimeListener;
 import io.flowscope.window.TelemetryListener;
 
 /**
@@ -67,9 +68,10 @@ public final class TraceClock
         final long[] wall = {0};
         final long[] host = {0};
         final boolean[] hostKnown = {false};
-        final TelemetryListener sample = new TelemetryListener()
+        final TelemetryListener sample = new EventTimeListener()
         {
-            private void at(final long timeNs)
+            @Override
+            protected void onEventTime(final long timeNs)
             {
                 if (wall[0] > 0 && hostKnown[0])
                 {
@@ -82,78 +84,6 @@ public final class TraceClock
             {
                 host[0] = hostId;
                 hostKnown[0] = true;
-            }
-
-            @Override
-            public void onProxyOpStart(final long opKey, final long commHash, final int rank, final int peer,
-                final int channel, final boolean isSend, final long timeNs)
-            {
-                at(timeNs);
-            }
-
-            @Override
-            public void onProxyOpStop(final long opKey, final long timeNs)
-            {
-                at(timeNs);
-            }
-
-            @Override
-            public void onProxyStepStart(final long stepKey, final long opKey, final int step, final long timeNs)
-            {
-                at(timeNs);
-            }
-
-            @Override
-            public void onProxyStepState(final long stepKey, final int state, final long transSize,
-                final long timeNs)
-            {
-                at(timeNs);
-            }
-
-            @Override
-            public void onProxyStepStop(final long stepKey, final long timeNs)
-            {
-                at(timeNs);
-            }
-
-            @Override
-            public void onQpStart(final long wrKey, final int device, final long qpNum, final int opcode,
-                final long length, final long timeNs)
-            {
-                at(timeNs);
-            }
-
-            @Override
-            public void onQpStop(final long wrKey, final long timeNs)
-            {
-                at(timeNs);
-            }
-
-            @Override
-            public void onCollStart(final long collKey, final long commHash, final int rank, final int nranks,
-                final int func, final int algo, final int proto, final long count, final int datatypeSize,
-                final int nChannels, final long seqNumber, final long timeNs)
-            {
-                at(timeNs);
-            }
-
-            @Override
-            public void onCollStop(final long collKey, final long timeNs)
-            {
-                at(timeNs);
-            }
-
-            @Override
-            public void onKernelChStart(final long chKey, final long collKey, final int channel, final long pTimerNs,
-                final long timeNs)
-            {
-                at(timeNs);
-            }
-
-            @Override
-            public void onKernelChStop(final long chKey, final long pTimerNs, final long timeNs)
-            {
-                at(timeNs);
             }
         };
         final JournalReader.Meta meta = new JournalReader.Meta()

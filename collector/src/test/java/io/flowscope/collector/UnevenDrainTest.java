@@ -19,6 +19,7 @@ import io.flowscope.collector.journal.JournalReader;
 import io.flowscope.ring.EventKind;
 import io.flowscope.ring.NcclState;
 import io.flowscope.ring.TestRingWriter;
+import io.flowscope.window.EventTimeListener;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -327,7 +328,7 @@ class UnevenDrainTest
         final Map<Long, Long> latest = new LinkedHashMap<>();
         final long[] host = {0};
         final long[] worst = {0};
-        final NoopListener l = new NoopListener()
+        final EventTimeListener l = new EventTimeListener()
         {
             @Override
             public void onHost(final long hostId)
@@ -335,7 +336,8 @@ class UnevenDrainTest
                 host[0] = hostId;
             }
 
-            private void at(final long t)
+            @Override
+            protected void onEventTime(final long t)
             {
                 final Long before = latest.get(host[0]);
                 if (before == null || t > before)
@@ -346,51 +348,6 @@ class UnevenDrainTest
                 {
                     worst[0] = Math.max(worst[0], before - t);
                 }
-            }
-
-            @Override
-            public void onProxyOpStart(final long opKey, final long commHash, final int rank, final int peer,
-                final int channel, final boolean isSend, final long timeNs)
-            {
-                at(timeNs);
-            }
-
-            @Override
-            public void onProxyOpStop(final long opKey, final long timeNs)
-            {
-                at(timeNs);
-            }
-
-            @Override
-            public void onCollStart(final long collKey, final long commHash, final int rank, final int nranks,
-                final int func, final int algo, final int proto, final long count, final int datatypeSize,
-                final int nChannels, final long seqNumber, final long timeNs)
-            {
-                at(timeNs);
-            }
-
-            @Override
-            public void onCollStop(final long collKey, final long timeNs)
-            {
-                at(timeNs);
-            }
-
-            @Override
-            public void onProxyStepStart(final long stepKey, final long opKey, final int step, final long timeNs)
-            {
-                at(timeNs);
-            }
-
-            @Override
-            public void onProxyStepState(final long stepKey, final int state, final long transSize, final long timeNs)
-            {
-                at(timeNs);
-            }
-
-            @Override
-            public void onProxyStepStop(final long stepKey, final long timeNs)
-            {
-                at(timeNs);
             }
         };
         try (JournalReader r = new JournalReader(journal))
