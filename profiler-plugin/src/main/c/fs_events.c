@@ -113,11 +113,17 @@ static inline __attribute__((always_inline)) void fs_emit(fs_ring_t* r, uint32_t
     fs_tls_t* t = &fs_tls;
     if (FS_UNLIKELY(t->lane_ring != r)) fs_lane_assign(t, r, th - 1);
     uint64_t pos;
-    fs_record_t* slot = t->lane_owned ? fs_ring_try_claim_owned(r, t->lane, &pos)
-                                      : fs_ring_try_claim(r, t->lane, &pos);
+    uint64_t w1 = fs_record_w1(kind, op, th - 1);
+    if (FS_LIKELY(t->lane_owned)) {
+        fs_record_t* slot = fs_ring_try_claim_owned(r, t->lane, &pos);
+        if (FS_UNLIKELY(!slot)) return;
+        fs_ring_write(slot, pos, w1, fs_clock_now_ns(), id, parent, p0, p1, p2);
+        fs_ring_publish_owned(slot, pos);
+        return;
+    }
+    fs_record_t* slot = fs_ring_try_claim(r, t->lane, &pos);
     if (FS_UNLIKELY(!slot)) return;
-    uint64_t now = fs_clock_now_ns();
-    fs_ring_write(slot, pos, fs_record_w1(kind, op, th - 1), now, id, parent, p0, p1, p2);
+    fs_ring_write(slot, pos, w1, fs_clock_now_ns(), id, parent, p0, p1, p2);
     fs_ring_publish(r, slot, pos);
 }
 

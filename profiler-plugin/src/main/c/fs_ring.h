@@ -283,6 +283,17 @@ static inline void fs_ring_publish(fs_ring_t* ring, fs_record_t* slot, uint64_t 
         fs_ring_count(ring, FS_CNT_DROPPED_ABANDONED);
 }
 
+/* Publishes a claimed slot of a lane this thread owns: a release store of
+ * pos+1, no CAS (no locked instruction on the owned path at all, so the store
+ * buffer absorbs the slot's line transfer). If the consumer reclaimed the slot
+ * meanwhile (the owner stalled past the stale timeout), the store overwrites
+ * the consumer's mark pos+capacity with pos+1: the consumer has passed the
+ * slot already and counted it as skipped; a lap later it finds pos+1 where it
+ * expects pos+capacity and frees the slot (RING.md, "Late publication"). */
+static inline void fs_ring_publish_owned(fs_record_t* slot, uint64_t pos) {
+    __atomic_store_n(&slot->seq, pos + 1, __ATOMIC_RELEASE);
+}
+
 /* w1 of a record: kind | op << 8 | thread << 16 (checksum added by fs_ring_write). */
 static inline uint64_t fs_record_w1(uint32_t kind, uint32_t op, uint32_t thread) {
     return (uint64_t)(kind & 0xFFu) | (uint64_t)(op & 0xFFu) << 8 | (uint64_t)(thread & 0xFFFFu) << 16;

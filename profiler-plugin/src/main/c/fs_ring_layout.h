@@ -1,5 +1,5 @@
 /*
- * fs_ring_layout.h - the flowscope ring file layout 1.2 (RING.md), as named
+ * fs_ring_layout.h - the flowscope ring file layout 1.3 (RING.md), as named
  * offsets. The Java side (io.flowscope.ring.RingLayout / RecordLayout) uses
  * the same names. No call site writes a bare offset.
  *
@@ -103,7 +103,7 @@
 
 #define FS_RING_MAGIC 0x0A31474E49525346ULL /* "FSRING1\n" little-endian */
 #define FS_RING_LAYOUT_MAJOR 1u
-#define FS_RING_LAYOUT_MINOR 2u
+#define FS_RING_LAYOUT_MINOR 3u
 #define FS_RING_LAYOUT_VERSION ((FS_RING_LAYOUT_MAJOR << 16) | FS_RING_LAYOUT_MINOR)
 #define FS_RING_RECORD_SIZE 64u
 #define FS_RING_HEADER_SIZE 262144u

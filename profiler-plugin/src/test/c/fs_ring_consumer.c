@@ -154,6 +154,16 @@ static int fs_consumer_poll_lane_at(fs_consumer_t* c, uint32_t lane, fs_record_t
             }
             continue; /* published meanwhile, or skipped */
         }
+        if (seq == pos - cap + 1) {
+            /* Late publication (1.3): an owner stalled past the stale timeout
+             * stored pos-cap+1 over the slot skipped a lap ago (already counted
+             * as skipped). Free the slot for position pos; its owner waits at
+             * tail == pos meanwhile (it sees the lane full). */
+            uint64_t expected = seq;
+            if (__atomic_compare_exchange_n(&s->seq, &expected, pos, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+                c->late_published++;
+            continue;
+        }
         /* corrupt slot sequence */
         c->corrupt++;
         fs_consumer_count(c, FS_HDR_CONSUMER_CORRUPT_OFFSET);

@@ -41,6 +41,7 @@ typedef struct {
     uint64_t received;
     uint64_t corrupt;
     uint64_t skipped_stale;
+    uint64_t late_published; /* slots freed after an owner's late publication (1.3) */
     fs_consumer_lane_t lanes[FS_LANE_MAX];
 } fs_consumer_t;
 

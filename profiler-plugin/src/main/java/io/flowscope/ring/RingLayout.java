@@ -1,7 +1,7 @@
 package io.flowscope.ring;
 
 /**
- * Layout 1.2 of a flowscope ring file: the header, the string and communicator tables, and where the
+ * Layout 1.3 of a flowscope ring file: the header, the string and communicator tables, and where the
  * slots start. The single source of these offsets on the Java side; {@code RING.md} is the contract and
  * {@code fs_ring_layout.h} the C twin (same names, static asserts). All integers are little-endian.
  * <p>
@@ -11,7 +11,8 @@ package io.flowscope.ring;
  * inside them, so a 1.0 reader still reads it whole); this reader reads a 1.0 entry's 88-byte name and reports
  * its device unknown. 1.2: each communicator entry's GPU UUID, 16 bytes in a table beside the entries
  * ({@link #GPU_UUID_TABLE_OFFSET}, in header bytes older writers left zero and older readers skip: the entries
- * are as in 1.1); all zero, or an older ring: unknown.
+ * are as in 1.1); all zero, or an older ring: unknown. 1.3: protocol only (owned lanes publish by a store, so a late
+ * publication may land on a skipped slot: {@link RingReader} frees it a lap later; RING.md, "Late publication").
  *
  * <pre>
  *   0                                   HEADER (header_size bytes, 262144 in 1.x)
@@ -117,7 +118,7 @@ public final class RingLayout
     /** The major version this reader understands. */
     public static final int LAYOUT_MAJOR = 1;
     /** The minor version this reader was written against (it reads every earlier one). */
-    public static final int LAYOUT_MINOR = 2;
+    public static final int LAYOUT_MINOR = 3;
     /** {@code major << 16 | minor}. */
     public static final int LAYOUT_VERSION = LAYOUT_MAJOR << 16 | LAYOUT_MINOR;
 

@@ -34,6 +34,8 @@ import org.agrona.concurrent.UnsafeBuffer;
  *                            the timer restarts; tail &gt; pos the first time: claimed (maybe nanoseconds ago),
  *                            the timer restarts; tail &gt; pos seen claimed a timeout ago and still unpublished:
  *                            skipped (CAS seq pos -&gt; pos+capacity).
+ * seq == pos-capacity+1      late publication (1.3): the owner of the lane, stalled past the timeout, stored its
+ *                            publication over the slot skipped a lap ago (counted then): seq = pos, as if consumed.
  * anything else              corrupt sequence: tail &gt; pos: seq = pos+capacity, skipped; else seq = pos.
  * </pre>
  *
@@ -89,6 +91,7 @@ public final class RingReader implements AutoCloseable
     private long corruptSequence;
     private long skippedStale;
     private long recoveredConsumed;
+    private long latePublications;
     private boolean closed;
 
     private RingReader(
@@ -402,6 +405,15 @@ public final class RingReader implements AutoCloseable
                 heads[lane] = ++pos;
                 buffer.putLongOrdered(headOffset, pos);
             }
+            else if (seq == pos - capacity + 1)
+            {
+                // A lane owner stalled past the stale timeout published late, by a store, over the slot skipped a lap
+                // ago (RING.md, "Late publication"); that record was counted as skipped. Free the slot for pos.
+                if (buffer.compareAndSetLong(slot, seq, pos))
+                {
+                    latePublications++;
+                }
+            }
             else
             {
                 corruptSequence++;
@@ -508,6 +520,15 @@ public final class RingReader implements AutoCloseable
     public long skippedStale()
     {
         return skippedStale;
+    }
+
+    /**
+     * Slots freed a lap after a lane owner published into a slot already skipped as stale (its record was counted in
+     * {@link #skippedStale()} then).
+     */
+    public long latePublications()
+    {
+        return latePublications;
     }
 
     /** Positions found already consumed by an earlier consumer that died before moving head. */

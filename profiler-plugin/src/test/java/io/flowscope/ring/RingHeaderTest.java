@@ -29,7 +29,7 @@ class RingHeaderTest
             try (RingReader reader = RingReader.open(path))
             {
                 final RingHeader header = reader.header();
-                assertThat(header.layoutVersion()).isEqualTo(0x00010002);
+                assertThat(header.layoutVersion()).isEqualTo(0x00010003);
                 assertThat(header.capacity()).isEqualTo(64);
                 assertThat(header.laneCount()).isEqualTo(1);
                 assertThat(header.laneCapacity()).isEqualTo(64);

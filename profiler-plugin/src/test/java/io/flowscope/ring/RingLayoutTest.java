@@ -14,7 +14,7 @@ class RingLayoutTest
         assertThat(RingLayout.MAGIC).isEqualTo(0x0A31474E49525346L);
         assertThat(new String(new byte[] {'F', 'S', 'R', 'I', 'N', 'G', '1', '\n'}).getBytes())
             .isEqualTo(java.nio.ByteBuffer.allocate(8).order(java.nio.ByteOrder.LITTLE_ENDIAN).putLong(RingLayout.MAGIC).array());
-        assertThat(RingLayout.LAYOUT_VERSION).isEqualTo(0x00010002); // 1.2
+        assertThat(RingLayout.LAYOUT_VERSION).isEqualTo(0x00010003); // 1.3
         assertThat(new int[] {
             RingLayout.LAYOUT_VERSION_OFFSET, RingLayout.RECORD_SIZE_OFFSET, RingLayout.CAPACITY_OFFSET,
             RingLayout.HEADER_SIZE_OFFSET, RingLayout.PRODUCER_PID_OFFSET, RingLayout.ABI_VERSION_OFFSET,

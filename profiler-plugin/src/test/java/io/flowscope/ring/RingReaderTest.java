@@ -374,6 +374,40 @@ class RingReaderTest
     }
 
     @Test
+    void freesTheSlotOfALateOwnedPublicationALapLaterWithoutCountingCorruption() throws IOException
+    {
+        final TestRingWriter writer = writer(16);
+        final long stalled = writer.tryClaim();
+        final RingReader reader = reader();
+        drain(reader);
+        clock.advance(STALE_NS);
+        drain(reader);
+        clock.advance(STALE_NS);
+        drain(reader);
+        assertThat(reader.skippedStale()).isEqualTo(1);
+
+        // the owner wakes up and publishes by a store over the consumer's mark
+        writer.write(0, stalled, draft.start(GROUP, 0, 1, id(GROUP, 0, 1), 0));
+        writer.publishOwned(0, stalled);
+        final long lap = writer.laneCapacity();
+        for (long serial = 2; serial < lap + 1; serial++)
+        {
+            assertThat(writer.append(draft.start(GROUP, 0, serial, id(GROUP, 0, serial), 0))).isEqualTo(serial - 1);
+        }
+        assertThat(writer.append(draft.start(GROUP, 0, 99, id(GROUP, 0, 99), 0)))
+            .as("the skipped slot's next lap still holds the late publication: the lane looks full").isEqualTo(-1);
+        assertThat(reader.latePublications()).isZero();
+
+        assertThat(drain(reader)).extracting(RingEvent::serial).as("the late record is not read")
+            .containsExactlyElementsOf(java.util.stream.LongStream.range(2, lap + 1).boxed().toList());
+        assertThat(reader.latePublications()).as("reaching the slot a lap later frees it").isEqualTo(1);
+        assertThat(writer.append(draft.start(GROUP, 0, 100, id(GROUP, 0, 100), 0))).isEqualTo(lap);
+        assertThat(drain(reader)).extracting(RingEvent::serial).containsExactly(100L);
+        assertThat(reader.corrupt()).isZero();
+        assertThat(reader.skippedStale()).isEqualTo(1);
+    }
+
+    @Test
     void deliversAClaimedSlotPublishedBeforeTheStaleTimeoutInOrder() throws IOException
     {
         final TestRingWriter writer = writer(16);

@@ -471,6 +471,12 @@ public final class TestRingWriter implements AutoCloseable
         return false;
     }
 
+    /** Publishes a claimed slot of an owned lane ({@code fs_ring_publish_owned}): a release store, no CAS. */
+    public void publishOwned(final int lane, final long pos)
+    {
+        buffer.putLongOrdered(slotOffset(lane, pos), pos + 1);
+    }
+
     /** Claim, write, publish in the lane of the draft's thread: the position in that lane, or -1 when dropped. */
     public long append(final Draft draft)
     {

@@ -96,7 +96,7 @@ class RingToolTest
 
         assertThat(result.code()).isZero();
         assertThat(result.out())
-            .contains("layout            1.2")
+            .contains("layout            1.3")
             .contains("pid " + ProcessHandle.current().pid() + " on node-1, open")
             .contains("abi v5, version 22809")
             .contains("event mask        0xfff (Group,Coll,P2p,ProxyOp,ProxyStep,ProxyCtrl,KernelCh,NetPlugin,GroupApi,CollApi,P2pApi,KernelLaunch)")
