@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# Issue #17 item 2: bus bandwidth with the plugin's default configuration against NCCL_PROFILER_PLUGIN=none,
+# fresh processes interleaved, REPS repetitions, 1 KiB - 1 GiB, over NVLink and over sockets. The workload is
+# nccl_busbw (one process driving both GPUs, nccl-tests' method: few us of host work per operation), so that the
+# 1-4 MiB points, launch-bound through torch, resolve 1 %.
+#
+# On the build machine (nvcc there):   nvcc -O2 -o .carry/nccl_busbw deploy/gpu/nccl_busbw.cu -ldl
+# On the GPU host (carry .carry):        deploy/gpu/overhead-busbw.sh [REPS, default 5]
+# Environment: TRANSPORTS (default "nvlink socket"), MIN_SIZE (1K), MAX_SIZE (1G), SECONDS_PER_POINT (0.25),
+# RING_SIZE (2G: no run fills its ring; drops, if any, are reported), DEADLINE_AT (epoch s: no run starts after).
+# Output under $OUT/busbw/: <transport>-<config>-<rep>.jsonl, .log, rings.txt (records and drops per run),
+# summary.md (compare_busbw.py).
+set -uo pipefail
+REPS=${1:-5}
+BIN=${BUSBW:-.carry/nccl_busbw}
+OUTDIR=${OUT:-./out}/busbw
+mkdir -p "$OUTDIR"
+[ -x "$BIN" ] || { echo "overhead-busbw: no $BIN (build it with nvcc on the build machine, see the header)" >&2; exit 1; }
+make -C profiler-plugin -j"$(nproc)" build/libnccl-profiler-flowscope.so >/dev/null || exit 1
+PLUGIN=$PWD/profiler-plugin/build/libnccl-profiler-flowscope.so
+NCCL_LIB=$(python3 - <<'PY'
+import glob, os
+import nvidia.nccl as m
+for p in m.__path__:
+    hits = sorted(glob.glob(os.path.join(p, "lib", "libnccl.so*")))
+    if hits:
+        print(hits[0]); break
+PY
+)
+[ -n "$NCCL_LIB" ] || { echo "overhead-busbw: libnccl.so not found in the nvidia.nccl wheel" >&2; exit 1; }
+echo "NCCL: $NCCL_LIB; plugin: $(git log -1 --format=%h 2>/dev/null) $(date -u +%FT%TZ)" | tee "$OUTDIR/host.txt"
+nvidia-smi -L >>"$OUTDIR/host.txt" 2>&1
+: >"$OUTDIR/rings.txt"
+for transport in ${TRANSPORTS:-nvlink socket}; do
+  case "$transport" in
+    nvlink) TENV=(NCCL_NVLS_ENABLE=0) ;;
+    socket) TENV=(NCCL_NVLS_ENABLE=0 NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1 NCCL_IB_DISABLE=1 NCCL_SOCKET_IFNAME=lo) ;;
+    *) echo "unknown transport $transport" >&2; exit 2 ;;
+  esac
+  for rep in $(seq 1 "$REPS"); do
+    if [ -n "${DEADLINE_AT:-}" ] && [ "$(date +%s)" -gt "$DEADLINE_AT" ]; then
+      echo "!! $transport repetitions $rep.. skipped: deadline"; break
+    fi
+    configs=(none default)
+    [ $((rep % 2)) = 0 ] && configs=(default none) # alternate which goes first
+    for config in "${configs[@]}"; do
+      ringdir=/dev/shm/fs-busbw-$transport-$rep
+      rm -rf "$ringdir"
+      if [ "$config" = none ]; then PENV=(NCCL_PROFILER_PLUGIN=none)
+      else mkdir -p "$ringdir"
+        PENV=(NCCL_PROFILER_PLUGIN="$PLUGIN" FLOWSCOPE_RING_DIR="$ringdir" FLOWSCOPE_RING_SIZE="${RING_SIZE:-2G}")
+      fi
+      t0=$(date +%s)
+      env "${TENV[@]}" "${PENV[@]}" timeout -k 10 300 "$BIN" --nccl "$NCCL_LIB" --min "${MIN_SIZE:-1K}" \
+        --max "${MAX_SIZE:-1G}" --seconds "${SECONDS_PER_POINT:-0.25}" --label "$transport-$config-$rep" \
+        >"$OUTDIR/$transport-$config-$rep.jsonl" 2>"$OUTDIR/$transport-$config-$rep.log" \
+        || echo "!! $transport-$config-$rep failed: $(tail -2 "$OUTDIR/$transport-$config-$rep.log")"
+      echo "$transport-$config-$rep: $(($(date +%s) - t0)) s, $(wc -l <"$OUTDIR/$transport-$config-$rep.jsonl") points"
+      if [ "$config" = default ]; then
+        python3 deploy/gpu/ring_counts.py "$ringdir" "$transport-$config-$rep" >>"$OUTDIR/rings.txt" 2>&1
+      fi
+      rm -rf "$ringdir"
+    done
+  done
+done
+cat "$OUTDIR/rings.txt"
+python3 deploy/gpu/compare_busbw.py "$OUTDIR" | tee "$OUTDIR/summary.md"
