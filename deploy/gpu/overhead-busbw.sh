@@ -6,8 +6,11 @@
 #
 # On the build machine (nvcc there):   nvcc -O2 -o .carry/nccl_busbw deploy/gpu/nccl_busbw.cu -ldl
 # On the GPU host (carry .carry):        deploy/gpu/overhead-busbw.sh [REPS, default 5]
-# Environment: TRANSPORTS (default "nvlink socket"), MIN_SIZE (1K), MAX_SIZE (1G), SECONDS_PER_POINT (0.25),
-# RING_SIZE (2G: no run fills its ring; drops, if any, are reported), DEADLINE_AT (epoch s: no run starts after).
+# Environment: CONFIGS (default "none default"; also "noop": a plugin whose callbacks return at once, i.e. what
+# NCCL's own profiler plumbing costs; "mask=0x9E": the plugin with FLOWSCOPE_EVENT_MASK), TRANSPORTS (default
+# "nvlink socket"), MIN_SIZE (1K), MAX_SIZE (1G), SECONDS_PER_POINT (0.25),
+# RING_SIZE (4G, the most: one thread
+# drives every GPU, so one lane of 8 takes every record; drops, if any, are reported), DEADLINE_AT (epoch s: no run starts after).
 # Output under $OUT/busbw/: <transport>-<config>-<rep>.jsonl, .log, rings.txt (records and drops per run),
 # summary.md (compare_busbw.py).
 set -uo pipefail
@@ -16,8 +19,9 @@ BIN=${BUSBW:-.carry/nccl_busbw}
 OUTDIR=${OUT:-./out}/busbw
 mkdir -p "$OUTDIR"
 [ -x "$BIN" ] || { echo "overhead-busbw: no $BIN (build it with nvcc on the build machine, see the header)" >&2; exit 1; }
-make -C profiler-plugin -j"$(nproc)" build/libnccl-profiler-flowscope.so >/dev/null || exit 1
+make -C profiler-plugin -j"$(nproc)" build/libnccl-profiler-flowscope.so build/libnccl-profiler-noop.so >/dev/null || exit 1
 PLUGIN=$PWD/profiler-plugin/build/libnccl-profiler-flowscope.so
+NOOP=$PWD/profiler-plugin/build/libnccl-profiler-noop.so
 NCCL_LIB=$(python3 - <<'PY'
 import glob, os
 import nvidia.nccl as m
@@ -41,22 +45,27 @@ for transport in ${TRANSPORTS:-nvlink socket}; do
     if [ -n "${DEADLINE_AT:-}" ] && [ "$(date +%s)" -gt "$DEADLINE_AT" ]; then
       echo "!! $transport repetitions $rep.. skipped: deadline"; break
     fi
-    configs=(none default)
-    [ $((rep % 2)) = 0 ] && configs=(default none) # alternate which goes first
-    for config in "${configs[@]}"; do
+    read -r -a configs <<<"${CONFIGS:-none default}"
+    n=${#configs[@]}
+    for k in $(seq 0 $((n - 1))); do
+      config=${configs[$(((k + rep) % n))]} # rotate which goes first
       ringdir=/dev/shm/fs-busbw-$transport-$rep
       rm -rf "$ringdir"
-      if [ "$config" = none ]; then PENV=(NCCL_PROFILER_PLUGIN=none)
-      else mkdir -p "$ringdir"
-        PENV=(NCCL_PROFILER_PLUGIN="$PLUGIN" FLOWSCOPE_RING_DIR="$ringdir" FLOWSCOPE_RING_SIZE="${RING_SIZE:-2G}")
-      fi
+      case "$config" in
+        none) PENV=(NCCL_PROFILER_PLUGIN=none) ;;
+        noop) PENV=(NCCL_PROFILER_PLUGIN="$NOOP") ;;
+        default | mask=*) mkdir -p "$ringdir"
+          PENV=(NCCL_PROFILER_PLUGIN="$PLUGIN" FLOWSCOPE_RING_DIR="$ringdir" FLOWSCOPE_RING_SIZE="${RING_SIZE:-4G}")
+          [ "$config" != default ] && PENV+=(FLOWSCOPE_EVENT_MASK="${config#mask=}") ;;
+        *) echo "unknown config $config (none, noop, default, mask=0x..)" >&2; exit 2 ;;
+      esac
       t0=$(date +%s)
       env "${TENV[@]}" "${PENV[@]}" timeout -k 10 300 "$BIN" --nccl "$NCCL_LIB" --min "${MIN_SIZE:-1K}" \
         --max "${MAX_SIZE:-1G}" --seconds "${SECONDS_PER_POINT:-0.25}" --label "$transport-$config-$rep" \
         >"$OUTDIR/$transport-$config-$rep.jsonl" 2>"$OUTDIR/$transport-$config-$rep.log" \
         || echo "!! $transport-$config-$rep failed: $(tail -2 "$OUTDIR/$transport-$config-$rep.log")"
       echo "$transport-$config-$rep: $(($(date +%s) - t0)) s, $(wc -l <"$OUTDIR/$transport-$config-$rep.jsonl") points"
-      if [ "$config" = default ]; then
+      if [ -d "$ringdir" ]; then
         python3 deploy/gpu/ring_counts.py "$ringdir" "$transport-$config-$rep" >>"$OUTDIR/rings.txt" 2>&1
       fi
       rm -rf "$ringdir"
