@@ -9,16 +9,23 @@
 // NCCL is opened with dlopen (the library torch uses, path given): its few entry points are declared here from
 // the documented API (ncclResult_t is an int, ncclFloat32 = 7, ncclSum = 0, a communicator is an opaque pointer).
 //
+// Two ways to drive the GPUs (--procs): 0, one thread enqueues each operation for every GPU in one group (the
+// host cost of all ranks adds up on one thread: the strictest case); 1, one process per GPU (as torchrun or MPI
+// run NCCL; the unique id goes from rank 0 to the others through a pipe).
+//
 // Build (host code only; cudart linked statically):
 //   nvcc -O2 -o build/nccl_busbw deploy/gpu/nccl_busbw.cu -ldl
 // Run:
-//   build/nccl_busbw --nccl /path/libnccl.so.2 [--colls all_reduce,all_gather,reduce_scatter,sendrecv]
-//                    [--min 1K] [--max 1G] [--seconds 0.25] [--label L]
+//   build/nccl_busbw --nccl /path/libnccl.so.2 [--procs 0|1] [--colls all_reduce,all_gather,reduce_scatter,sendrecv]
+//                    [--min 1K] [--max 1G] [--seconds 0.25] [--batches 10] [--label L]
 // Prints one JSON object per line and point: {"label","coll","bytes","ranks","batches":[us per op, ...],
-// "median_us","algbw_gbs","busbw_gbs"}; the batch times are each batch's wall time (CUDA events on GPU 0,
-// after every GPU's stream finished) divided by its operation count.
+// "median_us","algbw_gbs","busbw_gbs"}; the batch times are each batch's wall time (CUDA events on the first
+// local GPU, after every local GPU's stream finished) divided by its operation count. A batch holds as many
+// operations as take about seconds/8 (agreed by all ranks: the slowest rank's probe).
 #include <cuda_runtime.h>
 #include <dlfcn.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -28,7 +35,12 @@
 #include <vector>
 
 typedef struct ncclComm* nccl_comm_t;
+typedef struct {
+    char internal[128]; // NCCL_UNIQUE_ID_BYTES
+} nccl_unique_id_t;
 typedef int (*comm_init_all_fn)(nccl_comm_t*, int, const int*);
+typedef int (*get_unique_id_fn)(nccl_unique_id_t*);
+typedef int (*comm_init_rank_fn)(nccl_comm_t*, int, nccl_unique_id_t, int);
 typedef int (*comm_destroy_fn)(nccl_comm_t);
 typedef int (*group_fn)(void);
 typedef int (*all_reduce_fn)(const void*, void*, size_t, int, int, nccl_comm_t, cudaStream_t);
@@ -39,9 +51,12 @@ typedef const char* (*error_string_fn)(int);
 
 static const int kFloat32 = 7;
 static const int kSum = 0;
+static const int kMax = 2;
 
 struct Nccl {
     comm_init_all_fn comm_init_all;
+    get_unique_id_fn get_unique_id;
+    comm_init_rank_fn comm_init_rank;
     comm_destroy_fn comm_destroy;
     group_fn group_start, group_end;
     all_reduce_fn all_reduce;
@@ -93,8 +108,10 @@ static size_t parse_size(const char* s) {
     return (size_t)(v * (double)mult);
 }
 
+// The GPUs this process drives: local index i is device devs[i], rank ranks[i] of n.
 struct Setup {
     int n;
+    std::vector<int> devs, ranks;
     std::vector<nccl_comm_t> comms;
     std::vector<cudaStream_t> streams;
     std::vector<float*> send, recv;
@@ -105,7 +122,8 @@ struct Setup {
 static void enqueue(const Nccl& nc, Setup& s, const std::string& coll, size_t bytes) {
     size_t count = bytes / sizeof(float);
     nccl_ok(nc.group_start(), "ncclGroupStart");
-    for (int d = 0; d < s.n; d++) {
+    for (size_t d = 0; d < s.devs.size(); d++) {
+        int r = s.ranks[d];
         if (coll == "all_reduce")
             nccl_ok(nc.all_reduce(s.send[d], s.recv[d], count, kFloat32, kSum, s.comms[d], s.streams[d]), "ncclAllReduce");
         else if (coll == "all_gather")
@@ -114,34 +132,46 @@ static void enqueue(const Nccl& nc, Setup& s, const std::string& coll, size_t by
             nccl_ok(nc.reduce_scatter(s.send[d], s.recv[d], count / s.n, kFloat32, kSum, s.comms[d], s.streams[d]),
                     "ncclReduceScatter");
         else { // sendrecv: a ring, each GPU sends to the next and receives from the previous
-            nccl_ok(nc.send(s.send[d], count, kFloat32, (d + 1) % s.n, s.comms[d], s.streams[d]), "ncclSend");
-            nccl_ok(nc.recv(s.recv[d], count, kFloat32, (d + s.n - 1) % s.n, s.comms[d], s.streams[d]), "ncclRecv");
+            nccl_ok(nc.send(s.send[d], count, kFloat32, (r + 1) % s.n, s.comms[d], s.streams[d]), "ncclSend");
+            nccl_ok(nc.recv(s.recv[d], count, kFloat32, (r + s.n - 1) % s.n, s.comms[d], s.streams[d]), "ncclRecv");
         }
     }
     nccl_ok(nc.group_end(), "ncclGroupEnd");
 }
 
 static void sync_all(Setup& s) {
-    for (int d = 0; d < s.n; d++) {
-        CUDA_OK(cudaSetDevice(d));
+    for (size_t d = 0; d < s.devs.size(); d++) {
+        CUDA_OK(cudaSetDevice(s.devs[d]));
         CUDA_OK(cudaStreamSynchronize(s.streams[d]));
     }
+}
+
+// The largest of every rank's value (one process per GPU: an all_reduce of one float); else the value itself.
+static double agree_max(const Nccl& nc, Setup& s, double v, float* scratch) {
+    if (s.devs.size() == (size_t)s.n) return v;
+    float f = (float)v;
+    CUDA_OK(cudaSetDevice(s.devs[0]));
+    CUDA_OK(cudaMemcpy(scratch, &f, sizeof f, cudaMemcpyHostToDevice));
+    nccl_ok(nc.all_reduce(scratch, scratch, 1, kFloat32, kMax, s.comms[0], s.streams[0]), "ncclAllReduce(max)");
+    CUDA_OK(cudaStreamSynchronize(s.streams[0]));
+    CUDA_OK(cudaMemcpy(&f, scratch, sizeof f, cudaMemcpyDeviceToHost));
+    return f;
 }
 
 // Wall time of `ops` operations, us per operation: events on GPU 0's stream around them, after every stream is done.
 static double time_batch(const Nccl& nc, Setup& s, const std::string& coll, size_t bytes, int ops, cudaEvent_t a,
                          cudaEvent_t b) {
     sync_all(s);
-    CUDA_OK(cudaSetDevice(0));
+    CUDA_OK(cudaSetDevice(s.devs[0]));
     CUDA_OK(cudaEventRecord(a, s.streams[0]));
     for (int i = 0; i < ops; i++) enqueue(nc, s, coll, bytes);
-    // GPU 0's stop after every GPU's last operation: the other streams' ends are awaited through events
-    for (int d = 1; d < s.n; d++) {
+    // the first GPU's stop after every local GPU's last operation: the other streams' ends are awaited through events
+    for (size_t d = 1; d < s.devs.size(); d++) {
         cudaEvent_t done;
-        CUDA_OK(cudaSetDevice(d));
+        CUDA_OK(cudaSetDevice(s.devs[d]));
         CUDA_OK(cudaEventCreateWithFlags(&done, cudaEventDisableTiming));
         CUDA_OK(cudaEventRecord(done, s.streams[d]));
-        CUDA_OK(cudaSetDevice(0));
+        CUDA_OK(cudaSetDevice(s.devs[0]));
         CUDA_OK(cudaStreamWaitEvent(s.streams[0], done, 0));
         CUDA_OK(cudaEventDestroy(done));
     }
@@ -152,29 +182,22 @@ static double time_batch(const Nccl& nc, Setup& s, const std::string& coll, size
     return (double)ms * 1000.0 / ops;
 }
 
-int main(int argc, char** argv) {
+struct Options {
     const char* lib_path = nullptr;
     std::string colls = "all_reduce,all_gather,reduce_scatter,sendrecv", label = "run";
     size_t min_bytes = 1 << 10, max_bytes = 1ull << 30;
     double seconds = 0.25;
-    for (int i = 1; i < argc; i++) {
-        std::string a = argv[i];
-        if (i + 1 >= argc) die("every option takes a value (--nccl PATH --colls LIST --min S --max S --seconds S --label L)");
-        const char* v = argv[++i];
-        if (a == "--nccl") lib_path = v;
-        else if (a == "--colls") colls = v;
-        else if (a == "--min") min_bytes = parse_size(v);
-        else if (a == "--max") max_bytes = parse_size(v);
-        else if (a == "--seconds") seconds = atof(v);
-        else if (a == "--label") label = v;
-        else die(("unknown option " + a).c_str());
-    }
-    if (!lib_path) die("--nccl PATH (libnccl.so.2) is required");
-    if (min_bytes < 1024 || max_bytes < min_bytes || seconds <= 0) die("need 1K <= --min <= --max and --seconds > 0");
-    void* lib = dlopen(lib_path, RTLD_NOW | RTLD_GLOBAL);
+    int batches = 10;
+    int procs = 0;
+};
+
+static Nccl open_nccl(const char* path) {
+    void* lib = dlopen(path, RTLD_NOW | RTLD_GLOBAL);
     if (!lib) die(dlerror());
     Nccl nc;
     nc.comm_init_all = (comm_init_all_fn)sym(lib, "ncclCommInitAll");
+    nc.get_unique_id = (get_unique_id_fn)sym(lib, "ncclGetUniqueId");
+    nc.comm_init_rank = (comm_init_rank_fn)sym(lib, "ncclCommInitRank");
     nc.comm_destroy = (comm_destroy_fn)sym(lib, "ncclCommDestroy");
     nc.group_start = (group_fn)sym(lib, "ncclGroupStart");
     nc.group_end = (group_fn)sym(lib, "ncclGroupEnd");
@@ -184,47 +207,60 @@ int main(int argc, char** argv) {
     nc.send = (send_recv_fn)sym(lib, "ncclSend");
     nc.recv = (send_recv_fn)sym(lib, "ncclRecv");
     nc.error_string = (error_string_fn)sym(lib, "ncclGetErrorString");
-    g_nccl = &nc;
+    return nc;
+}
 
-    Setup s;
-    CUDA_OK(cudaGetDeviceCount(&s.n));
-    if (s.n < 2) die("needs at least two GPUs");
-    s.comms.resize(s.n);
-    s.streams.resize(s.n);
-    s.send.resize(s.n);
-    s.recv.resize(s.n);
-    for (int d = 0; d < s.n; d++) {
-        CUDA_OK(cudaSetDevice(d));
+// Runs the sweep on the GPUs of `s` (comms not yet created: `id_pipe` < 0 = every GPU here, ncclCommInitAll;
+// else this process is rank s.ranks[0] and rank 0 hands the unique id to the others through the pipe).
+static void sweep(const Options& o, Setup& s, int id_pipe[2]) {
+    Nccl nc = open_nccl(o.lib_path);
+    g_nccl = &nc;
+    size_t local = s.devs.size();
+    s.comms.resize(local);
+    s.streams.resize(local);
+    s.send.resize(local);
+    s.recv.resize(local);
+    for (size_t d = 0; d < local; d++) {
+        CUDA_OK(cudaSetDevice(s.devs[d]));
         CUDA_OK(cudaStreamCreateWithFlags(&s.streams[d], cudaStreamNonBlocking));
-        CUDA_OK(cudaMalloc(&s.send[d], max_bytes));
-        CUDA_OK(cudaMalloc(&s.recv[d], max_bytes));
-        CUDA_OK(cudaMemset(s.send[d], 0, max_bytes));
+        CUDA_OK(cudaMalloc(&s.send[d], o.max_bytes));
+        CUDA_OK(cudaMalloc(&s.recv[d], o.max_bytes));
+        CUDA_OK(cudaMemset(s.send[d], 0, o.max_bytes));
     }
-    nccl_ok(nc.comm_init_all(s.comms.data(), s.n, nullptr), "ncclCommInitAll");
-    CUDA_OK(cudaSetDevice(0));
+    if (!id_pipe) {
+        nccl_ok(nc.comm_init_all(s.comms.data(), s.n, s.devs.data()), "ncclCommInitAll");
+    } else {
+        nccl_unique_id_t id;
+        if (s.ranks[0] == 0) {
+            nccl_ok(nc.get_unique_id(&id), "ncclGetUniqueId");
+            for (int r = 1; r < s.n; r++)
+                if (write(id_pipe[1], &id, sizeof id) != (ssize_t)sizeof id) die("cannot pass the unique id");
+        } else if (read(id_pipe[0], &id, sizeof id) != (ssize_t)sizeof id) {
+            die("no unique id from rank 0");
+        }
+        CUDA_OK(cudaSetDevice(s.devs[0]));
+        nccl_ok(nc.comm_init_rank(&s.comms[0], s.n, id, s.ranks[0]), "ncclCommInitRank");
+    }
+    CUDA_OK(cudaSetDevice(s.devs[0]));
+    float* scratch;
+    CUDA_OK(cudaMalloc(&scratch, sizeof(float)));
     cudaEvent_t a, b;
     CUDA_OK(cudaEventCreate(&a));
     CUDA_OK(cudaEventCreate(&b));
+    bool prints = s.ranks[0] == 0;
 
     size_t start = 0;
-    while (start <= colls.size()) {
-        size_t comma = colls.find(',', start);
-        std::string coll = colls.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
-        start = comma == std::string::npos ? colls.size() + 1 : comma + 1;
-        if (coll != "all_reduce" && coll != "all_gather" && coll != "reduce_scatter" && coll != "sendrecv")
-            die(("unknown collective " + coll).c_str());
-        for (size_t bytes = min_bytes; bytes <= max_bytes; bytes *= 4) {
-            // warm up, then size a batch to ~1/8 of the point's time; at least 8 batches
-            for (int i = 0; i < 5; i++) enqueue(nc, s, coll, bytes);
-            double probe = time_batch(nc, s, coll, bytes, 10, a, b);
-            int ops = std::max(1, std::min(5000, (int)(seconds / 8 * 1e6 / std::max(probe, 0.1))));
+    while (start <= o.colls.size()) {
+        size_t comma = o.colls.find(',', start);
+        std::string coll = o.colls.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+        start = comma == std::string::npos ? o.colls.size() + 1 : comma + 1;
+        for (size_t bytes = o.min_bytes; bytes <= o.max_bytes; bytes *= 4) {
+            for (int i = 0; i < 5; i++) enqueue(nc, s, coll, bytes); // warm up
+            double probe = agree_max(nc, s, time_batch(nc, s, coll, bytes, 10, a, b), scratch);
+            int ops = std::max(1, std::min(5000, (int)(o.seconds / 8 * 1e6 / std::max(probe, 0.1))));
             std::vector<double> batches;
-            double spent = 0;
-            while (batches.size() < 8 || (spent < seconds && batches.size() < 64)) {
-                double us = time_batch(nc, s, coll, bytes, ops, a, b);
-                batches.push_back(us);
-                spent += us * ops / 1e6;
-            }
+            for (int k = 0; k < o.batches; k++) batches.push_back(time_batch(nc, s, coll, bytes, ops, a, b));
+            if (!prints) continue;
             std::vector<double> sorted = batches;
             std::sort(sorted.begin(), sorted.end());
             double med = sorted[sorted.size() / 2];
@@ -232,14 +268,98 @@ int main(int argc, char** argv) {
             double factor = coll == "all_reduce" ? 2.0 * (s.n - 1) / s.n
                             : coll == "sendrecv"  ? 1.0
                                                   : (double)(s.n - 1) / s.n;
-            printf("{\"label\":\"%s\",\"coll\":\"%s\",\"bytes\":%zu,\"ranks\":%d,\"ops_per_batch\":%d,\"batches\":[",
-                   label.c_str(), coll.c_str(), bytes, s.n, ops);
+            printf("{\"label\":\"%s\",\"coll\":\"%s\",\"bytes\":%zu,\"ranks\":%d,\"procs\":%d,"
+                   "\"ops_per_batch\":%d,\"batches\":[",
+                   o.label.c_str(), coll.c_str(), bytes, s.n, o.procs, ops);
             for (size_t i = 0; i < batches.size(); i++) printf("%s%.3f", i ? "," : "", batches[i]);
             printf("],\"median_us\":%.3f,\"algbw_gbs\":%.3f,\"busbw_gbs\":%.3f}\n", med, algbw, algbw * factor);
             fflush(stdout);
         }
     }
     sync_all(s);
-    for (int d = 0; d < s.n; d++) nc.comm_destroy(s.comms[d]);
+    for (size_t d = 0; d < local; d++) nc.comm_destroy(s.comms[d]);
+}
+
+// The number of GPUs, asked in a child process: CUDA must not be initialised in a process that forks workers.
+static int count_gpus_in_child() {
+    int fds[2];
+    if (pipe(fds) != 0) die("pipe");
+    pid_t pid = fork();
+    if (pid == 0) {
+        int n = 0;
+        if (cudaGetDeviceCount(&n) != cudaSuccess) n = 0;
+        if (write(fds[1], &n, sizeof n) != (ssize_t)sizeof n) _exit(1);
+        _exit(0);
+    }
+    int n = 0;
+    if (read(fds[0], &n, sizeof n) != (ssize_t)sizeof n) n = 0;
+    waitpid(pid, nullptr, 0);
+    close(fds[0]);
+    close(fds[1]);
+    return n;
+}
+
+int main(int argc, char** argv) {
+    Options o;
+    for (int i = 1; i < argc; i++) {
+        std::string a = argv[i];
+        if (i + 1 >= argc)
+            die("every option takes a value (--nccl PATH --procs 0|1 --colls LIST --min S --max S --seconds S "
+                "--batches N --label L)");
+        const char* v = argv[++i];
+        if (a == "--nccl") o.lib_path = v;
+        else if (a == "--procs") o.procs = atoi(v);
+        else if (a == "--colls") o.colls = v;
+        else if (a == "--min") o.min_bytes = parse_size(v);
+        else if (a == "--max") o.max_bytes = parse_size(v);
+        else if (a == "--seconds") o.seconds = atof(v);
+        else if (a == "--batches") o.batches = atoi(v);
+        else if (a == "--label") o.label = v;
+        else die(("unknown option " + a).c_str());
+    }
+    if (!o.lib_path) die("--nccl PATH (libnccl.so.2) is required");
+    if (o.min_bytes < 1024 || o.max_bytes < o.min_bytes || o.seconds <= 0 || o.batches < 3 || o.batches > 1000)
+        die("need 1K <= --min <= --max, --seconds > 0 and 3 <= --batches <= 1000");
+    for (size_t start = 0; start <= o.colls.size();) {
+        size_t comma = o.colls.find(',', start);
+        std::string coll = o.colls.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+        start = comma == std::string::npos ? o.colls.size() + 1 : comma + 1;
+        if (coll != "all_reduce" && coll != "all_gather" && coll != "reduce_scatter" && coll != "sendrecv")
+            die(("unknown collective " + coll).c_str());
+    }
+    if (o.procs == 0) {
+        Setup s;
+        CUDA_OK(cudaGetDeviceCount(&s.n));
+        if (s.n < 2) die("needs at least two GPUs");
+        for (int d = 0; d < s.n; d++) s.devs.push_back(d), s.ranks.push_back(d);
+        sweep(o, s, nullptr);
+        return 0;
+    }
+    int n = count_gpus_in_child();
+    if (n < 2) die("needs at least two GPUs");
+    int id_pipe[2];
+    if (pipe(id_pipe) != 0) die("pipe");
+    std::vector<pid_t> kids;
+    for (int r = 0; r < n; r++) {
+        pid_t pid = fork();
+        if (pid < 0) die("fork");
+        if (pid == 0) {
+            Setup s;
+            s.n = n;
+            s.devs.push_back(r);
+            s.ranks.push_back(r);
+            sweep(o, s, id_pipe);
+            fflush(stdout);
+            _exit(0);
+        }
+        kids.push_back(pid);
+    }
+    int failed = 0;
+    for (pid_t k : kids) {
+        int st = 0;
+        waitpid(k, &st, 0);
+        if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) failed = 1;
+    }
+    if (failed) die("a rank failed (its message is above)");
     return 0;
 }

@@ -1,16 +1,17 @@
 #!/usr/bin/env bash
 # Issue #17 item 2: bus bandwidth with the plugin's default configuration against NCCL_PROFILER_PLUGIN=none,
 # fresh processes interleaved, REPS repetitions, 1 KiB - 1 GiB, over NVLink and over sockets. The workload is
-# nccl_busbw (one process driving both GPUs, nccl-tests' method: few us of host work per operation), so that the
-# 1-4 MiB points, launch-bound through torch, resolve 1 %.
+# nccl_busbw (nccl-tests' method: a few us of host work per operation), so that the 1-4 MiB points, launch-bound
+# through torch, resolve 1 %. PROCS=1 (default): one process per GPU, as torchrun runs NCCL; PROCS=0: one thread
+# drives every GPU (every rank's host cost on one thread: the strictest case; results tagged "<transport>.onethread").
 #
 # On the build machine (nvcc there):   nvcc -O2 -o .carry/nccl_busbw deploy/gpu/nccl_busbw.cu -ldl
 # On the GPU host (carry .carry):        deploy/gpu/overhead-busbw.sh [REPS, default 5]
 # Environment: CONFIGS (default "none default"; also "noop": a plugin whose callbacks return at once, i.e. what
 # NCCL's own profiler plumbing costs; "mask=0x9E": the plugin with FLOWSCOPE_EVENT_MASK), TRANSPORTS (default
 # "nvlink socket"), MIN_SIZE (1K), MAX_SIZE (1G), SECONDS_PER_POINT (0.25),
-# RING_SIZE (4G, the most: one thread
-# drives every GPU, so one lane of 8 takes every record; drops, if any, are reported), DEADLINE_AT (epoch s: no run starts after).
+# RING_SIZE (4G, the most: with PROCS=0
+# one thread drives every GPU, so one lane of 8 takes every record; drops, if any, are reported), DEADLINE_AT (epoch s: no run starts after).
 # Output under $OUT/busbw/: <transport>-<config>-<rep>.jsonl, .log, rings.txt (records and drops per run),
 # summary.md (compare_busbw.py).
 set -uo pipefail
@@ -36,6 +37,8 @@ echo "NCCL: $NCCL_LIB; plugin: $(git log -1 --format=%h 2>/dev/null) $(date -u +
 nvidia-smi -L >>"$OUTDIR/host.txt" 2>&1
 : >"$OUTDIR/rings.txt"
 for transport in ${TRANSPORTS:-nvlink socket}; do
+  tag=$transport
+  [ "${PROCS:-1}" = 0 ] && tag=$transport.onethread
   case "$transport" in
     nvlink) TENV=(NCCL_NVLS_ENABLE=0) ;;
     socket) TENV=(NCCL_NVLS_ENABLE=0 NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1 NCCL_IB_DISABLE=1 NCCL_SOCKET_IFNAME=lo) ;;
@@ -43,7 +46,7 @@ for transport in ${TRANSPORTS:-nvlink socket}; do
   esac
   for rep in $(seq 1 "$REPS"); do
     if [ -n "${DEADLINE_AT:-}" ] && [ "$(date +%s)" -gt "$DEADLINE_AT" ]; then
-      echo "!! $transport repetitions $rep.. skipped: deadline"; break
+      echo "!! $tag repetitions $rep.. skipped: deadline"; break
     fi
     read -r -a configs <<<"${CONFIGS:-none default}"
     n=${#configs[@]}
@@ -60,13 +63,13 @@ for transport in ${TRANSPORTS:-nvlink socket}; do
         *) echo "unknown config $config (none, noop, default, mask=0x..)" >&2; exit 2 ;;
       esac
       t0=$(date +%s)
-      env "${TENV[@]}" "${PENV[@]}" timeout -k 10 300 "$BIN" --nccl "$NCCL_LIB" --min "${MIN_SIZE:-1K}" \
-        --max "${MAX_SIZE:-1G}" --seconds "${SECONDS_PER_POINT:-0.25}" --label "$transport-$config-$rep" \
-        >"$OUTDIR/$transport-$config-$rep.jsonl" 2>"$OUTDIR/$transport-$config-$rep.log" \
-        || echo "!! $transport-$config-$rep failed: $(tail -2 "$OUTDIR/$transport-$config-$rep.log")"
-      echo "$transport-$config-$rep: $(($(date +%s) - t0)) s, $(wc -l <"$OUTDIR/$transport-$config-$rep.jsonl") points"
+      run=$tag-$config-$rep
+      env "${TENV[@]}" "${PENV[@]}" timeout -k 10 300 "$BIN" --nccl "$NCCL_LIB" --procs "${PROCS:-1}" \
+        --min "${MIN_SIZE:-1K}" --max "${MAX_SIZE:-1G}" --seconds "${SECONDS_PER_POINT:-0.25}" --label "$run" \
+        >"$OUTDIR/$run.jsonl" 2>"$OUTDIR/$run.log" || echo "!! $run failed: $(tail -2 "$OUTDIR/$run.log")"
+      echo "$run: $(($(date +%s) - t0)) s, $(wc -l <"$OUTDIR/$run.jsonl") points"
       if [ -d "$ringdir" ]; then
-        python3 deploy/gpu/ring_counts.py "$ringdir" "$transport-$config-$rep" >>"$OUTDIR/rings.txt" 2>&1
+        python3 deploy/gpu/ring_counts.py "$ringdir" "$run" >>"$OUTDIR/rings.txt" 2>&1
       fi
       rm -rf "$ringdir"
     done
