@@ -21,9 +21,9 @@ import java.util.Map;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import io.flowscope.collector.CollectorConfig;
+import io.flowscope.collector.config.CollectorConfig;
 import io.flowscope.collector.CollectorService;
-import io.flowscope.collector.Json;
+import io.flowscope.collector.pipeline.Json;
 import io.flowscope.ring.NcclState;
 import io.flowscope.ring.TestRingWriter;
 

@@ -5,9 +5,9 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.concurrent.TimeUnit;
 
-import io.flowscope.collector.AnomalyStages;
-import io.flowscope.collector.CollectorConfig;
-import io.flowscope.collector.Pipeline;
+import io.flowscope.collector.pipeline.AnomalyStages;
+import io.flowscope.collector.config.CollectorConfig;
+import io.flowscope.collector.pipeline.Pipeline;
 import io.flowscope.collector.journal.JournalWriter;
 import io.flowscope.ring.RecordHandler;
 import io.flowscope.ring.RingMerge;

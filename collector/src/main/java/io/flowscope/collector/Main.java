@@ -12,8 +12,16 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 
+import io.flowscope.collector.config.CollectorConfig;
+import io.flowscope.collector.config.EngineSettings;
 import io.flowscope.collector.journal.EventLog;
 import io.flowscope.collector.journal.TraceReader;
+import io.flowscope.collector.pipeline.AnomalyEvent;
+import io.flowscope.collector.pipeline.Json;
+import io.flowscope.collector.replay.JournalJson;
+import io.flowscope.collector.replay.Replay;
+import io.flowscope.collector.replay.TraceClock;
+import io.flowscope.collector.replay.TraceExport;
 import io.flowscope.ring.cli.RingTool;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -233,8 +241,8 @@ public final class Main implements Callable<Integer>
             }
         };
         final CountDownLatch stop = stopSignal != null ? stopSignal : new CountDownLatch(1);
-        final io.flowscope.collector.fleet.FleetConfig fleet =
-            io.flowscope.collector.fleet.FleetConfig.load(opts.config, System.getenv(), opts.overrides());
+        final io.flowscope.collector.config.FleetConfig fleet =
+            io.flowscope.collector.config.FleetConfig.load(opts.config, System.getenv(), opts.overrides());
         if (fleet.isAggregator())
         {
             return io.flowscope.collector.fleet.Fleet.serveAggregator(config, fleet, console, out, stop,
@@ -622,19 +630,19 @@ public final class Main implements Callable<Integer>
             final PrintWriter out = spec.commandLine().getOut();
             final PrintStream err = parent.stderr;
             // the engines as the live run built them: its journaled settings, unless the user gave others
-            final String journaled = io.flowscope.collector.Replay.journaledSettings(journal);
+            final String journaled = io.flowscope.collector.replay.Replay.journaledSettings(journal);
             final EngineSettings.Choice choice = EngineSettings.choose(config, System.getenv(), set, journaled);
             final CollectorConfig cfg = choice.config();
             err.println("flowscope replay: " + choice.said());
-            final long total = noProgress ? 0 : io.flowscope.collector.Replay.countDocuments(journal);
+            final long total = noProgress ? 0 : io.flowscope.collector.replay.Replay.countDocuments(journal);
             // the trace on the epoch: the hosts' clock offsets from the input's first batches (TraceClock)
             final TraceClock clock = trace != null ? TraceClock.of(journal) : null;
             final long base = given != null ? given : clock != null ? clock.defaultBaseNs() : 0;
             final TraceExport export = trace != null ? new TraceExport(trace, clock, TraceExport.DEFAULT_MAX_EVENTS,
                 base) : null;
-            final io.flowscope.collector.Replay.Progress progress =
-                noProgress ? null : io.flowscope.collector.Replay.progressBar(err, total);
-            final io.flowscope.collector.Replay.Result r = io.flowscope.collector.Replay.run(journal, cfg, fromNs, toNs,
+            final io.flowscope.collector.replay.Replay.Progress progress =
+                noProgress ? null : io.flowscope.collector.replay.Replay.progressBar(err, total);
+            final io.flowscope.collector.replay.Replay.Result r = io.flowscope.collector.replay.Replay.run(journal, cfg, fromNs, toNs,
                 export, export, progress == null ? d -> { } : progress, d ->
                 {
                     final String line = "flowscope replay: damaged, skipped: " + d;
@@ -761,7 +769,7 @@ public final class Main implements Callable<Integer>
                     parent.stderr.println("flowscope inspect: " + reader.documents() + " " +
                         ("lines".equals(reader.corruptionUnit()) ? "batches" : reader.corruptionUnit()) + " read; " +
                         reader.corruptDocuments() + " corrupt " + reader.corruptionUnit() + " skipped" +
-                        io.flowscope.collector.Replay.damageSummary(reader.corruptDocuments(),
+                        io.flowscope.collector.replay.Replay.damageSummary(reader.corruptDocuments(),
                             reader.corruptionUnit(), reader.damagedRanges(), reader.damage()));
                 }
                 return damaged(parent.stderr, "inspect", reader.corruptDocuments(), reader.corruptionUnit(),

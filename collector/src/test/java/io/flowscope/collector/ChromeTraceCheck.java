@@ -20,14 +20,14 @@ import com.fasterxml.jackson.databind.JsonNode;
  * "M" events named as the format names them with their argument; "i" with a scope; {@code displayTimeUnit} ms or ns.
  * Returns the list of violations (empty: valid).
  */
-final class ChromeTraceCheck
+public final class ChromeTraceCheck
 {
     private static final Set<String> PHASES = Set.of("X", "B", "E", "i", "I", "M", "C");
     private static final Map<String, String> METADATA = Map.of("process_name", "name", "thread_name", "name",
         "process_sort_index", "sort_index", "thread_sort_index", "sort_index", "process_labels", "labels");
 
     /** Numbers as written: a double keeps only quarter microseconds of an epoch timestamp in µs. */
-    static final com.fasterxml.jackson.databind.ObjectMapper EXACT = new com.fasterxml.jackson.databind.ObjectMapper()
+    public static final com.fasterxml.jackson.databind.ObjectMapper EXACT = new com.fasterxml.jackson.databind.ObjectMapper()
         .enable(com.fasterxml.jackson.databind.DeserializationFeature.USE_BIG_DECIMAL_FOR_FLOATS);
 
     private ChromeTraceCheck()
@@ -40,7 +40,7 @@ final class ChromeTraceCheck
         return (v.isBigDecimal() ? v.decimalValue() : new BigDecimal(v.asText())).movePointRight(3).longValueExact();
     }
 
-    static List<String> violations(final JsonNode trace)
+    public static List<String> violations(final JsonNode trace)
     {
         final List<String> bad = new ArrayList<>();
         if (!trace.isObject() || !trace.path("traceEvents").isArray())

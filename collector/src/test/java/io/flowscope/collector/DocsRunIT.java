@@ -23,6 +23,7 @@ import java.util.zip.GZIPInputStream;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.flowscope.collector.Launcher.Ran;
+import io.flowscope.collector.pipeline.Json;
 import io.flowscope.ring.cli.RingTool;
 import io.flowscope.sink.webhook.HmacSigner;
 import org.junit.jupiter.api.BeforeAll;

@@ -12,6 +12,14 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.flowscope.collector.config.CollectorConfig;
+import io.flowscope.collector.ingest.Source;
+import io.flowscope.collector.pipeline.AnomalyStages;
+import io.flowscope.collector.pipeline.FailingStage;
+import io.flowscope.collector.pipeline.IngestFailures;
+import io.flowscope.collector.pipeline.Pipeline;
+import io.flowscope.collector.pipeline.Stats;
+import io.flowscope.collector.replay.Replay;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 

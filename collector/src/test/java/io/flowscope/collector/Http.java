@@ -7,6 +7,7 @@ import java.net.http.HttpResponse;
 import java.time.Duration;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.flowscope.collector.pipeline.Json;
 
 /** A real HTTP client for the tests. */
 final class Http

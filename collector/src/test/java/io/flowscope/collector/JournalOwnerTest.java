@@ -16,6 +16,7 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 
+import io.flowscope.collector.config.CollectorConfig;
 import io.flowscope.collector.journal.JournalLock;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;

@@ -15,6 +15,12 @@ import java.util.concurrent.TimeUnit;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.flowscope.anomaly.AnomalyKind;
+import io.flowscope.collector.config.CollectorConfig;
+import io.flowscope.collector.http.HttpVerticle;
+import io.flowscope.collector.pipeline.AnomalyEvent;
+import io.flowscope.collector.pipeline.LiveTrackerTest;
+import io.flowscope.collector.pipeline.RankIdentity;
+import io.flowscope.collector.pipeline.Snapshot;
 import io.vertx.core.Vertx;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;

@@ -11,6 +11,9 @@ import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
 
 import io.flowscope.anomaly.AnomalyKind;
+import io.flowscope.collector.config.CollectorConfig;
+import io.flowscope.collector.pipeline.AnomalyEvent;
+import io.flowscope.collector.replay.Replay;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 

@@ -10,6 +10,8 @@ import java.nio.file.Path;
 import java.util.Map;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.flowscope.collector.config.CollectorConfig;
+import io.flowscope.collector.pipeline.Json;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 

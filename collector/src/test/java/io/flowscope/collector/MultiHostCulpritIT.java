@@ -19,6 +19,11 @@ import java.util.regex.Pattern;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.flowscope.anomaly.Anomaly;
+import io.flowscope.collector.config.CollectorConfig;
+import io.flowscope.collector.pipeline.AnomalyEvent;
+import io.flowscope.collector.pipeline.FlowRow;
+import io.flowscope.collector.pipeline.Json;
+import io.flowscope.collector.replay.Replay;
 import io.flowscope.sink.testing.InfluxServer;
 import io.flowscope.sink.webhook.WebhookConfig;
 import io.flowscope.window.ring.RingEventSource;

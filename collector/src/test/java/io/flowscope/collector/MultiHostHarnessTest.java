@@ -21,6 +21,9 @@ import java.util.stream.Collectors;
 
 import io.flowscope.anomaly.Anomaly;
 import io.flowscope.anomaly.AnomalyKind;
+import io.flowscope.collector.config.CollectorConfig;
+import io.flowscope.collector.pipeline.AnomalyEvent;
+import io.flowscope.collector.pipeline.Stats;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;

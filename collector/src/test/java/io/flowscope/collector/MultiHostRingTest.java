@@ -12,6 +12,8 @@ import java.util.List;
 import java.util.Map;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.flowscope.collector.config.CollectorConfig;
+import io.flowscope.collector.pipeline.Stats;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 

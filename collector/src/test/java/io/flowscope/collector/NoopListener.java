@@ -3,7 +3,7 @@ package io.flowscope.collector;
 import io.flowscope.window.TelemetryListener;
 
 /** Ignores every call (for reading a journal's metadata or counting it). */
-class NoopListener implements TelemetryListener
+public class NoopListener implements TelemetryListener
 {
     @Override
     public void onProxyOpStart(final long opKey, final long commHash, final int rank, final int peer,

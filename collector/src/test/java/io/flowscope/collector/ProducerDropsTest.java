@@ -15,6 +15,8 @@ import java.util.List;
 import java.util.Map;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.flowscope.collector.config.CollectorConfig;
+import io.flowscope.collector.pipeline.ProducerDrops;
 import io.flowscope.ring.NcclState;
 import io.flowscope.ring.TestRingWriter;
 import org.junit.jupiter.api.Test;

@@ -13,6 +13,7 @@ import java.util.Set;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
+import io.flowscope.collector.config.CollectorConfig;
 import io.flowscope.dashboards.PromQl;
 import io.flowscope.dashboards.PrometheusDashboards;
 import io.flowscope.dashboards.PrometheusMetric;

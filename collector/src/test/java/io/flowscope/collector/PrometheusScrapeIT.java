@@ -20,6 +20,8 @@ import java.util.concurrent.TimeUnit;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.flowscope.collector.config.CollectorConfig;
+import io.flowscope.collector.ingest.SimulatorSource;
 import io.flowscope.sim.ClusterSimulator;
 import io.flowscope.sim.SimulatedRun;
 import org.junit.jupiter.api.Test;

@@ -12,6 +12,7 @@ import java.util.concurrent.atomic.AtomicLong;
 import io.flowscope.anomaly.Anomaly;
 import io.flowscope.anomaly.AnomalySink;
 import io.flowscope.anomaly.AnomalyStage;
+import io.flowscope.collector.pipeline.AnomalyStages;
 import io.flowscope.window.CollectiveSummary;
 import io.flowscope.window.FlowSummary;
 import org.junit.jupiter.api.Test;

@@ -12,8 +12,12 @@ import java.util.Map;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.flowscope.anomaly.Anomaly;
+import io.flowscope.collector.config.CollectorConfig;
 import io.flowscope.collector.journal.JournalReader;
 import io.flowscope.collector.journal.JournalWriter;
+import io.flowscope.collector.pipeline.AnomalyEvent;
+import io.flowscope.collector.pipeline.Json;
+import io.flowscope.collector.replay.Replay;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 

@@ -2,20 +2,24 @@ package io.flowscope.collector;
 
 import java.nio.file.Path;
 
+import io.flowscope.collector.config.CollectorConfig;
+import io.flowscope.collector.ingest.SimulatorSource;
 import io.flowscope.collector.journal.EventLog;
 import io.flowscope.collector.journal.JournalReader;
 import io.flowscope.collector.journal.JournalWriter;
+import io.flowscope.collector.pipeline.AnomalyStages;
+import io.flowscope.collector.pipeline.Pipeline;
 import net.openhft.chronicle.queue.RollCycles;
 
 /** Drives a {@link Pipeline} from the cluster simulator as fast as it goes, one 1 ms batch at a time. */
-final class SimulatedInput
+public final class SimulatedInput
 {
     /**
      * On a 2 x 2 ring, a slow link 1 → 2 and a slow GPU of rank 0 that open and resolve, then a hang of rank 2 that
      * stays: anomalies of three kinds, with starts, detections and resolutions, for comparisons that are not
      * vacuous; ~400,000 input calls (a quarter of a second to simulate).
      */
-    static final String FAULTS = "nodes=2,gpus=2,channels=1,size=2M,seed=5,duration=1200ms," +
+    public static final String FAULTS = "nodes=2,gpus=2,channels=1,size=2M,seed=5,duration=1200ms," +
         "fault=slow-link,rank=1,peer=2,fraction=0.5,at=100ms,for=200ms," +
         "fault=slow-gpu,rank=0,fraction=0.5,at=350ms,for=150ms,fault=hang,rank=2,at=600ms";
 
@@ -24,7 +28,7 @@ final class SimulatedInput
     }
 
     /** Feeds the whole scenario, batch by batch as the drain loop does, then ends the input. */
-    static void drive(final Pipeline p, final String scenario)
+    public static void drive(final Pipeline p, final String scenario)
     {
         final SimulatorSource source = new SimulatorSource(scenario, 1e12, 0);
         while (!source.finished())
@@ -36,7 +40,7 @@ final class SimulatedInput
     }
 
     /** Drives a pipeline with a journal in {@code dir}, as the service does (end marker included). */
-    static Pipeline journal(final Path dir, final CollectorConfig config, final String scenario)
+    public static Pipeline journal(final Path dir, final CollectorConfig config, final String scenario)
     {
         final Pipeline p = new Pipeline(Pipeline.windowConfig(config), AnomalyStages::create, e -> { });
         try (JournalWriter w = new JournalWriter(dir, RollCycles.FAST_HOURLY, 0, 0))
@@ -59,7 +63,7 @@ final class SimulatedInput
     }
 
     /** The telemetry calls of a journal or trace, host switches not counted (what {@link Pipeline#events} counts). */
-    static long telemetryCalls(final Path log)
+    public static long telemetryCalls(final Path log)
     {
         final long[] n = {0};
         final NoopListener counter = new NoopListener()

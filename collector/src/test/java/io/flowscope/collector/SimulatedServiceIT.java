@@ -18,6 +18,13 @@ import java.util.concurrent.CopyOnWriteArrayList;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.flowscope.anomaly.AnomalyKind;
+import io.flowscope.collector.config.CollectorConfig;
+import io.flowscope.collector.pipeline.AnomalyEvent;
+import io.flowscope.collector.pipeline.AnomalyStages;
+import io.flowscope.collector.pipeline.FlowRow;
+import io.flowscope.collector.pipeline.Json;
+import io.flowscope.collector.pipeline.Pipeline;
+import io.flowscope.collector.replay.Replay;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 

@@ -14,6 +14,9 @@ import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.flowscope.collector.config.CollectorConfig;
+import io.flowscope.collector.pipeline.AnomalyEvent;
+import io.flowscope.collector.pipeline.Json;
 import io.flowscope.sink.testing.InfluxServer;
 import io.flowscope.sink.webhook.HmacSigner;
 import io.flowscope.sink.webhook.WebhookConfig;

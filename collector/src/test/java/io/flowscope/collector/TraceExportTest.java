@@ -19,9 +19,14 @@ import java.util.regex.Pattern;
 import java.util.zip.GZIPInputStream;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.flowscope.collector.config.CollectorConfig;
 import io.flowscope.collector.journal.EventLog;
 import io.flowscope.collector.journal.JournalReader;
 import io.flowscope.collector.journal.JournalWriter;
+import io.flowscope.collector.pipeline.Json;
+import io.flowscope.collector.replay.Replay;
+import io.flowscope.collector.replay.TraceClock;
+import io.flowscope.collector.replay.TraceExport;
 import io.flowscope.window.TelemetryListener;
 import net.openhft.chronicle.queue.RollCycles;
 import org.junit.jupiter.api.Test;

@@ -15,8 +15,10 @@ import java.util.zip.GZIPInputStream;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.flowscope.collector.config.CollectorConfig;
 import io.flowscope.collector.journal.JournalReader;
 import io.flowscope.collector.journal.TraceReader;
+import io.flowscope.collector.pipeline.Json;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;

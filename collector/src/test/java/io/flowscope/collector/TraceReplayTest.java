@@ -16,6 +16,11 @@ import java.util.zip.GZIPOutputStream;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.flowscope.collector.config.CollectorConfig;
+import io.flowscope.collector.pipeline.AnomalyEvent;
+import io.flowscope.collector.pipeline.Json;
+import io.flowscope.collector.pipeline.Pipeline;
+import io.flowscope.collector.replay.Replay;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;

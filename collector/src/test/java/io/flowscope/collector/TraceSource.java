@@ -4,8 +4,10 @@ import java.nio.file.Path;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 
+import io.flowscope.collector.ingest.Source;
 import io.flowscope.collector.journal.EventLog;
 import io.flowscope.collector.journal.JournalReader;
+import io.flowscope.collector.pipeline.Pipeline;
 
 /**
  * A recorded trace (or journal) as the service's source: its batches handed to the pipeline one per poll, as fast as

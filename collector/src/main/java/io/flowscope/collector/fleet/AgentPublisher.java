@@ -14,10 +14,11 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.LongFunction;
 
-import io.flowscope.collector.AnomalyEvent;
-import io.flowscope.collector.AnomalyStages;
-import io.flowscope.collector.CollectorConfig;
-import io.flowscope.collector.Pipeline;
+import io.flowscope.collector.config.FleetConfig;
+import io.flowscope.collector.pipeline.AnomalyEvent;
+import io.flowscope.collector.pipeline.AnomalyStages;
+import io.flowscope.collector.config.CollectorConfig;
+import io.flowscope.collector.pipeline.Pipeline;
 import io.flowscope.collector.journal.JournalReader;
 import io.flowscope.collector.journal.JournalWriter;
 import io.flowscope.window.CollectiveSummary;

@@ -7,14 +7,15 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 
-import io.flowscope.collector.AnomalyEvent;
-import io.flowscope.collector.CollectorConfig;
+import io.flowscope.collector.config.FleetConfig;
+import io.flowscope.collector.pipeline.AnomalyEvent;
+import io.flowscope.collector.config.CollectorConfig;
 import io.flowscope.collector.CollectorService;
-import io.flowscope.collector.HttpVerticle;
-import io.flowscope.collector.Metrics;
-import io.flowscope.collector.ServiceSinks;
-import io.flowscope.collector.Snapshot;
-import io.flowscope.collector.Stats;
+import io.flowscope.collector.http.HttpVerticle;
+import io.flowscope.collector.http.Metrics;
+import io.flowscope.collector.pipeline.ServiceSinks;
+import io.flowscope.collector.pipeline.Snapshot;
+import io.flowscope.collector.pipeline.Stats;
 import io.vertx.core.Vertx;
 import io.vertx.core.VertxOptions;
 

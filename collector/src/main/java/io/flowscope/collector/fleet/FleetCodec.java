@@ -13,7 +13,7 @@ import java.util.Map;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.flowscope.anomaly.Anomaly;
-import io.flowscope.collector.Json;
+import io.flowscope.collector.pipeline.Json;
 import io.flowscope.window.CollectiveSummary;
 import io.flowscope.window.FlowSummary;
 

@@ -1,6 +1,6 @@
 package io.flowscope.collector.fleet;
 
-/** Prometheus text (0.0.4) for the fleet's counters, in the style of {@code io.flowscope.collector.Metrics}. */
+/** Prometheus text (0.0.4) for the fleet's counters, in the style of {@code io.flowscope.collector.http.Metrics}. */
 final class FleetMetrics
 {
     private FleetMetrics()

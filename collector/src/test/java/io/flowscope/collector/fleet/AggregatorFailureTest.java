@@ -10,12 +10,13 @@ import java.util.function.Function;
 
 import io.flowscope.anomaly.AnomalySink;
 import io.flowscope.anomaly.AnomalyStage;
-import io.flowscope.collector.AnomalyStages;
-import io.flowscope.collector.CollectorConfig;
-import io.flowscope.collector.FailingStage;
-import io.flowscope.collector.IngestFailures;
-import io.flowscope.collector.Pipeline;
-import io.flowscope.collector.SimulatorSource;
+import io.flowscope.collector.config.FleetConfig;
+import io.flowscope.collector.pipeline.AnomalyStages;
+import io.flowscope.collector.config.CollectorConfig;
+import io.flowscope.collector.pipeline.FailingStage;
+import io.flowscope.collector.pipeline.IngestFailures;
+import io.flowscope.collector.pipeline.Pipeline;
+import io.flowscope.collector.ingest.SimulatorSource;
 import org.junit.jupiter.api.Test;
 
 /**

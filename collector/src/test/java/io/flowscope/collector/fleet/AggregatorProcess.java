@@ -20,6 +20,7 @@ import java.util.concurrent.TimeUnit;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.flowscope.collector.Main;
+import io.flowscope.collector.config.FleetConfig;
 
 /**
  * {@code flowscope run --role aggregator} in its own JVM (this JVM's class path and module flags), its output

@@ -8,8 +8,9 @@ import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Map;
 
-import io.flowscope.collector.CollectorConfig;
+import io.flowscope.collector.config.CollectorConfig;
 import io.flowscope.collector.CollectorService;
+import io.flowscope.collector.config.FleetConfig;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.condition.EnabledIfSystemProperty;
 import org.junit.jupiter.api.extension.RegisterExtension;

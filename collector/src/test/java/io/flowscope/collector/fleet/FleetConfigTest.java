@@ -9,7 +9,8 @@ import java.util.Map;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import io.flowscope.collector.CollectorConfig;
+import io.flowscope.collector.config.CollectorConfig;
+import io.flowscope.collector.config.FleetConfig;
 import io.flowscope.window.FlowSummary;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;

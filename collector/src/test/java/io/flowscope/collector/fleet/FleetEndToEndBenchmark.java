@@ -16,9 +16,10 @@ import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.atomic.AtomicLong;
 
-import io.flowscope.collector.CollectorConfig;
+import io.flowscope.collector.config.CollectorConfig;
 import io.flowscope.collector.CollectorService;
-import io.flowscope.collector.ServiceSinks;
+import io.flowscope.collector.config.FleetConfig;
+import io.flowscope.collector.pipeline.ServiceSinks;
 import io.flowscope.sink.SinkCounters;
 import io.flowscope.sink.influx.InfluxSink;
 import io.flowscope.sink.testing.InfluxServer;

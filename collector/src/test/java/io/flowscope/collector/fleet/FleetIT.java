@@ -21,10 +21,11 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import io.flowscope.collector.AnomalyStages;
-import io.flowscope.collector.CollectorConfig;
+import io.flowscope.collector.config.FleetConfig;
+import io.flowscope.collector.pipeline.AnomalyStages;
+import io.flowscope.collector.config.CollectorConfig;
 import io.flowscope.collector.CollectorService;
-import io.flowscope.collector.Pipeline;
+import io.flowscope.collector.pipeline.Pipeline;
 import io.flowscope.collector.WebhookReceiver;
 import io.flowscope.collector.journal.JournalReader;
 import io.flowscope.collector.journal.JournalWriter;

@@ -2,9 +2,9 @@ package io.flowscope.collector.fleet;
 
 import java.util.concurrent.atomic.AtomicLong;
 
-import io.flowscope.collector.AnomalyStages;
-import io.flowscope.collector.CollectorConfig;
-import io.flowscope.collector.Pipeline;
+import io.flowscope.collector.pipeline.AnomalyStages;
+import io.flowscope.collector.config.CollectorConfig;
+import io.flowscope.collector.pipeline.Pipeline;
 import io.flowscope.collector.journal.JournalReader;
 import io.flowscope.window.TelemetryListener;
 

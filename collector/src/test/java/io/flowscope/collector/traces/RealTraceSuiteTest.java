@@ -11,9 +11,9 @@ import java.util.stream.Stream;
 
 import io.flowscope.anomaly.Anomaly;
 import io.flowscope.anomaly.AnomalyKind;
-import io.flowscope.collector.AnomalyStages;
-import io.flowscope.collector.CollectorConfig;
-import io.flowscope.collector.Replay;
+import io.flowscope.collector.pipeline.AnomalyStages;
+import io.flowscope.collector.config.CollectorConfig;
+import io.flowscope.collector.replay.Replay;
 import org.junit.jupiter.api.DynamicTest;
 import org.junit.jupiter.api.TestFactory;
 

@@ -1,0 +1,252 @@
+package io.flowscope.collector.config;
+
+import java.io.IOException;
+import java.lang.management.ManagementFactory;
+import java.net.InetAddress;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Collections;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.Locale;
+import java.util.Map;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
+
+/**
+ * The {@code fleet} section of the configuration (keys {@code fleet.*}, same layering as {@link CollectorConfig}:
+ * defaults, file, environment {@code FLOWSCOPE_FLEET_...}, command line). Immutable.
+ *
+ * @param role             {@code standalone} (no Kafka), {@code agent} or {@code aggregator}
+ * @param bootstrap        Kafka bootstrap servers
+ * @param topicPrefix      topics are {@code <prefix>.summaries}, {@code .anomalies}, {@code .events},
+ *                         {@code .fleet-anomalies}
+ * @param partitions       partitions of the topics this process creates when they are missing
+ * @param agentId          the agent's name in every record, stable across restarts (empty: host name + "-" + a
+ *                         hash of the journal directory; see {@link #agentIdFor})
+ * @param eventSampleEvery publish every N-th raw engine input call to the events topic (0: none)
+ * @param group            the aggregators' consumer group
+ * @param bufferBytes      the producer's buffer.memory (bounded)
+ */
+public record FleetConfig(String role, String bootstrap, String topicPrefix, int partitions, String agentId,
+    long eventSampleEvery, String group, long bufferBytes)
+{
+    /** Every key with its default, in the order of the README table. */
+    public static final Map<String, String> DEFAULTS;
+
+    static
+    {
+        final Map<String, String> d = new LinkedHashMap<>();
+        d.put("fleet.role", "standalone");
+        d.put("fleet.bootstrap", "127.0.0.1:19092");
+        d.put("fleet.topicPrefix", "flowscope");
+        d.put("fleet.partitions", "4");
+        d.put("fleet.agentId", "");
+        d.put("fleet.eventSampleEvery", "1000");
+        d.put("fleet.group", "flowscope-aggregators");
+        d.put("fleet.bufferBytes", "33554432");
+        DEFAULTS = Collections.unmodifiableMap(d);
+    }
+
+    public String summariesTopic()
+    {
+        return topicPrefix + ".summaries";
+    }
+
+    public String anomaliesTopic()
+    {
+        return topicPrefix + ".anomalies";
+    }
+
+    public String eventsTopic()
+    {
+        return topicPrefix + ".events";
+    }
+
+    /** The aggregators' output: cross-node anomalies, written in transactions. */
+    public String fleetAnomaliesTopic()
+    {
+        return topicPrefix + ".fleet-anomalies";
+    }
+
+    public boolean isAgent()
+    {
+        return "agent".equals(role);
+    }
+
+    public boolean isAggregator()
+    {
+        return "aggregator".equals(role);
+    }
+
+    public static FleetConfig load(final Path file, final Map<String, String> env, final Map<String, String> overrides)
+    {
+        final Map<String, String> values = new LinkedHashMap<>(DEFAULTS);
+        final Map<String, String> origin = new LinkedHashMap<>();
+        DEFAULTS.keySet().forEach(k -> origin.put(k, "default"));
+        if (file != null)
+        {
+            readFile(file).forEach((k, v) ->
+            {
+                if (k.startsWith("fleet."))
+                {
+                    known(k, "file " + file);
+                    values.put(k, v);
+                    origin.put(k, "file " + file);
+                }
+            });
+        }
+        for (final String key : DEFAULTS.keySet())
+        {
+            final String v = env.get(CollectorConfig.envName(key));
+            if (v != null)
+            {
+                values.put(key, v);
+                origin.put(key, "env " + CollectorConfig.envName(key));
+            }
+        }
+        overrides.forEach((k, v) ->
+        {
+            if (k.startsWith("fleet."))
+            {
+                known(k, "the command line");
+                values.put(k, v);
+                origin.put(k, "the command line");
+            }
+        });
+        final String role = values.get("fleet.role").trim().toLowerCase(Locale.ROOT);
+        if (!role.equals("standalone") && !role.equals("agent") && !role.equals("aggregator"))
+        {
+            throw bad("fleet.role", values, origin, "standalone, agent or aggregator");
+        }
+        final String agentId = values.get("fleet.agentId").trim();
+        if (agentId.contains(":") || agentId.contains(" "))
+        {
+            throw bad("fleet.agentId", values, origin, "a name without ':' or spaces");
+        }
+        final String bootstrap = values.get("fleet.bootstrap").trim();
+        if (bootstrap.isEmpty())
+        {
+            throw bad("fleet.bootstrap", values, origin, "host:port[,host:port...]");
+        }
+        final String prefix = values.get("fleet.topicPrefix").trim();
+        if (!prefix.matches("[A-Za-z0-9._-]+"))
+        {
+            throw bad("fleet.topicPrefix", values, origin, "letters, digits, '.', '_' or '-'");
+        }
+        return new FleetConfig(role, bootstrap, prefix, (int)longIn("fleet.partitions", values, origin, 1, 1024),
+            agentId, longIn("fleet.eventSampleEvery", values, origin, 0, Long.MAX_VALUE),
+            values.get("fleet.group").trim(), longIn("fleet.bufferBytes", values, origin, 1 << 20, 1L << 31));
+    }
+
+    /** The configured agent id, or host name + "-" + hash of the journal directory (stable across restarts). */
+    public String agentIdFor(final Path journalDir)
+    {
+        if (!agentId.isEmpty())
+        {
+            return agentId;
+        }
+        long h = 0xcbf29ce484222325L;
+        for (final byte b : journalDir.toAbsolutePath().normalize().toString().getBytes(
+            java.nio.charset.StandardCharsets.UTF_8))
+        {
+            h = (h ^ (b & 0xff)) * 0x100000001b3L;
+        }
+        return hostName() + "-" + Long.toHexString(h).substring(0, 8);
+    }
+
+    public static String hostName()
+    {
+        try
+        {
+            return InetAddress.getLocalHost().getHostName().replace(':', '_').replace(' ', '_');
+        }
+        catch (final IOException e)
+        {
+            return ManagementFactory.getRuntimeMXBean().getName().replace(':', '_').replace(' ', '_');
+        }
+    }
+
+    private static void known(final String key, final String where)
+    {
+        if (!DEFAULTS.containsKey(key))
+        {
+            throw new CollectorConfig.ConfigException("config: unknown key '" + key + "' in " + where +
+                " (known fleet keys: " + String.join(", ", DEFAULTS.keySet()) + ")");
+        }
+    }
+
+    private static CollectorConfig.ConfigException bad(final String key, final Map<String, String> values,
+        final Map<String, String> origin, final String expected)
+    {
+        return new CollectorConfig.ConfigException("config: " + key + " = '" + values.get(key) + "' (from " +
+            origin.get(key) + "): expected " + expected);
+    }
+
+    private static long longIn(final String key, final Map<String, String> values, final Map<String, String> origin,
+        final long min, final long max)
+    {
+        try
+        {
+            final long v = Long.parseLong(values.get(key).trim().replace("_", ""));
+            if (v >= min && v <= max)
+            {
+                return v;
+            }
+        }
+        catch (final NumberFormatException e)
+        {
+            // reported below
+        }
+        throw bad(key, values, origin, "an integer in " + min + ".." + max);
+    }
+
+    private static Map<String, String> readFile(final Path file)
+    {
+        final Map<String, String> out = new LinkedHashMap<>();
+        try
+        {
+            final String text = Files.readString(file);
+            final ObjectMapper mapper = text.stripLeading().startsWith("{") ? new ObjectMapper() :
+                new ObjectMapper(new YAMLFactory());
+            final JsonNode root = mapper.readTree(text);
+            if (root != null && root.isObject())
+            {
+                flatten("", root, out);
+            }
+        }
+        catch (final IOException e)
+        {
+            // CollectorConfig reports an unreadable file
+        }
+        return out;
+    }
+
+    private static void flatten(final String prefix, final JsonNode node, final Map<String, String> out)
+    {
+        final Iterator<Map.Entry<String, JsonNode>> it = node.fields();
+        while (it.hasNext())
+        {
+            final Map.Entry<String, JsonNode> e = it.next();
+            final String key = prefix.isEmpty() ? e.getKey() : prefix + "." + e.getKey();
+            if (e.getValue().isObject())
+            {
+                flatten(key, e.getValue(), out);
+            }
+            else
+            {
+                out.put(key, e.getValue().isNull() ? "" : e.getValue().asText());
+            }
+        }
+    }
+
+    @Override
+    public String toString()
+    {
+        return "fleet.role=" + role + " fleet.bootstrap=" + bootstrap + " fleet.topicPrefix=" + topicPrefix +
+            " fleet.partitions=" + partitions + " fleet.agentId=" + agentId + " fleet.eventSampleEvery=" +
+            eventSampleEvery + " fleet.group=" + group + " fleet.bufferBytes=" + bufferBytes;
+    }
+}

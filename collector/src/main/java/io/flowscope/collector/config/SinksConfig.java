@@ -1,0 +1,55 @@
+package io.flowscope.collector.config;
+
+import java.net.URI;
+import java.util.List;
+
+import io.flowscope.sink.http.ClientTls;
+import io.flowscope.sink.http.HttpAuth;
+import io.flowscope.sink.webhook.WebhookFormat;
+
+/**
+ * The sinks slice of the configuration: the InfluxDB sink (null = off), the alert webhooks, and the live page's
+ * public address alerts link to ({@code http.publicUrl} or derived; null: unknown). Immutable; {@link #toString()}
+ * masks webhook secrets.
+ */
+public record SinksConfig(Influx influx, List<Webhook> webhooks, URI liveUrl)
+{
+    public SinksConfig
+    {
+        webhooks = List.copyOf(webhooks);
+    }
+
+    /** {@code sinks.influxdb.*}; {@code auth} prints without its secret. */
+    public record Influx(URI url, String database, int batchSize, int queueCapacity, int maxAttempts, int maxSeries,
+        HttpAuth auth, ClientTls tls)
+    {
+    }
+
+    /**
+     * {@code sinks.webhooks[i].*}; the secret is empty when unsigned; {@code runbookUrl} null: the service's own
+     * {@code runbooks.html}.
+     */
+    public record Webhook(URI url, WebhookFormat format, String secret, int maxAttempts, long resendIntervalMs,
+        URI runbookUrl, HttpAuth auth, ClientTls tls)
+    {
+        @Override
+        public String toString()
+        {
+            return "Webhook[url=" + url + ", format=" + format + ", secret=" + (secret.isEmpty() ? "none" : "****") +
+                ", maxAttempts=" + maxAttempts + ", resendIntervalMs=" + resendIntervalMs + ", runbookUrl=" +
+                (runbookUrl == null ? "(service)" : runbookUrl) + ", auth=" + auth + ", " + tls + "]";
+        }
+    }
+
+    public boolean any()
+    {
+        return influx != null || !webhooks.isEmpty();
+    }
+
+    @Override
+    public String toString()
+    {
+        return "influxdb=" + (influx == null ? "(off)" : influx) + " webhooks=" + webhooks + " liveUrl=" +
+            (liveUrl == null ? "(unknown)" : liveUrl);
+    }
+}
