@@ -12,6 +12,9 @@
 # "nvlink socket"), MIN_SIZE (1K), MAX_SIZE (1G), SECONDS_PER_POINT (0.25),
 # RING_SIZE (4G, the most: with PROCS=0
 # one thread drives every GPU, so one lane of 8 takes every record; drops, if any, are reported), DEADLINE_AT (epoch s: no run starts after).
+# CAPTURE=1: a consumer drains each plugin run's rings live (`ring-tool capture` from .carry/lib on the carried
+# Java, deploy/gpu/make-carry.sh), as the collector does in production, and the rings keep the plugin's default
+# size. BATCHES (10): timed batches per point.
 # Output under $OUT/busbw/: <transport>-<config>-<rep>.jsonl, .log, rings.txt (records and drops per run),
 # summary.md (compare_busbw.py).
 set -uo pipefail
@@ -23,6 +26,14 @@ mkdir -p "$OUTDIR"
 make -C profiler-plugin -j"$(nproc)" build/libnccl-profiler-flowscope.so build/libnccl-profiler-noop.so >/dev/null || exit 1
 PLUGIN=$PWD/profiler-plugin/build/libnccl-profiler-flowscope.so
 NOOP=$PWD/profiler-plugin/build/libnccl-profiler-noop.so
+if [ "${CAPTURE:-0}" = 1 ]; then
+  # shellcheck source=deploy/gpu/carried-java.sh
+  source deploy/gpu/carried-java.sh
+  JDIR=$(mktemp -d)
+  trap 'rm -rf "$JDIR"' EXIT
+  carried_java "$JDIR" || { echo "overhead-busbw: CAPTURE=1 needs .carry/jre.tgz (make-carry.sh)" >&2; exit 1; }
+  CP=$(ls .carry/lib/*.jar | tr '\n' ':')
+fi
 NCCL_LIB=$(python3 - <<'PY'
 import glob, os
 import nvidia.nccl as m
@@ -58,16 +69,24 @@ for transport in ${TRANSPORTS:-nvlink socket}; do
         none) PENV=(NCCL_PROFILER_PLUGIN=none) ;;
         noop) PENV=(NCCL_PROFILER_PLUGIN="$NOOP") ;;
         default | mask=*) mkdir -p "$ringdir"
-          PENV=(NCCL_PROFILER_PLUGIN="$PLUGIN" FLOWSCOPE_RING_DIR="$ringdir" FLOWSCOPE_RING_SIZE="${RING_SIZE:-4G}")
+          PENV=(NCCL_PROFILER_PLUGIN="$PLUGIN" FLOWSCOPE_RING_DIR="$ringdir")
+          [ "${CAPTURE:-0}" = 1 ] || PENV+=(FLOWSCOPE_RING_SIZE="${RING_SIZE:-4G}")
           [ "$config" != default ] && PENV+=(FLOWSCOPE_EVENT_MASK="${config#mask=}") ;;
         *) echo "unknown config $config (none, noop, default, mask=0x..)" >&2; exit 2 ;;
       esac
       t0=$(date +%s)
       run=$tag-$config-$rep
+      cap=""
+      if [ "${CAPTURE:-0}" = 1 ] && [ -d "$ringdir" ]; then
+        "$JAVA" "${JFLAGS[@]}" -Xmx1g -cp "$CP" io.flowscope.ring.cli.RingTool capture "$ringdir" \
+          --summary "$OUTDIR/$run-capture.json" >"$OUTDIR/$run-capture.log" 2>&1 &
+        cap=$!
+      fi
       env "${TENV[@]}" "${PENV[@]}" timeout -k 10 300 "$BIN" --nccl "$NCCL_LIB" --procs "${PROCS:-1}" \
-        --min "${MIN_SIZE:-1K}" --max "${MAX_SIZE:-1G}" --seconds "${SECONDS_PER_POINT:-0.25}" --label "$run" \
+        --min "${MIN_SIZE:-1K}" --max "${MAX_SIZE:-1G}" --seconds "${SECONDS_PER_POINT:-0.25}" --batches "${BATCHES:-10}" --label "$run" \
         >"$OUTDIR/$run.jsonl" 2>"$OUTDIR/$run.log" || echo "!! $run failed: $(tail -2 "$OUTDIR/$run.log")"
       echo "$run: $(($(date +%s) - t0)) s, $(wc -l <"$OUTDIR/$run.jsonl") points"
+      if [ -n "$cap" ]; then kill -TERM "$cap"; wait "$cap" 2>/dev/null; fi
       if [ -d "$ringdir" ]; then
         python3 deploy/gpu/ring_counts.py "$ringdir" "$run" >>"$OUTDIR/rings.txt" 2>&1
       fi
