@@ -1,8 +1,11 @@
 package io.flowscope.anomaly;
 
-import io.flowscope.window.CollectiveSummary;
-import io.flowscope.window.FlowSummary;
-import io.flowscope.window.Phase;
+import io.flowscope.api.anomaly.Anomaly;
+import io.flowscope.api.anomaly.AnomalySink;
+import io.flowscope.api.anomaly.AnomalyStage;
+import io.flowscope.api.summary.CollectiveSummary;
+import io.flowscope.api.summary.FlowSummary;
+import io.flowscope.api.summary.Phase;
 import org.agrona.collections.Long2ObjectHashMap;
 
 import java.util.List;

@@ -4,7 +4,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 
-import io.flowscope.window.FlowSummary;
+import io.flowscope.api.summary.FlowSummary;
 import org.agrona.collections.Long2ObjectHashMap;
 
 /**

@@ -1,5 +1,8 @@
 package io.flowscope.anomaly;
 
+import io.flowscope.api.anomaly.AnomalyKind;
+import io.flowscope.api.anomaly.Culprit;
+import io.flowscope.api.anomaly.Severity;
 import org.agrona.collections.Long2ObjectHashMap;
 
 /**

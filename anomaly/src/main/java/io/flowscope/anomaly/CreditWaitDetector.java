@@ -1,6 +1,9 @@
 package io.flowscope.anomaly;
 
-import io.flowscope.window.CollectiveSummary;
+import io.flowscope.api.anomaly.AnomalyKind;
+import io.flowscope.api.anomaly.Culprit;
+import io.flowscope.api.anomaly.Severity;
+import io.flowscope.api.summary.CollectiveSummary;
 
 /**
  * SLOW_NODE by the period rule: a rank that makes the others wait beyond its own baseline and beyond its

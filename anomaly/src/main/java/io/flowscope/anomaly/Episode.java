@@ -1,5 +1,10 @@
 package io.flowscope.anomaly;
 
+import io.flowscope.api.anomaly.Anomaly;
+import io.flowscope.api.anomaly.AnomalyKind;
+import io.flowscope.api.anomaly.Culprit;
+import io.flowscope.api.anomaly.Severity;
+
 /**
  * The open / resolve hysteresis of one potential anomaly of a wait-state detector (one rank's straggling, one
  * link's slowdown): it opens after {@code openAfter} consecutive bad evaluations and resolves after

@@ -1,5 +1,9 @@
 package io.flowscope.anomaly;
 
+import io.flowscope.api.anomaly.AnomalyKind;
+import io.flowscope.api.anomaly.Culprit;
+import io.flowscope.api.anomaly.Severity;
+
 /**
  * SLOW_LINK by the period rule: a link (sender rank → receiver rank of a communicator) whose service rate (bytes
  * per ns of network time, 9 → stop, over the window) falls below its own baseline by more than its communicator's

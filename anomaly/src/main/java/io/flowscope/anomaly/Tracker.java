@@ -1,5 +1,7 @@
 package io.flowscope.anomaly;
 
+import io.flowscope.api.anomaly.Anomaly;
+
 /**
  * Open / closing state of one potential anomaly. Links, ranks and devices are their own trackers (they extend
  * this: a tracker of its own was one more object, a cache miss each, where one is judged). The period end

@@ -1,13 +1,16 @@
 package io.flowscope.anomaly;
 
+import io.flowscope.api.anomaly.AnomalyKind;
+import io.flowscope.api.anomaly.Culprit;
+import io.flowscope.api.anomaly.Severity;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.SortedMap;
 import java.util.TreeMap;
 
-import io.flowscope.window.FlowSummary;
-import io.flowscope.window.Phase;
+import io.flowscope.api.summary.FlowSummary;
+import io.flowscope.api.summary.Phase;
 import org.agrona.collections.Long2LongHashMap;
 import org.agrona.collections.Long2ObjectHashMap;
 

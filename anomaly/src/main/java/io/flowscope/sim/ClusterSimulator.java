@@ -1,8 +1,8 @@
 package io.flowscope.sim;
 
-import io.flowscope.anomaly.AnomalyKind;
-import io.flowscope.window.TelemetryListener;
-import io.flowscope.window.ring.RingEventSource;
+import io.flowscope.api.anomaly.AnomalyKind;
+import io.flowscope.api.input.HostIds;
+import io.flowscope.api.input.TelemetryListener;
 
 import java.util.ArrayList;
 import java.util.Collections;
@@ -101,7 +101,7 @@ public final class ClusterSimulator
     {
         // the default keeps the ids every scenario had before host prefixes; another prefix hashes as ring
         // hostnames do
-        return Scenario.DEFAULT_HOSTS.equals(hosts) ? 0x4057L : RingEventSource.hostId(hosts);
+        return Scenario.DEFAULT_HOSTS.equals(hosts) ? 0x4057L : HostIds.of(hosts);
     }
 
     /** Host clock − simulated time of a node (0 unless the scenario asks for clock offsets). */

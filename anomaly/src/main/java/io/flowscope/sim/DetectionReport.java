@@ -1,8 +1,8 @@
 package io.flowscope.sim;
 
-import io.flowscope.anomaly.Anomaly;
 import io.flowscope.anomaly.AnomalyConfig;
-import io.flowscope.anomaly.AnomalyKind;
+import io.flowscope.api.anomaly.Anomaly;
+import io.flowscope.api.anomaly.AnomalyKind;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;

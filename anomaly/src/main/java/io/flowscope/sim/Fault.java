@@ -1,6 +1,6 @@
 package io.flowscope.sim;
 
-import io.flowscope.anomaly.AnomalyKind;
+import io.flowscope.api.anomaly.AnomalyKind;
 
 /**
  * One injected fault of a {@link Scenario} (simulated time, ns from the start of the run).

@@ -1,6 +1,6 @@
 package io.flowscope.sim;
 
-import io.flowscope.anomaly.AnomalyKind;
+import io.flowscope.api.anomaly.AnomalyKind;
 
 /**
  * The label of an injected fault, as a detector should report it: the culprit's host id (clock domain) and

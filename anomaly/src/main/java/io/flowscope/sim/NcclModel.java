@@ -1,7 +1,7 @@
 package io.flowscope.sim;
 
-import io.flowscope.anomaly.AnomalyKind;
-import io.flowscope.window.TelemetryListener;
+import io.flowscope.api.anomaly.AnomalyKind;
+import io.flowscope.api.input.TelemetryListener;
 import org.agrona.collections.Long2LongHashMap;
 
 import java.util.Arrays;

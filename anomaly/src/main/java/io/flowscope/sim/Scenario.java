@@ -1,6 +1,6 @@
 package io.flowscope.sim;
 
-import io.flowscope.anomaly.AnomalyKind;
+import io.flowscope.api.anomaly.AnomalyKind;
 
 import java.util.ArrayList;
 import java.util.Collections;

@@ -1,8 +1,8 @@
 package io.flowscope.sim;
 
-import io.flowscope.anomaly.AnomalyKind;
-import io.flowscope.window.Collectives;
-import io.flowscope.window.TelemetryListener;
+import io.flowscope.api.anomaly.AnomalyKind;
+import io.flowscope.api.input.TelemetryListener;
+import io.flowscope.api.summary.Collectives;
 
 import java.util.SplittableRandom;
 

@@ -1,9 +1,9 @@
 package io.flowscope.sim;
 
-import io.flowscope.anomaly.Anomaly;
 import io.flowscope.anomaly.AnomalyConfig;
 import io.flowscope.anomaly.AnomalyEngine;
-import io.flowscope.anomaly.AnomalySink;
+import io.flowscope.api.anomaly.Anomaly;
+import io.flowscope.api.anomaly.AnomalySink;
 import io.flowscope.window.WindowConfig;
 import io.flowscope.window.WindowEngine;
 

@@ -1,9 +1,9 @@
 package io.flowscope.sim;
 
-import io.flowscope.anomaly.Anomaly;
 import io.flowscope.anomaly.AnomalyConfig;
-import io.flowscope.anomaly.AnomalyKind;
-import io.flowscope.anomaly.Culprit;
+import io.flowscope.api.anomaly.Anomaly;
+import io.flowscope.api.anomaly.AnomalyKind;
+import io.flowscope.api.anomaly.Culprit;
 
 import java.util.ArrayList;
 import java.util.EnumMap;

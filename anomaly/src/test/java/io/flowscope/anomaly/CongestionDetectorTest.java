@@ -1,5 +1,7 @@
 package io.flowscope.anomaly;
 
+import io.flowscope.api.anomaly.Anomaly;
+import io.flowscope.api.anomaly.AnomalyKind;
 import java.util.List;
 
 import io.flowscope.sim.Scenario;

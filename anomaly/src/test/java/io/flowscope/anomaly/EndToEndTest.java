@@ -1,5 +1,8 @@
 package io.flowscope.anomaly;
 
+import io.flowscope.api.anomaly.Anomaly;
+import io.flowscope.api.anomaly.AnomalyKind;
+import io.flowscope.api.anomaly.AnomalySink;
 import io.flowscope.sim.GroundTruth;
 import io.flowscope.sim.Scenario;
 import io.flowscope.sim.SimulatedRun;

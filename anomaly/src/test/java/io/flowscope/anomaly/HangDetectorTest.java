@@ -1,5 +1,8 @@
 package io.flowscope.anomaly;
 
+import io.flowscope.api.anomaly.Anomaly;
+import io.flowscope.api.anomaly.AnomalyKind;
+import io.flowscope.api.anomaly.Severity;
 import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;

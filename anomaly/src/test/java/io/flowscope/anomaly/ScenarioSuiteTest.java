@@ -1,5 +1,7 @@
 package io.flowscope.anomaly;
 
+import io.flowscope.api.anomaly.Anomaly;
+import io.flowscope.api.anomaly.AnomalyKind;
 import io.flowscope.sim.DetectionReport;
 import io.flowscope.sim.Fault;
 import io.flowscope.sim.GroundTruth;

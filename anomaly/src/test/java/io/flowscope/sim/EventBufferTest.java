@@ -56,7 +56,7 @@ class EventBufferTest
         for (int i = 0; i < n && b.hasNext(); i++)
         {
             nodes.add(b.nextNode());
-            b.emitNext(new io.flowscope.window.TelemetryListener()
+            b.emitNext(new io.flowscope.api.input.TelemetryListener()
             {
                 @Override
                 public void onProxyOpStart(final long opKey, final long commHash, final int rank, final int peer,

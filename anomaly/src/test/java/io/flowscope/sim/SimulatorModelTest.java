@@ -1,6 +1,6 @@
 package io.flowscope.sim;
 
-import io.flowscope.window.TelemetryListener;
+import io.flowscope.api.input.TelemetryListener;
 import org.junit.jupiter.api.Test;
 
 import java.util.HashMap;

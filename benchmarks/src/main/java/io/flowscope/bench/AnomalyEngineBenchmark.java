@@ -1,11 +1,11 @@
 package io.flowscope.bench;
 
-import io.flowscope.anomaly.Anomaly;
 import io.flowscope.anomaly.AnomalyConfig;
 import io.flowscope.anomaly.AnomalyEngine;
-import io.flowscope.anomaly.AnomalyKind;
-import io.flowscope.anomaly.AnomalySink;
-import io.flowscope.window.FlowSummary;
+import io.flowscope.api.anomaly.Anomaly;
+import io.flowscope.api.anomaly.AnomalyKind;
+import io.flowscope.api.anomaly.AnomalySink;
+import io.flowscope.api.summary.FlowSummary;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
 import org.openjdk.jmh.annotations.Fork;

@@ -1,9 +1,9 @@
 package io.flowscope.bench;
 
-import io.flowscope.anomaly.Anomaly;
 import io.flowscope.anomaly.AnomalyConfig;
 import io.flowscope.anomaly.AnomalyEngine;
-import io.flowscope.anomaly.AnomalySink;
+import io.flowscope.api.anomaly.Anomaly;
+import io.flowscope.api.anomaly.AnomalySink;
 
 import java.lang.management.ManagementFactory;
 import java.lang.management.ThreadMXBean;

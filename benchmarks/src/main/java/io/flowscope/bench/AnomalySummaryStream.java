@@ -1,7 +1,7 @@
 package io.flowscope.bench;
 
-import io.flowscope.window.FlowSummary;
-import io.flowscope.window.Phase;
+import io.flowscope.api.summary.FlowSummary;
+import io.flowscope.api.summary.Phase;
 
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;

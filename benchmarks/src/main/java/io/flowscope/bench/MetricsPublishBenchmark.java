@@ -16,7 +16,7 @@ import io.flowscope.collector.pipeline.Stats;
 import io.flowscope.collector.pipeline.TrafficCounters;
 import io.flowscope.sim.ClusterSimulator;
 import io.flowscope.sim.SimulatedRun;
-import io.flowscope.window.FlowSummary;
+import io.flowscope.api.summary.FlowSummary;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
 import org.openjdk.jmh.annotations.Fork;

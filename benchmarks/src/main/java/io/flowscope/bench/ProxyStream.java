@@ -3,7 +3,7 @@ package io.flowscope.bench;
 import java.util.Arrays;
 import java.util.SplittableRandom;
 
-import io.flowscope.window.TelemetryListener;
+import io.flowscope.api.input.TelemetryListener;
 
 /**
  * A pre-generated, realistic ProxyOp / ProxyStep event stream of one host, as primitive tuples in parallel

@@ -5,6 +5,8 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.concurrent.TimeUnit;
 
+import io.flowscope.api.input.TelemetryListener;
+import io.flowscope.collector.ingest.RingEventSource;
 import io.flowscope.ring.EventKind;
 import io.flowscope.ring.NcclState;
 import io.flowscope.ring.RecordHandler;
@@ -14,8 +16,6 @@ import io.flowscope.ring.RingLayout;
 import io.flowscope.ring.RingMerge;
 import io.flowscope.ring.RingReader;
 import io.flowscope.ring.TestRingWriter;
-import io.flowscope.window.TelemetryListener;
-import io.flowscope.window.ring.RingEventSource;
 import org.agrona.concurrent.UnsafeBuffer;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;

@@ -13,7 +13,7 @@ import io.flowscope.ring.RecordHandler;
 import io.flowscope.ring.RingMerge;
 import io.flowscope.ring.RingReader;
 import io.flowscope.window.WindowEngine;
-import io.flowscope.window.ring.RingEventSource;
+import io.flowscope.collector.ingest.RingEventSource;
 import net.openhft.chronicle.queue.rollcycles.LegacyRollCycles;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;

@@ -1,7 +1,9 @@
 package io.flowscope.bench;
 
 import com.sun.net.httpserver.HttpServer;
-import io.flowscope.anomaly.Severity;
+import io.flowscope.api.anomaly.Severity;
+import io.flowscope.api.summary.FlowSummary;
+import io.flowscope.api.summary.Phase;
 import io.flowscope.sink.BackPressure;
 import io.flowscope.sink.EventClock;
 import io.flowscope.sink.ProcessorConfig;
@@ -13,13 +15,11 @@ import io.flowscope.sink.influx.InfluxSink;
 import io.flowscope.sink.influx.LineProtocol;
 import io.flowscope.sink.testing.Anomalies;
 import io.flowscope.sink.testing.InfluxServer;
+import io.flowscope.sink.testing.Summaries;
 import io.flowscope.sink.webhook.HmacSigner;
 import io.flowscope.sink.webhook.WebhookAlertSink;
 import io.flowscope.sink.webhook.WebhookConfig;
 import io.flowscope.sink.webhook.WebhookFormat;
-import io.flowscope.window.FlowSummary;
-import io.flowscope.window.Phase;
-import io.flowscope.window.Summaries;
 
 import java.net.InetAddress;
 import java.net.InetSocketAddress;

@@ -2,9 +2,9 @@ package io.flowscope.bench;
 
 import java.util.concurrent.TimeUnit;
 
-import io.flowscope.window.FlowSummary;
-import io.flowscope.window.FlowSummarySink;
-import io.flowscope.window.TelemetryListener;
+import io.flowscope.api.input.TelemetryListener;
+import io.flowscope.api.summary.FlowSummary;
+import io.flowscope.api.summary.FlowSummarySink;
 import io.flowscope.window.WindowConfig;
 import io.flowscope.window.WindowEngine;
 import org.openjdk.jmh.annotations.Benchmark;

@@ -4,8 +4,8 @@ import java.lang.management.ManagementFactory;
 import java.lang.management.MemoryMXBean;
 import java.lang.ref.Reference;
 
-import io.flowscope.window.FlowSummary;
-import io.flowscope.window.FlowSummarySink;
+import io.flowscope.api.summary.FlowSummary;
+import io.flowscope.api.summary.FlowSummarySink;
 import io.flowscope.window.WindowConfig;
 import io.flowscope.window.WindowEngine;
 

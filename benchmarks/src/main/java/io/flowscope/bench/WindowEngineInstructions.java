@@ -1,6 +1,6 @@
 package io.flowscope.bench;
 
-import io.flowscope.window.FlowSummarySink;
+import io.flowscope.api.summary.FlowSummarySink;
 import io.flowscope.window.WindowConfig;
 import io.flowscope.window.WindowEngine;
 
@@ -44,7 +44,7 @@ public final class WindowEngineInstructions
             .tombstoneTimeoutNs(2_000_000L).maxFlows(1024).maxOps(4096).maxSteps(65536), sink);
         engine.onHost(WindowEngineBenchmark.HOST_ID);
         final WindowEngineBenchmark.SumListener sum = new WindowEngineBenchmark.SumListener();
-        final io.flowscope.window.TelemetryListener target = baseline ? sum : engine;
+        final io.flowscope.api.input.TelemetryListener target = baseline ? sum : engine;
         long keyBase = 0;
         long timeBase = 1_000_000_000L;
         long left = events;

@@ -10,8 +10,8 @@ import java.util.function.Consumer;
 import java.util.function.Function;
 import java.util.function.Supplier;
 
-import io.flowscope.anomaly.AnomalySink;
-import io.flowscope.anomaly.AnomalyStage;
+import io.flowscope.api.anomaly.AnomalySink;
+import io.flowscope.api.anomaly.AnomalyStage;
 import io.flowscope.collector.config.CollectorConfig;
 import io.flowscope.collector.http.HttpVerticle;
 import io.flowscope.collector.http.Metrics;

@@ -25,10 +25,10 @@ import io.flowscope.collector.replay.TraceExport;
 import io.flowscope.ring.cli.RingTool;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
+import picocli.CommandLine;
 
 /**
  * {@code flowscope}: the collector service and its tools. One entry point: reads the configuration once (file,
@@ -70,7 +70,7 @@ public final class Main implements Callable<Integer>
     /** Set by tests: sees the service once it runs. */
     static volatile Consumer<CollectorService> onStarted;
     /** Set by tests: the anomaly stage the service runs (a stage that fails as a test needs), instead of its own. */
-    static volatile java.util.function.Function<io.flowscope.anomaly.AnomalySink, io.flowscope.anomaly.AnomalyStage>
+    static volatile java.util.function.Function<io.flowscope.api.anomaly.AnomalySink, io.flowscope.api.anomaly.AnomalyStage>
         stageForTests;
 
     @Override
@@ -668,7 +668,7 @@ public final class Main implements Callable<Integer>
             }
             if (export != null)
             {
-                final Map<Long, io.flowscope.anomaly.Anomaly> last = new LinkedHashMap<>();
+                final Map<Long, io.flowscope.api.anomaly.Anomaly> last = new LinkedHashMap<>();
                 r.events().forEach(e -> last.put(e.anomaly().id(), e.anomaly()));
                 export.finish(List.copyOf(last.values()), fromNs, toNs);
                 export.close();

@@ -14,7 +14,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import io.flowscope.anomaly.AnomalyKind;
+import io.flowscope.api.anomaly.AnomalyKind;
 import io.flowscope.collector.config.CollectorConfig;
 import io.flowscope.collector.http.HttpVerticle;
 import io.flowscope.collector.pipeline.AnomalyEvent;

@@ -10,7 +10,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
 
-import io.flowscope.anomaly.AnomalyKind;
+import io.flowscope.api.anomaly.AnomalyKind;
 import io.flowscope.collector.config.CollectorConfig;
 import io.flowscope.collector.pipeline.AnomalyEvent;
 import io.flowscope.collector.replay.Replay;

@@ -18,7 +18,7 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import io.flowscope.anomaly.Anomaly;
+import io.flowscope.api.anomaly.Anomaly;
 import io.flowscope.collector.config.CollectorConfig;
 import io.flowscope.collector.pipeline.AnomalyEvent;
 import io.flowscope.collector.pipeline.FlowRow;
@@ -26,7 +26,7 @@ import io.flowscope.collector.pipeline.Json;
 import io.flowscope.collector.replay.Replay;
 import io.flowscope.sink.testing.InfluxServer;
 import io.flowscope.sink.webhook.WebhookConfig;
-import io.flowscope.window.ring.RingEventSource;
+import io.flowscope.collector.ingest.RingEventSource;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;

@@ -19,8 +19,8 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Collectors;
 
-import io.flowscope.anomaly.Anomaly;
-import io.flowscope.anomaly.AnomalyKind;
+import io.flowscope.api.anomaly.Anomaly;
+import io.flowscope.api.anomaly.AnomalyKind;
 import io.flowscope.collector.config.CollectorConfig;
 import io.flowscope.collector.pipeline.AnomalyEvent;
 import io.flowscope.collector.pipeline.Stats;

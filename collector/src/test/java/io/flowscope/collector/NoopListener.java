@@ -1,6 +1,6 @@
 package io.flowscope.collector;
 
-import io.flowscope.window.TelemetryListener;
+import io.flowscope.api.input.TelemetryListener;
 
 /** Ignores every call (for reading a journal's metadata or counting it). */
 public class NoopListener implements TelemetryListener

@@ -9,12 +9,12 @@ import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
 
-import io.flowscope.anomaly.Anomaly;
-import io.flowscope.anomaly.AnomalySink;
-import io.flowscope.anomaly.AnomalyStage;
+import io.flowscope.api.anomaly.Anomaly;
+import io.flowscope.api.anomaly.AnomalySink;
+import io.flowscope.api.anomaly.AnomalyStage;
 import io.flowscope.collector.pipeline.AnomalyStages;
-import io.flowscope.window.CollectiveSummary;
-import io.flowscope.window.FlowSummary;
+import io.flowscope.api.summary.CollectiveSummary;
+import io.flowscope.api.summary.FlowSummary;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 

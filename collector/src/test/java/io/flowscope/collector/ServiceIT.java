@@ -11,7 +11,7 @@ import java.util.List;
 import java.util.Map;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import io.flowscope.anomaly.Anomaly;
+import io.flowscope.api.anomaly.Anomaly;
 import io.flowscope.collector.config.CollectorConfig;
 import io.flowscope.collector.journal.JournalReader;
 import io.flowscope.collector.journal.JournalWriter;
@@ -158,7 +158,7 @@ class ServiceIT
         {
             for (final AnomalyEvent e : events)
             {
-                if (e.anomaly().kind() == io.flowscope.anomaly.AnomalyKind.HANG)
+                if (e.anomaly().kind() == io.flowscope.api.anomaly.AnomalyKind.HANG)
                 {
                     return e.anomaly();
                 }

@@ -17,7 +17,7 @@ import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import io.flowscope.anomaly.AnomalyKind;
+import io.flowscope.api.anomaly.AnomalyKind;
 import io.flowscope.collector.config.CollectorConfig;
 import io.flowscope.collector.pipeline.AnomalyEvent;
 import io.flowscope.collector.pipeline.AnomalyStages;

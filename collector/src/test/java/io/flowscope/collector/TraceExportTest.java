@@ -27,7 +27,7 @@ import io.flowscope.collector.pipeline.Json;
 import io.flowscope.collector.replay.Replay;
 import io.flowscope.collector.replay.TraceClock;
 import io.flowscope.collector.replay.TraceExport;
-import io.flowscope.window.TelemetryListener;
+import io.flowscope.api.input.TelemetryListener;
 import net.openhft.chronicle.queue.RollCycles;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -83,7 +83,7 @@ class TraceExportTest
         try (TraceExport export = new TraceExport(out, TraceClock.of(input), cap))
         {
             final Replay.Result r = Replay.run(input, CollectorConfig.defaults(), from, to, export, export, n -> { });
-            final Map<Long, io.flowscope.anomaly.Anomaly> last = new HashMap<>();
+            final Map<Long, io.flowscope.api.anomaly.Anomaly> last = new HashMap<>();
             r.events().forEach(e -> last.put(e.anomaly().id(), e.anomaly()));
             export.finish(List.copyOf(last.values()), from, to);
         }

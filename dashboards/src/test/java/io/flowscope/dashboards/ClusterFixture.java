@@ -1,13 +1,13 @@
 package io.flowscope.dashboards;
 
-import io.flowscope.anomaly.Anomaly;
-import io.flowscope.anomaly.Severity;
+import io.flowscope.api.anomaly.Anomaly;
+import io.flowscope.api.anomaly.Severity;
+import io.flowscope.api.summary.Collectives;
+import io.flowscope.api.summary.FlowSummary;
+import io.flowscope.api.summary.Phase;
 import io.flowscope.sink.influx.InfluxSink;
 import io.flowscope.sink.testing.Anomalies;
-import io.flowscope.window.Collectives;
-import io.flowscope.window.FlowSummary;
-import io.flowscope.window.Phase;
-import io.flowscope.window.Summaries;
+import io.flowscope.sink.testing.Summaries;
 
 /**
  * A realistic small cluster written through the real InfluxDB sink: two hosts of four GPUs, an 8-rank ring

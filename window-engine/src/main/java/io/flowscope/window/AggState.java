@@ -1,5 +1,7 @@
 package io.flowscope.window;
 
+import io.flowscope.api.summary.Phase;
+
 /**
  * One aggregate of one period (a rank, a link or a communicator, per direction, of one host): the sums of the
  * step flows' period summaries. Pooled; lives for one period's emission only.

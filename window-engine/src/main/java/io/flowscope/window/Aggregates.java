@@ -1,5 +1,8 @@
 package io.flowscope.window;
 
+import io.flowscope.api.summary.FlowSummary;
+import io.flowscope.api.summary.FlowSummarySink;
+import io.flowscope.api.summary.Phase;
 import org.agrona.collections.Long2ObjectHashMap;
 
 /**
@@ -33,13 +36,13 @@ final class Aggregates
     }
 
     /** Emits host {@code h}'s aggregates through {@code summary} (reused) into {@code sink}, then releases them. */
-    void emit(final HostState h, final FlowSummary summary, final FlowSummarySink sink)
+    void emit(final HostState h, final FlowSummary.Builder summary, final FlowSummarySink sink)
     {
         // The aggregates, in order of first contribution; then released for the next period.
         for (int i = 0; i < pool.activeCount(); i++)
         {
             fill(h, pool.active(i), summary);
-            sink.onSummary(summary);
+            sink.onSummary(summary.build());
         }
         for (int i = pool.activeCount() - 1; i >= 0; i--)
         {
@@ -75,39 +78,19 @@ final class Aggregates
         }
     }
 
-    private void fill(final HostState h, final AggState a, final FlowSummary s)
+    private void fill(final HostState h, final AggState a, final FlowSummary.Builder s)
     {
-        s.periodStartNs = h.periodStartNs;
-        s.periodEndNs = h.periodEndNs;
-        s.hostId = h.hostId;
-        s.kind = a.kind;
-        s.device = -1;
-        s.qpNum = -1;
-        s.flowKey = a.key;
-        s.commHash = a.commHash;
-        s.rank = a.rank;
-        s.peer = a.peer;
-        s.channel = -1;
-        s.isSend = a.isSend;
-        s.flows = a.flows;
-        s.periodBandwidthBytesPerSecond = a.bytes * 1e9 / config.periodNs;
-        s.posts = a.posts;
-        s.completions = a.completions;
-        s.bytes = a.bytes;
-        s.windowCompletions = 0;
-        s.windowBytes = 0;
-        s.windowSpanNs = 0;
-        s.windowBandwidthBytesPerSecond = 0;
-        s.outstandingSteps = a.outstandingSteps;
-        s.outstandingBytes = a.outstandingBytes;
-        s.firstSteps = a.firstSteps;
-        s.firstStepWaitSumNs = a.firstStepWaitSumNs;
-        System.arraycopy(a.phaseCount, 0, s.phaseCount, 0, Phase.COUNT);
-        System.arraycopy(a.phaseSumNs, 0, s.phaseSumNs, 0, Phase.COUNT);
-        System.arraycopy(a.phaseMaxNs, 0, s.phaseMaxNs, 0, Phase.COUNT);
+        s.periodStartNs(h.periodStartNs).periodEndNs(h.periodEndNs).hostId(h.hostId).kind(a.kind).device(-1).qpNum(-1)
+            .flowKey(a.key).commHash(a.commHash).rank(a.rank).peer(a.peer).channel(-1).isSend(a.isSend).flows(a.flows)
+            .periodBandwidthBytesPerSecond(a.bytes * 1e9 / config.periodNs).posts(a.posts)
+            .completions(a.completions).bytes(a.bytes).windowCompletions(0).windowBytes(0).windowSpanNs(0)
+            .windowBandwidthBytesPerSecond(0).outstandingSteps(a.outstandingSteps)
+            .outstandingBytes(a.outstandingBytes).firstSteps(a.firstSteps).firstStepWaitSumNs(a.firstStepWaitSumNs);
         // Aggregates carry no percentiles (a bucket array per aggregate would double the per-flow memory).
-        java.util.Arrays.fill(s.phaseP50Ns, Phase.ABSENT);
-        java.util.Arrays.fill(s.phaseP90Ns, Phase.ABSENT);
-        java.util.Arrays.fill(s.phaseP99Ns, Phase.ABSENT);
+        s.clearPhases();
+        for (int p = 0; p < Phase.COUNT; p++)
+        {
+            s.phase(p, a.phaseCount[p], a.phaseSumNs[p], a.phaseMaxNs[p]);
+        }
     }
 }

@@ -1,5 +1,8 @@
 package io.flowscope.window;
 
+import io.flowscope.api.summary.CollectiveSink;
+import io.flowscope.api.summary.CollectiveSummary;
+import io.flowscope.api.summary.Collectives;
 import org.agrona.collections.Long2ObjectHashMap;
 
 /**
@@ -18,7 +21,7 @@ final class CollectiveTracker
     private final CollectiveSink collectiveSink;
     private final GpuClocks gpuClocks;
     private final EngineCounters counters;
-    private final CollectiveSummary collective = new CollectiveSummary();
+    private final CollectiveSummary.Builder collective = CollectiveSummary.into(new CollectiveSummary());
     private final GpuClockEstimate clockScratch = new GpuClockEstimate();
     private final Pool<CollState> colls;
     private final Long2ObjectHashMap<CollState> collByKey;
@@ -241,40 +244,28 @@ final class CollectiveTracker
 
     private void emitCollective(final CollState c, final boolean complete)
     {
-        final CollectiveSummary s = collective;
-        s.hostId = c.host.hostId;
-        s.collKey = c.key;
-        s.commHash = c.commHash;
-        s.rank = c.rank;
-        s.nranks = c.nranks;
-        s.seqNumber = c.seqNumber;
-        s.func = c.func;
-        s.algo = c.algo;
-        s.proto = c.proto;
-        s.count = c.count;
-        s.datatypeSize = c.datatypeSize;
-        s.bytes = Collectives.algorithmBytes(c.func, c.count, c.datatypeSize, c.nranks);
-        s.nChannels = c.nChannels;
-        s.kernelChannels = c.chStopped;
-        s.complete = complete;
-        s.gpuTimed = c.chStopped > 0;
-        s.hostStartNs = c.hostStartNs;
-        s.hostStopNs = c.hostStopNs;
-        s.gpuStartNs = c.gpuStartNs;
-        s.gpuEndNs = c.gpuEndNs;
+        final CollectiveSummary.Builder s = collective;
+        final boolean gpuTimed = c.chStopped > 0;
         // The GPU start on the host clock by the estimate of this GPU (host, commHash, rank) at the host start.
-        final GpuClock clock = s.gpuTimed ? gpuClocks.find(c.host.hostId, c.commHash, c.rank) : null;
-        s.gpuStartHostKnown = clock != null && clock.estimate(c.hostStartNs, config, clockScratch);
-        s.gpuStartHostNs = s.gpuStartHostKnown ? clockScratch.toHostNs(c.gpuStartNs) : 0;
-        s.durationNs = s.gpuTimed ? c.gpuEndNs - c.gpuStartNs : c.hostStopNs - c.hostStartNs;
-        s.algBandwidthBytesPerSecond = s.durationNs > 0 ? s.bytes * 1e9 / s.durationNs : 0;
-        s.busBandwidthBytesPerSecond = s.algBandwidthBytesPerSecond * Collectives.busFactor(c.func, c.nranks);
+        final GpuClock clock = gpuTimed ? gpuClocks.find(c.host.hostId, c.commHash, c.rank) : null;
+        final boolean gpuStartHostKnown = clock != null && clock.estimate(c.hostStartNs, config, clockScratch);
+        final long bytes = Collectives.algorithmBytes(c.func, c.count, c.datatypeSize, c.nranks);
+        final long durationNs = gpuTimed ? c.gpuEndNs - c.gpuStartNs : c.hostStopNs - c.hostStartNs;
+        final double algBandwidth = durationNs > 0 ? bytes * 1e9 / durationNs : 0;
+        s.hostId(c.host.hostId).collKey(c.key).commHash(c.commHash).rank(c.rank).nranks(c.nranks)
+            .seqNumber(c.seqNumber).func(c.func).algo(c.algo).proto(c.proto).count(c.count)
+            .datatypeSize(c.datatypeSize).bytes(bytes).nChannels(c.nChannels).kernelChannels(c.chStopped)
+            .complete(complete).gpuTimed(gpuTimed).hostStartNs(c.hostStartNs).hostStopNs(c.hostStopNs)
+            .gpuStartNs(c.gpuStartNs).gpuEndNs(c.gpuEndNs).gpuStartHostKnown(gpuStartHostKnown)
+            .gpuStartHostNs(gpuStartHostKnown ? clockScratch.toHostNs(c.gpuStartNs) : 0).durationNs(durationNs)
+            .algBandwidthBytesPerSecond(algBandwidth)
+            .busBandwidthBytesPerSecond(algBandwidth * Collectives.busFactor(c.func, c.nranks));
         counters.collectivesEmitted++;
         if (!complete)
         {
             counters.collectivesIncomplete++;
         }
-        collectiveSink.onCollective(s);
+        collectiveSink.onCollective(s.build());
         releaseCollective(c);
     }
 

@@ -1,5 +1,7 @@
 package io.flowscope.window;
 
+import io.flowscope.api.summary.Collectives;
+
 /**
  * The engine's counters of records it could not use and state it dropped, in one place (the engine's getters of
  * the same names read them). Plain fields: the engine is single-threaded, and a counter bump on the hot path is one

@@ -1,5 +1,7 @@
 package io.flowscope.window;
 
+import io.flowscope.api.summary.FlowSummary;
+
 /**
  * Fixed-size state of one flow (communicator, rank, peer, channel, direction): its completion window,
  * outstanding work, totals and the statistics of the current period. Pooled and reused; {@link #generation}

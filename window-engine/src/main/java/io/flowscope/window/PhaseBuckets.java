@@ -1,5 +1,7 @@
 package io.flowscope.window;
 
+import io.flowscope.api.summary.Phase;
+
 /**
  * A flow's per-period phase statistics in one fixed {@code long[]} ({@link #allocate}): for each of the (at most
  * three) phases a flow can have, its count, sum and maximum, and a log-linear bucket array of 16-bit counts for

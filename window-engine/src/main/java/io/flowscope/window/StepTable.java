@@ -1,5 +1,7 @@
 package io.flowscope.window;
 
+import io.flowscope.api.summary.FlowSummary;
+
 /**
  * The live steps and work requests, and the tombstones of stopped ones: a compact open-addressing key index over
  * a slab of fixed rows (live entries) and a slab of small tombstone slots. Nothing is allocated after construction.

@@ -1,6 +1,12 @@
 package io.flowscope.window;
 
-import io.flowscope.ring.NcclState;
+import io.flowscope.api.input.StepState;
+import io.flowscope.api.input.TelemetryListener;
+import io.flowscope.api.summary.CollectiveSink;
+import io.flowscope.api.summary.Collectives;
+import io.flowscope.api.summary.FlowSummary;
+import io.flowscope.api.summary.FlowSummarySink;
+import io.flowscope.api.summary.Phase;
 import org.HdrHistogram.Histogram;
 import org.agrona.collections.Long2ObjectHashMap;
 
@@ -43,6 +49,11 @@ public final class WindowEngine implements TelemetryListener
     /** Coll / P2p and KernelCh records, their pending table, the collective stream. */
     private final CollectiveTracker collectives;
     private final FlowSummary summary = new FlowSummary();
+    private final FlowSummary.Builder summaryBuilder = FlowSummary.into(summary);
+    /** Where {@link PhaseBuckets#percentiles} puts a phase's percentiles before they go into the summary. */
+    private final long[] p50Scratch = new long[Phase.COUNT];
+    private final long[] p90Scratch = new long[Phase.COUNT];
+    private final long[] p99Scratch = new long[Phase.COUNT];
     /** What was dropped, counted or timed out; read through the getters below. */
     private final EngineCounters counters = new EngineCounters();
     private final Pool<HostState> hosts;
@@ -90,12 +101,12 @@ public final class WindowEngine implements TelemetryListener
 
     static
     {
-        STATE_BITS[NcclState.PROXY_STEP_SEND_GPU_WAIT] = StepTable.SEEN_8;
-        STATE_BITS[NcclState.PROXY_STEP_SEND_PEER_WAIT] = StepTable.SEEN_20;
-        STATE_BITS[NcclState.PROXY_STEP_SEND_WAIT] = StepTable.SEEN_9;
-        STATE_BITS[RECV_STATES + NcclState.PROXY_STEP_RECV_WAIT] = StepTable.SEEN_10;
-        STATE_BITS[RECV_STATES + NcclState.PROXY_STEP_RECV_FLUSH_WAIT] = StepTable.SEEN_11;
-        STATE_BITS[RECV_STATES + NcclState.PROXY_STEP_RECV_GPU_WAIT] = StepTable.SEEN_12;
+        STATE_BITS[StepState.SEND_GPU_WAIT] = StepTable.SEEN_8;
+        STATE_BITS[StepState.SEND_PEER_WAIT] = StepTable.SEEN_20;
+        STATE_BITS[StepState.SEND_WAIT] = StepTable.SEEN_9;
+        STATE_BITS[RECV_STATES + StepState.RECV_WAIT] = StepTable.SEEN_10;
+        STATE_BITS[RECV_STATES + StepState.RECV_FLUSH_WAIT] = StepTable.SEEN_11;
+        STATE_BITS[RECV_STATES + StepState.RECV_GPU_WAIT] = StepTable.SEEN_12;
         STATE_FIELD[StepTable.SEEN_8_BIT] = StepTable.TA;
         STATE_FIELD[StepTable.SEEN_20_BIT] = StepTable.TB;
         STATE_FIELD[StepTable.SEEN_9_BIT] = StepTable.TC;
@@ -117,7 +128,7 @@ public final class WindowEngine implements TelemetryListener
         check(((StepTable.SEND >>> SEND_TO_RECV_STATE_SHIFT) ^ RECV_STATES) == 0,
             "SEND does not map onto RECV_STATES");
         check(2 * RECV_STATES == STATE_BITS.length, "STATE_BITS holds two directions of RECV_STATES states");
-        check(NcclState.PROXY_STEP_SEND_PEER_WAIT < RECV_STATES, "a step state at or above RECV_STATES");
+        check(StepState.SEND_PEER_WAIT < RECV_STATES, "a step state at or above RECV_STATES");
         check(StepTable.SEEN_MASK == (1 << STATE_FIELD.length) - 1, "seen bits are not bits 0..5");
         check((StepTable.SEEN_MASK & (StepTable.POSTED | StepTable.COMPLETED | StepTable.FIRST | StepTable.SEND
             | StepTable.OCCUPIED)) == 0, "a seen bit overlaps a flag");
@@ -327,7 +338,7 @@ public final class WindowEngine implements TelemetryListener
         {
             if (bit != 0)
             {
-                counters.duplicateRecords += state == NcclState.PROXY_STEP_SEND_PEER_WAIT ? 0 : 1;
+                counters.duplicateRecords += state == StepState.SEND_PEER_WAIT ? 0 : 1;
             }
             return;
         }
@@ -791,7 +802,7 @@ public final class WindowEngine implements TelemetryListener
             }
             f.resetPeriod();
         }
-        aggregates.emit(h, summary, sink);
+        aggregates.emit(h, summaryBuilder, sink);
     }
 
     public long droppedAggregateTableFull()
@@ -902,41 +913,21 @@ public final class WindowEngine implements TelemetryListener
 
     private void fill(final FlowState f)
     {
-        final FlowSummary s = summary;
-        s.periodStartNs = f.host.periodStartNs;
-        s.periodEndNs = f.host.periodEndNs;
-        s.hostId = f.host.hostId;
-        s.kind = f.kind;
-        s.device = f.device;
-        s.qpNum = f.qpNum;
-        s.flowKey = f.key;
-        s.commHash = f.commHash;
-        s.rank = f.rank;
-        s.peer = f.peer;
-        s.channel = f.channel;
-        s.isSend = f.isSend;
-        s.flows = 1;
-        s.periodBandwidthBytesPerSecond = f.periodBytes * 1e9 / config.periodNs;
-        s.posts = f.periodPosts;
-        s.completions = f.periodCompletions;
-        s.bytes = f.periodBytes;
-        s.windowCompletions = CompletionWindow.size(f.window);
-        s.windowBytes = CompletionWindow.bytesInWindow(f.window);
+        final FlowSummary.Builder s = summaryBuilder;
         // One span (a scan of the window's posts) for both fields: bandwidthBytesPerSecond() would scan again.
         final long span = CompletionWindow.spanNs(f.window);
-        s.windowSpanNs = span;
-        s.windowBandwidthBytesPerSecond = span <= 0 ? 0.0 : s.windowBytes * 1e9 / span;
-        s.outstandingSteps = f.outstandingSteps;
-        s.outstandingBytes = f.outstandingBytes;
-        s.firstSteps = f.periodFirstSteps;
-        s.firstStepWaitSumNs = f.periodFirstStepWaitNs;
+        final long windowBytes = CompletionWindow.bytesInWindow(f.window);
+        s.periodStartNs(f.host.periodStartNs).periodEndNs(f.host.periodEndNs).hostId(f.host.hostId).kind(f.kind)
+            .device(f.device).qpNum(f.qpNum).flowKey(f.key).commHash(f.commHash).rank(f.rank).peer(f.peer)
+            .channel(f.channel).isSend(f.isSend).flows(1)
+            .periodBandwidthBytesPerSecond(f.periodBytes * 1e9 / config.periodNs).posts(f.periodPosts)
+            .completions(f.periodCompletions).bytes(f.periodBytes).windowCompletions(CompletionWindow.size(f.window))
+            .windowBytes(windowBytes).windowSpanNs(span)
+            .windowBandwidthBytesPerSecond(span <= 0 ? 0.0 : windowBytes * 1e9 / span)
+            .outstandingSteps(f.outstandingSteps).outstandingBytes(f.outstandingBytes).firstSteps(f.periodFirstSteps)
+            .firstStepWaitSumNs(f.periodFirstStepWaitNs);
         // The phases the flow cannot have (two of five) are empty; the others by their slot (PhaseBuckets.slot).
-        java.util.Arrays.fill(s.phaseCount, 0);
-        java.util.Arrays.fill(s.phaseSumNs, 0);
-        java.util.Arrays.fill(s.phaseMaxNs, 0);
-        java.util.Arrays.fill(s.phaseP50Ns, Phase.ABSENT);
-        java.util.Arrays.fill(s.phaseP90Ns, Phase.ABSENT);
-        java.util.Arrays.fill(s.phaseP99Ns, Phase.ABSENT);
+        s.clearPhases();
         final long[] phases = f.phases;
         for (int slot = 0; slot < PhaseBuckets.SLOTS; slot++)
         {
@@ -944,10 +935,9 @@ public final class WindowEngine implements TelemetryListener
             if (count != 0)
             {
                 final int p = PhaseBuckets.phase(slot, f.isSend);
-                s.phaseCount[p] = count;
-                s.phaseSumNs[p] = PhaseBuckets.sumNs(phases, slot);
-                s.phaseMaxNs[p] = PhaseBuckets.maxNs(phases, slot);
-                PhaseBuckets.percentiles(phases, slot, s.phaseP50Ns, s.phaseP90Ns, s.phaseP99Ns, p);
+                s.phase(p, count, PhaseBuckets.sumNs(phases, slot), PhaseBuckets.maxNs(phases, slot));
+                PhaseBuckets.percentiles(phases, slot, p50Scratch, p90Scratch, p99Scratch, p);
+                s.phasePercentiles(p, p50Scratch[p], p90Scratch[p], p99Scratch[p]);
             }
         }
     }

@@ -1,5 +1,7 @@
 package io.flowscope.window;
 
+import io.flowscope.api.input.TelemetryListener;
+
 /** A test event: one {@link TelemetryListener} call as a value. */
 record Ev(int type, long key, long opKey, long comm, int rank, int peer, int channel, boolean isSend, int state,
     long arg, long timeNs, long host)

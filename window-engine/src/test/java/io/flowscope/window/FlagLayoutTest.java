@@ -2,7 +2,7 @@ package io.flowscope.window;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.flowscope.ring.NcclState;
+import io.flowscope.api.input.StepState;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -23,7 +23,7 @@ class FlagLayoutTest
         assertThat(((int)((recv & StepTable.SEND) >>> WindowEngine.SEND_TO_RECV_STATE_SHIFT) ^ WindowEngine.RECV_STATES))
             .isEqualTo(32);
         // Every NCCL state value a record may carry (0..30) fits below the recv half.
-        assertThat(NcclState.CE_BATCH_COMPLETE).isLessThan(WindowEngine.RECV_STATES);
+        assertThat(StepState.HIGHEST_NCCL_STATE).isLessThan(WindowEngine.RECV_STATES);
     }
 
     @Test

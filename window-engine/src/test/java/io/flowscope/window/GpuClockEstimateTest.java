@@ -1,5 +1,7 @@
 package io.flowscope.window;
 
+import io.flowscope.api.summary.CollectiveSummary;
+import io.flowscope.api.summary.Collectives;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.within;
 

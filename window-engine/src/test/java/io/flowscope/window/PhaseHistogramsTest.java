@@ -1,5 +1,6 @@
 package io.flowscope.window;
 
+import io.flowscope.api.summary.Phase;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.util.SplittableRandom;

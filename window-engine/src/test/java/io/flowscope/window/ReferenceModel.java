@@ -1,5 +1,6 @@
 package io.flowscope.window;
 
+import io.flowscope.api.summary.Phase;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;

@@ -1,5 +1,7 @@
 package io.flowscope.window;
 
+import io.flowscope.api.summary.FlowSummary;
+import io.flowscope.api.summary.Phase;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.util.ArrayList;

@@ -1,5 +1,9 @@
 package io.flowscope.window;
 
+import io.flowscope.api.summary.CollectiveSummary;
+import io.flowscope.api.summary.Collectives;
+import io.flowscope.api.summary.FlowSummary;
+import io.flowscope.api.summary.Phase;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.util.ArrayList;

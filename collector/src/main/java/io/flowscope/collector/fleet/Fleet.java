@@ -140,8 +140,8 @@ public final class Fleet
 
     private static Snapshot snapshot(final Aggregator agg, final FleetConfig fleet)
     {
-        final List<io.flowscope.anomaly.Anomaly> list = agg.anomalies();
-        final long open = list.stream().filter(io.flowscope.anomaly.Anomaly::isOpen).count();
+        final List<io.flowscope.api.anomaly.Anomaly> list = agg.anomalies();
+        final long open = list.stream().filter(io.flowscope.api.anomaly.Anomaly::isOpen).count();
         final Stats s = new Stats(agg.records(), 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, null, 0, agg.records(), open,
             "fleet aggregator " + agg.instance() + " on " + fleet.summariesTopic(),
             agg.failures());

@@ -12,10 +12,10 @@ import java.util.Map;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import io.flowscope.anomaly.Anomaly;
+import io.flowscope.api.anomaly.Anomaly;
 import io.flowscope.collector.pipeline.Json;
-import io.flowscope.window.CollectiveSummary;
-import io.flowscope.window.FlowSummary;
+import io.flowscope.api.summary.CollectiveSummary;
+import io.flowscope.api.summary.FlowSummary;
 
 /**
  * The fleet's wire encoding (version 1): one UTF-8 JSON object per Kafka record value,

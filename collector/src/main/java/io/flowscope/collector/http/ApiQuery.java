@@ -4,7 +4,7 @@ import java.util.Locale;
 import java.util.Set;
 import java.util.TreeSet;
 
-import io.flowscope.anomaly.Anomaly;
+import io.flowscope.api.anomaly.Anomaly;
 import io.flowscope.collector.pipeline.FlowRow;
 import io.vertx.core.MultiMap;
 

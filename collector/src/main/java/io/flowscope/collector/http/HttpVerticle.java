@@ -13,7 +13,7 @@ import java.util.function.LongFunction;
 import java.util.function.Supplier;
 import java.util.regex.Pattern;
 
-import io.flowscope.anomaly.Anomaly;
+import io.flowscope.api.anomaly.Anomaly;
 import io.flowscope.collector.config.CollectorConfig;
 import io.flowscope.collector.pipeline.AnomalyEvent;
 import io.flowscope.collector.pipeline.FlowRow;

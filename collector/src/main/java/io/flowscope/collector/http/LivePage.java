@@ -9,10 +9,10 @@ import java.util.Map;
 import java.util.TreeSet;
 import java.util.function.LongFunction;
 
-import io.flowscope.anomaly.Anomaly;
-import io.flowscope.anomaly.AnomalyKind;
-import io.flowscope.anomaly.Culprit;
-import io.flowscope.anomaly.Severity;
+import io.flowscope.api.anomaly.Anomaly;
+import io.flowscope.api.anomaly.AnomalyKind;
+import io.flowscope.api.anomaly.Culprit;
+import io.flowscope.api.anomaly.Severity;
 import io.flowscope.collector.pipeline.FlowRow;
 import io.flowscope.collector.pipeline.Json;
 import io.flowscope.collector.pipeline.LiveTracker;

@@ -7,7 +7,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.LongFunction;
 import java.util.function.Supplier;
 
-import io.flowscope.anomaly.Anomaly;
+import io.flowscope.api.anomaly.Anomaly;
 import io.flowscope.collector.pipeline.FlowRow;
 import io.flowscope.collector.pipeline.IngestFailures;
 import io.flowscope.collector.pipeline.LiveTracker;
@@ -16,7 +16,7 @@ import io.flowscope.collector.pipeline.RankIdentity;
 import io.flowscope.collector.pipeline.Snapshot;
 import io.flowscope.collector.pipeline.Stats;
 import io.flowscope.collector.pipeline.TrafficCounters;
-import io.flowscope.window.Phase;
+import io.flowscope.api.summary.Phase;
 import io.prometheus.metrics.model.registry.MultiCollector;
 import io.prometheus.metrics.model.snapshots.ClassicHistogramBuckets;
 import io.prometheus.metrics.model.snapshots.CounterSnapshot;

@@ -7,8 +7,8 @@ import java.util.concurrent.locks.LockSupport;
 import java.util.function.Consumer;
 import java.util.function.Function;
 
-import io.flowscope.anomaly.AnomalySink;
-import io.flowscope.anomaly.AnomalyStage;
+import io.flowscope.api.anomaly.AnomalySink;
+import io.flowscope.api.anomaly.AnomalyStage;
 import io.flowscope.collector.config.CollectorConfig;
 import io.flowscope.collector.config.EngineSettings;
 import io.flowscope.collector.journal.JournalReader;

@@ -6,7 +6,6 @@ import io.flowscope.collector.pipeline.Pipeline;
 import io.flowscope.ring.RingDirectory;
 import io.flowscope.ring.RingHeader;
 import io.flowscope.ring.RingReader;
-import io.flowscope.window.ring.RingEventSource;
 import org.agrona.collections.Long2LongHashMap;
 import org.agrona.collections.LongHashSet;
 

@@ -8,7 +8,6 @@ import io.flowscope.collector.pipeline.Pipeline;
 import io.flowscope.collector.pipeline.ProducerDrops;
 import io.flowscope.ring.RingDirectory;
 import io.flowscope.ring.RingReader;
-import io.flowscope.window.ring.RingEventSource;
 
 /**
  * The rings of a directory: attaches rings as producers appear, drains them in batches (the ring module's

@@ -5,7 +5,7 @@ import java.nio.file.Path;
 import java.util.List;
 import java.util.function.Consumer;
 
-import io.flowscope.window.TelemetryListener;
+import io.flowscope.api.input.TelemetryListener;
 
 /**
  * Recorded input read back batch by batch: a journal directory ({@link JournalReader}) or a JSON-lines trace

@@ -7,7 +7,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.zip.CRC32C;
 
-import io.flowscope.window.TelemetryListener;
+import io.flowscope.api.input.TelemetryListener;
 import net.openhft.chronicle.bytes.Bytes;
 import net.openhft.chronicle.queue.ExcerptTailer;
 import net.openhft.chronicle.queue.RollCycle;

@@ -13,7 +13,7 @@ import java.util.List;
 import java.util.stream.Stream;
 import java.util.zip.CRC32C;
 
-import io.flowscope.window.TelemetryListener;
+import io.flowscope.api.input.TelemetryListener;
 import net.openhft.chronicle.bytes.Bytes;
 import net.openhft.chronicle.core.io.BackgroundResourceReleaser;
 import net.openhft.chronicle.queue.ExcerptAppender;

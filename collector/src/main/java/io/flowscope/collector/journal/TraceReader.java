@@ -13,7 +13,7 @@ import java.util.zip.GZIPInputStream;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.ObjectReader;
-import io.flowscope.window.TelemetryListener;
+import io.flowscope.api.input.TelemetryListener;
 
 /**
  * Reads a JSON-lines trace, the text form of a journal that {@code flowscope inspect} writes (one object a line,

@@ -1,6 +1,6 @@
 package io.flowscope.collector.pipeline;
 
-import io.flowscope.anomaly.Anomaly;
+import io.flowscope.api.anomaly.Anomaly;
 
 /**
  * An anomaly as published on the live stream: {@code type} is opened, updated or resolved (or, recovered,

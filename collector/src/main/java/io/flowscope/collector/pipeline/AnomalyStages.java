@@ -2,8 +2,8 @@ package io.flowscope.collector.pipeline;
 
 import io.flowscope.anomaly.AnomalyConfig;
 import io.flowscope.anomaly.AnomalyEngine;
-import io.flowscope.anomaly.AnomalySink;
-import io.flowscope.anomaly.AnomalyStage;
+import io.flowscope.api.anomaly.AnomalySink;
+import io.flowscope.api.anomaly.AnomalyStage;
 
 /** Builds the anomaly stage the service and replay run: the anomaly module's detectors, default thresholds. */
 public final class AnomalyStages

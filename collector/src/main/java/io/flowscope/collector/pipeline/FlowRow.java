@@ -1,7 +1,7 @@
 package io.flowscope.collector.pipeline;
 
 import com.fasterxml.jackson.annotation.JsonInclude;
-import io.flowscope.window.FlowSummary;
+import io.flowscope.api.summary.FlowSummary;
 
 /**
  * An immutable copy of one {@link FlowSummary} for the HTTP side (JSON as is). {@code host} is the engines' hex id;

@@ -6,8 +6,8 @@ import java.util.Map;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
-import io.flowscope.anomaly.Anomaly;
-import io.flowscope.anomaly.Culprit;
+import io.flowscope.api.anomaly.Anomaly;
+import io.flowscope.api.anomaly.Culprit;
 
 /** JSON of the API: one mapper, anomalies as flat maps with ids and hashes in hex. */
 public final class Json

@@ -6,8 +6,8 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 
-import io.flowscope.window.FlowSummary;
-import io.flowscope.window.Phase;
+import io.flowscope.api.summary.FlowSummary;
+import io.flowscope.api.summary.Phase;
 import org.agrona.collections.Long2ObjectHashMap;
 
 /**

@@ -4,8 +4,8 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.LongFunction;
 
-import io.flowscope.anomaly.Anomaly;
-import io.flowscope.anomaly.Culprit;
+import io.flowscope.api.anomaly.Anomaly;
+import io.flowscope.api.anomaly.Culprit;
 import io.flowscope.sink.RankNames;
 
 /**

@@ -8,7 +8,7 @@ import java.util.Map;
 import java.util.function.LongFunction;
 import java.util.function.Supplier;
 
-import io.flowscope.anomaly.AnomalySink;
+import io.flowscope.api.anomaly.AnomalySink;
 import io.flowscope.collector.config.SinksConfig;
 import io.flowscope.sink.ProcessorConfig;
 import io.flowscope.sink.RankNames;
@@ -18,10 +18,10 @@ import io.flowscope.sink.influx.InfluxSchema;
 import io.flowscope.sink.influx.InfluxSink;
 import io.flowscope.sink.webhook.WebhookAlertSink;
 import io.flowscope.sink.webhook.WebhookConfig;
-import io.flowscope.window.CollectiveSink;
-import io.flowscope.window.CollectiveSummary;
-import io.flowscope.window.FlowSummary;
-import io.flowscope.window.FlowSummarySink;
+import io.flowscope.api.summary.CollectiveSink;
+import io.flowscope.api.summary.CollectiveSummary;
+import io.flowscope.api.summary.FlowSummary;
+import io.flowscope.api.summary.FlowSummarySink;
 
 /**
  * The sinks the configuration asks for ({@code sinks.*}), fed from the drain thread: flow and collective summaries

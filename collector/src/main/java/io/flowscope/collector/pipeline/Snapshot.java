@@ -3,7 +3,7 @@ package io.flowscope.collector.pipeline;
 import java.util.List;
 import java.util.Map;
 
-import io.flowscope.anomaly.Anomaly;
+import io.flowscope.api.anomaly.Anomaly;
 
 /**
  * What the HTTP side serves, published by the drain thread every {@code publish.intervalMs}: immutable, read

@@ -2,11 +2,11 @@ package io.flowscope.collector.pipeline;
 
 import java.util.Arrays;
 
-import io.flowscope.window.CollectiveSink;
-import io.flowscope.window.CollectiveSummary;
-import io.flowscope.window.FlowSummary;
-import io.flowscope.window.FlowSummarySink;
-import io.flowscope.window.Phase;
+import io.flowscope.api.summary.CollectiveSink;
+import io.flowscope.api.summary.CollectiveSummary;
+import io.flowscope.api.summary.FlowSummary;
+import io.flowscope.api.summary.FlowSummarySink;
+import io.flowscope.api.summary.Phase;
 import io.flowscope.window.WindowEngine;
 import org.HdrHistogram.Histogram;
 import org.agrona.collections.Long2LongHashMap;

@@ -10,7 +10,7 @@ import io.flowscope.collector.config.EngineSettings;
 import io.flowscope.collector.journal.JournalReader;
 import io.flowscope.collector.pipeline.FlowRow;
 import io.flowscope.collector.pipeline.Json;
-import io.flowscope.window.TelemetryListener;
+import io.flowscope.api.input.TelemetryListener;
 
 /** Prints a journal's entries as JSON lines ({@code flowscope inspect <journal>}): field names as in the format. */
 public final class JournalJson implements TelemetryListener, JournalReader.Meta

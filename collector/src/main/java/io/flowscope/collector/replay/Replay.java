@@ -7,8 +7,8 @@ import java.util.function.Consumer;
 import java.util.function.Function;
 import java.util.function.LongConsumer;
 
-import io.flowscope.anomaly.AnomalySink;
-import io.flowscope.anomaly.AnomalyStage;
+import io.flowscope.api.anomaly.AnomalySink;
+import io.flowscope.api.anomaly.AnomalyStage;
 import io.flowscope.collector.config.CollectorConfig;
 import io.flowscope.collector.journal.EventLog;
 import io.flowscope.collector.journal.JournalReader;
@@ -17,8 +17,8 @@ import io.flowscope.collector.pipeline.AnomalyEvent;
 import io.flowscope.collector.pipeline.AnomalyStages;
 import io.flowscope.collector.pipeline.IngestFailures;
 import io.flowscope.collector.pipeline.Pipeline;
-import io.flowscope.window.CollectiveSink;
-import io.flowscope.window.FlowSummarySink;
+import io.flowscope.api.summary.CollectiveSink;
+import io.flowscope.api.summary.FlowSummarySink;
 import net.openhft.chronicle.queue.ExcerptTailer;
 import net.openhft.chronicle.queue.impl.single.SingleChronicleQueue;
 import net.openhft.chronicle.queue.impl.single.SingleChronicleQueueBuilder;
@@ -119,7 +119,7 @@ public final class Replay
                 }
             };
             // the input calls are not wanted here: only the metadata
-            final io.flowscope.window.TelemetryListener none = io.flowscope.window.TelemetryListener.IGNORE;
+            final io.flowscope.api.input.TelemetryListener none = io.flowscope.api.input.TelemetryListener.IGNORE;
             for (int i = 0; i < SETTINGS_SCAN_BATCHES && found[0] == null && reader.read(none, meta, 1) > 0; i++)
             {
                 // reading
@@ -298,9 +298,9 @@ public final class Replay
      * damage (a completion lost with its batch reads as a NIC that stalled). The anomalies of each stretch are the
      * replay's, in order; what names culprits (the rings' host names and communicator ranks) carries over.
      */
-    private static final class Segments implements io.flowscope.window.TelemetryListener
+    private static final class Segments implements io.flowscope.api.input.TelemetryListener
     {
-        private static final io.flowscope.window.TelemetryListener NONE = io.flowscope.window.TelemetryListener.IGNORE;
+        private static final io.flowscope.api.input.TelemetryListener NONE = io.flowscope.api.input.TelemetryListener.IGNORE;
 
         private final java.util.function.Supplier<Pipeline> fresh;
         private final List<AnomalyEvent> before = new java.util.ArrayList<>();
@@ -308,7 +308,7 @@ public final class Replay
         private final List<Object[]> comms = new java.util.ArrayList<>();
         Pipeline pipeline;
         /** Told every input after the engines (the Perfetto export), or the no-op listener. */
-        io.flowscope.window.TelemetryListener tee = NONE;
+        io.flowscope.api.input.TelemetryListener tee = NONE;
         private boolean used;
 
         Segments(final java.util.function.Supplier<Pipeline> fresh)

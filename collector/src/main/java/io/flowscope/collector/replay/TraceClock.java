@@ -7,8 +7,8 @@ import java.util.Map;
 import io.flowscope.collector.ingest.Source;
 import io.flowscope.collector.journal.EventLog;
 import io.flowscope.collector.journal.JournalReader;
-import io.flowscope.window.EventTimeListener;
-import io.flowscope.window.TelemetryListener;
+import io.flowscope.api.input.EventTimeListener;
+import io.flowscope.api.input.TelemetryListener;
 
 /**
  * Puts a host's event times (its CLOCK_MONOTONIC, as the rings and the journal carry them) on the epoch

@@ -14,16 +14,16 @@ import java.util.function.Supplier;
 
 import com.fasterxml.jackson.core.JsonEncoding;
 import com.fasterxml.jackson.core.JsonGenerator;
-import io.flowscope.anomaly.Anomaly;
+import io.flowscope.api.anomaly.Anomaly;
 import io.flowscope.collector.pipeline.FlowRow;
 import io.flowscope.collector.pipeline.Json;
-import io.flowscope.window.CollectiveSink;
-import io.flowscope.window.CollectiveSummary;
-import io.flowscope.window.Collectives;
-import io.flowscope.window.FlowSummary;
-import io.flowscope.window.FlowSummarySink;
+import io.flowscope.api.summary.CollectiveSink;
+import io.flowscope.api.summary.CollectiveSummary;
+import io.flowscope.api.summary.Collectives;
+import io.flowscope.api.summary.FlowSummary;
+import io.flowscope.api.summary.FlowSummarySink;
 import io.flowscope.window.GpuClockEstimate;
-import io.flowscope.window.TelemetryListener;
+import io.flowscope.api.input.TelemetryListener;
 import io.flowscope.window.WindowEngine;
 
 /**

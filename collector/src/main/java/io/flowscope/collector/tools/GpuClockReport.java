@@ -8,10 +8,10 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 
+import io.flowscope.api.input.TelemetryListener;
 import io.flowscope.collector.journal.EventLog;
 import io.flowscope.collector.journal.JournalReader;
 import io.flowscope.window.GpuClockEstimate;
-import io.flowscope.window.TelemetryListener;
 import io.flowscope.window.WindowConfig;
 import io.flowscope.window.WindowEngine;
 

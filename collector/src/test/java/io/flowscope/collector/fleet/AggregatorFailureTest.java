@@ -8,8 +8,8 @@ import java.util.Map;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Function;
 
-import io.flowscope.anomaly.AnomalySink;
-import io.flowscope.anomaly.AnomalyStage;
+import io.flowscope.api.anomaly.AnomalySink;
+import io.flowscope.api.anomaly.AnomalyStage;
 import io.flowscope.collector.config.FleetConfig;
 import io.flowscope.collector.pipeline.AnomalyStages;
 import io.flowscope.collector.config.CollectorConfig;

@@ -11,7 +11,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.flowscope.collector.config.CollectorConfig;
 import io.flowscope.collector.config.FleetConfig;
-import io.flowscope.window.FlowSummary;
+import io.flowscope.api.summary.FlowSummary;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 

@@ -6,7 +6,7 @@ import io.flowscope.collector.pipeline.AnomalyStages;
 import io.flowscope.collector.config.CollectorConfig;
 import io.flowscope.collector.pipeline.Pipeline;
 import io.flowscope.collector.journal.JournalReader;
-import io.flowscope.window.TelemetryListener;
+import io.flowscope.api.input.TelemetryListener;
 
 /**
  * What an agent derives from a journal, counted by replaying it through the engines one live batch at a time, as

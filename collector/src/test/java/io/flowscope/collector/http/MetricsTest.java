@@ -20,9 +20,9 @@ import io.flowscope.collector.pipeline.Stats;
 import io.flowscope.collector.pipeline.TrafficCounters;
 import io.flowscope.sim.ClusterSimulator;
 import io.flowscope.sim.SimulatedRun;
-import io.flowscope.window.CollectiveSink;
-import io.flowscope.window.FlowSummary;
-import io.flowscope.window.FlowSummarySink;
+import io.flowscope.api.summary.CollectiveSink;
+import io.flowscope.api.summary.FlowSummary;
+import io.flowscope.api.summary.FlowSummarySink;
 import org.junit.jupiter.api.Test;
 
 /**

@@ -13,8 +13,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.function.Function;
 
-import io.flowscope.anomaly.Anomaly;
-import io.flowscope.anomaly.AnomalyKind;
+import io.flowscope.api.anomaly.Anomaly;
+import io.flowscope.api.anomaly.AnomalyKind;
 import io.flowscope.collector.CollectorService;
 import io.flowscope.collector.config.CollectorConfig;
 import io.flowscope.collector.journal.JournalReader;
@@ -25,7 +25,7 @@ import io.flowscope.collector.replay.Replay;
 import io.flowscope.ring.EventKind;
 import io.flowscope.ring.NcclState;
 import io.flowscope.ring.TestRingWriter;
-import io.flowscope.window.EventTimeListener;
+import io.flowscope.api.input.EventTimeListener;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 

@@ -6,11 +6,11 @@ import java.util.function.Function;
 import java.util.function.LongPredicate;
 import java.util.function.Predicate;
 
-import io.flowscope.anomaly.Anomaly;
-import io.flowscope.anomaly.AnomalySink;
-import io.flowscope.anomaly.AnomalyStage;
-import io.flowscope.window.CollectiveSummary;
-import io.flowscope.window.FlowSummary;
+import io.flowscope.api.anomaly.Anomaly;
+import io.flowscope.api.anomaly.AnomalySink;
+import io.flowscope.api.anomaly.AnomalyStage;
+import io.flowscope.api.summary.CollectiveSummary;
+import io.flowscope.api.summary.FlowSummary;
 
 /**
  * The service's anomaly stage, except that it throws (a NullPointerException, as the real stage's judgeHang did on

@@ -9,8 +9,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.stream.Stream;
 
-import io.flowscope.anomaly.Anomaly;
-import io.flowscope.anomaly.AnomalyKind;
+import io.flowscope.api.anomaly.Anomaly;
+import io.flowscope.api.anomaly.AnomalyKind;
 import io.flowscope.collector.pipeline.AnomalyStages;
 import io.flowscope.collector.config.CollectorConfig;
 import io.flowscope.collector.replay.Replay;

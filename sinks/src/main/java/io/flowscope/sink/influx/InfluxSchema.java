@@ -1,12 +1,12 @@
 package io.flowscope.sink.influx;
 
-import io.flowscope.anomaly.Anomaly;
-import io.flowscope.anomaly.Culprit;
+import io.flowscope.api.anomaly.Anomaly;
+import io.flowscope.api.anomaly.Culprit;
+import io.flowscope.api.summary.CollectiveSummary;
+import io.flowscope.api.summary.FlowSummary;
+import io.flowscope.api.summary.Phase;
 import io.flowscope.sink.EventClock;
 import io.flowscope.sink.RankNames;
-import io.flowscope.window.CollectiveSummary;
-import io.flowscope.window.FlowSummary;
-import io.flowscope.window.Phase;
 
 import java.util.Locale;
 import java.util.Map;

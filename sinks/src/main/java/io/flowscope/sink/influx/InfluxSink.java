@@ -1,14 +1,14 @@
 package io.flowscope.sink.influx;
 
-import io.flowscope.anomaly.Anomaly;
-import io.flowscope.anomaly.AnomalySink;
+import io.flowscope.api.anomaly.Anomaly;
+import io.flowscope.api.anomaly.AnomalySink;
+import io.flowscope.api.summary.CollectiveSink;
+import io.flowscope.api.summary.CollectiveSummary;
+import io.flowscope.api.summary.FlowSummary;
+import io.flowscope.api.summary.FlowSummarySink;
 import io.flowscope.sink.BatchingProcessor;
 import io.flowscope.sink.ProcessorConfig;
 import io.flowscope.sink.SinkCounters;
-import io.flowscope.window.CollectiveSink;
-import io.flowscope.window.CollectiveSummary;
-import io.flowscope.window.FlowSummary;
-import io.flowscope.window.FlowSummarySink;
 
 import java.time.Duration;
 

@@ -1,6 +1,6 @@
 package io.flowscope.sink.webhook;
 
-import io.flowscope.anomaly.Anomaly;
+import io.flowscope.api.anomaly.Anomaly;
 
 /**
  * One anomaly state to deliver: {@code event} is opened, updated or resolved, or (Alertmanager only) resent: an

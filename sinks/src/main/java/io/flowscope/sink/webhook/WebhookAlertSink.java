@@ -1,7 +1,7 @@
 package io.flowscope.sink.webhook;
 
-import io.flowscope.anomaly.Anomaly;
-import io.flowscope.anomaly.AnomalySink;
+import io.flowscope.api.anomaly.Anomaly;
+import io.flowscope.api.anomaly.AnomalySink;
 import io.flowscope.sink.BatchingProcessor;
 import io.flowscope.sink.SinkCounters;
 

@@ -4,9 +4,9 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import io.flowscope.anomaly.Anomaly;
-import io.flowscope.anomaly.AnomalyKind;
-import io.flowscope.anomaly.Culprit;
+import io.flowscope.api.anomaly.Anomaly;
+import io.flowscope.api.anomaly.AnomalyKind;
+import io.flowscope.api.anomaly.Culprit;
 import io.flowscope.sink.RankNames;
 import io.flowscope.sink.influx.InfluxSchema;
 

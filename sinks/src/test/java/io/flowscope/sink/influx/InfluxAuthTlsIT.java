@@ -1,6 +1,7 @@
 package io.flowscope.sink.influx;
 
 import com.sun.net.httpserver.HttpServer;
+import io.flowscope.api.summary.FlowSummary;
 import io.flowscope.sink.EventClock;
 import io.flowscope.sink.ProcessorConfig;
 import io.flowscope.sink.SinkCounters;
@@ -8,8 +9,7 @@ import io.flowscope.sink.http.ClientTls;
 import io.flowscope.sink.http.HttpAuth;
 import io.flowscope.sink.testing.InfluxServer;
 import io.flowscope.sink.testing.SelfSigned;
-import io.flowscope.window.FlowSummary;
-import io.flowscope.window.Summaries;
+import io.flowscope.sink.testing.Summaries;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -17,10 +17,10 @@ import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
-import java.util.List;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;

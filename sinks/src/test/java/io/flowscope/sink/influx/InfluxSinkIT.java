@@ -1,18 +1,18 @@
 package io.flowscope.sink.influx;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import io.flowscope.anomaly.Anomaly;
-import io.flowscope.anomaly.Severity;
+import io.flowscope.api.anomaly.Anomaly;
+import io.flowscope.api.anomaly.Severity;
+import io.flowscope.api.summary.Collectives;
+import io.flowscope.api.summary.FlowSummary;
+import io.flowscope.api.summary.Phase;
 import io.flowscope.sink.EventClock;
 import io.flowscope.sink.ProcessorConfig;
 import io.flowscope.sink.SinkCounters;
 import io.flowscope.sink.testing.Anomalies;
 import io.flowscope.sink.testing.InfluxServer;
 import io.flowscope.sink.testing.RealInfluxExtension;
-import io.flowscope.window.Collectives;
-import io.flowscope.window.FlowSummary;
-import io.flowscope.window.Phase;
-import io.flowscope.window.Summaries;
+import io.flowscope.sink.testing.Summaries;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 

@@ -1,13 +1,13 @@
 package io.flowscope.sink.influx;
 
-import io.flowscope.anomaly.Severity;
+import io.flowscope.api.anomaly.Severity;
+import io.flowscope.api.summary.Collectives;
+import io.flowscope.api.summary.FlowSummary;
+import io.flowscope.api.summary.Phase;
 import io.flowscope.sink.EventClock;
 import io.flowscope.sink.RankNames;
 import io.flowscope.sink.testing.Anomalies;
-import io.flowscope.window.Collectives;
-import io.flowscope.window.FlowSummary;
-import io.flowscope.window.Phase;
-import io.flowscope.window.Summaries;
+import io.flowscope.sink.testing.Summaries;
 import org.junit.jupiter.api.Test;
 
 import java.io.IOException;

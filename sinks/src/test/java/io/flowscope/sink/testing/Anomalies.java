@@ -1,9 +1,9 @@
 package io.flowscope.sink.testing;
 
-import io.flowscope.anomaly.Anomaly;
-import io.flowscope.anomaly.AnomalyKind;
-import io.flowscope.anomaly.Culprit;
-import io.flowscope.anomaly.Severity;
+import io.flowscope.api.anomaly.Anomaly;
+import io.flowscope.api.anomaly.AnomalyKind;
+import io.flowscope.api.anomaly.Culprit;
+import io.flowscope.api.anomaly.Severity;
 
 import java.util.TreeMap;
 

@@ -2,8 +2,8 @@ package io.flowscope.sink.webhook;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import io.flowscope.anomaly.Anomaly;
-import io.flowscope.anomaly.Severity;
+import io.flowscope.api.anomaly.Anomaly;
+import io.flowscope.api.anomaly.Severity;
 import io.flowscope.sink.EventClock;
 import io.flowscope.sink.ProcessorConfig;
 import io.flowscope.sink.http.ClientTls;

@@ -1,7 +1,7 @@
 package io.flowscope.sink.webhook;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
-import io.flowscope.anomaly.Severity;
+import io.flowscope.api.anomaly.Severity;
 import io.flowscope.sink.EventClock;
 import io.flowscope.sink.Exporter;
 import io.flowscope.sink.ExporterContractTest;

@@ -2,10 +2,10 @@ package io.flowscope.sink.webhook;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import io.flowscope.anomaly.Anomaly;
-import io.flowscope.anomaly.AnomalyKind;
-import io.flowscope.anomaly.Culprit;
-import io.flowscope.anomaly.Severity;
+import io.flowscope.api.anomaly.Anomaly;
+import io.flowscope.api.anomaly.AnomalyKind;
+import io.flowscope.api.anomaly.Culprit;
+import io.flowscope.api.anomaly.Severity;
 import io.flowscope.sink.EventClock;
 import io.flowscope.sink.RankNames;
 import io.flowscope.sink.testing.Anomalies;

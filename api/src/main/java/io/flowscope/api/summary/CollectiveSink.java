@@ -1,4 +1,4 @@
-package io.flowscope.window;
+package io.flowscope.api.summary;
 
 /** Receives one {@link CollectiveSummary} per finished collective (or P2p operation), through a reused record. */
 @FunctionalInterface

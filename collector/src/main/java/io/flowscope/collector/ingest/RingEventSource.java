@@ -1,13 +1,14 @@
-package io.flowscope.window.ring;
+package io.flowscope.collector.ingest;
 
+import io.flowscope.api.input.HostIds;
+import io.flowscope.api.input.TelemetryListener;
+import io.flowscope.api.summary.Collectives;
 import io.flowscope.ring.EventKind;
 import io.flowscope.ring.RecordHandler;
 import io.flowscope.ring.RecordLayout;
 import io.flowscope.ring.RecordView;
 import io.flowscope.ring.RingHeader;
 import io.flowscope.ring.RingLayout;
-import io.flowscope.window.Collectives;
-import io.flowscope.window.TelemetryListener;
 
 /**
  * Adapts the ring reader to the window engine: a {@link RecordHandler} that turns ProxyOp and ProxyStep
@@ -212,16 +213,10 @@ public final class RingEventSource implements RecordHandler
         return records;
     }
 
-    /** The host id of a hostname: 64-bit FNV-1a of its chars, stable across runs and JVMs. */
+    /** The host id of a hostname ({@link HostIds#of}: 64-bit FNV-1a of its chars, stable across runs and JVMs). */
     public static long hostId(final String hostname)
     {
-        long h = 0xCBF29CE484222325L;
-        for (int i = 0; i < hostname.length(); i++)
-        {
-            h ^= hostname.charAt(i);
-            h *= 0x100000001B3L;
-        }
-        return h;
+        return HostIds.of(hostname);
     }
 
     /**

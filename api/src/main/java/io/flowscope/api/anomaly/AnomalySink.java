@@ -1,4 +1,4 @@
-package io.flowscope.anomaly;
+package io.flowscope.api.anomaly;
 
 import java.util.function.BiConsumer;
 

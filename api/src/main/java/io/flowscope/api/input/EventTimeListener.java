@@ -1,4 +1,4 @@
-package io.flowscope.window;
+package io.flowscope.api.input;
 
 /**
  * A {@link TelemetryListener} that hands the event time of every input call to one method: for readers of recorded

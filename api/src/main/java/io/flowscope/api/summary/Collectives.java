@@ -1,4 +1,4 @@
-package io.flowscope.window;
+package io.flowscope.api.summary;
 
 /**
  * Codes of collective functions, algorithms and protocols (the names NCCL hands the profiler mapped to small

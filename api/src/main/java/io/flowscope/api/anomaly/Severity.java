@@ -1,4 +1,4 @@
-package io.flowscope.anomaly;
+package io.flowscope.api.anomaly;
 
 /** How bad an anomaly is now; it may rise while the anomaly stays open. */
 public enum Severity

@@ -1,4 +1,4 @@
-package io.flowscope.window;
+package io.flowscope.api.summary;
 
 /** Receives the engine's per-flow, per-period summaries through a reused {@link FlowSummary}. */
 @FunctionalInterface

@@ -1,4 +1,4 @@
-package io.flowscope.window.ring;
+package io.flowscope.collector.ingest;
 
 import static io.flowscope.ring.EventKind.COLL;
 import static io.flowscope.ring.EventKind.KERNEL_CH;
@@ -11,13 +11,13 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 
+import io.flowscope.api.summary.CollectiveSummary;
+import io.flowscope.api.summary.Collectives;
+import io.flowscope.api.summary.FlowSummary;
+import io.flowscope.api.summary.Phase;
 import io.flowscope.ring.NcclState;
 import io.flowscope.ring.RingReader;
 import io.flowscope.ring.TestRingWriter;
-import io.flowscope.window.CollectiveSummary;
-import io.flowscope.window.Collectives;
-import io.flowscope.window.FlowSummary;
-import io.flowscope.window.Phase;
 import io.flowscope.window.WindowConfig;
 import io.flowscope.window.WindowEngine;
 import org.junit.jupiter.api.Test;
@@ -209,7 +209,7 @@ class RingEventSourceTest
     void shouldHandOnEachCommunicatorRankOfARingOnceBeforeItsRecords() throws Exception
     {
         final List<String> calls = new ArrayList<>();
-        final io.flowscope.window.TelemetryListener listener = new io.flowscope.window.TelemetryListener()
+        final io.flowscope.api.input.TelemetryListener listener = new io.flowscope.api.input.TelemetryListener()
         {
             @Override
             public void onRingComm(final long hostId, final String hostname, final int pid, final long commHash,

@@ -1,4 +1,4 @@
-package io.flowscope.anomaly;
+package io.flowscope.api.anomaly;
 
 /**
  * Who is to blame: the host, and within it as much as is known. Fields that do not apply are -1

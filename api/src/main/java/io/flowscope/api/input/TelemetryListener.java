@@ -1,4 +1,4 @@
-package io.flowscope.window;
+package io.flowscope.api.input;
 
 /**
  * The window engine's one input: typed telemetry events as primitive arguments, so that a producer (the ring

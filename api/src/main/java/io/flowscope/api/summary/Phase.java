@@ -1,4 +1,4 @@
-package io.flowscope.window;
+package io.flowscope.api.summary;
 
 /**
  * The phases of a ProxyStep (NCCL profiler ABI §2.5), as indexes into per-phase arrays.

@@ -1,7 +1,7 @@
-package io.flowscope.anomaly;
+package io.flowscope.api.anomaly;
 
-import io.flowscope.window.CollectiveSink;
-import io.flowscope.window.FlowSummarySink;
+import io.flowscope.api.summary.CollectiveSink;
+import io.flowscope.api.summary.FlowSummarySink;
 
 import java.util.List;
 

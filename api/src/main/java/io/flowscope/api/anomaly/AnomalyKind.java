@@ -1,4 +1,4 @@
-package io.flowscope.anomaly;
+package io.flowscope.api.anomaly;
 
 /** What went wrong. Each kind has its own detector and its own culprit rule (see the module README). */
 public enum AnomalyKind
