@@ -1,10 +1,5 @@
 package io.flowscope.anomaly;
 
-import io.flowscope.api.anomaly.Anomaly;
-import io.flowscope.api.anomaly.AnomalyKind;
-import io.flowscope.api.anomaly.AnomalySink;
-import io.flowscope.api.anomaly.Culprit;
-import io.flowscope.api.anomaly.Severity;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.Comparator;
@@ -12,6 +7,12 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.SortedMap;
+
+import io.flowscope.api.anomaly.Anomaly;
+import io.flowscope.api.anomaly.AnomalyKind;
+import io.flowscope.api.anomaly.AnomalySink;
+import io.flowscope.api.anomaly.Culprit;
+import io.flowscope.api.anomaly.Severity;
 
 /**
  * The one lifecycle of every anomaly: opened, updated, resolved, with its hysteresis. The period rules keep a

@@ -1,10 +1,11 @@
 package io.flowscope.anomaly;
 
+import java.util.List;
+
 import io.flowscope.api.anomaly.Anomaly;
 import io.flowscope.api.anomaly.AnomalyKind;
 import io.flowscope.api.anomaly.Culprit;
 import io.flowscope.api.anomaly.Severity;
-import java.util.List;
 
 /**
  * HANG: a communicator whose receives have work outstanding and no completion for {@code hangThresholdNs}: a

@@ -1,14 +1,14 @@
 package io.flowscope.anomaly;
 
-import io.flowscope.api.anomaly.AnomalyKind;
-import io.flowscope.api.anomaly.Culprit;
-import io.flowscope.api.anomaly.Severity;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.SortedMap;
 import java.util.TreeMap;
 
+import io.flowscope.api.anomaly.AnomalyKind;
+import io.flowscope.api.anomaly.Culprit;
+import io.flowscope.api.anomaly.Severity;
 import io.flowscope.api.summary.CollectiveSummary;
 import org.agrona.collections.Int2ObjectHashMap;
 import org.agrona.collections.Long2LongHashMap;

@@ -1,10 +1,11 @@
 package io.flowscope.anomaly;
 
+import java.util.ArrayList;
+import java.util.List;
+
 import io.flowscope.api.anomaly.AnomalyKind;
 import io.flowscope.api.anomaly.Culprit;
 import io.flowscope.api.anomaly.Severity;
-import java.util.ArrayList;
-import java.util.List;
 
 /**
  * NIC_STALL: a NIC that stops completing work requests while some are outstanding, and its failover. Per host

@@ -1,5 +1,6 @@
 package io.flowscope.sim;
 
+
 import io.flowscope.api.input.TelemetryListener;
 
 import java.util.Arrays;

@@ -1,5 +1,6 @@
 package io.flowscope.sim;
 
+
 import io.flowscope.api.anomaly.AnomalyKind;
 import io.flowscope.api.input.HostIds;
 import io.flowscope.api.input.TelemetryListener;

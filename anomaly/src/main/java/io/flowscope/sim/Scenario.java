@@ -1,5 +1,6 @@
 package io.flowscope.sim;
 
+
 import io.flowscope.api.anomaly.AnomalyKind;
 
 import java.util.ArrayList;

@@ -18,8 +18,6 @@ import java.util.List;
  */
 public final class SimulatedRun
 {
-    /** Key of the idle tick fed to the window engine (an unknown ProxyOp stop: it only advances the host's time). */
-    public static final long TICK_KEY = 0x7fff_ffff_ffff_fff1L;
     public static final long STEP_NS = 1_000_000L;
 
     private final ClusterSimulator simulator;
@@ -78,8 +76,7 @@ public final class SimulatedRun
             for (int n = 0; n < nodes; n++)
             {
                 final long hostTime = t + simulator.clockOffsetNs(n);
-                window.onHost(simulator.hostId(n));
-                window.onProxyOpStop(TICK_KEY, hostTime);
+                window.advanceTo(simulator.hostId(n), hostTime);
                 engine.advanceTo(simulator.hostId(n), hostTime);
             }
         }

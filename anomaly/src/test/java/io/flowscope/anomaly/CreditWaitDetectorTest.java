@@ -1,9 +1,9 @@
 package io.flowscope.anomaly;
 
-import io.flowscope.api.anomaly.Anomaly;
-import io.flowscope.api.anomaly.AnomalyKind;
 import java.util.List;
 
+import io.flowscope.api.anomaly.Anomaly;
+import io.flowscope.api.anomaly.AnomalyKind;
 import io.flowscope.sim.Scenario;
 import io.flowscope.sim.SimulatedRun;
 import org.junit.jupiter.api.Test;

@@ -113,7 +113,7 @@ class EndToEndTest
         // then silence, told by ticks 2.7 ms apart (two periods skipped each time), for 300 ms
         for (long tick = t + 2_700_000L; tick < t + 300_000_000L; tick += 2_700_000L)
         {
-            window.onProxyOpStop(io.flowscope.sim.SimulatedRun.TICK_KEY, tick);
+            window.advanceTo(host, tick);
             engine.advanceTo(host, tick);
         }
         assertThat(events).containsExactly("opened HANG rank 1");

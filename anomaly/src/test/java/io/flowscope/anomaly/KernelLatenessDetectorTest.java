@@ -1,12 +1,12 @@
 package io.flowscope.anomaly;
 
-import io.flowscope.api.anomaly.Anomaly;
-import io.flowscope.api.anomaly.AnomalyKind;
-import io.flowscope.api.anomaly.AnomalySink;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
 
+import io.flowscope.api.anomaly.Anomaly;
+import io.flowscope.api.anomaly.AnomalyKind;
+import io.flowscope.api.anomaly.AnomalySink;
 import io.flowscope.window.WindowConfig;
 import io.flowscope.window.WindowEngine;
 import org.junit.jupiter.api.Test;

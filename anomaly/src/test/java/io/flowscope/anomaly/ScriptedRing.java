@@ -1,11 +1,11 @@
 package io.flowscope.anomaly;
 
-import io.flowscope.api.anomaly.Anomaly;
-import io.flowscope.api.anomaly.AnomalyKind;
-import io.flowscope.api.anomaly.AnomalySink;
 import java.util.ArrayList;
 import java.util.List;
 
+import io.flowscope.api.anomaly.Anomaly;
+import io.flowscope.api.anomaly.AnomalyKind;
+import io.flowscope.api.anomaly.AnomalySink;
 import io.flowscope.window.WindowConfig;
 import io.flowscope.window.WindowEngine;
 
@@ -131,11 +131,11 @@ final class ScriptedRing
             {
                 for (int r = 0; r < ranks; r++)
                 {
-                    // As the service's idle clock does for a drained host: the window engine ends its periods
-                    // (a stop of an unknown op), the anomaly stage ages its stalls.
+                    // As the service's idle clock does for a drained host: the window engine ends its periods, the
+                    // anomaly stage ages its stalls.
                     final long t = start + (ms + 1) * 1_000_000L;
                     engine.onHost(hostOf(r));
-                    engine.onProxyOpStop(io.flowscope.sim.SimulatedRun.TICK_KEY, t);
+                    engine.advanceTo(hostOf(r), t);
                     stage.advanceTo(hostOf(r), t);
                 }
             }

@@ -1,9 +1,9 @@
 package io.flowscope.anomaly;
 
-import io.flowscope.api.anomaly.Anomaly;
-import io.flowscope.api.anomaly.AnomalyKind;
 import java.util.List;
 
+import io.flowscope.api.anomaly.Anomaly;
+import io.flowscope.api.anomaly.AnomalyKind;
 import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;

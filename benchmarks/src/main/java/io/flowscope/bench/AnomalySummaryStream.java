@@ -1,5 +1,6 @@
 package io.flowscope.bench;
 
+
 import io.flowscope.api.summary.FlowSummary;
 import io.flowscope.api.summary.Phase;
 

@@ -25,10 +25,10 @@ import io.flowscope.collector.replay.TraceExport;
 import io.flowscope.ring.cli.RingTool;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
-import picocli.CommandLine;
 
 /**
  * {@code flowscope}: the collector service and its tools. One entry point: reads the configuration once (file,

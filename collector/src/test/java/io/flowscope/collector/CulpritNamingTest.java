@@ -105,9 +105,9 @@ class CulpritNamingTest
         p.onRingComm(HOST, "gpu-node-17", 48213, COMM, 1, 4, 1, "0000:19:00.0");
         p.onRingComm(HOST, "gpu-node-17", 48214, COMM, 0, 4, -1, ""); // no device known (no CUDA context)
         p.onRingComm(OTHER_HOST, "gpu-node-18", 9001, COMM, 2, 4, 0, "0000:3B:00.0");
-        p.idleTick(HOST, 1_000);
+        p.advanceTo(HOST, 1_000);
         p.endBatch(1);
-        p.idleTick(HOST, 2_000);
+        p.advanceTo(HOST, 2_000);
         p.endBatch(2);
     }
 

@@ -233,6 +233,20 @@ public final class WindowEngine implements TelemetryListener
         host = next;
     }
 
+    /**
+     * Host {@code hostId}'s time has reached {@code timeNs} with no event: its periods up to there end and are
+     * swept, as an event at that time would end them; nothing is counted. The host of the calls that follow stays
+     * the one {@link #onHost} named last.
+     */
+    @Override
+    public void advanceTo(final long hostId, final long timeNs)
+    {
+        final HostState current = host;
+        onHost(hostId);
+        advance(timeNs);
+        host = current;
+    }
+
     @Override
     public void onProxyOpStart(final long opKey, final long commHash, final int rank, final int peer, final int channel,
         final boolean isSend, final long timeNs)

@@ -1,7 +1,5 @@
 package io.flowscope.window;
 
-import io.flowscope.api.summary.CollectiveSummary;
-import io.flowscope.api.summary.Collectives;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.within;
 
@@ -12,6 +10,8 @@ import java.util.Map;
 import java.util.SplittableRandom;
 import java.util.function.Consumer;
 
+import io.flowscope.api.summary.CollectiveSummary;
+import io.flowscope.api.summary.Collectives;
 import org.junit.jupiter.api.Test;
 
 /**

@@ -1,13 +1,13 @@
 package io.flowscope.window;
 
-import io.flowscope.api.summary.CollectiveSummary;
-import io.flowscope.api.summary.Collectives;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.within;
 
 import java.util.Arrays;
 import java.util.SplittableRandom;
 
+import io.flowscope.api.summary.CollectiveSummary;
+import io.flowscope.api.summary.Collectives;
 import org.junit.jupiter.api.Test;
 
 /** The passive GPU clock estimator against synthetic clocks: known offsets, known poll lags. */

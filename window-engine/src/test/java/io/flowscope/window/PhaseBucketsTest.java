@@ -1,12 +1,12 @@
 package io.flowscope.window;
 
-import io.flowscope.api.summary.Phase;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.util.ArrayList;
 import java.util.List;
 import java.util.SplittableRandom;
 
+import io.flowscope.api.summary.Phase;
 import org.junit.jupiter.api.Test;
 
 class PhaseBucketsTest

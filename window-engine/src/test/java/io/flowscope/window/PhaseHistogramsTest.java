@@ -1,10 +1,10 @@
 package io.flowscope.window;
 
-import io.flowscope.api.summary.Phase;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.util.SplittableRandom;
 
+import io.flowscope.api.summary.Phase;
 import org.HdrHistogram.Histogram;
 import org.junit.jupiter.api.Test;
 

@@ -1,6 +1,5 @@
 package io.flowscope.window;
 
-import io.flowscope.api.summary.Phase;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;
@@ -8,6 +7,8 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+
+import io.flowscope.api.summary.Phase;
 
 /**
  * The brute-force reference: keeps every record of every step in plain collections and computes each

@@ -1,6 +1,5 @@
 package io.flowscope.window;
 
-import io.flowscope.api.summary.Collectives;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.lang.management.ManagementFactory;
@@ -11,6 +10,7 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.SplittableRandom;
 
+import io.flowscope.api.summary.Collectives;
 import org.junit.jupiter.api.Test;
 
 /** Replay determinism (event time only) and the absence of allocation on the hot paths. */

@@ -1,6 +1,5 @@
 package io.flowscope.window;
 
-import io.flowscope.api.summary.FlowSummary;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.io.IOException;
@@ -13,6 +12,7 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
 
+import io.flowscope.api.summary.FlowSummary;
 import org.junit.jupiter.api.Test;
 
 /**

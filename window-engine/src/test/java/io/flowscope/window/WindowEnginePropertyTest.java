@@ -1,7 +1,5 @@
 package io.flowscope.window;
 
-import io.flowscope.api.summary.FlowSummary;
-import io.flowscope.api.summary.Phase;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.util.ArrayList;
@@ -10,6 +8,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.SplittableRandom;
 
+import io.flowscope.api.summary.FlowSummary;
+import io.flowscope.api.summary.Phase;
 import org.junit.jupiter.api.Test;
 
 /**

@@ -1,14 +1,14 @@
 package io.flowscope.window;
 
-import io.flowscope.api.summary.CollectiveSummary;
-import io.flowscope.api.summary.Collectives;
-import io.flowscope.api.summary.FlowSummary;
-import io.flowscope.api.summary.Phase;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.util.ArrayList;
 import java.util.List;
 
+import io.flowscope.api.summary.CollectiveSummary;
+import io.flowscope.api.summary.Collectives;
+import io.flowscope.api.summary.FlowSummary;
+import io.flowscope.api.summary.Phase;
 import org.HdrHistogram.Histogram;
 import org.junit.jupiter.api.Test;
 
@@ -405,6 +405,36 @@ class WindowEngineTest
         assertThat(e.totalBytes(2, 9, 0, 1, 0, false)).isEqualTo(20);
         assertThat(e.totalBytes(1, 9, 0, 1, 0, false)).isEqualTo(10);
         assertThat(e.liveHosts()).isEqualTo(3); // 0 (the default), 1, 2
+    }
+
+    @Test
+    void shouldEndAnIdleHostsPeriodOnAdvanceToWithoutCountingAnythingOrChangingTheCurrentHost()
+    {
+        final WindowEngine e = engine(new WindowConfig().periodNs(1_000));
+        e.onHost(1);
+        e.onProxyOpStart(1, 9, 0, 1, 0, false, 100);
+        recvStep(e, 2, 1, 200, 10);
+        e.onHost(2);
+        e.onProxyOpStart(3, 9, 0, 1, 0, false, 100);
+        assertThat(out).isEmpty();
+
+        e.advanceTo(1, 1_500); // host 1 is idle at 1500: its first period [0, 1000) ends, host 2's does not
+        assertThat(out).hasSize(1);
+        assertThat(out.get(0).hostId()).isEqualTo(1);
+        assertThat(out.get(0).bytes()).isEqualTo(10);
+        assertThat(e.unknownOpRecords()).isZero();
+        assertThat(e.duplicateRecords()).isZero();
+
+        // The calls that follow are still host 2's: its step lands on its own flow, and its clock is not host 1's.
+        recvStep(e, 4, 3, 300, 20);
+        e.advanceTo(1, 1_800); // the same period of host 1: nothing more
+        assertThat(out).hasSize(1);
+        e.advanceTo(2, 2_100);
+        assertThat(out).hasSize(2);
+        assertThat(out.get(1).hostId()).isEqualTo(2);
+        assertThat(out.get(1).bytes()).isEqualTo(20);
+        assertThat(e.totalBytes(2, 9, 0, 1, 0, false)).isEqualTo(20);
+        assertThat(e.unknownOpRecords()).isZero();
     }
 
     @Test

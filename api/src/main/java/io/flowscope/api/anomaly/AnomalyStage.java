@@ -1,5 +1,6 @@
 package io.flowscope.api.anomaly;
 
+
 import io.flowscope.api.summary.CollectiveSink;
 import io.flowscope.api.summary.FlowSummarySink;
 

@@ -3,7 +3,8 @@ package io.flowscope.api.input;
 /**
  * A {@link TelemetryListener} that hands the event time of every input call to one method: for readers of recorded
  * input that follow time only (a trace's clock offsets, how far a host's records ran behind). {@link #onHost} and
- * the rings' communicator entries stay the listener's defaults, to override where wanted.
+ * the rings' communicator entries stay the listener's defaults, to override where wanted; so does {@link #advanceTo}
+ * (an idle host's time is not a record's: by default it is not handed to {@link #onEventTime}).
  */
 public abstract class EventTimeListener implements TelemetryListener
 {

@@ -2,7 +2,7 @@ package io.flowscope.api.input;
 
 /**
  * The window engine's one input: typed telemetry events as primitive arguments, so that a producer (the ring
- * adapter {@code io.flowscope.window.ring.RingEventSource}, a journal replay, the simulator) hands them over
+ * adapter {@code io.flowscope.collector.ingest.RingEventSource}, a journal replay, the simulator) hands them over
  * without allocating. Times are event times in ns of one host clock (the ring's {@code CLOCK_MONOTONIC});
  * the engine never reads a clock of its own, so a replay of the same calls gives the same output.
  * <p>
@@ -13,6 +13,10 @@ package io.flowscope.api.input;
  * {@link #onHost} names the host of the calls that follow it, until the next {@code onHost} (host 0 until
  * the first). A producer calls it when the host changes (the ring adapter: once per ring, from its hostname),
  * so the per-event calls stay as they are. Keys must be unique across the hosts fed to one engine.
+ * <p>
+ * <b>Idle time.</b> A host with nothing to say still moves on: {@link #advanceTo} says how far its time has come
+ * (the collector's idle-host clock, the simulator between events), so that its periods end and a hang is named
+ * with no event arriving. It is not an event (nothing is counted) and no record carries it.
  * <p>
  * Records may come out of order across producer threads; the records of one step come in their thread's
  * order, but may be missing, duplicated or late. See {@link WindowEngine} for how each case is handled.
@@ -99,6 +103,16 @@ public interface TelemetryListener
 
     /** The KernelCh {@code chKey} stopped on the GPU at {@code pTimerNs} (state 22 KernelChStop). */
     default void onKernelChStop(long chKey, long pTimerNs, long timeNs)
+    {
+    }
+
+    /**
+     * Event time on host {@code hostId} has reached {@code timeNs} with nothing to report (not an event: no record,
+     * no key). Leaves the host of the calls that follow as it was ({@link #onHost}). The window engine ends the
+     * host's periods up to it, as an event at that time would; the journal records it; a listener that follows
+     * records only ignores it (the default).
+     */
+    default void advanceTo(long hostId, long timeNs)
     {
     }
 

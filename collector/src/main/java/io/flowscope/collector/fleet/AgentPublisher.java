@@ -645,6 +645,13 @@ public final class AgentPublisher implements AutoCloseable
             }
         }
 
+        /** Not sampled: an idle host's time is not an event. */
+        @Override
+        public void advanceTo(final long hostId, final long timeNs)
+        {
+            next.advanceTo(hostId, timeNs);
+        }
+
         @Override
         public void onProxyOpStop(final long opKey, final long timeNs)
         {

@@ -22,8 +22,8 @@ import org.agrona.collections.LongHashSet;
  * instant within {@link #SAME_MACHINE_TOLERANCE_NS} (a test's or a copied ring's do not). A host is ticked only
  * when every ring of it is drained (a tick ahead of a backlog would make the backlog late). Ticks are every
  * period early in a silence and sparser as it lasts ({@link #intervalNs}), so an idle node does not fill its
- * journal with them. The tick is the simulator's idle tick ({@link Pipeline#idleTick}), an ordinary input call:
- * it is journaled, so a replay ends the same periods and names the same hang.
+ * journal with them. The tick is {@link Pipeline#advanceTo}, the input interface's call for an idle host (no
+ * event): it is journaled, so a replay ends the same periods and names the same hang.
  */
 final class IdleHostClock
 {
@@ -95,7 +95,7 @@ final class IdleHostClock
                 continue;
             }
             lastTickNs.put(host, t);
-            out.idleTick(host, t);
+            out.advanceTo(host, t);
         }
     }
 

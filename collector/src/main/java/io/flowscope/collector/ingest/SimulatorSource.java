@@ -94,8 +94,7 @@ public final class SimulatorSource implements Source
         target = Math.min(target, durationNs);
         keepTime(nowWall, target);
         // whole 1 ms steps, as the anomaly module's SimulatedRun drives it: after each, every host is told the time
-        // by an idle tick (a stop of an unknown ProxyOp), so a silent host still ends its periods; the ticks are
-        // journaled like any input, so a replay is the same
+        // (advanceTo), so a silent host still ends its periods; the pipeline journals it, so a replay is the same
         final long step = SimulatedRun.STEP_NS;
         final long next = sim.nowNs() + step;
         if (target < next)
@@ -107,8 +106,7 @@ public final class SimulatorSource implements Source
         final int nodes = scenario.nodes();
         for (int n = 0; n < nodes; n++)
         {
-            out.onHost(sim.hostId(n));
-            out.onProxyOpStop(SimulatedRun.TICK_KEY, next + sim.clockOffsetNs(n));
+            out.advanceTo(sim.hostId(n), next + sim.clockOffsetNs(n));
         }
         return (int)Math.max(1, out.events() - before);
     }

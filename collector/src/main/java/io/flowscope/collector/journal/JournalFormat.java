@@ -103,6 +103,19 @@ public final class JournalFormat
      * entry as damage). A new entry rather than a longer {@link #RING_COMM}: older readers read that one whole.
      */
     public static final byte RING_GPU_UUID = 28;
+    /**
+     * An idle host's time moved on ({@code TelemetryListener#advanceTo}): hostId (long), timeNs (long). Leaves the
+     * host of the entries that follow as it was. Journals written before recorded it as a {@link #PROXY_OP_STOP} of
+     * {@link #LEGACY_IDLE_TICK_KEY} on the idle host; a reader hands that on as {@code advanceTo} too.
+     */
+    public static final byte ADVANCE_TO = 29;
+
+    /**
+     * The key of the idle tick that journals and traces written before {@link #ADVANCE_TO} carry as a ProxyOp stop
+     * with no start (the simulator's former {@code SimulatedRun.TICK_KEY}): read as {@code advanceTo} of the host
+     * the entries are on, never as a record.
+     */
+    public static final long LEGACY_IDLE_TICK_KEY = 0x7fff_ffff_ffff_fff1L;
 
     /** Bit 63 of a document's first long: the document is format 2 (index and checksum follow). */
     public static final long FORMAT2 = 1L << 63;

@@ -94,6 +94,8 @@ public final class JournalReader extends EventLogCounts
     private ExcerptTailer tailer;
     /** The index of the batch being (or last) handed on. */
     private long index = -1;
+    /** The host of the last {@link JournalFormat#HOST} entry: a legacy idle tick's host. */
+    private long host;
     /** The index the next batch in order has. */
     private long expected;
     /** Of the batch in {@link #doc} once verified: its index, its wall time, where its entries start. */
@@ -731,7 +733,11 @@ public final class JournalReader extends EventLogCounts
             entries++;
             switch (type)
             {
-                case JournalFormat.HOST -> out.onHost(b.readLong());
+                case JournalFormat.HOST ->
+                {
+                    host = b.readLong();
+                    out.onHost(host);
+                }
                 case JournalFormat.PROXY_OP_START ->
                 {
                     final long opKey = b.readLong();
@@ -752,7 +758,23 @@ public final class JournalReader extends EventLogCounts
                     final long t = b.readLong();
                     if (inRange(t))
                     {
-                        out.onProxyOpStop(k, t);
+                        if (k == JournalFormat.LEGACY_IDLE_TICK_KEY)
+                        {
+                            out.advanceTo(host, t); // written before ADVANCE_TO: the idle host's time, not a record
+                        }
+                        else
+                        {
+                            out.onProxyOpStop(k, t);
+                        }
+                    }
+                }
+                case JournalFormat.ADVANCE_TO ->
+                {
+                    final long h = b.readLong();
+                    final long t = b.readLong();
+                    if (inRange(t))
+                    {
+                        out.advanceTo(h, t);
                     }
                 }
                 case JournalFormat.PROXY_STEP_START ->
@@ -924,7 +946,7 @@ public final class JournalReader extends EventLogCounts
             case JournalFormat.HOST -> 8;
             case JournalFormat.PROXY_OP_START -> 8 + 8 + 4 + 4 + 4 + 1 + 8;
             case JournalFormat.PROXY_OP_STOP, JournalFormat.PROXY_STEP_STOP, JournalFormat.QP_STOP,
-                JournalFormat.COLL_STOP -> 16;
+                JournalFormat.COLL_STOP, JournalFormat.ADVANCE_TO -> 16;
             case JournalFormat.PROXY_STEP_START -> 8 + 8 + 4 + 8;
             case JournalFormat.PROXY_STEP_STATE -> 8 + 4 + 8 + 8;
             case JournalFormat.QP_START -> 8 + 4 + 8 + 4 + 8 + 8;

@@ -945,6 +945,16 @@ public final class JournalWriter implements TelemetryListener, AutoCloseable
         }
     }
 
+    /** An idle host's time: its own entry, with its host (the batch's current host is left as it was). */
+    @Override
+    public void advanceTo(final long hostId, final long timeNs)
+    {
+        if (open())
+        {
+            keyAndTime(JournalFormat.ADVANCE_TO, hostId, timeNs);
+        }
+    }
+
     @Override
     public void onProxyStepStart(final long stepKey, final long opKey, final int step, final long timeNs)
     {

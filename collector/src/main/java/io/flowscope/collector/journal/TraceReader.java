@@ -38,6 +38,8 @@ public final class TraceReader extends EventLogCounts
     private JsonNode pending;
     private long currentBatch = Long.MIN_VALUE;
     private boolean atEnd;
+    /** The host of the last "host" line: a legacy idle tick's host. */
+    private long host;
 
     public TraceReader(final Path path)
     {
@@ -183,7 +185,19 @@ public final class TraceReader extends EventLogCounts
         {
             switch (type)
             {
-                case "host" -> out.onHost(hex(o, "hostId"));
+                case "host" ->
+                {
+                    host = hex(o, "hostId");
+                    out.onHost(host);
+                }
+                case "advanceTo" ->
+                {
+                    final long t = num(o, "timeNs");
+                    if (inRange(t))
+                    {
+                        out.advanceTo(hex(o, "hostId"), t);
+                    }
+                }
                 case "proxyOpStart" ->
                 {
                     final long t = num(o, "timeNs");
@@ -196,9 +210,17 @@ public final class TraceReader extends EventLogCounts
                 case "proxyOpStop" ->
                 {
                     final long t = num(o, "timeNs");
+                    final long opKey = num(o, "opKey");
                     if (inRange(t))
                     {
-                        out.onProxyOpStop(num(o, "opKey"), t);
+                        if (opKey == JournalFormat.LEGACY_IDLE_TICK_KEY)
+                        {
+                            out.advanceTo(host, t); // traces written before advanceTo: the idle host's time
+                        }
+                        else
+                        {
+                            out.onProxyOpStop(opKey, t);
+                        }
                     }
                 }
                 case "proxyStepStart" ->

@@ -14,14 +14,13 @@ import java.util.function.LongFunction;
 import io.flowscope.api.anomaly.Anomaly;
 import io.flowscope.api.anomaly.AnomalySink;
 import io.flowscope.api.anomaly.AnomalyStage;
-import io.flowscope.collector.config.CollectorConfig;
-import io.flowscope.collector.journal.JournalWriter;
-import io.flowscope.sim.SimulatedRun;
+import io.flowscope.api.input.TelemetryListener;
 import io.flowscope.api.summary.CollectiveSink;
 import io.flowscope.api.summary.CollectiveSummary;
-import io.flowscope.api.summary.FlowSummarySink;
 import io.flowscope.api.summary.FlowSummary;
-import io.flowscope.api.input.TelemetryListener;
+import io.flowscope.api.summary.FlowSummarySink;
+import io.flowscope.collector.config.CollectorConfig;
+import io.flowscope.collector.journal.JournalWriter;
 import io.flowscope.window.WindowConfig;
 import io.flowscope.window.WindowEngine;
 import org.agrona.collections.Long2LongHashMap;
@@ -172,23 +171,28 @@ public final class Pipeline implements TelemetryListener, AnomalySink
     }
 
     /**
-     * An idle host's clock moves on ({@link IdleHostClock}): journaled and fed like any input (the simulator's
-     * idle tick, a stop of an unknown ProxyOp), but not counted as an ingested event. The current host is left
-     * as it was.
+     * An idle host's clock moves on ({@link IdleHostClock}, the simulator between its steps, a replay's journaled
+     * ticks): journaled and handed to the window engine as {@code advanceTo}, not counted as an ingested event.
+     * The current host is left as it was, here and in the journal and the engine.
      */
-    public void idleTick(final long hostId, final long timeNs)
+    @Override
+    public void advanceTo(final long hostId, final long timeNs)
     {
         final long saved = currentHost;
-        onHost(hostId);
+        if (saved != hostId)
+        {
+            saveHostTime();
+            currentHost = hostId;
+        }
         currentTimeNs = timeNs;
         currentHostTimeNs = timeNs;
         if (journal != null)
         {
-            journal.onProxyOpStop(SimulatedRun.TICK_KEY, timeNs);
+            journal.advanceTo(hostId, timeNs);
         }
         try
         {
-            engine.onProxyOpStop(SimulatedRun.TICK_KEY, timeNs);
+            engine.advanceTo(hostId, timeNs);
         }
         catch (final RuntimeException e)
         {
@@ -197,7 +201,9 @@ public final class Pipeline implements TelemetryListener, AnomalySink
         idleTicks++;
         if (saved != hostId)
         {
-            onHost(saved);
+            saveHostTime();
+            currentHost = saved;
+            currentHostTimeNs = hostTimes.get(saved);
         }
     }
 

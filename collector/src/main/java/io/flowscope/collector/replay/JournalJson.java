@@ -145,6 +145,12 @@ public final class JournalJson implements TelemetryListener, JournalReader.Meta
     }
 
     @Override
+    public void advanceTo(final long hostId, final long timeNs)
+    {
+        emit("advanceTo", "hostId", FlowRow.hex(hostId), "timeNs", timeNs);
+    }
+
+    @Override
     public void onProxyStepStart(final long stepKey, final long opKey, final int step, final long timeNs)
     {
         emit("proxyStepStart", "stepKey", stepKey, "opKey", opKey, "step", step, "timeNs", timeNs);

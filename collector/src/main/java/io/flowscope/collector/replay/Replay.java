@@ -392,6 +392,14 @@ public final class Replay
         }
 
         @Override
+        public void advanceTo(final long hostId, final long timeNs)
+        {
+            used = true;
+            pipeline.advanceTo(hostId, timeNs);
+            tee.advanceTo(hostId, timeNs);
+        }
+
+        @Override
         public void onProxyStepStart(final long stepKey, final long opKey, final int step, final long timeNs)
         {
             used = true;

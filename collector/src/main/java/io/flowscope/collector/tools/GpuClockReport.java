@@ -212,6 +212,13 @@ public final class GpuClockReport implements TelemetryListener
     }
 
     @Override
+    public void advanceTo(final long hostId, final long timeNs)
+    {
+        reportUpTo(timeNs);
+        engine.advanceTo(hostId, timeNs);
+    }
+
+    @Override
     public void onProxyOpStop(final long opKey, final long timeNs)
     {
         reportUpTo(timeNs);

@@ -1,5 +1,6 @@
 package io.flowscope.sink.testing;
 
+
 import io.flowscope.api.anomaly.Anomaly;
 import io.flowscope.api.anomaly.AnomalyKind;
 import io.flowscope.api.anomaly.Culprit;
