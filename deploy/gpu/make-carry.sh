@@ -2,7 +2,7 @@
 # Prepares what the GPU scripts need on a GPU machine that has no Java and no package registry: a Java
 # runtime made with jlink (.carry/jre.tgz) and jars (.carry/lib). Run on the build machine from the repository
 # root; .carry/ is ignored by git and travels to the GPU machine as a carried path.
-#   deploy/gpu/make-carry.sh              the ring reader (run-validation.sh), about 21 MB
+#   deploy/gpu/make-carry.sh              the ring reader and ring-tool (run-validation.sh), about 21 MB
 #   deploy/gpu/make-carry.sh --collector  the whole collector service (e2e-detection.sh), about 45 MB: the
 #                                         fleet's Kafka client and its codecs are left out (64 MiB carry cap)
 set -euo pipefail
@@ -20,10 +20,12 @@ if [ "$COLLECTOR" = --collector ]; then
   # jdeps over these jars (java.desktop only for JNA's platform classes and Jackson's optional java.beans)
   modules=$modules,java.compiler,java.naming,java.net.http,java.sql,java.xml,jdk.crypto.ec,jdk.jfr
 else
-  mvn -B -q -pl profiler-plugin -am package -DskipTests -Dflowscope.skipSanitizers=true
-  cp profiler-plugin/target/flowscope-profiler-plugin-*-SNAPSHOT.jar .carry/lib/
+  # the reader library and its command line (ring-tools), with their third-party jars
+  mvn -B -q -pl ring-tools -am package dependency:copy-dependencies -DskipTests -Dflowscope.skipSanitizers=true \
+    -DincludeScope=runtime -DexcludeGroupIds=io.flowscope -DoutputDirectory="$ROOT/.carry/lib"
+  cp profiler-plugin/target/flowscope-profiler-plugin-*-SNAPSHOT.jar ring-tools/target/flowscope-ring-tools-*-SNAPSHOT.jar \
+    .carry/lib/
   rm -f .carry/lib/*-tests.jar
-  mvn -B -q -pl profiler-plugin dependency:copy-dependencies -DincludeScope=runtime -DoutputDirectory="$ROOT/.carry/lib"
 fi
 tmp=$(mktemp -d)
 jlink --add-modules "$modules" --compress=2 --strip-debug --no-header-files --no-man-pages --output "$tmp/jre"

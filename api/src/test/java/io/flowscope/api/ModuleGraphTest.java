@@ -18,7 +18,8 @@ import org.w3c.dom.NodeList;
 
 /**
  * The module graph of issue #19, read from the poms so that it cannot drift back: this module depends on nothing;
- * the window engine and the sinks on this module only; the ring reader library on no project module; only the composition roots (collector, benchmarks) may take any module.
+ * the window engine and the sinks on this module only; the ring reader library on no project module and without
+ * its command line (ring-tools); only the composition roots (collector, benchmarks) may take any module.
  */
 class ModuleGraphTest
 {
@@ -28,6 +29,7 @@ class ModuleGraphTest
     private static final Map<String, Set<String>> ALLOWED = Map.of(
         "api", Set.of(),
         "profiler-plugin", Set.of(),
+        "ring-tools", Set.of("profiler-plugin"),
         "window-engine", Set.of("api"),
         "sinks", Set.of("api"),
         "anomaly", Set.of("api", "window-engine"),
@@ -53,9 +55,11 @@ class ModuleGraphTest
     }
 
     @Test
-    void shouldKeepTheApiFreeOfThirdPartyCode() throws Exception
+    void shouldKeepTheApiFreeOfThirdPartyCodeAndTheRingReaderFreeOfTheCommandLine() throws Exception
     {
         assertThat(nonTestArtifacts(pom(ROOT.resolve("api")))).isEmpty();
+        assertThat(nonTestArtifacts(pom(ROOT.resolve("profiler-plugin")))).doesNotContain("picocli");
+        assertThat(Files.exists(ROOT.resolve("profiler-plugin/src/main/java/io/flowscope/ring/cli"))).isFalse();
     }
 
     @Test
