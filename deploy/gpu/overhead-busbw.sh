@@ -5,7 +5,7 @@
 # through torch, resolve 1 %. PROCS=1 (default): one process per GPU, as torchrun runs NCCL; PROCS=0: one thread
 # drives every GPU (every rank's host cost on one thread: the strictest case; results tagged "<transport>.onethread").
 #
-# On the build machine (nvcc there):   nvcc -O2 -o .carry/nccl_busbw deploy/gpu/nccl_busbw.cu -ldl
+# On the build machine (nvcc there):   deploy/gpu/overhead-busbw.sh --build   (nvcc -> .carry/nccl_busbw)
 # On the GPU host (carry .carry):        deploy/gpu/overhead-busbw.sh [REPS, default 5]
 # Environment: CONFIGS (default "none default"; also "noop": a plugin whose callbacks return at once, i.e. what
 # NCCL's own profiler plumbing costs; "mask=0x9E": the plugin with FLOWSCOPE_EVENT_MASK), TRANSPORTS (default
@@ -18,6 +18,10 @@
 # Output under $OUT/busbw/: <transport>-<config>-<rep>.jsonl, .log, rings.txt (records and drops per run),
 # summary.md (compare_busbw.py).
 set -uo pipefail
+if [ "${1:-}" = --build ]; then
+  mkdir -p .carry && nvcc -O2 -o .carry/nccl_busbw deploy/gpu/nccl_busbw.cu -ldl && echo "built .carry/nccl_busbw"
+  exit
+fi
 REPS=${1:-5}
 BIN=${BUSBW:-.carry/nccl_busbw}
 OUTDIR=${OUT:-./out}/busbw
@@ -44,7 +48,7 @@ for p in m.__path__:
 PY
 )
 [ -n "$NCCL_LIB" ] || { echo "overhead-busbw: libnccl.so not found in the nvidia.nccl wheel" >&2; exit 1; }
-echo "NCCL: $NCCL_LIB; plugin: $(git log -1 --format=%h 2>/dev/null) $(date -u +%FT%TZ)" | tee "$OUTDIR/host.txt"
+echo "NCCL: $NCCL_LIB; $(date -u +%FT%TZ)" | tee "$OUTDIR/host.txt"
 nvidia-smi -L >>"$OUTDIR/host.txt" 2>&1
 : >"$OUTDIR/rings.txt"
 for transport in ${TRANSPORTS:-nvlink socket}; do

@@ -57,7 +57,7 @@ class DocsRunIT
      * What a benchmark run looks like (a GPU-host script, a C harness, a bench script against real servers, the JMH
      * jar, an opt-in {@code -Dflowscope.bench} test): the reason the benchmark documents are {@link #NOT_READ}, checked.
      */
-    static final Pattern BENCHMARK_RUN = Pattern.compile("(bash )?deploy/gpu/\\S+\\.sh.*|cd profiler-plugin && make .*|" +
+    static final Pattern BENCHMARK_RUN = Pattern.compile("([A-Z_]+=(\"[^\"]*\"|\\S+) )*(bash )?deploy/gpu/\\S+\\.sh.*|cd profiler-plugin && make .*|" +
         "build/fs_(abi_)?bench .*|(JAVA_OPTS=\"[^\"]*\" )?benchmarks/[\\w-]+\\.sh .*|" +
         "mvn -B -q -pl benchmarks -am package .*|java .*benchmarks/target/benchmarks\\.jar.*|" +
         "mvn .*-Dflowscope\\.bench=true.*");
