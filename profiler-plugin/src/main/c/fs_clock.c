@@ -11,8 +11,8 @@
 
 fs_clock_state_t fs_clock_state;
 
-#define FS_CLOCK_FIRST_INTERVAL_NS 8000000ULL /* 8 ms */
-#define FS_CLOCK_MAX_INTERVAL_NS 500000000ULL /* 0.5 s */
+#define FS_CLOCK_FIRST_INTERVAL_NS 8000000ULL   /* 8 ms */
+#define FS_CLOCK_MAX_INTERVAL_NS   500000000ULL /* 0.5 s */
 
 uint64_t fs_clock_monotonic_ns(void) {
     struct timespec ts;
@@ -105,14 +105,16 @@ uint64_t fs_clock_reanchor(uint64_t tsc) {
     if (__atomic_load_n(&fs_clock_state.current, __ATOMIC_ACQUIRE) != g) {
         /* someone re-anchored between our read and our CAS */
         __atomic_store_n(&fs_clock_state.busy, 0u, __ATOMIC_RELEASE);
-        return fs_clock_convert(&fs_clock_state.slots[__atomic_load_n(&fs_clock_state.current, __ATOMIC_ACQUIRE) & 3u], tsc);
+        return fs_clock_convert(
+            &fs_clock_state.slots[__atomic_load_n(&fs_clock_state.current, __ATOMIC_ACQUIRE) & 3u], tsc);
     }
     uint64_t t, n;
     fs_clock_pair(&t, &n);
     uint64_t mult = fs_clock_mult(n - fs_clock_state.base_ns, t - fs_clock_state.base_tsc);
-    uint64_t interval_ns =
-        (uint64_t)(((unsigned __int128)__atomic_load_n(&old->interval, __ATOMIC_RELAXED) *
-                    __atomic_load_n(&old->mult, __ATOMIC_RELAXED)) >> 32) * 2;
+    uint64_t interval_ns = (uint64_t)(((unsigned __int128)__atomic_load_n(&old->interval, __ATOMIC_RELAXED) *
+                                       __atomic_load_n(&old->mult, __ATOMIC_RELAXED)) >>
+                                      32) *
+                           2;
     if (interval_ns > FS_CLOCK_MAX_INTERVAL_NS) interval_ns = FS_CLOCK_MAX_INTERVAL_NS;
     /* slot g+1 was last published as generation g-3: a reader still on it sees
      * the generation moved by >= 3 and does not use what it read */

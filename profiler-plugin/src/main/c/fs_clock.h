@@ -27,7 +27,7 @@
 #ifndef FS_HIDDEN
 #define FS_HIDDEN __attribute__((visibility("hidden")))
 #endif
-#define FS_LIKELY(x) __builtin_expect(!!(x), 1)
+#define FS_LIKELY(x)   __builtin_expect(!!(x), 1)
 #define FS_UNLIKELY(x) __builtin_expect(!!(x), 0)
 
 typedef struct {
@@ -38,8 +38,8 @@ typedef struct {
 } __attribute__((aligned(64))) fs_clock_slot_t;
 
 typedef struct {
-    uint32_t source;  /* 0 until fs_clock_init; then FS_CLOCK_SOURCE_* */
-    uint32_t current; /* generation of the published calibration, in slot current & 3 */
+    uint32_t source;   /* 0 until fs_clock_init; then FS_CLOCK_SOURCE_* */
+    uint32_t current;  /* generation of the published calibration, in slot current & 3 */
     uint64_t base_tsc; /* first anchor: the long baseline starts here */
     uint64_t base_ns;
     /* 1 while one thread re-anchors: written by every thread that finds the
@@ -70,7 +70,8 @@ double fs_clock_ns_per_tick(void) FS_HIDDEN;
 static inline uint64_t fs_clock_convert(const fs_clock_slot_t* s, uint64_t tsc) {
     int64_t d = (int64_t)(tsc - __atomic_load_n(&s->tsc, __ATOMIC_RELAXED));
     uint64_t mult = __atomic_load_n(&s->mult, __ATOMIC_RELAXED);
-    return __atomic_load_n(&s->ns, __ATOMIC_RELAXED) + (uint64_t)(int64_t)(((__int128)d * (__int128)mult) >> 32);
+    return __atomic_load_n(&s->ns, __ATOMIC_RELAXED) +
+           (uint64_t)(int64_t)(((__int128)d * (__int128)mult) >> 32);
 }
 
 /* Now, in CLOCK_MONOTONIC ns. Hot path: no lock, no system call. A reader that

@@ -27,14 +27,22 @@ static const struct {
     const char* name;
     uint32_t bits;
 } fs_mask_names[] = {
-    {"group", FS_EV_GROUP},         {"coll", FS_EV_COLL},
-    {"p2p", FS_EV_P2P},             {"proxyop", FS_EV_PROXY_OP},
-    {"proxystep", FS_EV_PROXY_STEP}, {"proxyctrl", FS_EV_PROXY_CTRL},
-    {"kernelch", FS_EV_KERNEL_CH},  {"netplugin", FS_EV_NET_PLUGIN},
-    {"groupapi", FS_EV_GROUP_API},  {"collapi", FS_EV_COLL_API},
-    {"p2papi", FS_EV_P2P_API},      {"kernellaunch", FS_EV_KERNEL_LAUNCH},
-    {"cecoll", FS_EV_CE_COLL},      {"cesync", FS_EV_CE_SYNC},
-    {"cebatch", FS_EV_CE_BATCH},    {"all", FS_CONFIG_ALL_MASK},
+    {"group", FS_EV_GROUP},
+    {"coll", FS_EV_COLL},
+    {"p2p", FS_EV_P2P},
+    {"proxyop", FS_EV_PROXY_OP},
+    {"proxystep", FS_EV_PROXY_STEP},
+    {"proxyctrl", FS_EV_PROXY_CTRL},
+    {"kernelch", FS_EV_KERNEL_CH},
+    {"netplugin", FS_EV_NET_PLUGIN},
+    {"groupapi", FS_EV_GROUP_API},
+    {"collapi", FS_EV_COLL_API},
+    {"p2papi", FS_EV_P2P_API},
+    {"kernellaunch", FS_EV_KERNEL_LAUNCH},
+    {"cecoll", FS_EV_CE_COLL},
+    {"cesync", FS_EV_CE_SYNC},
+    {"cebatch", FS_EV_CE_BATCH},
+    {"all", FS_CONFIG_ALL_MASK},
     {"default", FS_CONFIG_DEFAULT_MASK},
 };
 
@@ -56,7 +64,10 @@ int fs_config_parse_mask(const char* s, uint32_t* out) {
     while (*p) {
         const char* e = strchr(p, ',');
         size_t n = e ? (size_t)(e - p) : strlen(p);
-        while (n && isspace((unsigned char)*p)) { p++; n--; }
+        while (n && isspace((unsigned char)*p)) {
+            p++;
+            n--;
+        }
         while (n && isspace((unsigned char)p[n - 1])) n--;
         int found = 0;
         for (size_t i = 0; i < sizeof fs_mask_names / sizeof fs_mask_names[0]; i++) {
@@ -84,13 +95,25 @@ int fs_config_parse_size(const char* s, uint64_t* bytes) {
     if (errno) return -1;
     unsigned shift = 0;
     switch (toupper((unsigned char)*end)) {
-    case 'K': shift = 10; end++; break;
-    case 'M': shift = 20; end++; break;
-    case 'G': shift = 30; end++; break;
-    default: break;
+    case 'K':
+        shift = 10;
+        end++;
+        break;
+    case 'M':
+        shift = 20;
+        end++;
+        break;
+    case 'G':
+        shift = 30;
+        end++;
+        break;
+    default:
+        break;
     }
-    if (shift && (*end == 'B' || *end == 'b')) end++; /* 16MB, 16Mb */
-    else if (shift && (*end == 'i') && (end[1] == 'B' || end[1] == 'b')) end += 2; /* 16MiB */
+    if (shift && (*end == 'B' || *end == 'b'))
+        end++; /* 16MB, 16Mb */
+    else if (shift && (*end == 'i') && (end[1] == 'B' || end[1] == 'b'))
+        end += 2; /* 16MiB */
     while (isspace((unsigned char)*end)) end++;
     if (*end) return -1;
     if (v > (UINT64_MAX >> shift)) return -1;
@@ -173,12 +196,12 @@ void fs_config_load(fs_config_t* cfg, fs_nccl_logger_t logfn) {
             bytes = FS_CONFIG_DEFAULT_RING_BYTES;
         } else if (bytes < FS_CONFIG_MIN_SLOTS * cfg->ring_lanes * FS_RING_RECORD_SIZE ||
                    bytes > FS_CONFIG_MAX_RING_BYTES) {
-            fs_log_warn(logfn,
-                        "FLOWSCOPE_RING_SIZE='%s' is outside [%lluK (16 slots per lane, %u lanes), 4G]; "
-                        "using %llu slots",
-                        v, (unsigned long long)(FS_CONFIG_MIN_SLOTS * cfg->ring_lanes * FS_RING_RECORD_SIZE >> 10),
-                        cfg->ring_lanes,
-                        (unsigned long long)fs_config_slots_for_bytes(bytes, cfg->ring_lanes));
+            fs_log_warn(
+                logfn,
+                "FLOWSCOPE_RING_SIZE='%s' is outside [%lluK (16 slots per lane, %u lanes), 4G]; "
+                "using %llu slots",
+                v, (unsigned long long)(FS_CONFIG_MIN_SLOTS * cfg->ring_lanes * FS_RING_RECORD_SIZE >> 10),
+                cfg->ring_lanes, (unsigned long long)fs_config_slots_for_bytes(bytes, cfg->ring_lanes));
         }
     }
     cfg->ring_slots = fs_config_slots_for_bytes(bytes, cfg->ring_lanes);
@@ -187,8 +210,7 @@ void fs_config_load(fs_config_t* cfg, fs_nccl_logger_t logfn) {
         errno = 0;
         unsigned long long n = strtoull(v, &end, 10);
         if (errno || !end || *end || *v == '-' || n > FS_CONFIG_MAX_KERNEL_SAMPLING)
-            fs_log_warn(logfn,
-                        "FLOWSCOPE_KERNEL_SAMPLING='%s' is not a whole number within 0..%u; using %u",
+            fs_log_warn(logfn, "FLOWSCOPE_KERNEL_SAMPLING='%s' is not a whole number within 0..%u; using %u",
                         v, FS_CONFIG_MAX_KERNEL_SAMPLING, FS_CONFIG_DEFAULT_KERNEL_SAMPLING);
         else
             cfg->kernel_sampling = (uint32_t)n;

@@ -32,27 +32,27 @@
  * NCCL. KernelCh (GPU timestamps) is opt-in: stock NCCL adds profiler proxy
  * work to every operation that has it (+20 us per operation over NVLink with
  * 2.28.9, docs/benchmarks.md). */
-#define FS_CONFIG_DEFAULT_MASK 0x9Fu
-#define FS_CONFIG_ALL_MASK FS_EV_ALL_V6
-#define FS_CONFIG_DEFAULT_RING_DIR "/dev/shm/flowscope"
+#define FS_CONFIG_DEFAULT_MASK       0x9Fu
+#define FS_CONFIG_ALL_MASK           FS_EV_ALL_V6
+#define FS_CONFIG_DEFAULT_RING_DIR   "/dev/shm/flowscope"
 #define FS_CONFIG_DEFAULT_RING_BYTES (64ULL << 20)
 #define FS_CONFIG_DEFAULT_RING_LANES 8u
-#define FS_CONFIG_MAX_RING_LANES 64u
-#define FS_CONFIG_MIN_SLOTS 16ULL /* per lane */
-#define FS_CONFIG_MAX_RING_BYTES (4ULL << 30)
+#define FS_CONFIG_MAX_RING_LANES     64u
+#define FS_CONFIG_MIN_SLOTS          16ULL /* per lane */
+#define FS_CONFIG_MAX_RING_BYTES     (4ULL << 30)
 /* KernelCh on every operation when the mask has it (N = 1). Sampling (N > 1,
  * fs_sampling.h) ran 20,000 iterations of every operation kind on NCCL 2.28.9
  * without a hang, but its cost is not yet shown to be within 1 %: not the
  * default (docs/benchmarks.md section 3). */
 #define FS_CONFIG_DEFAULT_KERNEL_SAMPLING 1u
-#define FS_CONFIG_MAX_KERNEL_SAMPLING 1000000000u
+#define FS_CONFIG_MAX_KERNEL_SAMPLING     1000000000u
 
 typedef struct {
-    uint32_t event_mask; /* FS_EV_* bits to record */
-    uint64_t ring_slots; /* capacity, all lanes: a power of two >= 16 * ring_lanes */
-    uint32_t ring_lanes; /* a power of two in [1, 64] */
-    int prefer_tsc;      /* 1 = tsc, 0 = clock_gettime */
-    int disabled;        /* FLOWSCOPE_DISABLE=1 */
+    uint32_t event_mask;      /* FS_EV_* bits to record */
+    uint64_t ring_slots;      /* capacity, all lanes: a power of two >= 16 * ring_lanes */
+    uint32_t ring_lanes;      /* a power of two in [1, 64] */
+    int prefer_tsc;           /* 1 = tsc, 0 = clock_gettime */
+    int disabled;             /* FLOWSCOPE_DISABLE=1 */
     uint32_t kernel_sampling; /* KernelCh on one group in N (1 = all, 0 = none) */
     char ring_dir[512];
 } fs_config_t;

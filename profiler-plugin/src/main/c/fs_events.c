@@ -18,7 +18,7 @@ typedef struct {
     uint32_t thread_plus1; /* 0 = no index yet */
     uint32_t lane_owned;   /* 1: `lane` of `lane_ring` is this thread's alone */
     uint32_t lane;
-    fs_ring_t* lane_ring;  /* the ring `lane` belongs to; NULL = none taken yet */
+    fs_ring_t* lane_ring;                 /* the ring `lane` belongs to; NULL = none taken yet */
 } __attribute__((aligned(128))) fs_tls_t; /* a line pair of its own: see fs_tls */
 
 /* Written per event. A library loaded by dlopen gets each thread's TLS block
@@ -65,7 +65,9 @@ static pthread_key_t fs_lane_key;
 static int fs_lane_key_ok;
 static int fs_lanes_forked;
 
-static void fs_lane_give_back_at_exit(void* owner_word) { fs_ring_lane_give_back(owner_word); }
+static void fs_lane_give_back_at_exit(void* owner_word) {
+    fs_ring_lane_give_back(owner_word);
+}
 
 static void fs_lanes_after_fork_child(void) {
     fs_lanes_forked = 1;
@@ -92,8 +94,7 @@ static __attribute__((noinline)) void fs_lane_assign(fs_tls_t* t, fs_ring_t* r, 
     t->lane = fs_ring_lane_take(r, thread, key_ok && !fs_lanes_forked, &owned);
     t->lane_owned = owned;
     t->lane_ring = r;
-    if (key_ok)
-        pthread_setspecific(fs_lane_key, owned ? (void*)&r->lane_local[t->lane].owned : NULL);
+    if (key_ok) pthread_setspecific(fs_lane_key, owned ? (void*)&r->lane_local[t->lane].owned : NULL);
 }
 
 static inline fs_ring_t* fs_current_ring(void) {
@@ -106,8 +107,9 @@ void fs_events_invalid(void) {
 }
 
 /* Claims, writes and publishes one record. */
-static inline __attribute__((always_inline)) void fs_emit(fs_ring_t* r, uint32_t kind, uint32_t op, uint64_t id, uint64_t parent,
-                           uint64_t p0, uint64_t p1, uint64_t p2) {
+static inline __attribute__((always_inline)) void fs_emit(fs_ring_t* r, uint32_t kind, uint32_t op,
+                                                          uint64_t id, uint64_t parent, uint64_t p0,
+                                                          uint64_t p1, uint64_t p2) {
     uint32_t th = fs_tls.thread_plus1;
     if (FS_UNLIKELY(th == 0)) th = fs_thread_assign(&fs_tls);
     fs_tls_t* t = &fs_tls;
@@ -133,21 +135,21 @@ typedef union {
     uint64_t w[3];
 } fs_payload_t;
 
-#define PL_U8(p, off, v) ((p).b[(off) - FS_REC_PAYLOAD_OFFSET] = (uint8_t)(v))
-#define PL_U16(p, off, v)                                                                          \
-    do {                                                                                           \
-        uint16_t v_ = (uint16_t)(v);                                                               \
-        memcpy(&(p).b[(off) - FS_REC_PAYLOAD_OFFSET], &v_, 2);                                     \
+#define PL_U8(p, off, v) ((p).b[(off)-FS_REC_PAYLOAD_OFFSET] = (uint8_t)(v))
+#define PL_U16(p, off, v)                                                                                    \
+    do {                                                                                                     \
+        uint16_t v_ = (uint16_t)(v);                                                                         \
+        memcpy(&(p).b[(off)-FS_REC_PAYLOAD_OFFSET], &v_, 2);                                                 \
     } while (0)
-#define PL_U32(p, off, v)                                                                          \
-    do {                                                                                           \
-        uint32_t v_ = (uint32_t)(v);                                                               \
-        memcpy(&(p).b[(off) - FS_REC_PAYLOAD_OFFSET], &v_, 4);                                     \
+#define PL_U32(p, off, v)                                                                                    \
+    do {                                                                                                     \
+        uint32_t v_ = (uint32_t)(v);                                                                         \
+        memcpy(&(p).b[(off)-FS_REC_PAYLOAD_OFFSET], &v_, 4);                                                 \
     } while (0)
-#define PL_U64(p, off, v)                                                                          \
-    do {                                                                                           \
-        uint64_t v_ = (uint64_t)(v);                                                               \
-        memcpy(&(p).b[(off) - FS_REC_PAYLOAD_OFFSET], &v_, 8);                                     \
+#define PL_U64(p, off, v)                                                                                    \
+    do {                                                                                                     \
+        uint64_t v_ = (uint64_t)(v);                                                                         \
+        memcpy(&(p).b[(off)-FS_REC_PAYLOAD_OFFSET], &v_, 8);                                                 \
     } while (0)
 
 static void fs_encode_net(fs_payload_t* p, const fs_nccl_net_plugin_t* np) {
@@ -258,19 +260,26 @@ static inline void fs_encode_start(fs_ring_t* r, fs_payload_t* p, uint32_t kind,
     }
 }
 
-#define FS_SAMPLING_KINDS                                                                          \
-    (FS_EV_COLL | FS_EV_P2P | FS_EV_KERNEL_CH | FS_EV_GROUP_API | FS_EV_COLL_API | FS_EV_P2P_API |          \
+#define FS_SAMPLING_KINDS                                                                                    \
+    (FS_EV_COLL | FS_EV_P2P | FS_EV_KERNEL_CH | FS_EV_GROUP_API | FS_EV_COLL_API | FS_EV_P2P_API |           \
      FS_EV_KERNEL_LAUNCH)
 
 /* KernelCh sampling's view of a start: 0 = give NCCL a NULL handle, record nothing. */
 static __attribute__((noinline)) int fs_sampling_start(fs_comm_ctx_t* ctx, uint32_t kind, uint64_t id,
                                                        const fs_nccl_descr_v6_t* d) {
     switch (kind) {
-    case FS_KIND_KERNEL_CH: return fs_sampling_keep_kernel((uint64_t)(uintptr_t)d->parentObj);
+    case FS_KIND_KERNEL_CH:
+        return fs_sampling_keep_kernel((uint64_t)(uintptr_t)d->parentObj);
     case FS_KIND_COLL:
-    case FS_KIND_P2P: fs_sampling_op_start(id, (uint64_t)(uintptr_t)d->parentObj); return 1;
-    case FS_KIND_KERNEL_LAUNCH: fs_sampling_launch(); return 1;
-    default: fs_sampling_api_start(ctx, kind, id, d); return 1;
+    case FS_KIND_P2P:
+        fs_sampling_op_start(id, (uint64_t)(uintptr_t)d->parentObj);
+        return 1;
+    case FS_KIND_KERNEL_LAUNCH:
+        fs_sampling_launch();
+        return 1;
+    default:
+        fs_sampling_api_start(ctx, kind, id, d);
+        return 1;
     }
 }
 

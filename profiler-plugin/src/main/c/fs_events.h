@@ -46,7 +46,6 @@ _Static_assert(offsetof(fs_comm_ctx_t, ks_groups) == 128 && sizeof(fs_comm_ctx_t
 extern fs_ring_t* fs_events_ring FS_HIDDEN;
 extern uint32_t fs_events_mask FS_HIDDEN;
 
-
 /* startEvent for all ABIs. `d` is read through the v6 view: v4/v5 share every
  * offset this reads (the v4 type byte is passed in `type`). abi_types = the
  * event bits the ABI defines. */

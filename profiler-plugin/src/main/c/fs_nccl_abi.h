@@ -41,8 +41,8 @@ enum {
 };
 #define FS_NCCL_PROFILE 0x4000UL /* subsystem flag for profiler messages */
 
-typedef void (*fs_nccl_logger_t)(int level, unsigned long flags, const char* file, int line,
-                                 const char* fmt, ...);
+typedef void (*fs_nccl_logger_t)(int level, unsigned long flags, const char* file, int line, const char* fmt,
+                                 ...);
 
 /* Event type bits (descriptor `type`, activation mask). */
 enum {
@@ -292,12 +292,12 @@ typedef struct {
 
 /* ---- net plugin descriptors (NetPlugin event `data`) ---- */
 
-#define FS_NET_TYPE_MASK 0xFFFF0000u
-#define FS_NET_TYPE_IB 0x10000u
-#define FS_NET_TYPE_SOCK 0x20000u
-#define FS_NET_PLUGIN_ID_IB_V1 0x10001u
+#define FS_NET_TYPE_MASK         0xFFFF0000u
+#define FS_NET_TYPE_IB           0x10000u
+#define FS_NET_TYPE_SOCK         0x20000u
+#define FS_NET_PLUGIN_ID_IB_V1   0x10001u
 #define FS_NET_PLUGIN_ID_SOCK_V1 0x20001u
-#define FS_NET_IB_EVENT_QP 1
+#define FS_NET_IB_EVENT_QP       1
 #define FS_NET_SOCK_EVENT_SOCKET 1
 
 typedef struct {
@@ -326,9 +326,8 @@ typedef int fs_nccl_state_t;
 
 typedef struct {
     const char* name;
-    fs_nccl_result_t (*init)(void** context, int* eActivationMask, const char* commName,
-                             uint64_t commHash, int nNodes, int nranks, int rank,
-                             fs_nccl_logger_t logfn);
+    fs_nccl_result_t (*init)(void** context, int* eActivationMask, const char* commName, uint64_t commHash,
+                             int nNodes, int nranks, int rank, fs_nccl_logger_t logfn);
     fs_nccl_result_t (*startEvent)(void* context, void** eHandle, fs_nccl_descr_v4_t* eDescr);
     fs_nccl_result_t (*stopEvent)(void* eHandle);
     fs_nccl_result_t (*recordEventState)(void* eHandle, fs_nccl_state_t eState,
@@ -338,9 +337,8 @@ typedef struct {
 
 typedef struct {
     const char* name;
-    fs_nccl_result_t (*init)(void** context, uint64_t commId, int* eActivationMask,
-                             const char* commName, int nNodes, int nranks, int rank,
-                             fs_nccl_logger_t logfn);
+    fs_nccl_result_t (*init)(void** context, uint64_t commId, int* eActivationMask, const char* commName,
+                             int nNodes, int nranks, int rank, fs_nccl_logger_t logfn);
     fs_nccl_result_t (*startEvent)(void* context, void** eHandle, fs_nccl_descr_v5_t* eDescr);
     fs_nccl_result_t (*stopEvent)(void* eHandle);
     fs_nccl_result_t (*recordEventState)(void* eHandle, fs_nccl_state_t eState,
@@ -350,9 +348,8 @@ typedef struct {
 
 typedef struct {
     const char* name;
-    fs_nccl_result_t (*init)(void** context, uint64_t commId, int* eActivationMask,
-                             const char* commName, int nNodes, int nranks, int rank,
-                             fs_nccl_logger_t logfn);
+    fs_nccl_result_t (*init)(void** context, uint64_t commId, int* eActivationMask, const char* commName,
+                             int nNodes, int nranks, int rank, fs_nccl_logger_t logfn);
     fs_nccl_result_t (*startEvent)(void* context, void** eHandle, fs_nccl_descr_v6_t* eDescr);
     fs_nccl_result_t (*stopEvent)(void* eHandle);
     fs_nccl_result_t (*recordEventState)(void* eHandle, fs_nccl_state_t eState,
@@ -363,7 +360,7 @@ typedef struct {
 /* ---- static asserts: every size and offset of the reference ---- */
 
 #define FS_ASSERT_OFF(T, f, off) _Static_assert(offsetof(T, f) == (off), #T "." #f " at " #off)
-#define FS_ASSERT_SIZE(T, n) _Static_assert(sizeof(T) == (n), "sizeof " #T " == " #n)
+#define FS_ASSERT_SIZE(T, n)     _Static_assert(sizeof(T) == (n), "sizeof " #T " == " #n)
 
 FS_ASSERT_SIZE(void*, 8);
 FS_ASSERT_SIZE(size_t, 8);

@@ -15,10 +15,10 @@
 #include <dlfcn.h>
 #include <limits.h>
 #include <link.h>
-#include <stdio.h>
-#include <string.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "fs_clock.h"
 #include "fs_config.h"
@@ -28,7 +28,7 @@
 #include "fs_ring.h"
 #include "fs_sampling.h"
 
-#define FS_EXPORT __attribute__((visibility("default")))
+#define FS_EXPORT    __attribute__((visibility("default")))
 #define FS_MAX_RINGS 64
 
 static pthread_mutex_t fs_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -36,7 +36,7 @@ static int fs_config_loaded;
 static fs_config_t fs_config;
 static uint32_t fs_record_mask; /* the kinds recorded, decided at the first init */
 static int fs_active_comms;
-static fs_comm_ctx_t* fs_all_ctx;        /* every context made, freed on unload */
+static fs_comm_ctx_t* fs_all_ctx;         /* every context made, freed on unload */
 static fs_ring_t* fs_rings[FS_MAX_RINGS]; /* every ring mapped, unmapped on unload */
 static int fs_nrings;
 static int fs_nccl_version_known;
@@ -72,9 +72,9 @@ static int32_t fs_detect_nccl_version(void) {
     return fs_nccl_version;
 }
 
-static fs_nccl_result_t fs_init(void** context, uint64_t commHash, int* eActivationMask,
-                                const char* commName, int nNodes, int nranks, int rank,
-                                fs_nccl_logger_t logfn, uint32_t abi, uint32_t abi_types) {
+static fs_nccl_result_t fs_init(void** context, uint64_t commHash, int* eActivationMask, const char* commName,
+                                int nNodes, int nranks, int rank, fs_nccl_logger_t logfn, uint32_t abi,
+                                uint32_t abi_types) {
     if (context) *context = NULL;
     /* NCCL calls init on the thread that initialises the communicator, with its
      * device current. Queried outside fs_lock: no foreign library call (and no
@@ -210,8 +210,7 @@ static fs_nccl_result_t fs_start_v4(void* context, void** eHandle, fs_nccl_descr
 static fs_nccl_result_t fs_init_v5(void** context, uint64_t commId, int* eActivationMask,
                                    const char* commName, int nNodes, int nranks, int rank,
                                    fs_nccl_logger_t logfn) {
-    return fs_init(context, commId, eActivationMask, commName, nNodes, nranks, rank, logfn, 5,
-                   FS_EV_ALL_V5);
+    return fs_init(context, commId, eActivationMask, commName, nNodes, nranks, rank, logfn, 5, FS_EV_ALL_V5);
 }
 
 static fs_nccl_result_t fs_start_v5(void* context, void** eHandle, fs_nccl_descr_v5_t* d) {
@@ -224,8 +223,7 @@ static fs_nccl_result_t fs_start_v5(void* context, void** eHandle, fs_nccl_descr
 static fs_nccl_result_t fs_init_v6(void** context, uint64_t commId, int* eActivationMask,
                                    const char* commName, int nNodes, int nranks, int rank,
                                    fs_nccl_logger_t logfn) {
-    return fs_init(context, commId, eActivationMask, commName, nNodes, nranks, rank, logfn, 6,
-                   FS_EV_ALL_V6);
+    return fs_init(context, commId, eActivationMask, commName, nNodes, nranks, rank, logfn, 6, FS_EV_ALL_V6);
 }
 
 static fs_nccl_result_t fs_start_v6(void* context, void** eHandle, fs_nccl_descr_v6_t* d) {
@@ -234,7 +232,9 @@ static fs_nccl_result_t fs_start_v6(void* context, void** eHandle, fs_nccl_descr
 
 /* ---- shared ---- */
 
-static fs_nccl_result_t fs_stop(void* eHandle) { return fs_events_stop(eHandle); }
+static fs_nccl_result_t fs_stop(void* eHandle) {
+    return fs_events_stop(eHandle);
+}
 
 static fs_nccl_result_t fs_record_state(void* eHandle, fs_nccl_state_t eState,
                                         fs_nccl_state_args_t* eStateArgs) {

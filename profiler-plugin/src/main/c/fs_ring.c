@@ -14,8 +14,12 @@
 
 #define FS_PLUGIN_VERSION "flowscope-plugin 0.1.0"
 
-static inline uint32_t* fs_hdr_u32(const fs_ring_t* r, size_t off) { return (uint32_t*)(r->base + off); }
-static inline uint64_t* fs_hdr_u64(const fs_ring_t* r, size_t off) { return (uint64_t*)(r->base + off); }
+static inline uint32_t* fs_hdr_u32(const fs_ring_t* r, size_t off) {
+    return (uint32_t*)(r->base + off);
+}
+static inline uint64_t* fs_hdr_u64(const fs_ring_t* r, size_t off) {
+    return (uint64_t*)(r->base + off);
+}
 
 /* mkdir -p with 0777 (the umask applies). 0 on success. */
 static int fs_mkdirs(const char* dir) {
@@ -130,15 +134,13 @@ fs_ring_t* fs_ring_create(const char* dir, uint32_t lane_count, uint64_t lane_ca
     host[FS_HDR_HOSTNAME_LENGTH - 1] = '\0';
     snprintf((char*)(r->base + FS_HDR_PLUGIN_VERSION_OFFSET), FS_HDR_PLUGIN_VERSION_LENGTH, "%s",
              FS_PLUGIN_VERSION);
-    __atomic_store_n(fs_hdr_u32(r, FS_HDR_LAYOUT_VERSION_OFFSET), FS_RING_LAYOUT_VERSION,
-                     __ATOMIC_RELEASE);
+    __atomic_store_n(fs_hdr_u32(r, FS_HDR_LAYOUT_VERSION_OFFSET), FS_RING_LAYOUT_VERSION, __ATOMIC_RELEASE);
     return r;
 }
 
 void fs_ring_set_abi(fs_ring_t* r, uint32_t abi_version, int32_t nccl_version) {
     __atomic_store_n(fs_hdr_u32(r, FS_HDR_ABI_VERSION_OFFSET), abi_version, __ATOMIC_RELAXED);
-    __atomic_store_n((int32_t*)(r->base + FS_HDR_NCCL_VERSION_OFFSET), nccl_version,
-                     __ATOMIC_RELAXED);
+    __atomic_store_n((int32_t*)(r->base + FS_HDR_NCCL_VERSION_OFFSET), nccl_version, __ATOMIC_RELAXED);
 }
 
 uint32_t fs_ring_producer_state(const fs_ring_t* r) {
@@ -172,8 +174,7 @@ void fs_ring_flush_drops(fs_ring_t* r) {
 void fs_ring_close(fs_ring_t* r, uint64_t now_ns) {
     fs_ring_flush_drops(r);
     __atomic_store_n(fs_hdr_u64(r, FS_HDR_CLOSED_MONOTONIC_NS_OFFSET), now_ns, __ATOMIC_RELAXED);
-    __atomic_store_n(fs_hdr_u32(r, FS_HDR_PRODUCER_STATE_OFFSET), FS_PRODUCER_STATE_CLOSED,
-                     __ATOMIC_RELEASE);
+    __atomic_store_n(fs_hdr_u32(r, FS_HDR_PRODUCER_STATE_OFFSET), FS_PRODUCER_STATE_CLOSED, __ATOMIC_RELEASE);
 }
 
 void fs_ring_unmap(fs_ring_t* r) {
@@ -264,7 +265,8 @@ uint32_t fs_ring_comm_add(fs_ring_t* r, uint64_t comm_hash, int rank, int nranks
         memcpy(e + FS_COMM_PCI_BUS_ID_OFFSET, gpu->pci_bus_id, n);
         e[FS_COMM_PCI_BUS_ID_OFFSET + n] = '\0';
         /* beside the entry (1.2), published by the same release of its state */
-        memcpy(r->base + FS_GPU_UUID_TABLE_OFFSET + (size_t)idx * FS_GPU_UUID_SIZE, gpu->uuid, FS_GPU_UUID_SIZE);
+        memcpy(r->base + FS_GPU_UUID_TABLE_OFFSET + (size_t)idx * FS_GPU_UUID_SIZE, gpu->uuid,
+               FS_GPU_UUID_SIZE);
     }
     __atomic_store_n((uint32_t*)(e + FS_COMM_STATE_OFFSET), FS_COMM_STATE_ACTIVE, __ATOMIC_RELEASE);
     return idx;

@@ -24,13 +24,13 @@
 #endif
 
 #define FS_RING_CLAIM_RETRIES 64
-#define FS_RING_LIKELY(x) __builtin_expect(!!(x), 1)
-#define FS_RING_STRING_CACHE 512 /* pointer-keyed cache entries (power of two) */
+#define FS_RING_LIKELY(x)     __builtin_expect(!!(x), 1)
+#define FS_RING_STRING_CACHE  512 /* pointer-keyed cache entries (power of two) */
 #define FS_RING_STRING_PROBES 8
 
 typedef struct {
-    uint32_t abi_version;  /* 0 until the first init */
-    int32_t nccl_version;  /* 0 if unknown */
+    uint32_t abi_version; /* 0 until the first init */
+    int32_t nccl_version; /* 0 if unknown */
     uint32_t event_mask;
     uint32_t clock_source; /* FS_CLOCK_SOURCE_* */
 } fs_ring_params_t;
@@ -48,14 +48,14 @@ typedef struct {
 
 typedef struct fs_ring {
     /* read by every claim (read-only after creation): one cache line */
-    uint8_t* base;        /* the mapping: header then slots */
-    fs_record_t* slots;   /* slot 0 of lane 0 */
-    uint64_t lane_mask;   /* lane_capacity - 1 */
-    uint32_t lane_shift;  /* log2(lane_capacity) */
+    uint8_t* base;          /* the mapping: header then slots */
+    fs_record_t* slots;     /* slot 0 of lane 0 */
+    uint64_t lane_mask;     /* lane_capacity - 1 */
+    uint32_t lane_shift;    /* log2(lane_capacity) */
     uint32_t ownable_lanes; /* lanes 0 .. ownable_lanes-1: one thread each (RING.md) */
     uint32_t shared_select; /* shared lane count - 1: thread -> shared lane */
-    uint64_t* counters;   /* dropped_full ... comms_overflow (global, drop path only) */
-    uint64_t capacity;    /* all slots: lane_count * lane_capacity */
+    uint64_t* counters;     /* dropped_full ... comms_overflow (global, drop path only) */
+    uint64_t capacity;      /* all slots: lane_count * lane_capacity */
     uint64_t lane_capacity;
     uint32_t lane_count;
     size_t map_size;
@@ -184,7 +184,8 @@ static inline fs_record_t* fs_ring_lane_slots(const fs_ring_t* ring, uint32_t la
  * later record then finds its line (and its page's translation) at hand
  * instead of waiting for them. Every record is a fresh line, last touched by
  * the consumer a lap ago. */
-#ifndef FS_RING_PREFETCH_AHEAD /* 0: none (a build to compare with: make EXTRA_CFLAGS=-DFS_RING_PREFETCH_AHEAD=0) */
+#ifndef FS_RING_PREFETCH_AHEAD /* 0: none (a build to compare with: make                                     \
+                                  EXTRA_CFLAGS=-DFS_RING_PREFETCH_AHEAD=0) */
 #define FS_RING_PREFETCH_AHEAD 8u
 #endif
 static inline void fs_ring_prefetch_for_write(const void* p) {
@@ -213,7 +214,8 @@ static inline fs_record_t* fs_ring_try_claim(fs_ring_t* ring, uint32_t lane, uin
             if (FS_RING_LIKELY(__atomic_compare_exchange_n(tail, &pos, pos + 1, 0, __ATOMIC_RELAXED,
                                                            __ATOMIC_RELAXED))) {
                 /* the lane has room again: the drops of its full spell reach the header now */
-                if (__builtin_expect(__atomic_load_n(&ring->lane_local[lane].dropped_full, __ATOMIC_RELAXED) != 0, 0))
+                if (__builtin_expect(
+                        __atomic_load_n(&ring->lane_local[lane].dropped_full, __ATOMIC_RELAXED) != 0, 0))
                     fs_ring_flush_lane(ring, lane);
                 *pos_out = pos;
                 fs_ring_prefetch_for_write(&slots[(pos + FS_RING_PREFETCH_AHEAD) & mask]);
@@ -261,8 +263,8 @@ static inline fs_record_t* fs_ring_try_claim_owned(fs_ring_t* ring, uint32_t lan
 }
 
 /* Writes bytes 8..63 (w1..w7, checksum computed here) into a claimed slot. */
-static inline void fs_ring_write(fs_record_t* slot, uint64_t pos, uint64_t w1, uint64_t w2,
-                                 uint64_t w3, uint64_t w4, uint64_t w5, uint64_t w6, uint64_t w7) {
+static inline void fs_ring_write(fs_record_t* slot, uint64_t pos, uint64_t w1, uint64_t w2, uint64_t w3,
+                                 uint64_t w4, uint64_t w5, uint64_t w6, uint64_t w7) {
     uint64_t ck = fs_record_checksum(pos, w1, w2, w3, w4, w5, w6, w7);
     uint64_t* w = (uint64_t*)slot;
     w[1] = (w1 & 0xFFFFFFFFULL) | (ck << 32);
@@ -278,8 +280,7 @@ static inline void fs_ring_write(fs_record_t* slot, uint64_t pos, uint64_t w1, u
  * the consumer reclaimed the slot meanwhile: dropped_abandoned. */
 static inline void fs_ring_publish(fs_ring_t* ring, fs_record_t* slot, uint64_t pos) {
     uint64_t expected = pos;
-    if (!__atomic_compare_exchange_n(&slot->seq, &expected, pos + 1, 0, __ATOMIC_RELEASE,
-                                     __ATOMIC_RELAXED))
+    if (!__atomic_compare_exchange_n(&slot->seq, &expected, pos + 1, 0, __ATOMIC_RELEASE, __ATOMIC_RELAXED))
         fs_ring_count(ring, FS_CNT_DROPPED_ABANDONED);
 }
 

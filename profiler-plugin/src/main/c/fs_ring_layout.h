@@ -101,111 +101,111 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define FS_RING_MAGIC 0x0A31474E49525346ULL /* "FSRING1\n" little-endian */
-#define FS_RING_LAYOUT_MAJOR 1u
-#define FS_RING_LAYOUT_MINOR 3u
+#define FS_RING_MAGIC          0x0A31474E49525346ULL /* "FSRING1\n" little-endian */
+#define FS_RING_LAYOUT_MAJOR   1u
+#define FS_RING_LAYOUT_MINOR   3u
 #define FS_RING_LAYOUT_VERSION ((FS_RING_LAYOUT_MAJOR << 16) | FS_RING_LAYOUT_MINOR)
-#define FS_RING_RECORD_SIZE 64u
-#define FS_RING_HEADER_SIZE 262144u
+#define FS_RING_RECORD_SIZE    64u
+#define FS_RING_HEADER_SIZE    262144u
 
 /* header fields */
-#define FS_HDR_MAGIC_OFFSET 0
-#define FS_HDR_LAYOUT_VERSION_OFFSET 8
-#define FS_HDR_RECORD_SIZE_OFFSET 12
-#define FS_HDR_CAPACITY_OFFSET 16
-#define FS_HDR_HEADER_SIZE_OFFSET 24
-#define FS_HDR_PRODUCER_PID_OFFSET 32
-#define FS_HDR_ABI_VERSION_OFFSET 36
-#define FS_HDR_NCCL_VERSION_OFFSET 40
-#define FS_HDR_EVENT_MASK_OFFSET 44
-#define FS_HDR_ANCHOR_REALTIME_NS_OFFSET 48
-#define FS_HDR_ANCHOR_MONOTONIC_NS_OFFSET 56
-#define FS_HDR_PRODUCER_STATE_OFFSET 64
-#define FS_HDR_CLOCK_SOURCE_OFFSET 68
-#define FS_HDR_CLOSED_MONOTONIC_NS_OFFSET 72
-#define FS_HDR_STRING_CAPACITY_OFFSET 80
-#define FS_HDR_STRING_COUNT_OFFSET 84
-#define FS_HDR_COMM_CAPACITY_OFFSET 88
-#define FS_HDR_COMM_COUNT_OFFSET 92
-#define FS_HDR_HOSTNAME_OFFSET 96
-#define FS_HDR_HOSTNAME_LENGTH 64
-#define FS_HDR_PLUGIN_VERSION_OFFSET 160
-#define FS_HDR_PLUGIN_VERSION_LENGTH 32
-#define FS_HDR_LANE_COUNT_OFFSET 192
-#define FS_HDR_LANE_CAPACITY_OFFSET 200
-#define FS_HDR_CONSUMER_HEARTBEAT_NS_OFFSET 768
-#define FS_HDR_CONSUMER_PID_OFFSET 776
+#define FS_HDR_MAGIC_OFFSET                  0
+#define FS_HDR_LAYOUT_VERSION_OFFSET         8
+#define FS_HDR_RECORD_SIZE_OFFSET            12
+#define FS_HDR_CAPACITY_OFFSET               16
+#define FS_HDR_HEADER_SIZE_OFFSET            24
+#define FS_HDR_PRODUCER_PID_OFFSET           32
+#define FS_HDR_ABI_VERSION_OFFSET            36
+#define FS_HDR_NCCL_VERSION_OFFSET           40
+#define FS_HDR_EVENT_MASK_OFFSET             44
+#define FS_HDR_ANCHOR_REALTIME_NS_OFFSET     48
+#define FS_HDR_ANCHOR_MONOTONIC_NS_OFFSET    56
+#define FS_HDR_PRODUCER_STATE_OFFSET         64
+#define FS_HDR_CLOCK_SOURCE_OFFSET           68
+#define FS_HDR_CLOSED_MONOTONIC_NS_OFFSET    72
+#define FS_HDR_STRING_CAPACITY_OFFSET        80
+#define FS_HDR_STRING_COUNT_OFFSET           84
+#define FS_HDR_COMM_CAPACITY_OFFSET          88
+#define FS_HDR_COMM_COUNT_OFFSET             92
+#define FS_HDR_HOSTNAME_OFFSET               96
+#define FS_HDR_HOSTNAME_LENGTH               64
+#define FS_HDR_PLUGIN_VERSION_OFFSET         160
+#define FS_HDR_PLUGIN_VERSION_LENGTH         32
+#define FS_HDR_LANE_COUNT_OFFSET             192
+#define FS_HDR_LANE_CAPACITY_OFFSET          200
+#define FS_HDR_CONSUMER_HEARTBEAT_NS_OFFSET  768
+#define FS_HDR_CONSUMER_PID_OFFSET           776
 #define FS_HDR_CONSUMER_SKIPPED_STALE_OFFSET 784
-#define FS_HDR_CONSUMER_CORRUPT_OFFSET 792
-#define FS_HDR_DROPPED_FULL_OFFSET 896
-#define FS_HDR_DROPPED_ABANDONED_OFFSET 904
-#define FS_HDR_DROPPED_CONTENDED_OFFSET 912
-#define FS_HDR_INVALID_CALLS_OFFSET 920
-#define FS_HDR_STRINGS_OVERFLOW_OFFSET 928
-#define FS_HDR_COMMS_OVERFLOW_OFFSET 936
+#define FS_HDR_CONSUMER_CORRUPT_OFFSET       792
+#define FS_HDR_DROPPED_FULL_OFFSET           896
+#define FS_HDR_DROPPED_ABANDONED_OFFSET      904
+#define FS_HDR_DROPPED_CONTENDED_OFFSET      912
+#define FS_HDR_INVALID_CALLS_OFFSET          920
+#define FS_HDR_STRINGS_OVERFLOW_OFFSET       928
+#define FS_HDR_COMMS_OVERFLOW_OFFSET         936
 
 /* producer_state, clock_source */
-#define FS_PRODUCER_STATE_OPEN 1u
-#define FS_PRODUCER_STATE_CLOSED 2u
-#define FS_CLOCK_SOURCE_TSC 1u
+#define FS_PRODUCER_STATE_OPEN        1u
+#define FS_PRODUCER_STATE_CLOSED      2u
+#define FS_CLOCK_SOURCE_TSC           1u
 #define FS_CLOCK_SOURCE_CLOCK_GETTIME 2u
 
 /* string table */
-#define FS_STRING_TABLE_OFFSET 4096
-#define FS_STRING_CAPACITY 256u
-#define FS_STRING_ENTRY_SIZE 32u
+#define FS_STRING_TABLE_OFFSET  4096
+#define FS_STRING_CAPACITY      256u
+#define FS_STRING_ENTRY_SIZE    32u
 #define FS_STRING_LENGTH_OFFSET 0
-#define FS_STRING_NAME_OFFSET 4
-#define FS_STRING_NAME_MAX 28u
+#define FS_STRING_NAME_OFFSET   4
+#define FS_STRING_NAME_MAX      28u
 
 /* communicator table */
-#define FS_COMM_TABLE_OFFSET 16384
-#define FS_COMM_CAPACITY 1024u
-#define FS_COMM_ENTRY_SIZE 128u
-#define FS_COMM_HASH_OFFSET 0
-#define FS_COMM_STATE_OFFSET 8
-#define FS_COMM_RANK_OFFSET 12
-#define FS_COMM_NRANKS_OFFSET 16
-#define FS_COMM_NNODES_OFFSET 20
-#define FS_COMM_INIT_MONOTONIC_NS_OFFSET 24
+#define FS_COMM_TABLE_OFFSET                 16384
+#define FS_COMM_CAPACITY                     1024u
+#define FS_COMM_ENTRY_SIZE                   128u
+#define FS_COMM_HASH_OFFSET                  0
+#define FS_COMM_STATE_OFFSET                 8
+#define FS_COMM_RANK_OFFSET                  12
+#define FS_COMM_NRANKS_OFFSET                16
+#define FS_COMM_NNODES_OFFSET                20
+#define FS_COMM_INIT_MONOTONIC_NS_OFFSET     24
 #define FS_COMM_FINALIZE_MONOTONIC_NS_OFFSET 32
-#define FS_COMM_NAME_OFFSET 40
-#define FS_COMM_NAME_LENGTH 56u           /* 88 in layout 1.0 */
-#define FS_COMM_NAME_LENGTH_1_0 88u
-#define FS_COMM_CUDA_DEV_OFFSET 96        /* since 1.1: CUDA device ordinal of the rank, -1 unknown */
-#define FS_COMM_PCI_BUS_ID_OFFSET 100     /* since 1.1: its PCI bus id as CUDA gives it, "" unknown */
-#define FS_COMM_PCI_BUS_ID_LENGTH 28u     /* NUL-terminated */
+#define FS_COMM_NAME_OFFSET                  40
+#define FS_COMM_NAME_LENGTH                  56u /* 88 in layout 1.0 */
+#define FS_COMM_NAME_LENGTH_1_0              88u
+#define FS_COMM_CUDA_DEV_OFFSET              96  /* since 1.1: CUDA device ordinal of the rank, -1 unknown */
+#define FS_COMM_PCI_BUS_ID_OFFSET            100 /* since 1.1: its PCI bus id as CUDA gives it, "" unknown */
+#define FS_COMM_PCI_BUS_ID_LENGTH            28u /* NUL-terminated */
 /* since 1.2: communicator entry i's GPU UUID, 16 bytes at FS_GPU_UUID_TABLE_OFFSET + 16*i, written before
  * the entry's state (release); all zero = unknown */
 #define FS_GPU_UUID_TABLE_OFFSET 163840
-#define FS_GPU_UUID_SIZE 16u
-#define FS_GPU_UUID_TABLE_END (FS_GPU_UUID_TABLE_OFFSET + FS_COMM_CAPACITY * FS_GPU_UUID_SIZE)
-#define FS_COMM_STATE_ACTIVE 1u
-#define FS_COMM_STATE_FINALIZED 2u
-#define FS_COMM_INDEX_UNKNOWN 4095u
+#define FS_GPU_UUID_SIZE         16u
+#define FS_GPU_UUID_TABLE_END    (FS_GPU_UUID_TABLE_OFFSET + FS_COMM_CAPACITY * FS_GPU_UUID_SIZE)
+#define FS_COMM_STATE_ACTIVE     1u
+#define FS_COMM_STATE_FINALIZED  2u
+#define FS_COMM_INDEX_UNKNOWN    4095u
 
 /* lane table: one 256-byte entry per lane, tail and head each alone on 128 bytes */
 #define FS_LANE_TABLE_OFFSET 147456
-#define FS_LANE_ENTRY_SIZE 256u
-#define FS_LANE_ENTRY_SHIFT 8
-#define FS_LANE_TAIL_OFFSET 0
-#define FS_LANE_HEAD_OFFSET 128
-#define FS_LANE_MAX 64u
-#define FS_LANE_TABLE_END (FS_LANE_TABLE_OFFSET + FS_LANE_MAX * FS_LANE_ENTRY_SIZE)
+#define FS_LANE_ENTRY_SIZE   256u
+#define FS_LANE_ENTRY_SHIFT  8
+#define FS_LANE_TAIL_OFFSET  0
+#define FS_LANE_HEAD_OFFSET  128
+#define FS_LANE_MAX          64u
+#define FS_LANE_TABLE_END    (FS_LANE_TABLE_OFFSET + FS_LANE_MAX * FS_LANE_ENTRY_SIZE)
 
 /* record */
-#define FS_REC_SEQ_OFFSET 0
-#define FS_REC_KIND_OFFSET 8
-#define FS_REC_OP_OFFSET 9
-#define FS_REC_THREAD_OFFSET 10
+#define FS_REC_SEQ_OFFSET      0
+#define FS_REC_KIND_OFFSET     8
+#define FS_REC_OP_OFFSET       9
+#define FS_REC_THREAD_OFFSET   10
 #define FS_REC_CHECKSUM_OFFSET 12
-#define FS_REC_TIME_NS_OFFSET 16
-#define FS_REC_ID_OFFSET 24
-#define FS_REC_PARENT_OFFSET 32
-#define FS_REC_PAYLOAD_OFFSET 40
+#define FS_REC_TIME_NS_OFFSET  16
+#define FS_REC_ID_OFFSET       24
+#define FS_REC_PARENT_OFFSET   32
+#define FS_REC_PAYLOAD_OFFSET  40
 
 #define FS_OP_START 1u
-#define FS_OP_STOP 2u
+#define FS_OP_STOP  2u
 #define FS_OP_STATE 3u
 
 /* record kinds = NCCL event bit index */
@@ -229,76 +229,76 @@ enum {
 };
 
 /* event id: kind << 60 | comm << 48 | serial */
-#define FS_ID_KIND_SHIFT 60
-#define FS_ID_COMM_SHIFT 48
-#define FS_ID_COMM_MASK 0xFFFULL
+#define FS_ID_KIND_SHIFT  60
+#define FS_ID_COMM_SHIFT  48
+#define FS_ID_COMM_MASK   0xFFFULL
 #define FS_ID_SERIAL_MASK 0xFFFFFFFFFFFFULL
 
 /* NetPlugin netType */
 #define FS_NET_TYPE_UNKNOWN 0u
-#define FS_NET_TYPE_IB_QP 1u
-#define FS_NET_TYPE_SOCKET 2u
+#define FS_NET_TYPE_IB_QP   1u
+#define FS_NET_TYPE_SOCKET  2u
 
 /* payload offsets (absolute, in the record) */
-#define FS_PL_COLL_SEQ48_CH8_WARPS8 40
-#define FS_PL_COLL_COUNT 48
-#define FS_PL_COLL_ROOT 56
-#define FS_PL_COLL_FUNC 60
-#define FS_PL_COLL_DATATYPE 61
-#define FS_PL_COLL_ALGO 62
-#define FS_PL_COLL_PROTO 63
-#define FS_PL_P2P_COUNT 40
-#define FS_PL_P2P_PEER 48
-#define FS_PL_P2P_FUNC 52
-#define FS_PL_P2P_DATATYPE 53
-#define FS_PL_P2P_NCHANNELS 54
-#define FS_PL_PROXY_OP_PID 40
-#define FS_PL_PROXY_OP_PEER 44
-#define FS_PL_PROXY_OP_NSTEPS 48
-#define FS_PL_PROXY_OP_CHUNK_SIZE 52
-#define FS_PL_PROXY_OP_CHANNEL 56
-#define FS_PL_PROXY_OP_IS_SEND 57
-#define FS_PL_PROXY_STEP_STEP 40
-#define FS_PL_KERNEL_CH_CHANNEL 40
-#define FS_PL_KERNEL_CH_PTIMER 48
-#define FS_PL_NET_PLUGIN_ID 40
-#define FS_PL_NET_TYPE 44
-#define FS_PL_NET_IB_OPCODE 45
-#define FS_PL_NET_IB_DEVICE 46
-#define FS_PL_NET_IB_QPNUM 48
-#define FS_PL_NET_IB_LENGTH 52
-#define FS_PL_NET_IB_WRID 56
-#define FS_PL_NET_SOCK_OP 45
-#define FS_PL_NET_SOCK_FD 48
-#define FS_PL_NET_SOCK_LENGTH 56
+#define FS_PL_COLL_SEQ48_CH8_WARPS8    40
+#define FS_PL_COLL_COUNT               48
+#define FS_PL_COLL_ROOT                56
+#define FS_PL_COLL_FUNC                60
+#define FS_PL_COLL_DATATYPE            61
+#define FS_PL_COLL_ALGO                62
+#define FS_PL_COLL_PROTO               63
+#define FS_PL_P2P_COUNT                40
+#define FS_PL_P2P_PEER                 48
+#define FS_PL_P2P_FUNC                 52
+#define FS_PL_P2P_DATATYPE             53
+#define FS_PL_P2P_NCHANNELS            54
+#define FS_PL_PROXY_OP_PID             40
+#define FS_PL_PROXY_OP_PEER            44
+#define FS_PL_PROXY_OP_NSTEPS          48
+#define FS_PL_PROXY_OP_CHUNK_SIZE      52
+#define FS_PL_PROXY_OP_CHANNEL         56
+#define FS_PL_PROXY_OP_IS_SEND         57
+#define FS_PL_PROXY_STEP_STEP          40
+#define FS_PL_KERNEL_CH_CHANNEL        40
+#define FS_PL_KERNEL_CH_PTIMER         48
+#define FS_PL_NET_PLUGIN_ID            40
+#define FS_PL_NET_TYPE                 44
+#define FS_PL_NET_IB_OPCODE            45
+#define FS_PL_NET_IB_DEVICE            46
+#define FS_PL_NET_IB_QPNUM             48
+#define FS_PL_NET_IB_LENGTH            52
+#define FS_PL_NET_IB_WRID              56
+#define FS_PL_NET_SOCK_OP              45
+#define FS_PL_NET_SOCK_FD              48
+#define FS_PL_NET_SOCK_LENGTH          56
 #define FS_PL_GROUP_API_GRAPH_CAPTURED 40
-#define FS_PL_GROUP_API_GROUP_DEPTH 44
-#define FS_PL_COLL_API_COUNT 40
-#define FS_PL_COLL_API_ROOT 48
-#define FS_PL_COLL_API_FUNC 52
-#define FS_PL_COLL_API_DATATYPE 53
-#define FS_PL_COLL_API_GRAPH_CAPTURED 54
-#define FS_PL_COLL_API_STREAM 56
-#define FS_PL_P2P_API_COUNT 40
-#define FS_PL_P2P_API_FUNC 52
-#define FS_PL_P2P_API_DATATYPE 53
-#define FS_PL_P2P_API_GRAPH_CAPTURED 54
-#define FS_PL_P2P_API_STREAM 56
-#define FS_PL_KERNEL_LAUNCH_STREAM 56
-#define FS_PL_CE_COLL_SEQ_NUMBER 40
-#define FS_PL_CE_COLL_COUNT 48
-#define FS_PL_CE_COLL_ROOT 56
-#define FS_PL_CE_COLL_FUNC 60
-#define FS_PL_CE_COLL_DATATYPE 61
-#define FS_PL_CE_COLL_SYNC_STRATEGY 62
+#define FS_PL_GROUP_API_GROUP_DEPTH    44
+#define FS_PL_COLL_API_COUNT           40
+#define FS_PL_COLL_API_ROOT            48
+#define FS_PL_COLL_API_FUNC            52
+#define FS_PL_COLL_API_DATATYPE        53
+#define FS_PL_COLL_API_GRAPH_CAPTURED  54
+#define FS_PL_COLL_API_STREAM          56
+#define FS_PL_P2P_API_COUNT            40
+#define FS_PL_P2P_API_FUNC             52
+#define FS_PL_P2P_API_DATATYPE         53
+#define FS_PL_P2P_API_GRAPH_CAPTURED   54
+#define FS_PL_P2P_API_STREAM           56
+#define FS_PL_KERNEL_LAUNCH_STREAM     56
+#define FS_PL_CE_COLL_SEQ_NUMBER       40
+#define FS_PL_CE_COLL_COUNT            48
+#define FS_PL_CE_COLL_ROOT             56
+#define FS_PL_CE_COLL_FUNC             60
+#define FS_PL_CE_COLL_DATATYPE         61
+#define FS_PL_CE_COLL_SYNC_STRATEGY    62
 #define FS_PL_CE_COLL_INTRA_BATCH_SYNC 63
-#define FS_PL_CE_SYNC_IS_COMPLETE 40
-#define FS_PL_CE_SYNC_NRANKS 44
-#define FS_PL_CE_BATCH_NUM_OPS 40
-#define FS_PL_CE_BATCH_USE_INTRA_SYNC 44
-#define FS_PL_CE_BATCH_TOTAL_BYTES 48
-#define FS_PL_STATE_STATE 40
-#define FS_PL_STATE_ARG 48
+#define FS_PL_CE_SYNC_IS_COMPLETE      40
+#define FS_PL_CE_SYNC_NRANKS           44
+#define FS_PL_CE_BATCH_NUM_OPS         40
+#define FS_PL_CE_BATCH_USE_INTRA_SYNC  44
+#define FS_PL_CE_BATCH_TOTAL_BYTES     48
+#define FS_PL_STATE_STATE              40
+#define FS_PL_STATE_ARG                48
 
 /* checksum multipliers (RING.md "Checksum") */
 #define FS_CK_M0 0x9E3779B97F4A7C15ULL
@@ -367,16 +367,17 @@ _Static_assert(FS_STRING_NAME_OFFSET + FS_STRING_NAME_MAX == FS_STRING_ENTRY_SIZ
 _Static_assert(FS_RING_HEADER_SIZE % 4096 == 0, "slots start page-aligned");
 
 /* Byte offset of slot i of lane l (RING.md "File"). */
-static inline uint64_t fs_slot_offset(uint64_t header_size, uint64_t lane_capacity, uint32_t lane, uint64_t i) {
+static inline uint64_t fs_slot_offset(uint64_t header_size, uint64_t lane_capacity, uint32_t lane,
+                                      uint64_t i) {
     return header_size + FS_RING_RECORD_SIZE * ((uint64_t)lane * lane_capacity + i);
 }
 
 /* The checksum of a record: pos = its position in its lane, bytes 8..63 as
  * w1..w7, the checksum bytes as zero. */
-static inline uint32_t fs_record_checksum(uint64_t pos, uint64_t w1, uint64_t w2, uint64_t w3,
-                                          uint64_t w4, uint64_t w5, uint64_t w6, uint64_t w7) {
-    uint64_t h = pos * FS_CK_M0 + (w1 & 0xFFFFFFFFULL) * FS_CK_M1 + w2 * FS_CK_M2 +
-                 w3 * FS_CK_M3 + w4 * FS_CK_M4 + w5 * FS_CK_M5 + w6 * FS_CK_M6 + w7 * FS_CK_M7;
+static inline uint32_t fs_record_checksum(uint64_t pos, uint64_t w1, uint64_t w2, uint64_t w3, uint64_t w4,
+                                          uint64_t w5, uint64_t w6, uint64_t w7) {
+    uint64_t h = pos * FS_CK_M0 + (w1 & 0xFFFFFFFFULL) * FS_CK_M1 + w2 * FS_CK_M2 + w3 * FS_CK_M3 +
+                 w4 * FS_CK_M4 + w5 * FS_CK_M5 + w6 * FS_CK_M6 + w7 * FS_CK_M7;
     return (uint32_t)(h ^ (h >> 32));
 }
 

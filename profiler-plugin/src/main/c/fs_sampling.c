@@ -6,26 +6,32 @@
 uint32_t fs_sampling_on;
 
 static struct {
-    int* nccl_mask;        /* NCCL's process-global event mask (from init) */
-    uint32_t every;        /* N > 1 */
-    uint32_t frozen;       /* 1: the bit is never changed again */
-    uintptr_t owner;       /* the thread issuing NCCL calls (fs_sampling_me), 0 = none yet */
-    fs_comm_ctx_t* comms;  /* every communicator initialised, newest first */
+    int* nccl_mask;       /* NCCL's process-global event mask (from init) */
+    uint32_t every;       /* N > 1 */
+    uint32_t frozen;      /* 1: the bit is never changed again */
+    uintptr_t owner;      /* the thread issuing NCCL calls (fs_sampling_me), 0 = none yet */
+    fs_comm_ctx_t* comms; /* every communicator initialised, newest first */
     fs_nccl_logger_t logfn;
     /* written by the owner per API call and per group: off the line above,
      * which other threads read */
     uint64_t groups __attribute__((aligned(128))); /* outermost groups launched on the owner thread */
-    uint32_t open;         /* 1: a task was appended since the last launch */
+    uint32_t open;                                 /* 1: a task was appended since the last launch */
     /* ids (by serial) of API and operation events whose KernelCh is not recorded */
     uint64_t skip[FS_SAMPLING_SKIP_SLOTS] __attribute__((aligned(128)));
 } fs_s __attribute__((aligned(128)));
 
 /* Its address names the calling thread (unique among live threads). */
 static __thread char fs_sampling_me;
-static inline uintptr_t fs_sampling_self(void) { return (uintptr_t)&fs_sampling_me; }
+static inline uintptr_t fs_sampling_self(void) {
+    return (uintptr_t)&fs_sampling_me;
+}
 
-static inline uint64_t* fs_skip_slot(uint64_t id) { return &fs_s.skip[id & (FS_SAMPLING_SKIP_SLOTS - 1)]; }
-static inline void fs_skip_add(uint64_t id) { __atomic_store_n(fs_skip_slot(id), id, __ATOMIC_RELAXED); }
+static inline uint64_t* fs_skip_slot(uint64_t id) {
+    return &fs_s.skip[id & (FS_SAMPLING_SKIP_SLOTS - 1)];
+}
+static inline void fs_skip_add(uint64_t id) {
+    __atomic_store_n(fs_skip_slot(id), id, __ATOMIC_RELAXED);
+}
 static inline int fs_skip_has(uint64_t id) {
     return id != 0 && __atomic_load_n(fs_skip_slot(id), __ATOMIC_RELAXED) == id;
 }
@@ -89,8 +95,8 @@ void fs_sampling_comm_init(fs_comm_ctx_t* c, int* nccl_mask, uint32_t base) {
     int set = !__atomic_load_n(&fs_s.frozen, __ATOMIC_RELAXED) && (o == 0 || o == fs_sampling_self());
     int cur = __atomic_load_n(nccl_mask, __ATOMIC_RELAXED), next;
     do {
-        next = (int)(base & ~(uint32_t)FS_EV_KERNEL_CH) | (cur & FS_EV_KERNEL_CH) |
-               (set ? FS_EV_KERNEL_CH : 0);
+        next =
+            (int)(base & ~(uint32_t)FS_EV_KERNEL_CH) | (cur & FS_EV_KERNEL_CH) | (set ? FS_EV_KERNEL_CH : 0);
     } while (!__atomic_compare_exchange_n(nccl_mask, &cur, next, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED));
 }
 
@@ -123,7 +129,9 @@ void fs_sampling_op_start(uint64_t id, uint64_t parent) {
     if (fs_skip_has(parent)) fs_skip_add(id);
 }
 
-int fs_sampling_keep_kernel(uint64_t parent) { return !fs_skip_has(parent); }
+int fs_sampling_keep_kernel(uint64_t parent) {
+    return !fs_skip_has(parent);
+}
 
 void fs_sampling_launch(void) {
     if (__atomic_load_n(&fs_s.frozen, __ATOMIC_RELAXED)) return;
@@ -133,7 +141,7 @@ void fs_sampling_launch(void) {
          * communicators): the owner may be enqueueing its next group now */
         if (o != 0)
             fs_sampling_freeze("NCCL launches from a thread other than the one that enqueues (non-blocking "
-                           "communicators?)");
+                               "communicators?)");
         return;
     }
     if (!fs_s.open) return; /* the same launch, a further plan */
@@ -152,9 +160,13 @@ void fs_sampling_launch(void) {
     }
     int* m = fs_s.nccl_mask;
     if (on != fs_kernel_bit()) {
-        if (on) __atomic_fetch_or(m, FS_EV_KERNEL_CH, __ATOMIC_RELAXED);
-        else __atomic_fetch_and(m, ~FS_EV_KERNEL_CH, __ATOMIC_RELAXED);
+        if (on)
+            __atomic_fetch_or(m, FS_EV_KERNEL_CH, __ATOMIC_RELAXED);
+        else
+            __atomic_fetch_and(m, ~FS_EV_KERNEL_CH, __ATOMIC_RELAXED);
     }
 }
 
-void fs_sampling_forget_comms(void) { __atomic_store_n(&fs_s.comms, NULL, __ATOMIC_RELEASE); }
+void fs_sampling_forget_comms(void) {
+    __atomic_store_n(&fs_s.comms, NULL, __ATOMIC_RELEASE);
+}

@@ -62,8 +62,8 @@
 #include "fs_ring_layout.h"
 #include "fs_test_util.h"
 
-#define MAX_PLUGINS 6
-#define MAX_THREADS 64
+#define MAX_PLUGINS  6
+#define MAX_THREADS  64
 #define STEPS_PER_OP 4
 
 typedef struct {
@@ -128,7 +128,8 @@ static void pin_self(int cpu) {
     cpu_set_t set;
     CPU_ZERO(&set);
     CPU_SET(cpu, &set);
-    if (pthread_setaffinity_np(pthread_self(), sizeof set, &set) != 0) die("cannot pin a thread to CPU %d", cpu);
+    if (pthread_setaffinity_np(pthread_self(), sizeof set, &set) != 0)
+        die("cannot pin a thread to CPU %d", cpu);
 }
 
 /* ---- the callback patterns ---- */
@@ -156,7 +157,7 @@ typedef struct {
         (ps)->i++;                                                                                           \
     } while (0)
 #define ROOM(ps, k) ((ps)->i + (k) <= (ps)->limit)
-#define HAS(kind) (event_mask & (kind))
+#define HAS(kind)   (event_mask & (kind))
 
 static void role_proxy(pass_t* ps, uint64_t* op) {
     fs_nccl_descr_v5_t d;
@@ -289,10 +290,14 @@ static void role_socket(pass_t* ps, uint64_t* op, int fd) {
 
 static const char* role_name(int index) {
     switch (index) {
-    case 0: return "proxy";
-    case 1: return "app";
-    case 2: return "cuda-cb";
-    default: return "socket";
+    case 0:
+        return "proxy";
+    case 1:
+        return "app";
+    case 2:
+        return "cuda-cb";
+    default:
+        return "socket";
     }
 }
 
@@ -301,10 +306,18 @@ static void run_pass(worker_t* w, pass_t* ps) {
     while (ps->i < ps->limit) {
         uint64_t before = ps->i;
         switch (w->index) {
-        case 0: role_proxy(ps, &op); break;
-        case 1: role_app(ps, &op); break;
-        case 2: role_cuda_callback(ps, &op); break;
-        default: role_socket(ps, &op, 40 + w->index); break;
+        case 0:
+            role_proxy(ps, &op);
+            break;
+        case 1:
+            role_app(ps, &op);
+            break;
+        case 2:
+            role_cuda_callback(ps, &op);
+            break;
+        default:
+            role_socket(ps, &op, 40 + w->index);
+            break;
         }
         if (ps->i == before) break; /* no room for this role's next group of calls */
     }
@@ -383,12 +396,15 @@ static void init_plugin(plugin_t* p, const char* base_dir, int index) {
     snprintf(p->ring_dir, sizeof p->ring_dir, "%s/p%d", base_dir, index);
     setenv("FLOWSCOPE_RING_DIR", p->ring_dir, 1); /* read at the plugin's first init */
     int mask = 0;
-    if (p->prof->init(&p->ctx, 0xab1bE4c400000000ULL + (uint64_t)index, &mask, "abi-bench", 1, 2, 0, logger) != 0 ||
+    if (p->prof->init(&p->ctx, 0xab1bE4c400000000ULL + (uint64_t)index, &mask, "abi-bench", 1, 2, 0,
+                      logger) != 0 ||
         !p->ctx)
         die("%s: init failed", p->name);
     if (!p->is_noop) {
-        if (!event_mask) event_mask = mask;
-        else if (mask != event_mask) die("%s asked for event mask 0x%x, the first plugin for 0x%x", p->name, mask, event_mask);
+        if (!event_mask)
+            event_mask = mask;
+        else if (mask != event_mask)
+            die("%s asked for event mask 0x%x, the first plugin for 0x%x", p->name, mask, event_mask);
         open_ring(p);
     }
 }
@@ -520,10 +536,18 @@ static double clock_loop(clk_t which) {
     uint64_t acc = 0, t0 = mono_ns();
     for (int i = 0; i < N; i++) {
         switch (which) {
-        case CLK_RDTSC: acc += __rdtsc(); break;
-        case CLK_RDTSCP: acc += tick(); break;
-        case CLK_GETTIME: acc += mono_ns(); break;
-        default: acc += fs_clock_now_ns(); break;
+        case CLK_RDTSC:
+            acc += __rdtsc();
+            break;
+        case CLK_RDTSCP:
+            acc += tick();
+            break;
+        case CLK_GETTIME:
+            acc += mono_ns();
+            break;
+        default:
+            acc += fs_clock_now_ns();
+            break;
         }
     }
     clk_sink = acc;
@@ -542,7 +566,8 @@ static int pins[MAX_THREADS];
 static int npins;
 
 static void measure_clocks(int max_threads) {
-    printf("\nClock reads (ns per read, mean of 2M in a loop; 1 thread: best of 3; then %d threads at once: median of theirs)\n",
+    printf("\nClock reads (ns per read, mean of 2M in a loop; 1 thread: best of 3; then %d threads at once: "
+           "median of theirs)\n",
            max_threads);
     printf("| read | 1 thread | %d threads |\n|---|---|---|\n", max_threads);
     (void)clock_loop(CLK_RDTSC); /* warm-up: the first loop of a process reads high */
@@ -595,9 +620,11 @@ static void parse_list(const char* s, int* out, int* n, int max) {
 }
 
 static void usage(void) {
-    fprintf(stderr, "usage: fs_abi_bench --noop PATH --plugin NAME=PATH [--plugin NAME=PATH ...] [--threads 1,2,4,8]\n"
-                    "                    [--reps 5] [--calls N] [--consumer drain|none] [--ring-size 64M] [--lanes 8]\n"
-                    "                    [--pin CPU,CPU,...] [--consumer-cpu CPU] [--ring-dir DIR]\n");
+    fprintf(
+        stderr,
+        "usage: fs_abi_bench --noop PATH --plugin NAME=PATH [--plugin NAME=PATH ...] [--threads 1,2,4,8]\n"
+        "                    [--reps 5] [--calls N] [--consumer drain|none] [--ring-size 64M] [--lanes 8]\n"
+        "                    [--pin CPU,CPU,...] [--consumer-cpu CPU] [--ring-dir DIR]\n");
     exit(2);
 }
 
@@ -619,20 +646,33 @@ int main(int argc, char** argv) {
             plugin_t* p = &plugins[nplugins++];
             snprintf(p->name, sizeof p->name, "%.*s", (int)(eq - v), v);
             p->path = eq + 1;
-        } else if (!strcmp(a, "--noop")) noop = v;
-        else if (!strcmp(a, "--threads")) parse_list(v, threads, &nthreads_list, 16);
-        else if (!strcmp(a, "--reps")) reps = atoi(v);
-        else if (!strcmp(a, "--calls")) calls_per_run = strtoull(v, NULL, 0);
+        } else if (!strcmp(a, "--noop"))
+            noop = v;
+        else if (!strcmp(a, "--threads"))
+            parse_list(v, threads, &nthreads_list, 16);
+        else if (!strcmp(a, "--reps"))
+            reps = atoi(v);
+        else if (!strcmp(a, "--calls"))
+            calls_per_run = strtoull(v, NULL, 0);
         else if (!strcmp(a, "--consumer")) {
-            if (!strcmp(v, "drain")) consumer_drain = 1;
-            else if (!strcmp(v, "none")) consumer_drain = 0;
-            else usage();
-        } else if (!strcmp(a, "--ring-size")) ring_size = v;
-        else if (!strcmp(a, "--lanes")) lanes = v;
-        else if (!strcmp(a, "--pin")) parse_list(v, pins, &npins, MAX_THREADS);
-        else if (!strcmp(a, "--consumer-cpu")) consumer_cpu = atoi(v);
-        else if (!strcmp(a, "--ring-dir")) snprintf(base_dir, sizeof base_dir, "%s", v);
-        else usage();
+            if (!strcmp(v, "drain"))
+                consumer_drain = 1;
+            else if (!strcmp(v, "none"))
+                consumer_drain = 0;
+            else
+                usage();
+        } else if (!strcmp(a, "--ring-size"))
+            ring_size = v;
+        else if (!strcmp(a, "--lanes"))
+            lanes = v;
+        else if (!strcmp(a, "--pin"))
+            parse_list(v, pins, &npins, MAX_THREADS);
+        else if (!strcmp(a, "--consumer-cpu"))
+            consumer_cpu = atoi(v);
+        else if (!strcmp(a, "--ring-dir"))
+            snprintf(base_dir, sizeof base_dir, "%s", v);
+        else
+            usage();
     }
     if (!noop || nplugins == 0 || reps < 1 || calls_per_run < 64) usage();
     int max_threads = 0;
@@ -654,16 +694,19 @@ int main(int argc, char** argv) {
     struct utsname u;
     uname(&u);
     cpu_model(model, sizeof model);
-    read_line("/sys/devices/system/clocksource/clocksource0/current_clocksource", clocksource, sizeof clocksource);
+    read_line("/sys/devices/system/clocksource/clocksource0/current_clocksource", clocksource,
+              sizeof clocksource);
     read_line("/sys/devices/system/clocksource/clocksource0/available_clocksource", avail, sizeof avail);
     calibrate();
     fs_clock_init(1);
-    printf("Host: %s; %ld CPUs online; kernel %s; clocksource %s (available: %s); invariant TSC %s; TSC %.3f GHz\n",
+    printf("Host: %s; %ld CPUs online; kernel %s; clocksource %s (available: %s); invariant TSC %s; TSC %.3f "
+           "GHz\n",
            model, sysconf(_SC_NPROCESSORS_ONLN), u.release, clocksource, avail,
            fs_clock_has_invariant_tsc() ? "yes" : "no", 1.0 / ns_per_tick);
     printf("Run: threads %s", "");
     for (int i = 0; i < nthreads_list; i++) printf("%s%d", i ? "," : "", threads[i]);
-    printf("; %d repetitions, interleaved; %" PRIu64 " calls per thread per run (timed) + the same unbracketed; consumer %s; "
+    printf("; %d repetitions, interleaved; %" PRIu64
+           " calls per thread per run (timed) + the same unbracketed; consumer %s; "
            "ring %s, lanes %s; event mask %s; pinning %s",
            reps, calls_per_run, consumer_drain ? "draining" : "none (the ring fills: drop path)",
            ring_size ? ring_size : "default", lanes ? lanes : "default", getenv("FLOWSCOPE_EVENT_MASK"),
@@ -739,8 +782,9 @@ int main(int argc, char** argv) {
         agg_t* base = &aggs[t * nplugins + nplugins - 1];
         for (int k = 0; k < nplugins - 1; k++) {
             agg_t* a = &aggs[t * nplugins + k];
-            printf("| %d | %s | %+.1f | %+.1f | %+.1f | %+.1f |\n", threads[t], plugins[k].name, a->med - base->med,
-                   a->p99 - base->p99, a->p999 - base->p999, a->batch_mean - base->batch_mean);
+            printf("| %d | %s | %+.1f | %+.1f | %+.1f | %+.1f |\n", threads[t], plugins[k].name,
+                   a->med - base->med, a->p99 - base->p99, a->p999 - base->p999,
+                   a->batch_mean - base->batch_mean);
         }
     }
     printf("\n");
@@ -748,10 +792,11 @@ int main(int argc, char** argv) {
         agg_t* base = &aggs[t * nplugins + nplugins - 1];
         for (int k = 0; k < nplugins - 1; k++) {
             agg_t* a = &aggs[t * nplugins + k];
-            printf("BENCH threads=%d plugin=%s median_ns=%.1f p99_ns=%.1f noop_median_ns=%.1f noop_p99_ns=%.1f "
-                   "cost_median_ns=%.1f cost_p99_ns=%.1f cost_mean_ns=%.1f dropped=%" PRIu64 "\n",
-                   threads[t], plugins[k].name, a->med, a->p99, base->med, base->p99, a->med - base->med,
-                   a->p99 - base->p99, a->batch_mean - base->batch_mean, a->drops);
+            printf(
+                "BENCH threads=%d plugin=%s median_ns=%.1f p99_ns=%.1f noop_median_ns=%.1f noop_p99_ns=%.1f "
+                "cost_median_ns=%.1f cost_p99_ns=%.1f cost_mean_ns=%.1f dropped=%" PRIu64 "\n",
+                threads[t], plugins[k].name, a->med, a->p99, base->med, base->p99, a->med - base->med,
+                a->p99 - base->p99, a->batch_mean - base->batch_mean, a->drops);
         }
     }
     printf("\nroles: ");

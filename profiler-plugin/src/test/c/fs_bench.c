@@ -58,12 +58,12 @@ static inline uint64_t tick(void) {
     return __rdtscp(&aux);
 }
 
-#define TIMED(i, call)                                                                             \
-    do {                                                                                           \
-        uint64_t t0_ = tick();                                                                     \
-        call;                                                                                      \
-        uint64_t t1_ = tick();                                                                     \
-        w->samples[i] = (uint32_t)(t1_ - t0_ > 0xFFFFFFFFu ? 0xFFFFFFFFu : t1_ - t0_);             \
+#define TIMED(i, call)                                                                                       \
+    do {                                                                                                     \
+        uint64_t t0_ = tick();                                                                               \
+        call;                                                                                                \
+        uint64_t t1_ = tick();                                                                               \
+        w->samples[i] = (uint32_t)(t1_ - t0_ > 0xFFFFFFFFu ? 0xFFFFFFFFu : t1_ - t0_);                       \
     } while (0)
 
 static void* worker(void* arg) {
@@ -125,8 +125,10 @@ static void* consumer_thread(void* arg) {
             while (fs_consumer_poll(&consumer, &rec, NULL)) consumed++;
             return NULL;
         }
-        if (consumer_idle_us) usleep((useconds_t)consumer_idle_us); /* like the Java reader's idle strategy */
-        else __builtin_ia32_pause();
+        if (consumer_idle_us)
+            usleep((useconds_t)consumer_idle_us); /* like the Java reader's idle strategy */
+        else
+            __builtin_ia32_pause();
     }
 }
 
@@ -177,7 +179,8 @@ static double pct(const uint32_t* s, uint64_t n, double p) {
 static void run(int nthreads, const char* ring_dir) {
     void* ctx = NULL;
     int mask = 0;
-    if (prof->init(&ctx, 0xbe4c400000000001ULL + (uint64_t)nthreads, &mask, "bench", 1, 1, 0, NULL) != 0 || !ctx) {
+    if (prof->init(&ctx, 0xbe4c400000000001ULL + (uint64_t)nthreads, &mask, "bench", 1, 1, 0, NULL) != 0 ||
+        !ctx) {
         fprintf(stderr, "bench: init failed\n");
         exit(1);
     }
@@ -207,9 +210,11 @@ static void run(int nthreads, const char* ring_dir) {
     for (int i = 0; i < nthreads; i++) pthread_join(w[i].th, NULL);
     consumer_stop = 1;
     pthread_join(ct, NULL);
-    prof->finalize(ctx); /* closes the ring (the lanes' pending drops reach the header); the next init opens a fresh one */
+    prof->finalize(ctx); /* closes the ring (the lanes' pending drops reach the header); the next init opens a
+                            fresh one */
     uint8_t* b = consumer.base;
-    uint64_t drops = *(uint64_t*)(b + FS_HDR_DROPPED_FULL_OFFSET) + *(uint64_t*)(b + FS_HDR_DROPPED_CONTENDED_OFFSET) +
+    uint64_t drops = *(uint64_t*)(b + FS_HDR_DROPPED_FULL_OFFSET) +
+                     *(uint64_t*)(b + FS_HDR_DROPPED_CONTENDED_OFFSET) +
                      *(uint64_t*)(b + FS_HDR_DROPPED_ABANDONED_OFFSET);
     uint64_t total = 0, t0 = UINT64_MAX, t1 = 0;
     double batch_mean = 0;
@@ -234,7 +239,8 @@ static void run(int nthreads, const char* ring_dir) {
     printf("%7d %5u %5u %12" PRIu64 " %9.1f %9.1f %9.1f %9.1f %10.1f %13.0f %8" PRIu64 " %10" PRIu64 "\n",
            nthreads, consumer.lane_count, lanes_used, total, med, p90, p99, p999, batch_mean, eps, drops,
            consumed);
-    printf("BENCH threads=%d lanes=%u lanes_used=%u events=%" PRIu64 " median_ns=%.1f p90_ns=%.1f p99_ns=%.1f "
+    printf("BENCH threads=%d lanes=%u lanes_used=%u events=%" PRIu64
+           " median_ns=%.1f p90_ns=%.1f p99_ns=%.1f "
            "p999_ns=%.1f batch_mean_ns=%.1f events_per_s=%.0f dropped=%" PRIu64 " consumed=%" PRIu64
            " bracket_ns=%.1f\n",
            nthreads, consumer.lane_count, lanes_used, total, med, p90, p99, p999, batch_mean, eps, drops,
@@ -251,20 +257,28 @@ int main(int argc, char** argv) {
     const char* plugin = "build/libnccl-profiler-flowscope.so";
     const char* threads = "1,2,4";
     const char* ring_size = "1G"; /* 8 lanes x 2M slots: a lane holds both passes of 1M calls */
-    const char* lanes = NULL;      /* the plugin's default */
+    const char* lanes = NULL;     /* the plugin's default */
     char ring_dir[256];
     snprintf(ring_dir, sizeof ring_dir, "/dev/shm/flowscope-bench-%d", (int)getpid());
     for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--plugin") && i + 1 < argc) plugin = argv[++i];
-        else if (!strcmp(argv[i], "--threads") && i + 1 < argc) threads = argv[++i];
-        else if (!strcmp(argv[i], "--events") && i + 1 < argc) events_per_thread = strtoull(argv[++i], NULL, 0);
-        else if (!strcmp(argv[i], "--ring-size") && i + 1 < argc) ring_size = argv[++i];
-        else if (!strcmp(argv[i], "--lanes") && i + 1 < argc) lanes = argv[++i];
-        else if (!strcmp(argv[i], "--consumer-idle-us") && i + 1 < argc) consumer_idle_us = (unsigned)atoi(argv[++i]);
-        else if (!strcmp(argv[i], "--ring-dir") && i + 1 < argc) snprintf(ring_dir, sizeof ring_dir, "%s", argv[++i]);
+        if (!strcmp(argv[i], "--plugin") && i + 1 < argc)
+            plugin = argv[++i];
+        else if (!strcmp(argv[i], "--threads") && i + 1 < argc)
+            threads = argv[++i];
+        else if (!strcmp(argv[i], "--events") && i + 1 < argc)
+            events_per_thread = strtoull(argv[++i], NULL, 0);
+        else if (!strcmp(argv[i], "--ring-size") && i + 1 < argc)
+            ring_size = argv[++i];
+        else if (!strcmp(argv[i], "--lanes") && i + 1 < argc)
+            lanes = argv[++i];
+        else if (!strcmp(argv[i], "--consumer-idle-us") && i + 1 < argc)
+            consumer_idle_us = (unsigned)atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--ring-dir") && i + 1 < argc)
+            snprintf(ring_dir, sizeof ring_dir, "%s", argv[++i]);
         else {
-            fprintf(stderr, "usage: fs_bench [--plugin PATH] [--threads 1,2,4] [--events N] [--ring-size SPEC] "
-                            "[--lanes N] [--consumer-idle-us US] [--ring-dir DIR]\n");
+            fprintf(stderr,
+                    "usage: fs_bench [--plugin PATH] [--threads 1,2,4] [--events N] [--ring-size SPEC] "
+                    "[--lanes N] [--consumer-idle-us US] [--ring-dir DIR]\n");
             return 2;
         }
     }
@@ -296,8 +310,8 @@ int main(int argc, char** argv) {
     printf("fs_bench: %s, %ld CPUs, TSC %.3f GHz, empty rdtscp bracket %.1f ns (subtracted), %" PRIu64
            " calls per thread, ring %s, consumer draining\n",
            plugin, ncpu, 1.0 / ns_per_tick, bracket_ticks * ns_per_tick, events_per_thread, ring_size);
-    printf("%7s %5s %5s %12s %9s %9s %9s %9s %10s %13s %8s %10s\n", "threads", "lanes", "used", "events", "median",
-           "p90", "p99", "p99.9", "batchmean", "events/s", "dropped", "consumed");
+    printf("%7s %5s %5s %12s %9s %9s %9s %9s %10s %13s %8s %10s\n", "threads", "lanes", "used", "events",
+           "median", "p90", "p99", "p99.9", "batchmean", "events/s", "dropped", "consumed");
     char* list = strdup(threads);
     for (char* tok = strtok(list, ","); tok; tok = strtok(NULL, ",")) run(atoi(tok), ring_dir);
     free(list);

@@ -39,8 +39,10 @@ int main(int argc, char** argv) {
     uint64_t n = 1u << 20;
     int reps = 9;
     for (int i = 1; i + 1 < argc; i += 2) {
-        if (!strcmp(argv[i], "--records")) n = strtoull(argv[i + 1], NULL, 0);
-        else if (!strcmp(argv[i], "--reps")) reps = atoi(argv[i + 1]);
+        if (!strcmp(argv[i], "--records"))
+            n = strtoull(argv[i + 1], NULL, 0);
+        else if (!strcmp(argv[i], "--reps"))
+            reps = atoi(argv[i + 1]);
     }
     if (n == 0 || reps < 1 || reps > 1000) {
         fprintf(stderr, "usage: fs_claim_bench [--records N] [--reps R (1..1000)]\n");
@@ -72,10 +74,13 @@ int main(int argc, char** argv) {
     rmdir("/dev/shm/fs-claim-bench");
     qsort(res[0], (size_t)reps, sizeof(double), cmp_double);
     qsort(res[1], (size_t)reps, sizeof(double), cmp_double);
-    printf("claim+write+publish, one thread, one lane, %" PRIu64 " records x %d reps (median, min..max ns/record)\n", n,
-           reps);
-    printf("  shared lane (CAS claim):      %.1f  %.1f..%.1f\n", res[0][reps / 2], res[0][0], res[0][reps - 1]);
-    printf("  owned lane (load/store claim, store publish): %.1f  %.1f..%.1f\n", res[1][reps / 2], res[1][0], res[1][reps - 1]);
+    printf("claim+write+publish, one thread, one lane, %" PRIu64
+           " records x %d reps (median, min..max ns/record)\n",
+           n, reps);
+    printf("  shared lane (CAS claim):      %.1f  %.1f..%.1f\n", res[0][reps / 2], res[0][0],
+           res[0][reps - 1]);
+    printf("  owned lane (load/store claim, store publish): %.1f  %.1f..%.1f\n", res[1][reps / 2], res[1][0],
+           res[1][reps - 1]);
     printf("BENCH claim_cas_ns=%.1f claim_owned_ns=%.1f\n", res[0][reps / 2], res[1][reps / 2]);
     free(res[0]);
     free(res[1]);

@@ -20,10 +20,10 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#define FS_FAKE_CUDA_DEVICE_ENV "FS_FAKE_CUDA_DEVICE"
-#define FS_FAKE_CUDA_BUS_ID_ENV "FS_FAKE_CUDA_BUS_ID"
+#define FS_FAKE_CUDA_DEVICE_ENV  "FS_FAKE_CUDA_DEVICE"
+#define FS_FAKE_CUDA_BUS_ID_ENV  "FS_FAKE_CUDA_BUS_ID"
 #define FS_FAKE_CUDA_NO_UUID_ENV "FS_FAKE_CUDA_NO_UUID"
-#define FS_FAKE_CUDA_NO_CONTEXT 201 /* CUDA_ERROR_INVALID_CONTEXT */
+#define FS_FAKE_CUDA_NO_CONTEXT  201 /* CUDA_ERROR_INVALID_CONTEXT */
 
 /* The bus id the stand-in reports for a device it was given no id for. */
 static inline void fs_fake_cuda_bus_id(int device, char* buf, size_t len) {

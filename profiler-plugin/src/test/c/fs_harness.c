@@ -33,14 +33,14 @@
 #include "fs_fake_cuda.h"
 #include "fs_nccl_abi.h"
 #define FS_PROGRAM "harness"
-#include "fs_test_util.h"
 #include "fs_ring_layout.h"
+#include "fs_test_util.h"
 
-#define MAX_COMMS 64
+#define MAX_COMMS   64
 #define ABUSE_COMMS 16
 
 static const char* kind_names[FS_KIND_COUNT] = {
-    "Group",  "Coll",    "P2p",    "ProxyOp",      "ProxyStep", "ProxyCtrl", "KernelCh", "NetPlugin",
+    "Group",    "Coll",    "P2p",    "ProxyOp",      "ProxyStep", "ProxyCtrl", "KernelCh", "NetPlugin",
     "GroupApi", "CollApi", "P2pApi", "KernelLaunch", "CeColl",    "CeSync",    "CeBatch",
 };
 
@@ -185,8 +185,8 @@ static int recorded(int kind) {
 }
 
 static void line_head(hthread_t* t, int kind, const char* op, comm_t* c) {
-    fprintf(t->out, "%d %d %s %s comm=0x%" PRIx64 " rank=%d", t->id, t->n, kind_names[kind], op,
-            c->hash, c->rank);
+    fprintf(t->out, "%d %d %s %s comm=0x%" PRIx64 " rank=%d", t->id, t->n, kind_names[kind], op, c->hash,
+            c->rank);
 }
 
 /* Starts an event and writes its START line (when it is recorded). payload:
@@ -226,8 +226,8 @@ static void ev_stop(hthread_t* t, comm_t* c, int kind, const ev_t* e) {
 }
 
 /* arg: what RING.md says the plugin records for this state and these args */
-static void ev_state(hthread_t* t, comm_t* c, int kind, const ev_t* e, int st,
-                     fs_nccl_state_args_t* a, uint64_t arg) {
+static void ev_state(hthread_t* t, comm_t* c, int kind, const ev_t* e, int st, fs_nccl_state_args_t* a,
+                     uint64_t arg) {
     if (!e->h) return;
     call_state(e->h, st, a);
     if (e->h && e->ht >= 0) {
@@ -237,16 +237,18 @@ static void ev_state(hthread_t* t, comm_t* c, int kind, const ev_t* e, int st,
     }
 }
 
-static const char* S(const char* s) { return s ? s : "-"; }
+static const char* S(const char* s) {
+    return s ? s : "-";
+}
 
 /* ---- a tiny blocking queue ---- */
 
 typedef struct {
     int comm;
-    int q;     /* item number */
-    int kind;  /* parent kind */
-    ev_t ev;   /* parent event */
-    int extra; /* step number etc. */
+    int q;               /* item number */
+    int kind;            /* parent kind */
+    ev_t ev;             /* parent event */
+    int extra;           /* step number etc. */
     uint32_t group_mask; /* NCCL's mask as the group snapshot it */
 } item_t;
 
@@ -344,8 +346,8 @@ static void* app_thread(void* arg) {
                 d.collApi.root = 0;
                 d.collApi.stream = (void*)(uintptr_t)stream;
                 snprintf(pl, sizeof pl,
-                         "count=%zu root=0 func=%s datatype=%s graphCaptured=0 stream=%" PRIu64, count,
-                         func, dt, stream);
+                         "count=%zu root=0 func=%s datatype=%s graphCaptured=0 stream=%" PRIu64, count, func,
+                         dt, stream);
                 api = ev_start(t, c, FS_KIND_COLL_API, &ga, 0, &d, pl);
             }
         } else if (opt.abi >= 5) {
@@ -430,8 +432,7 @@ static void* app_thread(void* arg) {
             d.p2p.peer = peer;
             d.p2p.nChannels = 1;
             d.p2p.parentGroup = g.h;
-            snprintf(pl, sizeof pl, "count=%zu peer=%d func=Send datatype=ncclInt8 nChannels=1", count,
-                     peer);
+            snprintf(pl, sizeof pl, "count=%zu peer=%d func=Send datatype=ncclInt8 nChannels=1", count, peer);
             op = ev_start(t, c, FS_KIND_P2P, op_parent, 0, &d, pl);
             op_kind = FS_KIND_P2P;
         }
@@ -460,8 +461,8 @@ static void proxy_op(hthread_t* t, comm_t* c, const item_t* it, int channel, int
     d.proxyOp.nSteps = nsteps;
     d.proxyOp.chunkSize = chunk;
     d.proxyOp.isSend = is_send;
-    snprintf(pl, sizeof pl, "pid=%d peer=%d nSteps=%d chunkSize=%d channel=%d isSend=%d", (int)getpid(),
-             peer, nsteps, chunk, channel, is_send);
+    snprintf(pl, sizeof pl, "pid=%d peer=%d nSteps=%d chunkSize=%d channel=%d isSend=%d", (int)getpid(), peer,
+             nsteps, chunk, channel, is_send);
     ev_t po = ev_start(t, c, FS_KIND_PROXY_OP, &it->ev, 0, &d, pl);
     ev_state(t, c, FS_KIND_PROXY_OP, &po, FS_ST_PROXY_OP_IN_PROGRESS, NULL, 0);
     for (int s = 0; s < nsteps; s++) {
@@ -519,7 +520,8 @@ static void* proxy_thread(void* arg) {
             if (it.kind == FS_KIND_COLL) proxy_op(t, c, &it, ch, prev, 0, nsteps);
             if (!(it.group_mask & FS_EV_KERNEL_CH)) continue;
             memset(&d, 0, sizeof d);
-            uint64_t p0 = opt.live_s > 0 ? realtime_ns() - 20000 : 1756000000000000000ULL + (uint64_t)it.q * 1000;
+            uint64_t p0 =
+                opt.live_s > 0 ? realtime_ns() - 20000 : 1756000000000000000ULL + (uint64_t)it.q * 1000;
             d.kernelCh.channelId = (uint8_t)ch;
             d.kernelCh.pTimer = p0;
             snprintf(pl, sizeof pl, "channel=%d pTimer=%" PRIu64, ch, p0);
@@ -574,10 +576,9 @@ static void* ib_thread(void* arg) {
             memset(&d, 0, sizeof d);
             d.netPlugin.id = FS_NET_PLUGIN_ID_IB_V1;
             d.netPlugin.data = &ib;
-            snprintf(pl, sizeof pl,
-                     "pluginId=%u netType=1 opcode=%d device=%d qpNum=%d length=%zu wrId=%" PRIu64,
-                     FS_NET_PLUGIN_ID_IB_V1, ib.qp.opcode, ib.qp.device, ib.qp.qpNum, ib.qp.length,
-                     ib.qp.wr_id);
+            snprintf(
+                pl, sizeof pl, "pluginId=%u netType=1 opcode=%d device=%d qpNum=%d length=%zu wrId=%" PRIu64,
+                FS_NET_PLUGIN_ID_IB_V1, ib.qp.opcode, ib.qp.device, ib.qp.qpNum, ib.qp.length, ib.qp.wr_id);
             ev_t e = ev_start(t, c, FS_KIND_NET_PLUGIN, &it.ev, 0, &d, pl);
             memset(&ib, 0xAB, sizeof ib); /* NCCL reuses the descriptor */
             fs_nccl_state_args_t a = {.netPlugin = {.data = &ib}};
@@ -638,9 +639,12 @@ static void* abuse_thread(void* arg) {
         if (h) die("abuse: NULL context gave a handle");
         /* NULL eDescr */
         h = (void*)1;
-        if (opt.abi == 4) p4->startEvent(c->ctx, &h, NULL);
-        else if (opt.abi == 5) p5->startEvent(c->ctx, &h, NULL);
-        else p6->startEvent(c->ctx, &h, NULL);
+        if (opt.abi == 4)
+            p4->startEvent(c->ctx, &h, NULL);
+        else if (opt.abi == 5)
+            p5->startEvent(c->ctx, &h, NULL);
+        else
+            p6->startEvent(c->ctx, &h, NULL);
         inv++;
         if (h) die("abuse: NULL eDescr gave a handle");
         /* NULL eHandle pointer */
@@ -688,15 +692,19 @@ static void* abuse_thread(void* arg) {
         memset(&d, 0, sizeof d);
         d.coll.seqNumber = 7;
         d.coll.count = 1;
-        snprintf(pl, sizeof pl, "seqNumber=7 nChannels=0 nWarps=0 count=1 root=0 func=%s datatype=%s algo=%s proto=%s",
+        snprintf(pl, sizeof pl,
+                 "seqNumber=7 nChannels=0 nWarps=0 count=1 root=0 func=%s datatype=%s algo=%s proto=%s",
                  S(NULL), S(NULL), S(NULL), S(NULL));
         ev_t co = ev_start(t, c, FS_KIND_COLL, NULL, 0, &d, pl);
         ev_stop(t, c, FS_KIND_COLL, &co);
         /* finalize of nothing */
         if (round < 2) {
-            if (opt.abi == 4) p4->finalize(NULL);
-            else if (opt.abi == 5) p5->finalize(NULL);
-            else p6->finalize(NULL);
+            if (opt.abi == 4)
+                p4->finalize(NULL);
+            else if (opt.abi == 5)
+                p5->finalize(NULL);
+            else
+                p6->finalize(NULL);
             inv++;
         }
     }
@@ -723,9 +731,12 @@ static void* init_thread(void* arg) {
 }
 
 static void finalize_comm(comm_t* c) {
-    if (opt.abi == 4) p4->finalize(c->ctx);
-    else if (opt.abi == 5) p5->finalize(c->ctx);
-    else p6->finalize(c->ctx);
+    if (opt.abi == 4)
+        p4->finalize(c->ctx);
+    else if (opt.abi == 5)
+        p5->finalize(c->ctx);
+    else
+        p6->finalize(c->ctx);
 }
 
 /* ---- ring lookup and verification ---- */
@@ -764,15 +775,16 @@ static long total_lines(void) {
 
 static int verify_ring(const char* path, long records, int nrings_before, int nrings_after) {
     int fails = 0;
-#define CHECK(cond, ...)                                                                           \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            fprintf(stderr, "harness: verify: " __VA_ARGS__);                                      \
-            fprintf(stderr, "\n");                                                                 \
-            fails++;                                                                               \
-        }                                                                                          \
+#define CHECK(cond, ...)                                                                                     \
+    do {                                                                                                     \
+        if (!(cond)) {                                                                                       \
+            fprintf(stderr, "harness: verify: " __VA_ARGS__);                                                \
+            fprintf(stderr, "\n");                                                                           \
+            fails++;                                                                                         \
+        }                                                                                                    \
     } while (0)
-    CHECK(nrings_after - nrings_before == 1, "expected 1 new ring file, found %d", nrings_after - nrings_before);
+    CHECK(nrings_after - nrings_before == 1, "expected 1 new ring file, found %d",
+          nrings_after - nrings_before);
     int fd = open(path, O_RDONLY);
     if (fd < 0) die("verify: open %s: %s", path, strerror(errno));
     struct stat st;
@@ -783,11 +795,15 @@ static int verify_ring(const char* path, long records, int nrings_before, int nr
 #define U32(o) (*(const uint32_t*)(b + (o)))
 #define U64(o) (*(const uint64_t*)(b + (o)))
     CHECK(U64(FS_HDR_MAGIC_OFFSET) == FS_RING_MAGIC, "bad magic");
-    CHECK(U32(FS_HDR_LAYOUT_VERSION_OFFSET) == FS_RING_LAYOUT_VERSION, "layout_version %x", U32(FS_HDR_LAYOUT_VERSION_OFFSET));
-    CHECK(U32(FS_HDR_ABI_VERSION_OFFSET) == (uint32_t)opt.abi, "abi_version %u", U32(FS_HDR_ABI_VERSION_OFFSET));
-    CHECK(U32(FS_HDR_PRODUCER_STATE_OFFSET) == FS_PRODUCER_STATE_CLOSED, "producer_state %u", U32(FS_HDR_PRODUCER_STATE_OFFSET));
+    CHECK(U32(FS_HDR_LAYOUT_VERSION_OFFSET) == FS_RING_LAYOUT_VERSION, "layout_version %x",
+          U32(FS_HDR_LAYOUT_VERSION_OFFSET));
+    CHECK(U32(FS_HDR_ABI_VERSION_OFFSET) == (uint32_t)opt.abi, "abi_version %u",
+          U32(FS_HDR_ABI_VERSION_OFFSET));
+    CHECK(U32(FS_HDR_PRODUCER_STATE_OFFSET) == FS_PRODUCER_STATE_CLOSED, "producer_state %u",
+          U32(FS_HDR_PRODUCER_STATE_OFFSET));
     CHECK(U32(FS_HDR_PRODUCER_PID_OFFSET) == (uint32_t)getpid(), "producer_pid");
-    CHECK(U32(FS_HDR_COMM_COUNT_OFFSET) == (uint32_t)ncomms_total, "comm_count %u != %d", U32(FS_HDR_COMM_COUNT_OFFSET), ncomms_total);
+    CHECK(U32(FS_HDR_COMM_COUNT_OFFSET) == (uint32_t)ncomms_total, "comm_count %u != %d",
+          U32(FS_HDR_COMM_COUNT_OFFSET), ncomms_total);
     uint64_t cap = U64(FS_HDR_CAPACITY_OFFSET);
     uint32_t lanes = U32(FS_HDR_LANE_COUNT_OFFSET);
     uint64_t lane_cap = U64(FS_HDR_LANE_CAPACITY_OFFSET);
@@ -807,7 +823,8 @@ static int verify_ring(const char* path, long records, int nrings_before, int nr
     for (size_t o = 512; o < 768; o += 8) CHECK(U64(o) == 0, "reserved header word at %zu not zero", o);
     uint64_t dropped_full = U64(FS_HDR_DROPPED_FULL_OFFSET);
     CHECK(U64(FS_HDR_DROPPED_ABANDONED_OFFSET) == 0, "dropped_abandoned");
-    CHECK(U64(FS_HDR_DROPPED_CONTENDED_OFFSET) == 0, "dropped_contended %" PRIu64, U64(FS_HDR_DROPPED_CONTENDED_OFFSET));
+    CHECK(U64(FS_HDR_DROPPED_CONTENDED_OFFSET) == 0, "dropped_contended %" PRIu64,
+          U64(FS_HDR_DROPPED_CONTENDED_OFFSET));
     CHECK(U64(FS_HDR_INVALID_CALLS_OFFSET) == (uint64_t)invalid_expected, "invalid_calls %" PRIu64 " != %ld",
           U64(FS_HDR_INVALID_CALLS_OFFSET), invalid_expected);
     CHECK(U64(FS_HDR_STRINGS_OVERFLOW_OFFSET) == 0, "strings_overflow");
@@ -830,8 +847,8 @@ static int verify_ring(const char* path, long records, int nrings_before, int nr
         unsigned char want_uuid[FS_GPU_UUID_SIZE] = {0};
         if (want_dev >= 0) fs_fake_cuda_uuid(want_dev, want_uuid);
         const uint8_t* uuid = b + FS_GPU_UUID_TABLE_OFFSET + (size_t)i * FS_GPU_UUID_SIZE;
-        CHECK(memcmp(uuid, want_uuid, FS_GPU_UUID_SIZE) == 0, "comm %s: gpu uuid ..%02x, expected ..%02x", c->name,
-              uuid[FS_GPU_UUID_SIZE - 1], want_uuid[FS_GPU_UUID_SIZE - 1]);
+        CHECK(memcmp(uuid, want_uuid, FS_GPU_UUID_SIZE) == 0, "comm %s: gpu uuid ..%02x, expected ..%02x",
+              c->name, uuid[FS_GPU_UUID_SIZE - 1], want_uuid[FS_GPU_UUID_SIZE - 1]);
         CHECK(strncmp((const char*)e + FS_COMM_NAME_OFFSET, c->name, FS_COMM_NAME_LENGTH) == 0,
               "comm %s: name '%.55s'", c->name, (const char*)e + FS_COMM_NAME_OFFSET);
     }
@@ -912,8 +929,10 @@ static int verify_ring(const char* path, long records, int nrings_before, int nr
                     if (!used[i] && (pass ? len[th] <= want_len[i] : len[th] == want_len[i]) &&
                         !memcmp(seq[th], want_seq[i], (size_t)len[th] * sizeof(uint16_t)))
                         match = i;
-            CHECK(match >= 0, "lane %u: the %ld records of thread %u are not (a prefix of) one harness "
-                              "thread's records in order", l, len[th], th);
+            CHECK(match >= 0,
+                  "lane %u: the %ld records of thread %u are not (a prefix of) one harness "
+                  "thread's records in order",
+                  l, len[th], th);
             if (match >= 0) {
                 used[match] = 1;
                 CHECK(dropped_full > 0 || len[th] == want_len[match],
@@ -938,8 +957,9 @@ static int verify_ring(const char* path, long records, int nrings_before, int nr
             for (int o = 1; o <= 3; o++)
                 CHECK(counts[k][o] == want[k][o], "%s op %d: ring has %ld, expected %ld", kind_names[k], o,
                       counts[k][o], want[k][o]);
-    fprintf(stderr, "harness: verify: lanes=%u lane_capacity=%" PRIu64 " readable=%" PRIu64 " dropped_full=%" PRIu64
-                    " records=%ld\n",
+    fprintf(stderr,
+            "harness: verify: lanes=%u lane_capacity=%" PRIu64 " readable=%" PRIu64 " dropped_full=%" PRIu64
+            " records=%ld\n",
             lanes, lane_cap, readable, dropped_full, records);
     munmap(b, (size_t)st.st_size);
     return fails;
@@ -950,7 +970,8 @@ static int verify_ring(const char* path, long records, int nrings_before, int nr
 static void usage(void) {
     fprintf(stderr,
             "usage: fs_harness --plugin PATH [--abi 4|5|6] [--comms K] [--ops N] [--ring-dir DIR]\n"
-            "                  [--ring-size SPEC] [--ring-lanes N] [--mask SPEC] [--expect FILE] [--abuse] [--seed S]\n"
+            "                  [--ring-size SPEC] [--ring-lanes N] [--mask SPEC] [--expect FILE] [--abuse] "
+            "[--seed S]\n"
             "                  [--kernel-sampling N] [--live SECONDS [--rate EVENTS_PER_SEC]] [--verify]\n"
             "                  [--fake-cuda PATH]\n");
     exit(2);
@@ -960,23 +981,40 @@ int main(int argc, char** argv) {
     for (int i = 1; i < argc; i++) {
         const char* a = argv[i];
 #define ARG() (i + 1 < argc ? argv[++i] : (usage(), ""))
-        if (!strcmp(a, "--plugin")) opt.plugin = ARG();
-        else if (!strcmp(a, "--abi")) opt.abi = atoi(ARG());
-        else if (!strcmp(a, "--comms")) opt.comms = atoi(ARG());
-        else if (!strcmp(a, "--ops")) opt.ops = atoi(ARG());
-        else if (!strcmp(a, "--ring-dir")) setenv("FLOWSCOPE_RING_DIR", ARG(), 1);
-        else if (!strcmp(a, "--ring-size")) setenv("FLOWSCOPE_RING_SIZE", ARG(), 1);
-        else if (!strcmp(a, "--ring-lanes")) setenv("FLOWSCOPE_RING_LANES", ARG(), 1);
-        else if (!strcmp(a, "--mask")) setenv("FLOWSCOPE_EVENT_MASK", ARG(), 1);
-        else if (!strcmp(a, "--kernel-sampling")) setenv("FLOWSCOPE_KERNEL_SAMPLING", ARG(), 1);
-        else if (!strcmp(a, "--expect")) opt.expect = ARG();
-        else if (!strcmp(a, "--abuse")) opt.abuse = 1;
-        else if (!strcmp(a, "--seed")) opt.seed = (unsigned)strtoul(ARG(), NULL, 0);
-        else if (!strcmp(a, "--live")) opt.live_s = atof(ARG());
-        else if (!strcmp(a, "--rate")) opt.rate = atof(ARG());
-        else if (!strcmp(a, "--verify")) opt.verify = 1;
-        else if (!strcmp(a, "--fake-cuda")) opt.fake_cuda = ARG();
-        else usage();
+        if (!strcmp(a, "--plugin"))
+            opt.plugin = ARG();
+        else if (!strcmp(a, "--abi"))
+            opt.abi = atoi(ARG());
+        else if (!strcmp(a, "--comms"))
+            opt.comms = atoi(ARG());
+        else if (!strcmp(a, "--ops"))
+            opt.ops = atoi(ARG());
+        else if (!strcmp(a, "--ring-dir"))
+            setenv("FLOWSCOPE_RING_DIR", ARG(), 1);
+        else if (!strcmp(a, "--ring-size"))
+            setenv("FLOWSCOPE_RING_SIZE", ARG(), 1);
+        else if (!strcmp(a, "--ring-lanes"))
+            setenv("FLOWSCOPE_RING_LANES", ARG(), 1);
+        else if (!strcmp(a, "--mask"))
+            setenv("FLOWSCOPE_EVENT_MASK", ARG(), 1);
+        else if (!strcmp(a, "--kernel-sampling"))
+            setenv("FLOWSCOPE_KERNEL_SAMPLING", ARG(), 1);
+        else if (!strcmp(a, "--expect"))
+            opt.expect = ARG();
+        else if (!strcmp(a, "--abuse"))
+            opt.abuse = 1;
+        else if (!strcmp(a, "--seed"))
+            opt.seed = (unsigned)strtoul(ARG(), NULL, 0);
+        else if (!strcmp(a, "--live"))
+            opt.live_s = atof(ARG());
+        else if (!strcmp(a, "--rate"))
+            opt.rate = atof(ARG());
+        else if (!strcmp(a, "--verify"))
+            opt.verify = 1;
+        else if (!strcmp(a, "--fake-cuda"))
+            opt.fake_cuda = ARG();
+        else
+            usage();
     }
     if (!opt.plugin || opt.abi < 4 || opt.abi > 6 || opt.comms < 1 || opt.comms > MAX_COMMS || opt.ops < 0)
         usage();
@@ -1052,7 +1090,8 @@ int main(int argc, char** argv) {
     int rc = 0;
     if (opt.verify && opt.live_s <= 0) rc = verify_ring(ring, records, rings_before, rings_after) ? 1 : 0;
     if (opt.live_s > 0)
-        printf("harness: abi=%d live=%.1fs events=%" PRIu64 " ring=%s\n", opt.abi, opt.live_s, live_events, ring);
+        printf("harness: abi=%d live=%.1fs events=%" PRIu64 " ring=%s\n", opt.abi, opt.live_s, live_events,
+               ring);
     else
         printf("harness: abi=%d records=%ld invalid=%ld ring=%s kernelGroups=%" PRIu64 "/%" PRIu64 "\n",
                opt.abi, records, invalid_expected, ring, kernel_groups, all_groups);

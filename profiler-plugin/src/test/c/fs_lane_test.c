@@ -21,22 +21,22 @@
 #include "fs_ring_consumer.h"
 #include "fs_test_util.h"
 
-#define LANES 8
+#define LANES   8
 #define OWNABLE 6
-#define MAXT 64
+#define MAXT    64
 
 static const fs_nccl_profiler_v5_t* prof;
 static void* ctx;
 static int failures;
 
-#define CHECK(cond, ...)                                                                           \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            fprintf(stderr, "  FAILED %s:%d: ", __FILE__, __LINE__);                               \
-            fprintf(stderr, __VA_ARGS__);                                                          \
-            fprintf(stderr, "\n");                                                                 \
-            failures++;                                                                            \
-        }                                                                                          \
+#define CHECK(cond, ...)                                                                                     \
+    do {                                                                                                     \
+        if (!(cond)) {                                                                                       \
+            fprintf(stderr, "  FAILED %s:%d: ", __FILE__, __LINE__);                                         \
+            fprintf(stderr, __VA_ARGS__);                                                                    \
+            fprintf(stderr, "\n");                                                                           \
+            failures++;                                                                                      \
+        }                                                                                                    \
     } while (0)
 
 /* one Group event: a START and a STOP record of the calling thread */
@@ -64,7 +64,8 @@ static void drain(seen_t* s) {
     fs_record_t rec;
     while (fs_consumer_poll(&consumer, &rec, NULL) == 1) {
         if (rec.thread >= MAXT) die("thread index %u out of range", rec.thread);
-        if (s->lane[rec.thread] >= 0 && s->lane[rec.thread] != (int)consumer.last_lane) s->lanes_of_thread_differ++;
+        if (s->lane[rec.thread] >= 0 && s->lane[rec.thread] != (int)consumer.last_lane)
+            s->lanes_of_thread_differ++;
         s->lane[rec.thread] = (int)consumer.last_lane;
         s->records[rec.thread]++;
     }
@@ -98,7 +99,8 @@ static void should_give_a_lane_back_when_its_thread_exits(void) {
     for (int th = 0; th < MAXT; th++) {
         if (s.lane[th] < 0) continue;
         threads++;
-        CHECK(s.lane[th] < OWNABLE, "thread %d wrote shared lane %d: a lane was not given back", th, s.lane[th]);
+        CHECK(s.lane[th] < OWNABLE, "thread %d wrote shared lane %d: a lane was not given back", th,
+              s.lane[th]);
         CHECK(s.records[th] == 2, "thread %d: %d records", th, s.records[th]);
     }
     CHECK(threads == 3 * OWNABLE, "%d threads in the ring", threads);
@@ -122,8 +124,10 @@ static void should_share_the_last_lanes_beyond_the_owned_ones(void) {
         CHECK(s.records[th] == 4, "thread %d: %d records", th, s.records[th]);
     }
     CHECK(threads == N, "%d threads in the ring", threads);
-    for (int l = 0; l < OWNABLE; l++) CHECK(per_lane[l] == 1, "ownable lane %d written by %d threads", l, per_lane[l]);
-    CHECK(per_lane[6] + per_lane[7] == N - OWNABLE, "shared lanes: %d + %d threads", per_lane[6], per_lane[7]);
+    for (int l = 0; l < OWNABLE; l++)
+        CHECK(per_lane[l] == 1, "ownable lane %d written by %d threads", l, per_lane[l]);
+    CHECK(per_lane[6] + per_lane[7] == N - OWNABLE, "shared lanes: %d + %d threads", per_lane[6],
+          per_lane[7]);
     CHECK(s.lanes_of_thread_differ == 0, "a thread wrote two lanes");
 }
 
@@ -149,8 +153,10 @@ static void should_not_own_a_lane_in_a_forked_child(void) {
     int child_lane = -1, parent_records = 0;
     while (fs_consumer_poll(&consumer, &rec, NULL) == 1) {
         CHECK(rec.thread == (uint32_t)main_thread, "record of thread %u", rec.thread);
-        if ((int)consumer.last_lane == before.lane[main_thread]) parent_records++;
-        else child_lane = (int)consumer.last_lane;
+        if ((int)consumer.last_lane == before.lane[main_thread])
+            parent_records++;
+        else
+            child_lane = (int)consumer.last_lane;
     }
     CHECK(parent_records == 2, "parent: %d records in its lane", parent_records);
     CHECK(child_lane >= OWNABLE, "child wrote lane %d, not a shared one", child_lane);

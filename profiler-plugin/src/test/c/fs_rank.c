@@ -86,14 +86,14 @@
 #define FS_PROGRAM "fs_rank"
 #include "fs_test_util.h"
 
-#define SLOTS 8          /* NCCL_STEPS: buffer slots per connection */
-#define MAX_RANKS 64
-#define MAX_CH 32
-#define MAX_STEPS 128
-#define LIVE_OPS 64      /* ops in flight at once in this process */
-#define MAX_QPS 8        /* NCCL's MAX_QPS_PER_REQ: work-request events per request */
-#define MAX_LOCAL 8      /* ranks one process plays (--local-ranks) */
-#define IBV_WR_RDMA_WRITE_WITH_IMM 1 /* libibverbs' enum ibv_wr_opcode */
+#define SLOTS                      8 /* NCCL_STEPS: buffer slots per connection */
+#define MAX_RANKS                  64
+#define MAX_CH                     32
+#define MAX_STEPS                  128
+#define LIVE_OPS                   64 /* ops in flight at once in this process */
+#define MAX_QPS                    8  /* NCCL's MAX_QPS_PER_REQ: work-request events per request */
+#define MAX_LOCAL                  8  /* ranks one process plays (--local-ranks) */
+#define IBV_WR_RDMA_WRITE_WITH_IMM 1  /* libibverbs' enum ibv_wr_opcode */
 
 static struct {
     const char* plugin;
@@ -109,10 +109,10 @@ static struct {
     double gpu_us;      /* GPU work per step */
     double lat_us;      /* per message (data and its ack) */
     double flush_us;
-    double jitter_us;   /* start jitter per rank and op, uniform [0, jitter) */
-    double noise;       /* relative noise on transfers and GPU work, uniform [-noise, +noise] */
-    double coll_us;     /* Coll host span (enqueue) */
-    double quantum_us;  /* events due within this are emitted without sleeping */
+    double jitter_us;  /* start jitter per rank and op, uniform [0, jitter) */
+    double noise;      /* relative noise on transfers and GPU work, uniform [-noise, +noise] */
+    double coll_us;    /* Coll host span (enqueue) */
+    double quantum_us; /* events due within this are emitted without sleeping */
     unsigned long long seed;
     uint64_t comm;
     const char* expect_host;
@@ -130,13 +130,43 @@ static struct {
     int net_ib;
     int ranks_per_host, nics, qps;
     int local_ranks; /* this process plays ranks rank .. rank + local_ranks - 1 */
-} opt = {.abi = 5, .rank = -1, .nranks = 0, .ops = 1000, .period_us = 2500, .channels = 2, .steps = 0,
-         .chunk = 524288, .ns_per_byte = 0.4, .gpu_us = 20, .lat_us = 5, .flush_us = 2, .jitter_us = 30,
-         .noise = 0.1, .coll_us = 20, .quantum_us = 30, .seed = 1, .comm = 0xF1035C09E0000015ULL,
-         .late_rank = -1, .late_from = 0, .late_to = 0, .late_us = 0, .slow_rank = -1, .slow_factor = 1,
-         .hang_rank = -1, .hang_at = -1, .hang_ms = 0, .congest_host = -1, .congest_nic = 0,
-         .congest_from = 0, .congest_to = 0, .congest_factor = 1, .net_ib = 0, .ranks_per_host = 1, .nics = 1,
-         .qps = 1, .local_ranks = 1};
+} opt = {.abi = 5,
+         .rank = -1,
+         .nranks = 0,
+         .ops = 1000,
+         .period_us = 2500,
+         .channels = 2,
+         .steps = 0,
+         .chunk = 524288,
+         .ns_per_byte = 0.4,
+         .gpu_us = 20,
+         .lat_us = 5,
+         .flush_us = 2,
+         .jitter_us = 30,
+         .noise = 0.1,
+         .coll_us = 20,
+         .quantum_us = 30,
+         .seed = 1,
+         .comm = 0xF1035C09E0000015ULL,
+         .late_rank = -1,
+         .late_from = 0,
+         .late_to = 0,
+         .late_us = 0,
+         .slow_rank = -1,
+         .slow_factor = 1,
+         .hang_rank = -1,
+         .hang_at = -1,
+         .hang_ms = 0,
+         .congest_host = -1,
+         .congest_nic = 0,
+         .congest_from = 0,
+         .congest_to = 0,
+         .congest_factor = 1,
+         .net_ib = 0,
+         .ranks_per_host = 1,
+         .nics = 1,
+         .qps = 1,
+         .local_ranks = 1};
 
 static const fs_nccl_profiler_v5_t* p5;
 static const fs_nccl_profiler_v6_t* p6;
@@ -162,8 +192,8 @@ static uint64_t mix(uint64_t x) {
 
 /* uniform [0, 1) from (what, op, rank, channel, step) */
 static double u01(int what, int op, int rank, int ch, int step) {
-    uint64_t h = mix(opt.seed ^ mix((uint64_t)what << 56 ^ (uint64_t)(uint32_t)op << 24 ^ (uint64_t)rank << 16 ^
-                                    (uint64_t)ch << 12 ^ (uint64_t)step));
+    uint64_t h = mix(opt.seed ^ mix((uint64_t)what << 56 ^ (uint64_t)(uint32_t)op << 24 ^
+                                    (uint64_t)rank << 16 ^ (uint64_t)ch << 12 ^ (uint64_t)step));
     return (double)(h >> 11) * (1.0 / 9007199254740992.0);
 }
 
@@ -207,8 +237,16 @@ static void state_ev(void* h, int st, size_t trans) {
 
 /* ---- the schedule ---- */
 
-enum { A_COLL_START, A_COLL_STOP, A_STEP_START, A_SEND_READY, A_SEND_POST, A_STEP_STOP, A_RECV_ARRIVE,
-       A_RECV_FLUSH };
+enum {
+    A_COLL_START,
+    A_COLL_STOP,
+    A_STEP_START,
+    A_SEND_READY,
+    A_SEND_POST,
+    A_STEP_STOP,
+    A_RECV_ARRIVE,
+    A_RECV_FLUSH
+};
 
 typedef struct {
     uint64_t t;
@@ -222,7 +260,9 @@ static ev_t* heap;
 static size_t nheap, capheap;
 static uint64_t seqno;
 
-static int ev_less(const ev_t* a, const ev_t* b) { return a->t != b->t ? a->t < b->t : a->seq < b->seq; }
+static int ev_less(const ev_t* a, const ev_t* b) {
+    return a->t != b->t ? a->t < b->t : a->seq < b->seq;
+}
 
 static void push(uint64_t t, int op, int act, int ch, int dir, int step, int lr) {
     if (nheap == capheap) {
@@ -230,8 +270,14 @@ static void push(uint64_t t, int op, int act, int ch, int dir, int step, int lr)
         heap = realloc(heap, capheap * sizeof *heap);
         if (!heap) die("out of memory");
     }
-    ev_t e = {.t = t, .seq = seqno++, .op = op, .act = (uint8_t)act, .ch = (uint8_t)ch, .dir = (uint8_t)dir,
-              .lr = (uint8_t)lr, .step = (uint16_t)step};
+    ev_t e = {.t = t,
+              .seq = seqno++,
+              .op = op,
+              .act = (uint8_t)act,
+              .ch = (uint8_t)ch,
+              .dir = (uint8_t)dir,
+              .lr = (uint8_t)lr,
+              .step = (uint16_t)step};
     size_t i = nheap++;
     while (i > 0) {
         size_t p = (i - 1) / 2;
@@ -267,12 +313,19 @@ typedef struct {
     void* step[MAX_CH][2][MAX_STEPS];
 } live_t;
 static live_t* live; /* [local rank][LIVE_OPS] */
-static live_t* live_of(int lr, int op) { return &live[(size_t)lr * LIVE_OPS + (size_t)(op % LIVE_OPS)]; }
+static live_t* live_of(int lr, int op) {
+    return &live[(size_t)lr * LIVE_OPS + (size_t)(op % LIVE_OPS)];
+}
 
 /* Topology: rank r's host and its NIC on that host. */
-static int host_of(int r) { return r / opt.ranks_per_host; }
-static int nic_of(int r) { return (r % opt.ranks_per_host) * opt.nics / opt.ranks_per_host; }
-/* Work-request handles of each live op (--net ib), [channel][dir][step][qp], apart from live_t (cleared per op) */
+static int host_of(int r) {
+    return r / opt.ranks_per_host;
+}
+static int nic_of(int r) {
+    return (r % opt.ranks_per_host) * opt.nics / opt.ranks_per_host;
+}
+/* Work-request handles of each live op (--net ib), [channel][dir][step][qp], apart from live_t (cleared per
+ * op) */
 static void** wr_handles[MAX_LOCAL][LIVE_OPS];
 
 static void** wr_slot(int op, int ch, int dir, int step) {
@@ -318,8 +371,9 @@ static void wr_complete(int op, int ch, int dir, int step) {
     }
 }
 
-static double ns(double us) { return us * 1000.0; }
-
+static double ns(double us) {
+    return us * 1000.0;
+}
 
 /* Collective k's nominal start (every rank's, before its own lateness). */
 static uint64_t op_time(int k) {
@@ -328,7 +382,9 @@ static uint64_t op_time(int k) {
     return t;
 }
 
-static int in(int k, int from, int to) { return k >= from && k < to; }
+static int in(int k, int from, int to) {
+    return k >= from && k < to;
+}
 
 /* Where the job is, carried from op to op: each rank's end of its previous op (its last step stop), each
  * connection's (channel, sender) transfer queue. */
@@ -339,9 +395,11 @@ static int behind; /* ops of the ranks played here that started late: their prev
 /* Computes op k for every rank and channel; queues this rank's events. */
 static void schedule(int k) {
     const int n = opt.nranks, S = opt.steps;
-    static double start[MAX_RANKS], gpuFree[MAX_RANKS], recvGpuFree[MAX_RANKS], sendGpuFree[MAX_RANKS], end[MAX_RANKS];
+    static double start[MAX_RANKS], gpuFree[MAX_RANKS], recvGpuFree[MAX_RANKS], sendGpuFree[MAX_RANKS],
+        end[MAX_RANKS];
     static double sendStart[MAX_RANKS][MAX_STEPS], sendStop[MAX_RANKS][MAX_STEPS];
-    static double recvPost[MAX_RANKS][MAX_STEPS], recvFlush[MAX_RANKS][MAX_STEPS], recvStop[MAX_RANKS][MAX_STEPS];
+    static double recvPost[MAX_RANKS][MAX_STEPS], recvFlush[MAX_RANKS][MAX_STEPS],
+        recvStop[MAX_RANKS][MAX_STEPS];
     const double t0 = (double)op_time(k);
     const int me0 = opt.rank, me1 = opt.rank + opt.local_ranks; /* the ranks played here: [me0, me1) */
     for (int lr = 0; lr < opt.local_ranks; lr++) {
@@ -352,7 +410,8 @@ static void schedule(int k) {
     }
     for (int i = 0; i < n; i++) {
         start[i] = t0 + ns(opt.jitter_us) * u01(1, k, i, 0, 0);
-        if (i == opt.late_rank && in(k, opt.late_from, opt.late_to) && !opt.late_gpu) start[i] += ns(opt.late_us);
+        if (i == opt.late_rank && in(k, opt.late_from, opt.late_to) && !opt.late_gpu)
+            start[i] += ns(opt.late_us);
         if (i == opt.hang_rank && k == opt.hang_at) start[i] += opt.hang_ms * 1e6;
         /* ops of a rank run in order: this one cannot start before the previous one ended */
         if (rank_end[i] > start[i]) {
@@ -360,14 +419,16 @@ static void schedule(int k) {
             if (i >= me0 && i < me1) behind++;
         }
         gpuFree[i] = start[i];
-        if (i == opt.late_rank && in(k, opt.late_from, opt.late_to) && opt.late_gpu) gpuFree[i] += ns(opt.late_us);
+        if (i == opt.late_rank && in(k, opt.late_from, opt.late_to) && opt.late_gpu)
+            gpuFree[i] += ns(opt.late_us);
         end[i] = start[i];
     }
     /* the CPU's call: Group and Coll, then the proxy posts the ops */
     int pending[MAX_LOCAL]; /* per rank played: the Coll stop, then one per step */
     for (int me = me0; me < me1; me++) {
         push((uint64_t)start[me], k, A_COLL_START, 0, 0, 0, me - me0);
-        push((uint64_t)(start[me] + noisy(ns(opt.coll_us), 2, k, me, 0, 0)), k, A_COLL_STOP, 0, 0, 0, me - me0);
+        push((uint64_t)(start[me] + noisy(ns(opt.coll_us), 2, k, me, 0, 0)), k, A_COLL_STOP, 0, 0, 0,
+             me - me0);
         pending[me - me0] = 1;
     }
     for (int c = 0; c < opt.channels; c++) {
@@ -382,8 +443,8 @@ static void schedule(int k) {
                  * fills the slots in order, once it is free */
                 double dep = s == 0 ? gpuFree[i] : recvFlush[i][s - 1];
                 if (sendGpuFree[i] > dep) dep = sendGpuFree[i];
-                const double ready = (sendStart[i][s] > dep ? sendStart[i][s] : dep) +
-                                     noisy(ns(opt.gpu_us), 3, k, i, c, s);
+                const double ready =
+                    (sendStart[i][s] > dep ? sendStart[i][s] : dep) + noisy(ns(opt.gpu_us), 3, k, i, c, s);
                 sendGpuFree[i] = ready;
                 const double credit = recvPost[j][s] + ns(opt.lat_us);
                 const double post = ready > credit ? ready : credit;
@@ -397,8 +458,9 @@ static void schedule(int k) {
                 linkFree[i] = leave + x;
                 sendStop[i][s] = arrive + ns(opt.lat_us);
                 recvFlush[j][s] = arrive + ns(opt.flush_us);
-                const double consumed = (recvFlush[j][s] > recvGpuFree[j] ? recvFlush[j][s] : recvGpuFree[j]) +
-                                        noisy(ns(opt.gpu_us), 5, k, j, c, s);
+                const double consumed =
+                    (recvFlush[j][s] > recvGpuFree[j] ? recvFlush[j][s] : recvGpuFree[j]) +
+                    noisy(ns(opt.gpu_us), 5, k, j, c, s);
                 recvStop[j][s] = consumed;
                 recvGpuFree[j] = consumed;
                 if (sendStop[i][s] > end[i]) end[i] = sendStop[i][s];
@@ -504,16 +566,17 @@ static void emit(const ev_t* e) {
 /* ---- main ---- */
 
 static void usage(void) {
-    fprintf(stderr,
-            "usage: fs_rank --plugin PATH --rank R --nranks N --start-ns T [--abi 5|6] [--ops K]\n"
-            "         [--period-us P] [--channels C] [--steps S] [--chunk BYTES] [--ns-per-byte X]\n"
-            "         [--gpu-us G] [--lat-us L] [--jitter-us J] [--noise F] [--seed S] [--comm HASH]\n"
-            "         [--expect-hostname NAME] [--rt-priority P]\n"
-            "         [--late-rank R --late-us X --late-from A --late-to B [--late-mode cpu|gpu]]\n"
-            "         [--slow-rank R --slow-factor F --slow-from A --slow-to B]\n"
-            "         [--hang-rank R --hang-at H --hang-ms S]\n"
-            "         [--net socket|ib] [--ranks-per-host G] [--nics N] [--qps Q] [--local-ranks L]\n"
-            "         [--congest-host H --congest-nic D --congest-factor F --congest-from A --congest-to B]\n");
+    fprintf(
+        stderr,
+        "usage: fs_rank --plugin PATH --rank R --nranks N --start-ns T [--abi 5|6] [--ops K]\n"
+        "         [--period-us P] [--channels C] [--steps S] [--chunk BYTES] [--ns-per-byte X]\n"
+        "         [--gpu-us G] [--lat-us L] [--jitter-us J] [--noise F] [--seed S] [--comm HASH]\n"
+        "         [--expect-hostname NAME] [--rt-priority P]\n"
+        "         [--late-rank R --late-us X --late-from A --late-to B [--late-mode cpu|gpu]]\n"
+        "         [--slow-rank R --slow-factor F --slow-from A --slow-to B]\n"
+        "         [--hang-rank R --hang-at H --hang-ms S]\n"
+        "         [--net socket|ib] [--ranks-per-host G] [--nics N] [--qps Q] [--local-ranks L]\n"
+        "         [--congest-host H --congest-nic D --congest-factor F --congest-from A --congest-to B]\n");
     exit(2);
 }
 
@@ -521,61 +584,108 @@ int main(int argc, char** argv) {
     for (int i = 1; i < argc; i++) {
         const char* a = argv[i];
 #define ARG() (i + 1 < argc ? argv[++i] : (usage(), ""))
-        if (!strcmp(a, "--plugin")) opt.plugin = ARG();
-        else if (!strcmp(a, "--abi")) opt.abi = atoi(ARG());
-        else if (!strcmp(a, "--rank")) opt.rank = atoi(ARG());
-        else if (!strcmp(a, "--nranks")) opt.nranks = atoi(ARG());
-        else if (!strcmp(a, "--start-ns")) opt.start_ns = strtoull(ARG(), NULL, 0);
-        else if (!strcmp(a, "--ops")) opt.ops = atoi(ARG());
-        else if (!strcmp(a, "--period-us")) opt.period_us = atof(ARG());
-        else if (!strcmp(a, "--channels")) opt.channels = atoi(ARG());
-        else if (!strcmp(a, "--steps")) opt.steps = atoi(ARG());
-        else if (!strcmp(a, "--chunk")) opt.chunk = atol(ARG());
-        else if (!strcmp(a, "--ns-per-byte")) opt.ns_per_byte = atof(ARG());
-        else if (!strcmp(a, "--gpu-us")) opt.gpu_us = atof(ARG());
-        else if (!strcmp(a, "--lat-us")) opt.lat_us = atof(ARG());
-        else if (!strcmp(a, "--jitter-us")) opt.jitter_us = atof(ARG());
-        else if (!strcmp(a, "--noise")) opt.noise = atof(ARG());
-        else if (!strcmp(a, "--quantum-us")) opt.quantum_us = atof(ARG());
-        else if (!strcmp(a, "--seed")) opt.seed = strtoull(ARG(), NULL, 0);
-        else if (!strcmp(a, "--comm")) opt.comm = strtoull(ARG(), NULL, 0);
-        else if (!strcmp(a, "--expect-hostname")) opt.expect_host = ARG();
-        else if (!strcmp(a, "--rt-priority")) opt.rt_priority = atoi(ARG());
-        else if (!strcmp(a, "--late-rank")) opt.late_rank = atoi(ARG());
-        else if (!strcmp(a, "--late-us")) opt.late_us = atof(ARG());
-        else if (!strcmp(a, "--late-from")) opt.late_from = atoi(ARG());
-        else if (!strcmp(a, "--late-to")) opt.late_to = atoi(ARG());
+        if (!strcmp(a, "--plugin"))
+            opt.plugin = ARG();
+        else if (!strcmp(a, "--abi"))
+            opt.abi = atoi(ARG());
+        else if (!strcmp(a, "--rank"))
+            opt.rank = atoi(ARG());
+        else if (!strcmp(a, "--nranks"))
+            opt.nranks = atoi(ARG());
+        else if (!strcmp(a, "--start-ns"))
+            opt.start_ns = strtoull(ARG(), NULL, 0);
+        else if (!strcmp(a, "--ops"))
+            opt.ops = atoi(ARG());
+        else if (!strcmp(a, "--period-us"))
+            opt.period_us = atof(ARG());
+        else if (!strcmp(a, "--channels"))
+            opt.channels = atoi(ARG());
+        else if (!strcmp(a, "--steps"))
+            opt.steps = atoi(ARG());
+        else if (!strcmp(a, "--chunk"))
+            opt.chunk = atol(ARG());
+        else if (!strcmp(a, "--ns-per-byte"))
+            opt.ns_per_byte = atof(ARG());
+        else if (!strcmp(a, "--gpu-us"))
+            opt.gpu_us = atof(ARG());
+        else if (!strcmp(a, "--lat-us"))
+            opt.lat_us = atof(ARG());
+        else if (!strcmp(a, "--jitter-us"))
+            opt.jitter_us = atof(ARG());
+        else if (!strcmp(a, "--noise"))
+            opt.noise = atof(ARG());
+        else if (!strcmp(a, "--quantum-us"))
+            opt.quantum_us = atof(ARG());
+        else if (!strcmp(a, "--seed"))
+            opt.seed = strtoull(ARG(), NULL, 0);
+        else if (!strcmp(a, "--comm"))
+            opt.comm = strtoull(ARG(), NULL, 0);
+        else if (!strcmp(a, "--expect-hostname"))
+            opt.expect_host = ARG();
+        else if (!strcmp(a, "--rt-priority"))
+            opt.rt_priority = atoi(ARG());
+        else if (!strcmp(a, "--late-rank"))
+            opt.late_rank = atoi(ARG());
+        else if (!strcmp(a, "--late-us"))
+            opt.late_us = atof(ARG());
+        else if (!strcmp(a, "--late-from"))
+            opt.late_from = atoi(ARG());
+        else if (!strcmp(a, "--late-to"))
+            opt.late_to = atoi(ARG());
         else if (!strcmp(a, "--late-mode")) {
             const char* m = ARG();
-            if (!strcmp(m, "gpu")) opt.late_gpu = 1;
-            else if (!strcmp(m, "cpu")) opt.late_gpu = 0;
-            else usage();
-        } else if (!strcmp(a, "--slow-rank")) opt.slow_rank = atoi(ARG());
-        else if (!strcmp(a, "--slow-factor")) opt.slow_factor = atof(ARG());
-        else if (!strcmp(a, "--slow-from")) opt.slow_from = atoi(ARG());
-        else if (!strcmp(a, "--slow-to")) opt.slow_to = atoi(ARG());
-        else if (!strcmp(a, "--hang-rank")) opt.hang_rank = atoi(ARG());
-        else if (!strcmp(a, "--hang-at")) opt.hang_at = atoi(ARG());
-        else if (!strcmp(a, "--hang-ms")) opt.hang_ms = atof(ARG());
-        else if (!strcmp(a, "--congest-host")) opt.congest_host = atoi(ARG());
-        else if (!strcmp(a, "--congest-nic")) opt.congest_nic = atoi(ARG());
-        else if (!strcmp(a, "--congest-factor")) opt.congest_factor = atof(ARG());
-        else if (!strcmp(a, "--congest-from")) opt.congest_from = atoi(ARG());
-        else if (!strcmp(a, "--congest-to")) opt.congest_to = atoi(ARG());
+            if (!strcmp(m, "gpu"))
+                opt.late_gpu = 1;
+            else if (!strcmp(m, "cpu"))
+                opt.late_gpu = 0;
+            else
+                usage();
+        } else if (!strcmp(a, "--slow-rank"))
+            opt.slow_rank = atoi(ARG());
+        else if (!strcmp(a, "--slow-factor"))
+            opt.slow_factor = atof(ARG());
+        else if (!strcmp(a, "--slow-from"))
+            opt.slow_from = atoi(ARG());
+        else if (!strcmp(a, "--slow-to"))
+            opt.slow_to = atoi(ARG());
+        else if (!strcmp(a, "--hang-rank"))
+            opt.hang_rank = atoi(ARG());
+        else if (!strcmp(a, "--hang-at"))
+            opt.hang_at = atoi(ARG());
+        else if (!strcmp(a, "--hang-ms"))
+            opt.hang_ms = atof(ARG());
+        else if (!strcmp(a, "--congest-host"))
+            opt.congest_host = atoi(ARG());
+        else if (!strcmp(a, "--congest-nic"))
+            opt.congest_nic = atoi(ARG());
+        else if (!strcmp(a, "--congest-factor"))
+            opt.congest_factor = atof(ARG());
+        else if (!strcmp(a, "--congest-from"))
+            opt.congest_from = atoi(ARG());
+        else if (!strcmp(a, "--congest-to"))
+            opt.congest_to = atoi(ARG());
         else if (!strcmp(a, "--net")) {
             const char* m = ARG();
-            if (!strcmp(m, "ib")) opt.net_ib = 1;
-            else if (!strcmp(m, "socket")) opt.net_ib = 0;
-            else usage();
-        } else if (!strcmp(a, "--ranks-per-host")) opt.ranks_per_host = atoi(ARG());
-        else if (!strcmp(a, "--nics")) opt.nics = atoi(ARG());
-        else if (!strcmp(a, "--qps")) opt.qps = atoi(ARG());
-        else if (!strcmp(a, "--local-ranks")) opt.local_ranks = atoi(ARG());
-        else usage();
+            if (!strcmp(m, "ib"))
+                opt.net_ib = 1;
+            else if (!strcmp(m, "socket"))
+                opt.net_ib = 0;
+            else
+                usage();
+        } else if (!strcmp(a, "--ranks-per-host"))
+            opt.ranks_per_host = atoi(ARG());
+        else if (!strcmp(a, "--nics"))
+            opt.nics = atoi(ARG());
+        else if (!strcmp(a, "--qps"))
+            opt.qps = atoi(ARG());
+        else if (!strcmp(a, "--local-ranks"))
+            opt.local_ranks = atoi(ARG());
+        else
+            usage();
     }
-    if (!opt.plugin || (opt.abi != 5 && opt.abi != 6) || opt.nranks < 2 || opt.nranks > MAX_RANKS || opt.rank < 0 ||
-        opt.rank >= opt.nranks || !opt.start_ns || opt.ops < 1 || opt.channels < 1 || opt.channels > MAX_CH ||
-        opt.period_us <= 0 || opt.chunk < 1)
+    if (!opt.plugin || (opt.abi != 5 && opt.abi != 6) || opt.nranks < 2 || opt.nranks > MAX_RANKS ||
+        opt.rank < 0 || opt.rank >= opt.nranks || !opt.start_ns || opt.ops < 1 || opt.channels < 1 ||
+        opt.channels > MAX_CH || opt.period_us <= 0 || opt.chunk < 1)
         usage();
     if (opt.steps == 0) opt.steps = 2 * (opt.nranks - 1); /* ring all-reduce, one loop */
     if (opt.steps < 1 || opt.steps > MAX_STEPS) usage();
@@ -604,8 +714,9 @@ int main(int argc, char** argv) {
     /* one communicator per rank played (NCCL: one per GPU, the same commHash) */
     for (int lr = 0; lr < opt.local_ranks; lr++) {
         const int r = opt.rank + lr;
-        int rc = opt.abi == 5 ? p5->init(&ctx[lr], opt.comm, &nccl_mask, name, opt.nranks, opt.nranks, r, logger)
-                              : p6->init(&ctx[lr], opt.comm, &nccl_mask, name, opt.nranks, opt.nranks, r, logger);
+        int rc = opt.abi == 5
+                     ? p5->init(&ctx[lr], opt.comm, &nccl_mask, name, opt.nranks, opt.nranks, r, logger)
+                     : p6->init(&ctx[lr], opt.comm, &nccl_mask, name, opt.nranks, opt.nranks, r, logger);
         if (rc != 0 || !ctx[lr]) die("plugin init failed for rank %d (rc=%d)", r, rc);
     }
     live = calloc((size_t)opt.local_ranks * LIVE_OPS, sizeof *live);
@@ -620,8 +731,8 @@ int main(int argc, char** argv) {
             }
         }
 
-    /* A rank stands for a host of its own: its calls keep their schedule even when the machine's cores are busy
-     * (the service, other ranks). SCHED_FIFO wakes it on time; it sleeps between calls. */
+    /* A rank stands for a host of its own: its calls keep their schedule even when the machine's cores are
+     * busy (the service, other ranks). SCHED_FIFO wakes it on time; it sleeps between calls. */
     int rt = 0;
     if (opt.rt_priority > 0) {
         struct sched_param sp = {.sched_priority = opt.rt_priority};
@@ -632,8 +743,9 @@ int main(int argc, char** argv) {
                     strerror(errno));
     }
     uint64_t t_in = mono_ns();
-    if (t_in > opt.start_ns) fprintf(stderr, "fs_rank: rank %d started %.1f ms after the start time\n", opt.rank,
-                                     (double)(t_in - opt.start_ns) / 1e6);
+    if (t_in > opt.start_ns)
+        fprintf(stderr, "fs_rank: rank %d started %.1f ms after the start time\n", opt.rank,
+                (double)(t_in - opt.start_ns) / 1e6);
     /* emission lateness histogram: 10 us buckets up to 100 ms */
     enum { NB = 10001 };
     static uint32_t hist[NB];
@@ -648,7 +760,8 @@ int main(int argc, char** argv) {
         uint64_t now = mono_ns();
         if (due > now + quantum) {
             struct timespec ts = {(time_t)(due / 1000000000ULL), (long)(due % 1000000000ULL)};
-            while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR) {}
+            while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR) {
+            }
             continue;
         }
         ev_t e = pop();
@@ -688,13 +801,15 @@ int main(int argc, char** argv) {
     int last = -1;
     for (int b = 0; b < TL; b++)
         if (timeline[b]) last = b;
-    for (int b = 0, o = 0; b <= last; b++) o += snprintf(tl + o, sizeof tl - (size_t)o, "%s%u", b ? "," : "", timeline[b]);
+    for (int b = 0, o = 0; b <= last; b++)
+        o += snprintf(tl + o, sizeof tl - (size_t)o, "%s%u", b ? "," : "", timeline[b]);
     printf("fs_rank: rank=%d host=%s pid=%d local_ranks=%d ops=%d records=%" PRIu64 " group_records=%" PRIu64
-           " qp_records=%" PRIu64 " actions=%" PRIu64 " seconds=%.3f late_p50_us<=%" PRIu64 " late_p99_us<=%" PRIu64
-           " late_p999_us<=%" PRIu64 " late_max_us=%.0f late_over_1ms=%" PRIu64 " early_max_us=%.0f"
+           " qp_records=%" PRIu64 " actions=%" PRIu64 " seconds=%.3f late_p50_us<=%" PRIu64
+           " late_p99_us<=%" PRIu64 " late_p999_us<=%" PRIu64 " late_max_us=%.0f late_over_1ms=%" PRIu64
+           " early_max_us=%.0f"
            " behind_schedule_ops=%d rt=%d late_over_1ms_per_250ms=[%s]\n",
-           opt.rank, host, (int)getpid(), opt.local_ranks, opt.ops, records, group_records, qp_records, emitted,
-           (double)(t_end - opt.start_ns) / 1e9, p50, p99, p999, (double)late_max / 1e3, over1ms,
+           opt.rank, host, (int)getpid(), opt.local_ranks, opt.ops, records, group_records, qp_records,
+           emitted, (double)(t_end - opt.start_ns) / 1e9, p50, p99, p999, (double)late_max / 1e3, over1ms,
            (double)early_max / 1e3, behind, rt, tl);
     fflush(stdout);
     free(heap);

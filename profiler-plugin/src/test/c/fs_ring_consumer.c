@@ -20,7 +20,9 @@ static uint64_t fs_consumer_now(void) {
 int fs_consumer_attach(fs_consumer_t* c, uint8_t* base) {
     memset(c, 0, sizeof *c);
     uint32_t v;
-    for (int i = 0; (v = __atomic_load_n((uint32_t*)(base + FS_HDR_LAYOUT_VERSION_OFFSET), __ATOMIC_ACQUIRE)) == 0; i++) {
+    for (int i = 0;
+         (v = __atomic_load_n((uint32_t*)(base + FS_HDR_LAYOUT_VERSION_OFFSET), __ATOMIC_ACQUIRE)) == 0;
+         i++) {
         if (i > 5000) return -1;
         usleep(1000);
     }
@@ -48,8 +50,10 @@ int fs_consumer_attach(fs_consumer_t* c, uint8_t* base) {
     for (uint32_t l = 0; l < lanes; l++) {
         fs_consumer_lane_t* ln = &c->lanes[l];
         ln->slots = (fs_record_t*)(base + fs_slot_offset(header_size, lane_capacity, l, 0));
-        ln->tail = (uint64_t*)(base + FS_LANE_TABLE_OFFSET + (size_t)l * FS_LANE_ENTRY_SIZE + FS_LANE_TAIL_OFFSET);
-        ln->head = (uint64_t*)(base + FS_LANE_TABLE_OFFSET + (size_t)l * FS_LANE_ENTRY_SIZE + FS_LANE_HEAD_OFFSET);
+        ln->tail =
+            (uint64_t*)(base + FS_LANE_TABLE_OFFSET + (size_t)l * FS_LANE_ENTRY_SIZE + FS_LANE_TAIL_OFFSET);
+        ln->head =
+            (uint64_t*)(base + FS_LANE_TABLE_OFFSET + (size_t)l * FS_LANE_ENTRY_SIZE + FS_LANE_HEAD_OFFSET);
         ln->stale_pos = UINT64_MAX;
     }
     __atomic_store_n((int32_t*)(base + FS_HDR_CONSUMER_PID_OFFSET), (int32_t)getpid(), __ATOMIC_RELAXED);

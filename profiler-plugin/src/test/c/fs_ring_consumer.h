@@ -3,10 +3,9 @@
  * protocol (used by fs_ring_test, fs_bench and the TSan runs; the real
  * consumer is the Java RingReader).
  *
- * Lanes are drained round-robin (up to 64 records of a lane in a row). On an empty slot (seq == pos) the consumer
- * does not read the lane's tail (the producers' cache line): it notes when it
- * first saw `pos` unpublished and reads tail only once the stale timeout has
- * passed.
+ * Lanes are drained round-robin (up to 64 records of a lane in a row). On an empty slot (seq == pos) the
+ * consumer does not read the lane's tail (the producers' cache line): it notes when it first saw `pos`
+ * unpublished and reads tail only once the stale timeout has passed.
  */
 #ifndef FS_RING_CONSUMER_H
 #define FS_RING_CONSUMER_H
@@ -22,21 +21,21 @@ typedef struct {
     uint64_t* head;
     uint64_t stale_pos; /* position being watched, UINT64_MAX = none */
     uint64_t stale_since_ns;
-    int stale_claimed;       /* tail > stale_pos seen at stale_since_ns */
+    int stale_claimed; /* tail > stale_pos seen at stale_since_ns */
     uint64_t received;
     uint64_t tail_reads; /* how often this lane's tail was read (tests) */
 } fs_consumer_lane_t;
 
 typedef struct {
     uint8_t* base;
-    size_t map_size; /* 0 when attached to memory we do not own */
+    size_t map_size;        /* 0 when attached to memory we do not own */
     uint64_t capacity;      /* all slots */
     uint64_t lane_capacity; /* slots per lane */
     uint64_t lane_mask;
     uint32_t lane_count;
-    uint32_t next_lane; /* round-robin cursor */
-    uint32_t burst;     /* records taken from next_lane in a row */
-    uint32_t last_lane; /* lane of the record the last successful poll returned */
+    uint32_t next_lane;        /* round-robin cursor */
+    uint32_t burst;            /* records taken from next_lane in a row */
+    uint32_t last_lane;        /* lane of the record the last successful poll returned */
     uint64_t stale_timeout_ns; /* default 100 ms */
     uint64_t received;
     uint64_t corrupt;

@@ -30,24 +30,24 @@ static const char* vectors_path = "src/test/resources/vectors/checksum.txt";
 static char tmpdir[256];
 static int failures;
 
-#define CHECK(cond)                                                                                \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            fprintf(stderr, "  FAILED %s:%d: %s\n", __FILE__, __LINE__, #cond);                    \
-            failures++;                                                                            \
-            return;                                                                                \
-        }                                                                                          \
+#define CHECK(cond)                                                                                          \
+    do {                                                                                                     \
+        if (!(cond)) {                                                                                       \
+            fprintf(stderr, "  FAILED %s:%d: %s\n", __FILE__, __LINE__, #cond);                              \
+            failures++;                                                                                      \
+            return;                                                                                          \
+        }                                                                                                    \
     } while (0)
 
-#define CHECK_EQ(a, b)                                                                             \
-    do {                                                                                           \
-        uint64_t a_ = (uint64_t)(a), b_ = (uint64_t)(b);                                           \
-        if (a_ != b_) {                                                                            \
-            fprintf(stderr, "  FAILED %s:%d: %s == %s (%" PRIu64 " != %" PRIu64 ")\n", __FILE__,    \
-                    __LINE__, #a, #b, a_, b_);                                                     \
-            failures++;                                                                            \
-            return;                                                                                \
-        }                                                                                          \
+#define CHECK_EQ(a, b)                                                                                       \
+    do {                                                                                                     \
+        uint64_t a_ = (uint64_t)(a), b_ = (uint64_t)(b);                                                     \
+        if (a_ != b_) {                                                                                      \
+            fprintf(stderr, "  FAILED %s:%d: %s == %s (%" PRIu64 " != %" PRIu64 ")\n", __FILE__, __LINE__,   \
+                    #a, #b, a_, b_);                                                                         \
+            failures++;                                                                                      \
+            return;                                                                                          \
+        }                                                                                                    \
     } while (0)
 
 static fs_ring_t* new_ring_lanes(uint32_t lanes, uint64_t lane_capacity) {
@@ -61,10 +61,16 @@ static fs_ring_t* new_ring_lanes(uint32_t lanes, uint64_t lane_capacity) {
     return r;
 }
 
-static fs_ring_t* new_ring(uint64_t capacity) { return new_ring_lanes(1, capacity); }
+static fs_ring_t* new_ring(uint64_t capacity) {
+    return new_ring_lanes(1, capacity);
+}
 
-static uint64_t tail_of(fs_ring_t* r, uint32_t lane) { return __atomic_load_n(fs_ring_lane_tail(r, lane), __ATOMIC_RELAXED); }
-static fs_record_t* slot_of(fs_ring_t* r, uint32_t lane, uint64_t i) { return &fs_ring_lane_slots(r, lane)[i]; }
+static uint64_t tail_of(fs_ring_t* r, uint32_t lane) {
+    return __atomic_load_n(fs_ring_lane_tail(r, lane), __ATOMIC_RELAXED);
+}
+static fs_record_t* slot_of(fs_ring_t* r, uint32_t lane, uint64_t i) {
+    return &fs_ring_lane_slots(r, lane)[i];
+}
 
 static void drop_ring(fs_ring_t* r) {
     unlink(r->path);
@@ -77,7 +83,9 @@ static uint64_t cnt(fs_ring_t* r, int i) {
     return __atomic_load_n(&r->counters[i], __ATOMIC_RELAXED);
 }
 /* The header counter as it is now. */
-static uint64_t hdr_cnt(fs_ring_t* r, int i) { return __atomic_load_n(&r->counters[i], __ATOMIC_RELAXED); }
+static uint64_t hdr_cnt(fs_ring_t* r, int i) {
+    return __atomic_load_n(&r->counters[i], __ATOMIC_RELAXED);
+}
 
 /* writes one record of `thread` into lane thread % lane_count, claimed by CAS
  * (the shared-lane protocol, on any lane): payload word 0 = value */
@@ -108,7 +116,9 @@ static uint64_t payload0(const fs_record_t* rec) {
     return v;
 }
 
-static uint64_t now_ns(void) { return fs_clock_monotonic_ns(); }
+static uint64_t now_ns(void) {
+    return fs_clock_monotonic_ns();
+}
 
 /* ---- tests ---- */
 
@@ -139,7 +149,8 @@ static void should_initialise_header_and_slot_sequences(void) {
     CHECK_EQ(*(uint32_t*)(b + FS_HDR_COMM_CAPACITY_OFFSET), 1024);
     CHECK(*(uint64_t*)(b + FS_HDR_ANCHOR_REALTIME_NS_OFFSET) > 1500000000000000000ULL);
     CHECK(strncmp((char*)b + FS_HDR_PLUGIN_VERSION_OFFSET, "flowscope", 9) == 0);
-    for (uint64_t i = 0; i < 64; i++) CHECK_EQ(r->slots[i].seq, i % 16); /* per lane: seq = index in the lane */
+    for (uint64_t i = 0; i < 64; i++)
+        CHECK_EQ(r->slots[i].seq, i % 16); /* per lane: seq = index in the lane */
     CHECK(strstr(r->path, "/flowscope-") != NULL);
     fs_ring_close(r, 42);
     CHECK_EQ(*(uint32_t*)(b + FS_HDR_PRODUCER_STATE_OFFSET), 2);
@@ -388,13 +399,13 @@ static void should_not_skip_a_claim_first_seen_at_the_tail_read(void) {
  *   "pos w1 w2 w3 w4 w5 w6 w7 checksum", hex; more vectors follow there).
  */
 static const uint64_t VEC_POS = 5;
-static const uint64_t VEC_W[7] = {0x0000000000020304ULL, 1000000000123ULL, 0x400100000000004dULL, 0, 9,
-                                  131072, 0};
+static const uint64_t VEC_W[7] = {
+    0x0000000000020304ULL, 1000000000123ULL, 0x400100000000004dULL, 0, 9, 131072, 0};
 #define FIXED_CHECKSUM 0x7d050a49u
 
 static void should_compute_the_fixed_checksum_vector(void) {
-    uint32_t ck = fs_record_checksum(VEC_POS, VEC_W[0], VEC_W[1], VEC_W[2], VEC_W[3], VEC_W[4], VEC_W[5],
-                                     VEC_W[6]);
+    uint32_t ck =
+        fs_record_checksum(VEC_POS, VEC_W[0], VEC_W[1], VEC_W[2], VEC_W[3], VEC_W[4], VEC_W[5], VEC_W[6]);
     CHECK_EQ(ck, FIXED_CHECKSUM);
     /* the checksum bytes of w1 do not take part */
     CHECK_EQ(fs_record_checksum(VEC_POS, VEC_W[0] | 0xFFFFFFFF00000000ULL, VEC_W[1], VEC_W[2], VEC_W[3],
@@ -510,7 +521,7 @@ static void should_not_spin_forever_on_a_garbage_sequence(void) {
     uint64_t pos;
     CHECK(fs_ring_try_claim(r, 3, &pos) == NULL);
     CHECK_EQ(cnt(r, FS_CNT_DROPPED_CONTENDED), 1);
-    CHECK(put(r, 2, 1) == 1); /* the other lanes are not affected */
+    CHECK(put(r, 2, 1) == 1);                      /* the other lanes are not affected */
     slot_of(r, 3, 0)->seq = 0xFFFFFFFFFFFFFFF0ULL; /* behind (signed): looks full */
     CHECK(fs_ring_try_claim(r, 3, &pos) == NULL);
     CHECK_EQ(cnt(r, FS_CNT_DROPPED_FULL), 1);
@@ -564,7 +575,8 @@ static void deliver_exactly_once(uint32_t lanes) {
             uint64_t v = payload0(&rec);
             if (rec.thread >= NPROD || v <= last[rec.thread] || c.last_lane != rec.thread % lanes)
                 bad++; /* duplicate, reordered, or in another lane */
-            else last[rec.thread] = v;
+            else
+                last[rec.thread] = v;
             got[rec.thread < NPROD ? rec.thread : 0]++;
         }
         if (done && !any) break;
@@ -682,7 +694,7 @@ static void should_skip_a_slot_of_an_owner_stalled_past_the_timeout(void) {
     CHECK_EQ(slot_of(r, 0, 1)->seq, 2); /* the late store over the consumer's mark 17 */
     CHECK_EQ(cnt(r, FS_CNT_DROPPED_ABANDONED), 0);
     for (uint64_t i = 2; i < 40; i++) { /* laps over the skipped slot */
-        if (i == 17) { /* slot 1 of the next lap: still holds the late 2 */
+        if (i == 17) {                  /* slot 1 of the next lap: still holds the late 2 */
             CHECK(put_owned(r, 0, 0, i) == 0);
             CHECK_EQ(cnt(r, FS_CNT_DROPPED_FULL) + r->lane_local[0].dropped_full, 1);
             CHECK(fs_consumer_poll(&c, &rec, NULL) == 0); /* frees it */
@@ -723,7 +735,7 @@ static void* owning_producer(void* arg) {
     own_prod_t* p = arg;
     p->lane = fs_ring_lane_take(p->r, p->id, 1, &p->owned);
     pthread_barrier_wait(&lanes_taken); /* every thread holds its lane before any gives it back */
-    int stalls = 0; /* the owner of the lowest id stalls once */
+    int stalls = 0;                     /* the owner of the lowest id stalls once */
     if (p->owned) {
         stalls = 1;
         for (uint32_t i = 0; i < p->id; i++) stalls &= !own_prods[i].owned;
@@ -740,7 +752,8 @@ static void* owning_producer(void* arg) {
             p->stalled = 1;
             continue;
         }
-        p->written += (uint64_t)(p->owned ? put_owned(p->r, p->lane, p->id, i) : put_shared(p->r, p->lane, p->id, i));
+        p->written +=
+            (uint64_t)(p->owned ? put_owned(p->r, p->lane, p->id, i) : put_shared(p->r, p->lane, p->id, i));
     }
     if (p->owned) fs_ring_lane_give_back(&p->r->lane_local[p->lane].owned);
     __atomic_fetch_sub(&producers_left, 1, __ATOMIC_RELEASE);
@@ -811,8 +824,9 @@ static void should_deliver_every_record_once_with_owned_and_shared_lanes(void) {
     CHECK(c.late_published >= 1);
     CHECK(cnt(r, FS_CNT_DROPPED_ABANDONED) + c.late_published <= c.skipped_stale);
     CHECK_EQ(c.corrupt, 0);
-    printf("  (%" PRIu64 " received, %" PRIu64 " full, %" PRIu64 " contended, %" PRIu64 " abandoned)\n", received,
-           cnt(r, FS_CNT_DROPPED_FULL), cnt(r, FS_CNT_DROPPED_CONTENDED), cnt(r, FS_CNT_DROPPED_ABANDONED));
+    printf("  (%" PRIu64 " received, %" PRIu64 " full, %" PRIu64 " contended, %" PRIu64 " abandoned)\n",
+           received, cnt(r, FS_CNT_DROPPED_FULL), cnt(r, FS_CNT_DROPPED_CONTENDED),
+           cnt(r, FS_CNT_DROPPED_ABANDONED));
     drop_ring(r);
 }
 
@@ -864,7 +878,8 @@ static void should_claim_comm_entries_and_finalize(void) {
     uint8_t* e = r->base + FS_COMM_TABLE_OFFSET;
     /* 1.2: the UUID beside the entry; none known: zero */
     CHECK(memcmp(r->base + FS_GPU_UUID_TABLE_OFFSET, gpu.uuid, FS_GPU_UUID_SIZE) == 0);
-    for (unsigned i = 0; i < FS_GPU_UUID_SIZE; i++) CHECK_EQ(r->base[FS_GPU_UUID_TABLE_OFFSET + FS_GPU_UUID_SIZE + i], 0);
+    for (unsigned i = 0; i < FS_GPU_UUID_SIZE; i++)
+        CHECK_EQ(r->base[FS_GPU_UUID_TABLE_OFFSET + FS_GPU_UUID_SIZE + i], 0);
     CHECK_EQ(*(int32_t*)(e + FS_COMM_CUDA_DEV_OFFSET), 1);
     CHECK(strcmp((char*)e + FS_COMM_PCI_BUS_ID_OFFSET, "0000:19:00.0") == 0);
     uint8_t* e1 = e + FS_COMM_ENTRY_SIZE; /* no device known: -1 and "" */
@@ -1037,7 +1052,7 @@ static void should_read_defaults_and_warn_on_bad_values(void) {
     unsetenv("FLOWSCOPE_EVENT_MASK");
     fprintf(stderr, "  (2 WARN lines expected:)\n");
     setenv("FLOWSCOPE_RING_LANES", "12", 1); /* rounded down to 8, WARN */
-    fs_config_load(&cfg, NULL);               /* 1K < 8 x 16 slots: clamped up, WARN */
+    fs_config_load(&cfg, NULL);              /* 1K < 8 x 16 slots: clamped up, WARN */
     CHECK_EQ(cfg.ring_lanes, 8);
     CHECK_EQ(cfg.ring_slots, 128);
     unsetenv("FLOWSCOPE_RING_LANES");
@@ -1072,18 +1087,20 @@ static void should_track_clock_monotonic_with_the_tsc(void) {
 
 /* ---- main ---- */
 
-#define RUN(t)                                                                                     \
-    do {                                                                                           \
-        int f0 = failures;                                                                         \
-        t();                                                                                       \
-        printf("%s %s\n", failures == f0 ? "ok  " : "FAIL", #t);                                   \
-        fflush(stdout);                                                                            \
+#define RUN(t)                                                                                               \
+    do {                                                                                                     \
+        int f0 = failures;                                                                                   \
+        t();                                                                                                 \
+        printf("%s %s\n", failures == f0 ? "ok  " : "FAIL", #t);                                             \
+        fflush(stdout);                                                                                      \
     } while (0)
 
 int main(int argc, char** argv) {
     for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--quick")) quick = 1;
-        else if (!strcmp(argv[i], "--vectors") && i + 1 < argc) vectors_path = argv[++i];
+        if (!strcmp(argv[i], "--quick"))
+            quick = 1;
+        else if (!strcmp(argv[i], "--vectors") && i + 1 < argc)
+            vectors_path = argv[++i];
     }
     snprintf(tmpdir, sizeof tmpdir, "%s/fs_ring_test.%d/sub", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp",
              (int)getpid());

@@ -42,7 +42,7 @@
 #include "fs_test_util.h"
 
 #define MAX_GROUPS 8192
-#define MAX_TASKS 64
+#define MAX_TASKS  64
 
 static const char* plugin_path;
 static const fs_nccl_profiler_v6_t* P;
@@ -138,8 +138,10 @@ static void launch(void) {
                     t->kernel = k != NULL;
                     stop(k);
                 }
-            } else if (t->send) sends[ns++] = t;
-            else recvs[nr++] = t;
+            } else if (t->send)
+                sends[ns++] = t;
+            else
+                recvs[nr++] = t;
         }
         for (int p = 0; p < ns || p < nr; p++) {
             task_t* s = p < ns ? sends[p] : NULL;
@@ -169,7 +171,9 @@ static void launch(void) {
     ntasks = 0;
 }
 
-static void group_start(void) { group_depth++; }
+static void group_start(void) {
+    group_depth++;
+}
 
 static void group_end(void) {
     if (prof_depth > 0) prof_depth--;
@@ -416,9 +420,12 @@ static int graph_case(unsigned every, int iters) {
 int main(int argc, char** argv) {
     int quick = 0;
     for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--plugin") && i + 1 < argc) plugin_path = argv[++i];
-        else if (!strcmp(argv[i], "--quick")) quick = 1;
-        else die("usage: fs_sampling_test --plugin PATH [--quick]");
+        if (!strcmp(argv[i], "--plugin") && i + 1 < argc)
+            plugin_path = argv[++i];
+        else if (!strcmp(argv[i], "--quick"))
+            quick = 1;
+        else
+            die("usage: fs_sampling_test --plugin PATH [--quick]");
     }
     if (!plugin_path) die("usage: fs_sampling_test --plugin PATH [--quick]");
     char dir[] = "/tmp/flowscope-sampling.XXXXXX";

@@ -32,7 +32,8 @@ static inline void die(const char* fmt, ...) {
 static inline void logger(int level, unsigned long flags, const char* file, int line, const char* fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
-    fprintf(stderr, "NCCL %s flags=0x%lx %s:%d ", level == FS_NCCL_LOG_WARN ? "WARN" : "LOG", flags, file, line);
+    fprintf(stderr, "NCCL %s flags=0x%lx %s:%d ", level == FS_NCCL_LOG_WARN ? "WARN" : "LOG", flags, file,
+            line);
     vfprintf(stderr, fmt, ap);
     fprintf(stderr, "\n");
     va_end(ap);
