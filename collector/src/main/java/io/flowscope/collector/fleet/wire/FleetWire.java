@@ -1,0 +1,68 @@
+package io.flowscope.collector.fleet.wire;
+
+import java.util.Locale;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.flowscope.collector.fleet.FleetCodec;
+import io.flowscope.api.summary.CollectiveSummary;
+import io.flowscope.api.summary.FlowSummary;
+
+/**
+ * The summaries topic's two encodings side by side: {@link Encoding#BINARY} (this package, the default) and
+ * {@link Encoding#JSON} ({@code FleetCodec}, kept one release for debugging with Kafka's console tools). A reader
+ * tells them apart per record, so a topic may hold both while agents are upgraded one by one.
+ */
+public final class FleetWire
+{
+    public enum Encoding
+    {
+        BINARY, JSON;
+
+        /** {@code binary} or {@code json} (any case); anything else is one line naming the key and the choices. */
+        public static Encoding parse(final String key, final String value)
+        {
+            return switch (value.trim().toLowerCase(Locale.ROOT))
+            {
+                case "binary" -> BINARY;
+                case "json" -> JSON;
+                default -> throw new IllegalArgumentException(key + " = " + value + ": binary or json");
+            };
+        }
+    }
+
+    private FleetWire()
+    {
+    }
+
+    /**
+     * A JSON record, by its first byte ({@code FleetCodec} writes <code>{"v":1,...</code>). A binary record never
+     * starts so unless its block length is 123 modulo 256, which is why {@link WireSchema#isBinary} (the schema
+     * id) is asked first.
+     */
+    public static boolean isJson(final byte[] value)
+    {
+        return value != null && value.length > 0 && value[0] == '{' && !WireSchema.isBinary(value);
+    }
+
+    /**
+     * Any summaries-topic record as the JSON tree of {@code FleetCodec} (a binary record is decoded and written
+     * as JSON): for tests and for looking at a topic by hand, not for the aggregator's loop. A record neither
+     * encoding reads throws the {@link IllegalArgumentException} of the encoding it resembles.
+     */
+    public static JsonNode readAny(final byte[] value)
+    {
+        if (value == null || isJson(value))
+        {
+            return FleetCodec.read(value);
+        }
+        final FleetWireDecoder d = new FleetWireDecoder();
+        return switch (d.wrap(value))
+        {
+            case WireSchema.FLOW_TEMPLATE_ID -> FleetCodec.read(FleetCodec.flow(d.agent(), d.seq(),
+                d.flowInto(new FlowSummary()), d.hostName()));
+            case WireSchema.COLLECTIVE_TEMPLATE_ID -> FleetCodec.read(FleetCodec.collective(d.agent(), d.seq(),
+                d.collectiveInto(new CollectiveSummary())));
+            default -> throw new WireFormatException("fleet wire: template " + d.templateId() + " has no JSON form");
+        };
+    }
+}
