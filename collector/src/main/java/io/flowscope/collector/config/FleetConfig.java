@@ -14,6 +14,7 @@ import java.util.Map;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
+import io.flowscope.collector.fleet.wire.FleetWire;
 
 /**
  * The {@code fleet} section of the configuration (keys {@code fleet.*}, same layering as {@link CollectorConfig}:
@@ -29,9 +30,11 @@ import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
  * @param eventSampleEvery publish every N-th raw engine input call to the events topic (0: none)
  * @param group            the aggregators' consumer group
  * @param bufferBytes      the producer's buffer.memory (bounded)
+ * @param wire             the agent's encoding of summaries: binary (docs/fleet-wire.md) or json (one release,
+ *                         for debugging); aggregators read both
  */
 public record FleetConfig(String role, String bootstrap, String topicPrefix, int partitions, String agentId,
-    long eventSampleEvery, String group, long bufferBytes)
+    long eventSampleEvery, String group, long bufferBytes, FleetWire.Encoding wire)
 {
     /** Every key with its default, in the order of the README table. */
     public static final Map<String, String> DEFAULTS;
@@ -47,6 +50,7 @@ public record FleetConfig(String role, String bootstrap, String topicPrefix, int
         d.put("fleet.eventSampleEvery", "1000");
         d.put("fleet.group", "flowscope-aggregators");
         d.put("fleet.bufferBytes", "33554432");
+        d.put("fleet.wire", "binary");
         DEFAULTS = Collections.unmodifiableMap(d);
     }
 
@@ -138,7 +142,8 @@ public record FleetConfig(String role, String bootstrap, String topicPrefix, int
         }
         return new FleetConfig(role, bootstrap, prefix, (int)longIn("fleet.partitions", values, origin, 1, 1024),
             agentId, longIn("fleet.eventSampleEvery", values, origin, 0, Long.MAX_VALUE),
-            values.get("fleet.group").trim(), longIn("fleet.bufferBytes", values, origin, 1 << 20, 1L << 31));
+            values.get("fleet.group").trim(), longIn("fleet.bufferBytes", values, origin, 1 << 20, 1L << 31),
+            wire(values, origin));
     }
 
     /** The configured agent id, or host name + "-" + hash of the journal directory (stable across restarts). */
@@ -183,6 +188,18 @@ public record FleetConfig(String role, String bootstrap, String topicPrefix, int
     {
         return new CollectorConfig.ConfigException("config: " + key + " = '" + values.get(key) + "' (from " +
             origin.get(key) + "): expected " + expected);
+    }
+
+    private static FleetWire.Encoding wire(final Map<String, String> values, final Map<String, String> origin)
+    {
+        try
+        {
+            return FleetWire.Encoding.parse("fleet.wire", values.get("fleet.wire"));
+        }
+        catch (final IllegalArgumentException e)
+        {
+            throw bad("fleet.wire", values, origin, "binary or json");
+        }
     }
 
     private static long longIn(final String key, final Map<String, String> values, final Map<String, String> origin,

@@ -23,6 +23,9 @@ import io.flowscope.api.anomaly.Anomaly;
 import io.flowscope.api.anomaly.AnomalySink;
 import io.flowscope.api.anomaly.AnomalyStage;
 import io.flowscope.collector.config.FleetConfig;
+import io.flowscope.collector.fleet.wire.FleetWire;
+import io.flowscope.collector.fleet.wire.FleetWireDecoder;
+import io.flowscope.collector.fleet.wire.WireSchema;
 import io.flowscope.collector.pipeline.AnomalyEvent;
 import io.flowscope.collector.pipeline.AnomalyStages;
 import io.flowscope.collector.pipeline.IngestFailures;
@@ -78,6 +81,8 @@ public final class Aggregator implements AutoCloseable
     private final IngestFailures failures = new IngestFailures();
     private volatile IngestFailures.Counts failureCounts = IngestFailures.Counts.NONE;
     private final Map<TopicPartition, PartitionState> states = new HashMap<>();
+    /** Reads the binary summary records (fleet.wire = binary); JSON ones go through FleetCodec. */
+    private final FleetWireDecoder wire = new FleetWireDecoder();
     private final CountDownLatch stopped = new CountDownLatch(1);
     private final Thread thread;
     private final Path holdFile;
@@ -417,19 +422,39 @@ public final class Aggregator implements AutoCloseable
     private void apply(final PartitionState st, final byte[] value, final FlowSummary flow,
         final CollectiveSummary coll)
     {
-        final JsonNode n;
+        final String agent;
+        final long seq;
+        final int type;
+        JsonNode json = null;
         try
         {
-            n = FleetCodec.read(value);
+            if (FleetWire.isJson(value))
+            {
+                json = FleetCodec.read(value);
+                agent = json.path("agent").asText();
+                seq = json.path("seq").asLong();
+                type = switch (json.path("type").asText())
+                {
+                    case "flow" -> WireSchema.FLOW_TEMPLATE_ID;
+                    case "coll" -> WireSchema.COLLECTIVE_TEMPLATE_ID;
+                    default -> 0; // not for the stage
+                };
+            }
+            else
+            {
+                type = wire.wrap(value); // every other value: a foreign one is named by its schema id
+                agent = wire.agent();
+                seq = wire.seq();
+            }
         }
         catch (final IllegalArgumentException e)
         {
             skipped++;
-            LOG.warn("aggregator {}: skipped a record: {}", instance, e.getMessage());
+            // one line: Jackson's messages carry the location on a second one
+            LOG.warn("aggregator {}: skipped a record: {}", instance,
+                String.valueOf(e.getMessage()).replace('\n', ' '));
             return;
         }
-        final String agent = n.path("agent").asText();
-        final long seq = n.path("seq").asLong();
         final Long last = st.lastSeq.get(agent);
         if (last != null && seq <= last)
         {
@@ -437,15 +462,30 @@ public final class Aggregator implements AutoCloseable
             return;
         }
         st.lastSeq.put(agent, seq);
-        switch (n.path("type").asText())
+        switch (type)
         {
-            case "flow" ->
+            case WireSchema.FLOW_TEMPLATE_ID ->
             {
-                FleetCodec.flowInto(n.path("s"), flow);
-                final JsonNode hostName = n.get("hostName");
-                if (hostName != null && !hostNames.containsKey(flow.hostId()))
+                if (json != null)
                 {
-                    hostNames.put(flow.hostId(), hostName.asText());
+                    FleetCodec.flowInto(json.path("s"), flow);
+                    final JsonNode hostName = json.get("hostName");
+                    if (hostName != null && !hostNames.containsKey(flow.hostId()))
+                    {
+                        hostNames.put(flow.hostId(), hostName.asText());
+                    }
+                }
+                else
+                {
+                    wire.flowInto(flow);
+                    if (!hostNames.containsKey(flow.hostId()))
+                    {
+                        final String hostName = wire.hostName();
+                        if (hostName != null)
+                        {
+                            hostNames.put(flow.hostId(), hostName);
+                        }
+                    }
                 }
                 try
                 {
@@ -464,9 +504,16 @@ public final class Aggregator implements AutoCloseable
                     stageFailed("advanceTo", e);
                 }
             }
-            case "coll" ->
+            case WireSchema.COLLECTIVE_TEMPLATE_ID ->
             {
-                FleetCodec.collectiveInto(n.path("s"), coll);
+                if (json != null)
+                {
+                    FleetCodec.collectiveInto(json.path("s"), coll);
+                }
+                else
+                {
+                    wire.collectiveInto(coll);
+                }
                 try
                 {
                     st.stage.onCollective(coll);

@@ -53,32 +53,37 @@ class FleetBenchmark
         final long summaries = counts.summaries();
         final long expected = counts.outputs();
 
-        final FleetConfig fleet = FleetConfig.load(null, Map.of(), Map.of("fleet.bootstrap", BROKER.bootstrap(),
-            "fleet.topicPrefix", "bench", "fleet.agentId", "bench-agent", "fleet.eventSampleEvery", "1000",
-            "fleet.group", "bench-group"));
-        Topics.ensure(fleet);
-        final long t0 = System.nanoTime();
-        try (AgentPublisher agent = new AgentPublisher(config, fleet).start())
+        // both encodings of fleet.wire, each on its own topics: the JSON one is the baseline of the same run
+        for (final String wire : new String[] {"json", "binary"})
         {
-            await().atMost(Duration.ofMinutes(10)).pollInterval(Duration.ofMillis(50))
-                .until(() -> agent.publishedUpTo() == expected);
-        }
-        final double agentS = (System.nanoTime() - t0) / 1e9;
+            final FleetConfig fleet = FleetConfig.load(null, Map.of(), Map.of("fleet.bootstrap", BROKER.bootstrap(),
+                "fleet.topicPrefix", "bench-" + wire, "fleet.agentId", "bench-agent", "fleet.eventSampleEvery",
+                "1000", "fleet.group", "bench-group-" + wire, "fleet.wire", wire));
+            Topics.ensure(fleet);
+            final long t0 = System.nanoTime();
+            try (AgentPublisher agent = new AgentPublisher(config, fleet).start())
+            {
+                await().atMost(Duration.ofMinutes(10)).pollInterval(Duration.ofMillis(50))
+                    .until(() -> agent.publishedUpTo() == expected);
+            }
+            final double agentS = (System.nanoTime() - t0) / 1e9;
 
-        final long t1 = System.nanoTime();
-        try (Aggregator agg = new Aggregator(fleet, "bench", e -> { }).start())
-        {
-            await().atMost(Duration.ofMinutes(10)).pollInterval(Duration.ofMillis(50))
-                .until(() -> agg.records() >= summaries);
-            final double aggS = (System.nanoTime() - t1) / 1e9;
-            assertThat(agg.anomalies()).isNotEmpty();
-            System.out.printf("FLEET BENCH: %d engine input events, %d summaries, %d records in all%n" +
-                    "FLEET BENCH: agent journal -> Kafka (acked): %.2f s = %.0f events/s, %.0f summaries/s, " +
-                    "%.0f records/s%n" +
-                    "FLEET BENCH: aggregator Kafka -> anomaly stage (transactions committed): %.2f s = %.0f " +
-                    "summaries/s; %d transactions, %d anomalies%n",
-                events, summaries, expected, agentS, events / agentS, summaries / agentS,
-                expected / agentS, aggS, summaries / aggS, agg.transactions(), agg.anomalies().size());
+            final long t1 = System.nanoTime();
+            try (Aggregator agg = new Aggregator(fleet, "bench", e -> { }).start())
+            {
+                await().atMost(Duration.ofMinutes(10)).pollInterval(Duration.ofMillis(50))
+                    .until(() -> agg.records() >= summaries);
+                final double aggS = (System.nanoTime() - t1) / 1e9;
+                assertThat(agg.anomalies()).isNotEmpty();
+                System.out.printf("FLEET BENCH (fleet.wire=%s): %d engine input events, %d summaries, %d records " +
+                        "in all%n" +
+                        "FLEET BENCH (fleet.wire=%s): agent journal -> Kafka (acked): %.2f s = %.0f events/s, " +
+                        "%.0f summaries/s, %.0f records/s%n" +
+                        "FLEET BENCH (fleet.wire=%s): aggregator Kafka -> anomaly stage (transactions committed): " +
+                        "%.2f s = %.0f summaries/s; %d transactions, %d anomalies%n",
+                    wire, events, summaries, expected, wire, agentS, events / agentS, summaries / agentS,
+                    expected / agentS, wire, aggS, summaries / aggS, agg.transactions(), agg.anomalies().size());
+            }
         }
     }
 }

@@ -22,6 +22,7 @@ import java.util.regex.Pattern;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.flowscope.collector.config.FleetConfig;
+import io.flowscope.collector.fleet.wire.FleetWire;
 import io.flowscope.collector.pipeline.AnomalyStages;
 import io.flowscope.collector.config.CollectorConfig;
 import io.flowscope.collector.CollectorService;
@@ -203,7 +204,7 @@ class FleetIT
                 for (final ConsumerRecord<String, byte[]> r : part)
                 {
                     records++;
-                    final JsonNode n = FleetCodec.read(r.value());
+                    final JsonNode n = FleetWire.readAny(r.value());
                     assertThat(n.path("agent").asText()).isEqualTo("agent-r");
                     final long seq = n.path("seq").asLong();
                     if (seq <= highWater)
@@ -337,7 +338,7 @@ class FleetIT
             final Set<Long> seqs = new HashSet<>();
             for (final String topic : List.of(fleet.summariesTopic(), fleet.anomaliesTopic()))
             {
-                readAll(topic, true).values().forEach(rs -> rs.forEach(r -> seqs.add(FleetCodec.read(r.value())
+                readAll(topic, true).values().forEach(rs -> rs.forEach(r -> seqs.add(FleetWire.readAny(r.value())
                     .path("seq").asLong())));
             }
             assertThat(seqs).hasSize((int)expected);
