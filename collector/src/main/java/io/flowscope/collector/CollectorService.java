@@ -1,6 +1,5 @@
 package io.flowscope.collector;
 
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -8,6 +7,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 import java.util.function.Function;
+import java.util.function.LongFunction;
 import java.util.function.Supplier;
 
 import io.flowscope.api.anomaly.AnomalySink;
@@ -22,8 +22,8 @@ import io.flowscope.collector.ingest.Source;
 import io.flowscope.collector.journal.JournalLock;
 import io.flowscope.collector.pipeline.AnomalyEvent;
 import io.flowscope.collector.pipeline.AnomalyStages;
-import io.flowscope.collector.pipeline.IngestFailures;
-import io.flowscope.collector.pipeline.ProducerDrops;
+import io.flowscope.collector.pipeline.Announcements;
+import io.flowscope.collector.pipeline.Detector;
 import io.flowscope.collector.pipeline.ServiceSinks;
 import io.flowscope.collector.pipeline.Snapshot;
 import io.flowscope.sink.influx.InfluxSchema;
@@ -33,8 +33,14 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The running service: a Vert.x instance with the {@link HttpVerticle}, and the {@link DrainLoop} on its own
- * thread. Started from an immutable {@link CollectorConfig}; {@link #close()} stops both and waits.
+ * The composition root: the one place that builds a running service from the one {@link CollectorConfig} — a
+ * {@link Detector} (a node's {@link DrainLoop} over its source, or a fleet aggregator that {@code Main} builds), the
+ * sinks from their configuration slice, the HTTP side (API, stream, /metrics, live page) and the anomaly fan-out
+ * ({@link Announcements}) between them. {@link #close()} stops them all and waits.
+ * <p>
+ * Built in data order, so that nothing needs what is built after it: announcements, the detector, the sinks (which
+ * name hosts as the detector knows them), the HTTP side (which serves the detector's snapshots), then the receivers
+ * attached to the announcements, the HTTP side deployed and the detector started.
  */
 public final class CollectorService implements AutoCloseable
 {
@@ -43,12 +49,10 @@ public final class CollectorService implements AutoCloseable
     private final CollectorConfig config;
     private final Vertx vertx;
     private final HttpVerticle http;
-    private final DrainLoop drain;
-    private final String sourceDescription;
+    private final Detector detector;
     private final ServiceSinks sinks;
     private final Extensions extensions;
-    private final Source source;
-    /** The journal directory's lock, held for the service's life (null without a journal). */
+    /** The journal directory's lock, held for the service's life (null without a journal or for an aggregator). */
     private final JournalLock lock;
 
     /** What a component started beside the service (the fleet agent) adds to /metrics and /api/health. */
@@ -66,29 +70,26 @@ public final class CollectorService implements AutoCloseable
     }
 
     private CollectorService(final CollectorConfig config, final Vertx vertx, final HttpVerticle http,
-        final DrainLoop drain, final ServiceSinks sinks, final Extensions extensions, final Source source,
-        final JournalLock lock)
+        final Detector detector, final ServiceSinks sinks, final Extensions extensions, final JournalLock lock)
     {
-        this.lock = lock;
-        this.source = source;
-        this.extensions = extensions;
-        this.sinks = sinks;
         this.config = config;
         this.vertx = vertx;
         this.http = http;
-        this.drain = drain;
-        this.sourceDescription = drain.sourceDescription();
+        this.detector = detector;
+        this.sinks = sinks;
+        this.extensions = extensions;
+        this.lock = lock;
     }
 
-    /** A host id's name where the source knows it (a ring's hostname, a simulated node's name), else null. */
+    /** A host id's name where the detector knows it (a ring's hostname, a simulated node's name), else null. */
     public String hostName(final long hostId)
     {
-        return source.hostName(hostId);
+        return detector.hostName(hostId);
     }
 
     public String sourceDescription()
     {
-        return sourceDescription;
+        return detector.describe();
     }
 
     /** The source the configuration asks for: the simulator when {@code simulate.scenario} is set, else rings. */
@@ -110,6 +111,7 @@ public final class CollectorService implements AutoCloseable
         return new RingSource(config.ringDir(), config.ringScanMs(), config.ringDeleteDrained());
     }
 
+    /** A node's service (standalone or fleet agent) on the source the configuration asks for. */
     public static CollectorService start(final CollectorConfig config, final Consumer<AnomalyEvent> console)
         throws Exception
     {
@@ -123,9 +125,9 @@ public final class CollectorService implements AutoCloseable
     }
 
     /**
-     * With another anomaly stage than the service's: tests inject a stage that fails. A journal directory that
-     * another service holds stops the start ({@link JournalLock.InUseException}, one line naming the directory and
-     * the other process).
+     * A node's service with another anomaly stage than the service's: tests inject a stage that fails. A journal
+     * directory that another service holds stops the start ({@link JournalLock.InUseException}, one line naming the
+     * directory and the other process).
      */
     static CollectorService start(final CollectorConfig config, final Source source,
         final Function<AnomalySink, AnomalyStage> stageFactory, final Consumer<AnomalyEvent> console) throws Exception
@@ -144,7 +146,10 @@ public final class CollectorService implements AutoCloseable
         LOG.info("configuration: {}", config);
         try
         {
-            return start(config, source, stageFactory, console, lock);
+            final Announcements announced = new Announcements();
+            final DrainLoop drain = new DrainLoop(config, source, stageFactory, announced);
+            return start(config, drain, announced, console, lock, source instanceof RingSource ? config.ringDir() :
+                null, true);
         }
         catch (final Exception | Error e)
         {
@@ -156,80 +161,92 @@ public final class CollectorService implements AutoCloseable
         }
     }
 
-    private static CollectorService start(final CollectorConfig config, final Source source,
-        final Function<AnomalySink, AnomalyStage> stageFactory, final Consumer<AnomalyEvent> console,
-        final JournalLock lock) throws Exception
+    /**
+     * A service around a detector built elsewhere with {@code announced} (the fleet aggregator, which only
+     * {@code Main} knows): the same sinks, HTTP side and fan-out as a node's, no journal lock, no live-page names.
+     */
+    public static CollectorService start(final CollectorConfig config, final Detector detector,
+        final Announcements announced, final Consumer<AnomalyEvent> console) throws Exception
+    {
+        return start(config, detector, announced, console, null, null, false);
+    }
+
+    private static CollectorService start(final CollectorConfig config, final Detector detector,
+        final Announcements announced, final Consumer<AnomalyEvent> console, final JournalLock lock,
+        final java.nio.file.Path pageRingDir, final boolean pageHostNames) throws Exception
     {
         final Vertx vertx = Vertx.vertx(new VertxOptions().setEventLoopPoolSize(1).setWorkerPoolSize(2));
-        final DrainLoop[] drainRef = new DrainLoop[1];
-        // Hosts by name where the source knows it (Grafana's host variable, a page's host label), else by id.
-        final ServiceSinks sinks = new ServiceSinks(config.sinks(), id ->
+        // Hosts by name where the detector knows it (Grafana's host variable, a page's host label), else by id.
+        final LongFunction<String> hostNames = id ->
         {
-            final String name = source.hostName(id);
+            final String name = detector.hostName(id);
             return name != null ? name : InfluxSchema.hexHost(id);
-        });
+        };
+        final ServiceSinks sinks = new ServiceSinks(config.sinks(), hostNames);
         final Extensions ext = new Extensions();
         final HttpVerticle http = new HttpVerticle(config.httpHost(), config.httpPort(), config.publishIntervalMs(),
-            () -> drainRef[0].snapshot(), () -> health(config, drainRef[0], sinks, source, ext),
-            config.security(), () -> Metrics.renderSinks(sinks.statuses()) + ext.metrics())
-            .page(source::hostName, source instanceof RingSource ? config.ringDir() : null);
+            detector::snapshot, () -> health(detector, sinks, ext), config.security(),
+            () -> Metrics.renderSinks(sinks.statuses()) + detector.metrics() + ext.metrics());
+        if (pageHostNames)
+        {
+            http.page(detector::hostName, pageRingDir);
+        }
         // a recovered event (an anomaly an earlier run announced, still open) is for the sinks that keep state only
-        final DrainLoop drain = new DrainLoop(config, source, stageFactory, e ->
+        announced.to(e ->
         {
             if (!e.recovered())
             {
                 http.publish(e);
             }
-            sinks.onAnomaly(e);
+        }).to(sinks::onAnomaly).to(e ->
+        {
             if (!e.recovered())
             {
                 console.accept(e);
             }
         });
-        drain.sinks(sinks);
-        drainRef[0] = drain;
         try
         {
             vertx.deployVerticle(http).await(30, TimeUnit.SECONDS);
         }
         catch (final Exception e)
         {
-            sinks.close();
-            source.close();
-            vertx.close().await(30, TimeUnit.SECONDS);
+            try
+            {
+                detector.close();
+                sinks.close();
+            }
+            finally
+            {
+                vertx.close().await(30, TimeUnit.SECONDS);
+            }
             throw new IllegalStateException("cannot serve HTTP on " + config.httpHost() + ":" + config.httpPort() +
                 ": " + e.getMessage(), e);
         }
-        drain.start();
-        if (!drain.awaitReady(5, TimeUnit.MINUTES))
+        final CollectorService service = new CollectorService(config, vertx, http, detector, sinks, ext, lock);
+        try
         {
-            final CollectorService s = new CollectorService(config, vertx, http, drain, sinks, ext, source, null);
-            final Throwable t = drain.crashed();
-            s.close();
+            detector.start(sinks);
+        }
+        catch (final Exception | Error e)
+        {
+            service.closeKeepingLock();
+            throw e;
+        }
+        if (!detector.awaitReady(5, TimeUnit.MINUTES))
+        {
+            final Throwable t = detector.failure();
+            service.closeKeepingLock();
             throw new IllegalStateException("the drain loop did not start: " + t, t);
         }
-        return new CollectorService(config, vertx, http, drain, sinks, ext, source, lock);
+        return service;
     }
 
-    private static Map<String, Object> health(final CollectorConfig config, final DrainLoop drain,
-        final ServiceSinks sinks, final Source source, final Extensions ext)
+    private static Map<String, Object> health(final Detector detector, final ServiceSinks sinks,
+        final Extensions ext)
     {
-        final Map<String, Object> h = health(config, drain);
+        final Map<String, Object> h = detector.health();
         h.put("sinks", sinks.health());
-        final String late = source.behind();
-        if (late != null)
-        {
-            if ("UP".equals(h.get("status")))
-            {
-                h.put("status", "DEGRADED");
-            }
-            reasons(h).add(late);
-        }
-        final Map<String, Object> own = source.health();
-        if (own != null)
-        {
-            h.put(source instanceof SimulatorSource ? "simulator" : "source", own);
-        }
         ext.health.forEach((k, v) -> h.put(k, v.get()));
         return h;
     }
@@ -237,67 +254,25 @@ public final class CollectorService implements AutoCloseable
     /** What /api/health says now (status UP, DEGRADED or DOWN, and why), as the HTTP endpoint serves it. */
     public Map<String, Object> health()
     {
-        return health(config, drain, sinks, source, extensions);
+        return health(detector, sinks, extensions);
     }
 
-    @SuppressWarnings("unchecked")
-    private static List<String> reasons(final Map<String, Object> h)
+    /** The latest snapshot the HTTP side serves. */
+    public Snapshot snapshot()
     {
-        return (List<String>)h.computeIfAbsent("reasons", k -> new java.util.ArrayList<String>());
+        return detector.snapshot();
     }
 
-    static Map<String, Object> health(final CollectorConfig config, final DrainLoop drain)
+    /** Null while the detector runs; the error that stopped it otherwise (a node's drain loop died). */
+    public Throwable failure()
     {
-        final Map<String, Object> h = new LinkedHashMap<>();
-        final Snapshot s = drain.snapshot();
-        final String jf = s.stats().journalFailure();
-        final IngestFailures.Counts failures = s.stats().failures();
-        // input that made a stage throw lately: detection may have missed what that input carried
-        final boolean recentFailures = failures.recent(System.currentTimeMillis());
-        // a ring that fills up is never silent: its producer drops records the engines will never see
-        final String dropping = ProducerDrops.reason(s.stats().producers(), System.currentTimeMillis());
-        final String status = drain.crashed() != null ? "DOWN" :
-            jf != null || recentFailures || dropping != null ? "DEGRADED" : "UP";
-        h.put("status", status);
-        // Why it is not UP, one line each (the console prints them when the status changes).
-        final List<String> reasons = new java.util.ArrayList<>();
-        if (drain.crashed() != null)
-        {
-            reasons.add("the drain loop stopped: " + drain.crashed());
-        }
-        if (jf != null)
-        {
-            reasons.add("journal: " + jf);
-        }
-        if (recentFailures)
-        {
-            reasons.add("input that made a stage throw lately (see failures)");
-        }
-        if (dropping != null)
-        {
-            reasons.add(dropping);
-        }
-        h.put("reasons", reasons);
-        h.put("ready", drain.isReady());
-        h.put("source", s.stats().source());
-        h.put("drainLoopLagMs", System.currentTimeMillis() - drain.lastIterationMs());
-        h.put("eventsTotal", s.stats().eventsTotal());
-        h.put("ringsAttached", s.stats().ringsAttached());
-        final Map<String, Object> j = new LinkedHashMap<>();
-        j.put("enabled", config.journalEnabled());
-        j.put("dir", config.journalDir().toString());
-        j.put("bytes", s.stats().journalBytes());
-        j.put("maxBytes", config.journalMaxBytes());
-        j.put("failure", jf);
-        j.put("recoveredEntries", drain.recoveredEntries());
-        h.put("journal", j);
-        h.put("failures", failures.toHealth(System.currentTimeMillis()));
-        h.put("producers", ProducerDrops.health(s.stats().producers(), System.currentTimeMillis()));
-        if (drain.crashed() != null)
-        {
-            h.put("error", drain.crashed().toString());
-        }
-        return h;
+        return detector.failure();
+    }
+
+    /** True when the input has ended (a simulation of fixed duration). */
+    public boolean finished()
+    {
+        return detector.finished();
     }
 
     public int port()
@@ -322,17 +297,12 @@ public final class CollectorService implements AutoCloseable
         return sinks;
     }
 
-    public DrainLoop drain()
-    {
-        return drain;
-    }
-
-    @Override
-    public void close() throws Exception
+    /** Closes all but the journal lock, which the caller releases (a start that failed). */
+    private void closeKeepingLock() throws Exception
     {
         try
         {
-            drain.stop();
+            detector.close();
         }
         finally
         {
@@ -342,17 +312,23 @@ public final class CollectorService implements AutoCloseable
             }
             finally
             {
-                try
-                {
-                    vertx.close().await(30, TimeUnit.SECONDS);
-                }
-                finally
-                {
-                    if (lock != null)
-                    {
-                        lock.close(); // after the drain loop closed the journal
-                    }
-                }
+                vertx.close().await(30, TimeUnit.SECONDS);
+            }
+        }
+    }
+
+    @Override
+    public void close() throws Exception
+    {
+        try
+        {
+            closeKeepingLock();
+        }
+        finally
+        {
+            if (lock != null)
+            {
+                lock.close(); // after the drain loop closed the journal
             }
         }
     }

@@ -14,12 +14,15 @@ import java.util.function.Consumer;
 
 import io.flowscope.collector.config.CollectorConfig;
 import io.flowscope.collector.config.EngineSettings;
+import io.flowscope.collector.config.FleetConfig;
+import io.flowscope.collector.fleet.AgentPublisher;
+import io.flowscope.collector.fleet.Aggregator;
 import io.flowscope.collector.journal.EventLog;
 import io.flowscope.collector.journal.TraceReader;
 import io.flowscope.collector.pipeline.AnomalyEvent;
+import io.flowscope.collector.pipeline.Announcements;
 import io.flowscope.collector.pipeline.Json;
 import io.flowscope.collector.replay.JournalJson;
-import io.flowscope.collector.replay.Replay;
 import io.flowscope.collector.replay.TraceClock;
 import io.flowscope.collector.replay.TraceExport;
 import io.flowscope.ring.cli.RingTool;
@@ -241,12 +244,9 @@ public final class Main implements Callable<Integer>
             }
         };
         final CountDownLatch stop = stopSignal != null ? stopSignal : new CountDownLatch(1);
-        final io.flowscope.collector.config.FleetConfig fleet =
-            io.flowscope.collector.config.FleetConfig.load(opts.config, System.getenv(), opts.overrides());
-        if (fleet.isAggregator())
+        if (config.fleet().isAggregator())
         {
-            return io.flowscope.collector.fleet.Fleet.serveAggregator(config, fleet, console, out, stop,
-                opts.durationSeconds);
+            return serveAggregator(config, console, out, stop, opts.durationSeconds);
         }
         final CountDownLatch closed = new CountDownLatch(1);
         if (config.journalTemporary())
@@ -257,8 +257,7 @@ public final class Main implements Callable<Integer>
         final var stage = stageForTests;
         try (CollectorService service = stage == null ? CollectorService.start(config, console) :
             CollectorService.start(config, CollectorService.sourceOf(config), stage, console);
-            io.flowscope.collector.fleet.AgentPublisher agent =
-                io.flowscope.collector.fleet.Fleet.startAgent(service, config, fleet, out))
+            AgentPublisher agent = startAgent(service, config, out))
         {
             // the JVM halts as soon as the hooks return: on SIGTERM (systemd stop, a pod deleted) the hook waits
             // until the service is closed, or what the sinks still queue is lost (the InfluxDB sink runs seconds
@@ -279,16 +278,16 @@ public final class Main implements Callable<Integer>
             while (!stop.await(200, TimeUnit.MILLISECONDS))
             {
                 health = sayHealth(service.health(), health, out);
-                if (service.drain().crashed() != null)
+                if (service.failure() != null)
                 {
                     break;
                 }
-                if (opts.durationSeconds > 0 ? System.nanoTime() - deadline >= 0 : service.drain().finished())
+                if (opts.durationSeconds > 0 ? System.nanoTime() - deadline >= 0 : service.finished())
                 {
                     break;
                 }
             }
-            stoppedBy = service.drain().crashed();
+            stoppedBy = service.failure();
             try
             {
                 Runtime.getRuntime().removeShutdownHook(hook);
@@ -321,6 +320,76 @@ public final class Main implements Callable<Integer>
             }
         }
         return stoppedBy != null ? EXIT_FAILED : 0;
+    }
+
+    /** A fleet agent's publisher, started, its counters in the service's /metrics and /api/health; null otherwise. */
+    static AgentPublisher startAgent(final CollectorService service, final CollectorConfig config,
+        final PrintWriter out)
+    {
+        final FleetConfig fleet = config.fleet();
+        if (!fleet.isAgent())
+        {
+            return null;
+        }
+        final AgentPublisher p = new AgentPublisher(config, fleet, service::hostName).start();
+        service.extend("fleet", p::health, p::metrics);
+        out.println("flowscope: fleet agent " + p.agentId() + " publishing to " + fleet.bootstrap() + " (topics " +
+            fleet.summariesTopic() + ", " + fleet.anomaliesTopic() + ", " + fleet.eventsTopic() + ")");
+        out.flush();
+        return p;
+    }
+
+    /**
+     * {@code run --role aggregator}: the service around a fleet aggregator (the same API and live page as a node's;
+     * anomalies only) until {@code stop}, the duration or the aggregator's failure; a failed aggregator exits 1, so
+     * that systemd (Restart=on-failure) or Kubernetes restarts it.
+     */
+    static int serveAggregator(final CollectorConfig config, final Consumer<AnomalyEvent> console,
+        final PrintWriter out, final CountDownLatch stop, final long durationSeconds) throws Exception
+    {
+        final FleetConfig fleet = config.fleet();
+        final String instance = fleet.agentId().isEmpty() ? FleetConfig.hostName() + "-" +
+            ProcessHandle.current().pid() : fleet.agentId();
+        final Announcements announced = new Announcements();
+        final Aggregator aggregator = new Aggregator(fleet, instance, announced);
+        final Throwable failed;
+        final CountDownLatch closed = new CountDownLatch(1);
+        try (CollectorService s = CollectorService.start(config, aggregator, announced, console))
+        {
+            final Thread hook = shutdownHook(stop, closed);
+            Runtime.getRuntime().addShutdownHook(hook);
+            out.println("flowscope: fleet aggregator " + aggregator.instance() + " (group " + fleet.group() +
+                ", " + fleet.bootstrap() + ") serving " + s.url() + "  (anomalies at " + s.url() +
+                "api/anomalies; written to " + fleet.fleetAnomaliesTopic() + ")");
+            out.flush();
+            if (durationSeconds > 0)
+            {
+                stop.await(durationSeconds, TimeUnit.SECONDS);
+            }
+            else
+            {
+                while (!stop.await(200, TimeUnit.MILLISECONDS) && s.failure() == null)
+                {
+                    // serving
+                }
+            }
+            try
+            {
+                Runtime.getRuntime().removeShutdownHook(hook);
+            }
+            catch (final IllegalStateException ignored)
+            {
+                // shutting down already
+            }
+            failed = s.failure();
+            out.println("flowscope: stopping the aggregator" + (failed == null ? "" : " (failed: " + failed + ")"));
+            out.flush();
+        }
+        finally
+        {
+            closed.countDown();
+        }
+        return failed == null ? 0 : EXIT_FAILED;
     }
 
     /** The journal's bound as the console says it: its cap, and the free space of its file system when less. */

@@ -87,7 +87,7 @@ class DeployManifestsTest
     {
         assertThat(fleetKeysSet(config, env)).as(where + ": fleet keys set in " + config.getFileName() +
             " or the environment").containsAll(agent ? AGENT_KEYS : AGGREGATOR_KEYS);
-        final FleetConfig f = FleetConfig.load(config, env, Map.of());
+        final FleetConfig f = CollectorConfig.load(config, env, Map.of()).fleet();
         assertThat(agent ? f.isAgent() : f.isAggregator()).as(where + ": fleet.role = " + f.role()).isTrue();
         return f;
     }
@@ -472,7 +472,7 @@ class DeployManifestsTest
             else
             {
                 assertThat(c.sinks().webhooks().get(0).secret()).isEqualTo("credential-" + name + "-0123456789abcdef");
-                assertThat(FleetConfig.load(config, env, Map.of()).agentId()).isEqualTo("gpu-node-17");
+                assertThat(CollectorConfig.load(config, env, Map.of()).fleet().agentId()).isEqualTo("gpu-node-17");
             }
         }
         sameKafka(fleetByRole);

@@ -132,9 +132,9 @@ class DrainLoopFailureTest
             assertThat(metric(metrics, "flowscope_ingest_failures_total{stage=\"source\"}")).isPositive();
             assertThat(metric(metrics, "flowscope_ingest_failures_total{stage=\"window\"}")).isZero();
 
-            await().atMost(Duration.ofSeconds(60)).until(() -> s.drain().finished());
-            assertThat(s.drain().crashed()).isNull();
-            final Stats end = s.drain().snapshot().stats();
+            await().atMost(Duration.ofSeconds(60)).until(() -> s.finished());
+            assertThat(s.failure()).isNull();
+            final Stats end = s.snapshot().stats();
             assertThat(end.failures().of(IngestFailures.Stage.ANOMALY)).isEqualTo(stageThrew.get());
             assertThat(end.failures().of(IngestFailures.Stage.SOURCE)).isEqualTo(source.thrown.get());
             assertThat(source.thrown.get()).isGreaterThan(5);

@@ -133,7 +133,7 @@ class LivePageOnCallIT
             "real trace net-r1-100us (2 x H100, sockets; rank 1 sends 100 us late from 91.86 s) replayed to 93.2 s");
         try (CollectorService s = CollectorService.start(config(Map.of()), source, e -> { }))
         {
-            await().atMost(Duration.ofSeconds(120)).until(() -> s.drain().finished());
+            await().atMost(Duration.ofSeconds(120)).until(() -> s.finished());
             final JsonNode heat = Http.json(s.url() + "api/heatmap").get("heatmaps").get(0);
             assertThat(heat.get("ranks").toString()).isEqualTo("[0,1]");
             assertThat(heat.get("rankInfo").get(1).get("hostname").asText()).isEqualTo("vm");
@@ -190,7 +190,7 @@ class LivePageOnCallIT
             "real trace gpu-r1-2ms (2 x H100, sockets; rank 1's GPU 2 ms late from 70.96 s) replayed to 73.5 s");
         try (CollectorService s = CollectorService.start(config(Map.of()), source, e -> { }))
         {
-            await().atMost(Duration.ofSeconds(120)).until(() -> s.drain().finished());
+            await().atMost(Duration.ofSeconds(120)).until(() -> s.finished());
             final String dom = page(s, "live-page-straggler.png");
             assertThat(dom).containsPattern("SLOW NODE — rank 1 · host vm, late by [0-9.]+ ms per operation — since");
             assertThat(rank(dom, 1)).startsWith("class=\"rank culprit\"").contains("data-outlier=\"ownGpu\"");

@@ -798,7 +798,7 @@ class MultiHostHarnessTest
             while (procs.stream().anyMatch(Process::isAlive))
             {
                 assertThat(System.nanoTime() - deadline).as("producers still running").isNegative();
-                final long lag = s.drain().snapshot().stats().ringLagRecords();
+                final long lag = s.snapshot().stats().ringLagRecords();
                 maxLag = Math.max(maxLag, lag);
                 final int bin = (int)Math.min(lagBins.length - 1, Math.max(0, (System.nanoTime() - t0) / 500_000_000L));
                 lagBins[bin] = Math.max(lagBins[bin], lag);
@@ -816,7 +816,7 @@ class MultiHostHarnessTest
             }
             final long total = producers.stream().mapToLong(Producer::counted).sum();
             final long drainedBy = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-            while (s.drain().snapshot().stats().ringRecordsTotal() < total && System.nanoTime() < drainedBy)
+            while (s.snapshot().stats().ringRecordsTotal() < total && System.nanoTime() < drainedBy)
             {
                 Thread.sleep(5);
             }
@@ -834,9 +834,9 @@ class MultiHostHarnessTest
             }
             final double seconds = (job.ops() * job.periodUs() * 1000 + job.hangNs()) / 1e9;
             final Result r = new Result(job, faults, t0, producers, published, names,
-                s.drain().snapshot().stats(), maxLag,
+                s.snapshot().stats(), maxLag,
                 Arrays.stream(lagBins, 0, lastBin + 1).mapToObj(Long::toString).collect(Collectors.joining(",")),
-                catchUpMs, seconds, s.drain().crashed());
+                catchUpMs, seconds, s.failure());
             System.out.println("multi-host " + r.line());
             keep(job, runDir, t0);
             return r;

@@ -113,14 +113,14 @@ class MultiHostRingTest
                 }
                 final long total = written;
                 await().atMost(Duration.ofSeconds(30)).until(() ->
-                    s.drain().snapshot().stats().ringRecordsTotal() == total);
+                    s.snapshot().stats().ringRecordsTotal() == total);
                 Thread.sleep(500); // a few more batches and periods after the last record
 
-                assertThat(s.drain().crashed()).as("the drain loop").isNull();
+                assertThat(s.failure()).as("the drain loop").isNull();
                 final JsonNode h = Http.json(s.url() + "api/health");
                 assertThat(h.get("status").asText()).isNotEqualTo("DOWN");
                 assertThat(h.get("ringsAttached").asInt()).isEqualTo(RANKS);
-                final Stats st = s.drain().snapshot().stats();
+                final Stats st = s.snapshot().stats();
                 assertThat(st.ringRecordsTotal()).isEqualTo(total);
                 assertThat(st.eventsTotal()).isEqualTo(total);
                 assertThat(st.ringCorrupt()).isZero();
@@ -135,7 +135,7 @@ class MultiHostRingTest
                 rings.get(0).sendOp(1, 1, STEPS, 65536, 1_300_000_000L, STEP_NS);
                 final long more = total + 2 + 5L * STEPS;
                 await().atMost(Duration.ofSeconds(30)).until(() ->
-                    s.drain().snapshot().stats().ringRecordsTotal() == more);
+                    s.snapshot().stats().ringRecordsTotal() == more);
                 ingested[0] = more;
             }
         }

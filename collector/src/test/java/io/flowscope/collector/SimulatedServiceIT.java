@@ -85,7 +85,7 @@ class SimulatedServiceIT
             assertThat(dom).contains("data-kind=\"SLOW_LINK\"", "rank 3 \u2192 4 (sim-node-0 \u2192 sim-node-1)");
 
             // run to the end of the simulation
-            await().atMost(Duration.ofSeconds(60)).until(() -> s.drain().finished());
+            await().atMost(Duration.ofSeconds(60)).until(() -> s.finished());
         }
         final List<String> live = console.stream().filter(e -> !"updated".equals(e.type()))
             .map(SimulatedServiceIT::key).toList();
@@ -138,7 +138,7 @@ class SimulatedServiceIT
         final CollectorConfig config = config("default", Map.of("simulate.durationSeconds", "1"));
         try (CollectorService s = CollectorService.start(config, e -> { }))
         {
-            await().atMost(Duration.ofSeconds(60)).until(() -> s.drain().finished());
+            await().atMost(Duration.ofSeconds(60)).until(() -> s.finished());
         }
         final long[] replayed = {0};
         Replay.run(dir.resolve("journal"), config, Long.MIN_VALUE, Long.MAX_VALUE, x -> replayed[0]++,
@@ -186,7 +186,7 @@ class SimulatedServiceIT
         try (CollectorService s = CollectorService.start(config("default",
             Map.of("simulate.durationSeconds", "1")), first::add))
         {
-            await().atMost(Duration.ofSeconds(60)).until(() -> s.drain().finished());
+            await().atMost(Duration.ofSeconds(60)).until(() -> s.finished());
         }
         assertThat(first).filteredOn(e -> e.type().equals("opened")).hasSize(1);
 

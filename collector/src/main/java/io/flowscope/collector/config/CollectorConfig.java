@@ -32,7 +32,7 @@ public record CollectorConfig(
     long windowPeriodMs, int windowSize,
     long publishIntervalMs,
     String simulateScenario, double simulateSpeed, long simulateDurationSeconds,
-    SinksConfig sinks, SecurityConfig security, boolean journalTemporary)
+    SinksConfig sinks, SecurityConfig security, boolean journalTemporary, FleetConfig fleet)
 {
     /**
      * The default journal directory's place in {@link #DEFAULTS} (and the README's table): per user and per
@@ -101,7 +101,8 @@ public record CollectorConfig(
             {"secretFile", ""}, {"maxAttempts", "8"}, {"resendIntervalMs", "60000"}, {"runbookUrl", ""},
             {"bearerToken", ""}, {"bearerTokenFile", ""}, {"basicAuthUser", ""}, {"basicAuthPassword", ""},
             {"basicAuthPasswordFile", ""}, {"caFile", ""}, {"certFile", ""}, {"keyFile", ""},
-            {"insecureSkipVerify", "false"}})
+            {"insecureSkipVerify", "false"}, {"queueCapacity", "4096"}, {"maxBatch", "64"}, {"flushIntervalMs", "100"},
+            {"initialBackoffMs", "200"}, {"maxBackoffMs", "10000"}, {"jitter", "0.5"}})
         {
             f.put(kv[0], kv[1]);
         }
@@ -169,6 +170,7 @@ public record CollectorConfig(
         d.put("security.maxBodyBytes", "65536");
         d.put("security.maxHeaderBytes", "8192");
         d.put("security.maxUriBytes", "4096");
+        d.putAll(FleetConfig.DEFAULTS);
         for (int i = 0; i < MAX_WEBHOOKS; i++)
         {
             for (final Map.Entry<String, String> f : WEBHOOK_FIELDS.entrySet())
@@ -299,7 +301,7 @@ public record CollectorConfig(
             p.longIn("publish.intervalMs", 10, 60_000),
             p.scenario("simulate.scenario"), p.doubleIn("simulate.speed", 0.001, 1000),
             p.longIn("simulate.durationSeconds", 0, 365L * 86400),
-            p.sinks(), p.security(), temporary);
+            p.sinks(), p.security(), temporary, FleetConfig.parse(values, origin));
         if (!c.security().authenticate() && !isLoopback(c.httpHost()))
         {
             throw new ConfigException("config: http.host = '" + c.httpHost() + "' (from " + origin.get("http.host") +
@@ -332,8 +334,7 @@ public record CollectorConfig(
 
     private static void requireKnown(final String key, final String where)
     {
-        // fleet.* keys: the fleet section, validated by io.flowscope.collector.config.FleetConfig
-        if (!DEFAULTS.containsKey(key) && !key.startsWith("fleet."))
+        if (!DEFAULTS.containsKey(key))
         {
             throw new ConfigException("config: unknown key '" + key + "' in " + where + " (known keys: " +
                 String.join(", ", DEFAULTS.keySet().stream().filter(k -> !k.startsWith("sinks.webhooks.") ||
@@ -732,7 +733,22 @@ public record CollectorConfig(
             }
             return new SinksConfig.Webhook(url, format, secret(webhookKey(i, "secret"), webhookKey(i, "secretFile")),
                 intIn(webhookKey(i, "maxAttempts"), 1, 100), resendMs,
-                runbook.isEmpty() ? null : httpUrl(webhookKey(i, "runbookUrl")), auth, tls);
+                runbook.isEmpty() ? null : httpUrl(webhookKey(i, "runbookUrl")), auth, tls, delivery(i));
+        }
+
+        /** Webhook {@code i}'s queue, batches and back-off ({@link SinksConfig.Delivery}). */
+        private SinksConfig.Delivery delivery(final int i)
+        {
+            final long initial = longIn(webhookKey(i, "initialBackoffMs"), 1, 600_000);
+            final long max = longIn(webhookKey(i, "maxBackoffMs"), 1, 3_600_000);
+            if (max < initial)
+            {
+                throw bad(webhookKey(i, "maxBackoffMs"), "at least " + webhookKey(i, "initialBackoffMs") + " (" +
+                    initial + ")");
+            }
+            return new SinksConfig.Delivery(intIn(webhookKey(i, "queueCapacity"), 1, 16_777_216),
+                intIn(webhookKey(i, "maxBatch"), 1, 100_000), longIn(webhookKey(i, "flushIntervalMs"), 1, 60_000),
+                initial, max, doubleIn(webhookKey(i, "jitter"), 0, 1));
         }
 
         /**
@@ -815,6 +831,6 @@ public record CollectorConfig(
             " window.windowSize=" + windowSize + " publish.intervalMs=" + publishIntervalMs +
             " simulate.scenario=" + (simulateScenario.isEmpty() ? "(off)" : simulateScenario) +
             " simulate.speed=" + simulateSpeed + " simulate.durationSeconds=" + simulateDurationSeconds +
-            " sinks: " + sinks + " security: " + security;
+            " sinks: " + sinks + " security: " + security + " " + fleet;
     }
 }

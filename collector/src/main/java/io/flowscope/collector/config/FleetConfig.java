@@ -3,22 +3,15 @@ package io.flowscope.collector.config;
 import java.io.IOException;
 import java.lang.management.ManagementFactory;
 import java.net.InetAddress;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Collections;
-import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.Locale;
 import java.util.Map;
 
-import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
-import io.flowscope.collector.fleet.wire.FleetWire;
-
 /**
- * The {@code fleet} section of the configuration (keys {@code fleet.*}, same layering as {@link CollectorConfig}:
- * defaults, file, environment {@code FLOWSCOPE_FLEET_...}, command line). Immutable.
+ * The {@code fleet} section of the configuration (keys {@code fleet.*}, environment {@code FLOWSCOPE_FLEET_...}),
+ * loaded with the rest by {@link CollectorConfig#load} ({@link CollectorConfig#fleet()}). Immutable.
  *
  * @param role             {@code standalone} (no Kafka), {@code agent} or {@code aggregator}
  * @param bootstrap        Kafka bootstrap servers
@@ -34,8 +27,25 @@ import io.flowscope.collector.fleet.wire.FleetWire;
  *                         for debugging); aggregators read both
  */
 public record FleetConfig(String role, String bootstrap, String topicPrefix, int partitions, String agentId,
-    long eventSampleEvery, String group, long bufferBytes, FleetWire.Encoding wire)
+    long eventSampleEvery, String group, long bufferBytes, Encoding wire)
 {
+    /** {@code fleet.wire}: the summaries topic's encodings (the fleet's {@code FleetWire} reads both). */
+    public enum Encoding
+    {
+        BINARY, JSON;
+
+        /** {@code binary} or {@code json} (any case); anything else is one line naming the key and the choices. */
+        public static Encoding parse(final String key, final String value)
+        {
+            return switch (value.trim().toLowerCase(Locale.ROOT))
+            {
+                case "binary" -> BINARY;
+                case "json" -> JSON;
+                default -> throw new IllegalArgumentException(key + " = " + value + ": binary or json");
+            };
+        }
+    }
+
     /** Every key with its default, in the order of the README table. */
     public static final Map<String, String> DEFAULTS;
 
@@ -85,41 +95,12 @@ public record FleetConfig(String role, String bootstrap, String topicPrefix, int
         return "aggregator".equals(role);
     }
 
-    public static FleetConfig load(final Path file, final Map<String, String> env, final Map<String, String> overrides)
+    /**
+     * The section from the configuration's values as {@link CollectorConfig#load} layered them (each key's value
+     * and where it came from), validated: the file is read once, there.
+     */
+    static FleetConfig parse(final Map<String, String> values, final Map<String, String> origin)
     {
-        final Map<String, String> values = new LinkedHashMap<>(DEFAULTS);
-        final Map<String, String> origin = new LinkedHashMap<>();
-        DEFAULTS.keySet().forEach(k -> origin.put(k, "default"));
-        if (file != null)
-        {
-            readFile(file).forEach((k, v) ->
-            {
-                if (k.startsWith("fleet."))
-                {
-                    known(k, "file " + file);
-                    values.put(k, v);
-                    origin.put(k, "file " + file);
-                }
-            });
-        }
-        for (final String key : DEFAULTS.keySet())
-        {
-            final String v = env.get(CollectorConfig.envName(key));
-            if (v != null)
-            {
-                values.put(key, v);
-                origin.put(key, "env " + CollectorConfig.envName(key));
-            }
-        }
-        overrides.forEach((k, v) ->
-        {
-            if (k.startsWith("fleet."))
-            {
-                known(k, "the command line");
-                values.put(k, v);
-                origin.put(k, "the command line");
-            }
-        });
         final String role = values.get("fleet.role").trim().toLowerCase(Locale.ROOT);
         if (!role.equals("standalone") && !role.equals("agent") && !role.equals("aggregator"))
         {
@@ -174,15 +155,6 @@ public record FleetConfig(String role, String bootstrap, String topicPrefix, int
         }
     }
 
-    private static void known(final String key, final String where)
-    {
-        if (!DEFAULTS.containsKey(key))
-        {
-            throw new CollectorConfig.ConfigException("config: unknown key '" + key + "' in " + where +
-                " (known fleet keys: " + String.join(", ", DEFAULTS.keySet()) + ")");
-        }
-    }
-
     private static CollectorConfig.ConfigException bad(final String key, final Map<String, String> values,
         final Map<String, String> origin, final String expected)
     {
@@ -190,11 +162,11 @@ public record FleetConfig(String role, String bootstrap, String topicPrefix, int
             origin.get(key) + "): expected " + expected);
     }
 
-    private static FleetWire.Encoding wire(final Map<String, String> values, final Map<String, String> origin)
+    private static Encoding wire(final Map<String, String> values, final Map<String, String> origin)
     {
         try
         {
-            return FleetWire.Encoding.parse("fleet.wire", values.get("fleet.wire"));
+            return Encoding.parse("fleet.wire", values.get("fleet.wire"));
         }
         catch (final IllegalArgumentException e)
         {
@@ -218,45 +190,6 @@ public record FleetConfig(String role, String bootstrap, String topicPrefix, int
             // reported below
         }
         throw bad(key, values, origin, "an integer in " + min + ".." + max);
-    }
-
-    private static Map<String, String> readFile(final Path file)
-    {
-        final Map<String, String> out = new LinkedHashMap<>();
-        try
-        {
-            final String text = Files.readString(file);
-            final ObjectMapper mapper = text.stripLeading().startsWith("{") ? new ObjectMapper() :
-                new ObjectMapper(new YAMLFactory());
-            final JsonNode root = mapper.readTree(text);
-            if (root != null && root.isObject())
-            {
-                flatten("", root, out);
-            }
-        }
-        catch (final IOException e)
-        {
-            // CollectorConfig reports an unreadable file
-        }
-        return out;
-    }
-
-    private static void flatten(final String prefix, final JsonNode node, final Map<String, String> out)
-    {
-        final Iterator<Map.Entry<String, JsonNode>> it = node.fields();
-        while (it.hasNext())
-        {
-            final Map.Entry<String, JsonNode> e = it.next();
-            final String key = prefix.isEmpty() ? e.getKey() : prefix + "." + e.getKey();
-            if (e.getValue().isObject())
-            {
-                flatten(key, e.getValue(), out);
-            }
-            else
-            {
-                out.put(key, e.getValue().isNull() ? "" : e.getValue().asText());
-            }
-        }
     }
 
     @Override

@@ -19,7 +19,6 @@ import io.flowscope.collector.pipeline.AnomalyEvent;
 import io.flowscope.collector.pipeline.AnomalyStages;
 import io.flowscope.collector.config.CollectorConfig;
 import io.flowscope.collector.pipeline.Pipeline;
-import io.flowscope.collector.fleet.wire.FleetWire;
 import io.flowscope.collector.fleet.wire.FleetWireEncoder;
 import io.flowscope.collector.journal.JournalReader;
 import io.flowscope.collector.journal.JournalWriter;
@@ -490,7 +489,7 @@ public final class AgentPublisher implements AutoCloseable
             this.failure = failure;
             this.summaryPartitions = summaryPartitions;
             this.anomalyPartitions = anomalyPartitions;
-            this.wire = fleet.wire() == FleetWire.Encoding.BINARY ? new FleetWireEncoder(agentId) : null;
+            this.wire = fleet.wire() == FleetConfig.Encoding.BINARY ? new FleetWireEncoder(agentId) : null;
         }
 
         void document(final long index)

@@ -28,7 +28,11 @@ import io.flowscope.collector.fleet.wire.FleetWireDecoder;
 import io.flowscope.collector.fleet.wire.WireSchema;
 import io.flowscope.collector.pipeline.AnomalyEvent;
 import io.flowscope.collector.pipeline.AnomalyStages;
+import io.flowscope.collector.pipeline.Detector;
 import io.flowscope.collector.pipeline.IngestFailures;
+import io.flowscope.collector.pipeline.ServiceSinks;
+import io.flowscope.collector.pipeline.Snapshot;
+import io.flowscope.collector.pipeline.Stats;
 import io.flowscope.sink.influx.InfluxSchema;
 import io.flowscope.api.summary.CollectiveSummary;
 import io.flowscope.api.summary.FlowSummary;
@@ -66,7 +70,7 @@ import org.slf4j.LoggerFactory;
  * move, so an aggregator rebuilds only the partitions it newly takes (the eager protocol would revoke and rebuild
  * every partition of every member on each rebalance).
  */
-public final class Aggregator implements AutoCloseable
+public final class Aggregator implements Detector
 {
     private static final Logger LOG = LoggerFactory.getLogger(Aggregator.class);
 
@@ -157,6 +161,44 @@ public final class Aggregator implements AutoCloseable
         return this;
     }
 
+    /** As {@link #start()}: an aggregator makes no flow or collective summaries for the sinks. */
+    @Override
+    public void start(final ServiceSinks summaries) throws Exception
+    {
+        start();
+    }
+
+    /** What the HTTP side serves: the anomalies (latest state) and the record counts; no flows. */
+    @Override
+    public Snapshot snapshot()
+    {
+        final List<Anomaly> all = anomalies();
+        final long open = all.stream().filter(Anomaly::isOpen).count();
+        final long n = records;
+        final Stats s = new Stats(n, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, null, 0, n, open, describe(), failures());
+        return new Snapshot(System.currentTimeMillis(), Long.MIN_VALUE, List.of(), List.of(), List.of(), List.of(),
+            List.of(), all, s);
+    }
+
+    @Override
+    public String describe()
+    {
+        return "fleet aggregator " + instance + " on " + fleet.summariesTopic();
+    }
+
+    @Override
+    public Throwable failure()
+    {
+        return failed;
+    }
+
+    /** Never: it reads its topics until closed. */
+    @Override
+    public boolean finished()
+    {
+        return false;
+    }
+
     /** Every anomaly seen (latest state), rebuilt ones included. */
     public List<Anomaly> anomalies()
     {
@@ -216,6 +258,7 @@ public final class Aggregator implements AutoCloseable
     }
 
     /** A host id's name as an agent sent it with the host's summaries, else the id in hex (as the sinks tag it). */
+    @Override
     public String hostName(final long hostId)
     {
         final String name = hostNames.get(hostId);
@@ -648,6 +691,7 @@ public final class Aggregator implements AutoCloseable
     }
 
     /** The anomaly events, latest state per anomaly, as the HTTP side serves them. */
+    @Override
     public Map<String, Object> health()
     {
         final Map<String, Object> h = new LinkedHashMap<>();
@@ -677,6 +721,7 @@ public final class Aggregator implements AutoCloseable
     }
 
     /** Prometheus text of the aggregator's counters (appended to its {@code /metrics}). */
+    @Override
     public String metrics()
     {
         final StringBuilder b = new StringBuilder(1024);

@@ -1,5 +1,9 @@
 package io.flowscope.collector.ingest;
 
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
@@ -14,8 +18,10 @@ import io.flowscope.collector.config.EngineSettings;
 import io.flowscope.collector.journal.JournalReader;
 import io.flowscope.collector.journal.JournalWriter;
 import io.flowscope.collector.pipeline.AnomalyEvent;
+import io.flowscope.collector.pipeline.Detector;
 import io.flowscope.collector.pipeline.IngestFailures;
 import io.flowscope.collector.pipeline.Pipeline;
+import io.flowscope.collector.pipeline.ProducerDrops;
 import io.flowscope.collector.pipeline.ServiceSinks;
 import io.flowscope.collector.pipeline.Snapshot;
 import io.flowscope.collector.pipeline.Stats;
@@ -38,7 +44,7 @@ import org.slf4j.LoggerFactory;
  * failures} in {@code /api/health}), logged rate-limited, and the next batch is drained. What a failing poll handed
  * over before it threw is still journaled. Only an {@link Error} (out of memory) ends the loop: DOWN in health.
  */
-public final class DrainLoop
+public final class DrainLoop implements Detector
 {
     private static final Logger LOG = LoggerFactory.getLogger(DrainLoop.class);
 
@@ -69,25 +75,24 @@ public final class DrainLoop
         this.anomalyListener = anomalyListener;
     }
 
-    /** Feeds the summaries made after the journal catch-up to these sinks; call before {@link #start}. */
-    public void sinks(final ServiceSinks sinks)
+    /** Starts the thread; the summaries made after the journal catch-up go to {@code sinks} too. */
+    @Override
+    public void start(final ServiceSinks sinks)
     {
         this.sinks = sinks;
-    }
-
-    public void start()
-    {
         thread = new Thread(this::run, "flowscope-drain");
         thread.setDaemon(true);
         thread.start();
     }
 
     /** Waits until the journal is caught up and draining started (or the loop died). */
+    @Override
     public boolean awaitReady(final long timeout, final TimeUnit unit) throws InterruptedException
     {
         return ready.await(timeout, unit) && isReady;
     }
 
+    @Override
     public Snapshot snapshot()
     {
         return snapshot.get();
@@ -109,9 +114,23 @@ public final class DrainLoop
         return lastIterationMs;
     }
 
-    public String sourceDescription()
+    @Override
+    public String describe()
     {
         return source.describe();
+    }
+
+    @Override
+    public Throwable failure()
+    {
+        return crashed;
+    }
+
+    /** A host id's name where the source knows it (a ring's hostname, a simulated node's name), else null. */
+    @Override
+    public String hostName(final long hostId)
+    {
+        return source.hostName(hostId);
     }
 
     public long recoveredEntries()
@@ -119,6 +138,7 @@ public final class DrainLoop
         return recoveredEntries;
     }
 
+    @Override
     public boolean finished()
     {
         return stopped.getCount() == 0;
@@ -131,6 +151,93 @@ public final class DrainLoop
         {
             thread.join(TimeUnit.SECONDS.toMillis(30));
         }
+    }
+
+    /** Stops the loop, which closes the source; a loop never started closes its source here. */
+    @Override
+    public void close() throws InterruptedException
+    {
+        final boolean started = thread != null;
+        stop();
+        if (!started)
+        {
+            source.close();
+        }
+    }
+
+    /**
+     * What {@code /api/health} says of the node (without the sinks): status UP, DEGRADED (journal failure, input
+     * that made a stage throw lately, a producer dropping records, a source behind its clock) or DOWN (the loop
+     * died), the reasons, the journal, failures, producers and the source's own figures.
+     */
+    @Override
+    public Map<String, Object> health()
+    {
+        final Map<String, Object> h = new LinkedHashMap<>();
+        final Snapshot s = snapshot();
+        final Throwable died = crashed;
+        final String jf = s.stats().journalFailure();
+        final IngestFailures.Counts failures = s.stats().failures();
+        // input that made a stage throw lately: detection may have missed what that input carried
+        final boolean recentFailures = failures.recent(System.currentTimeMillis());
+        // a ring that fills up is never silent: its producer drops records the engines will never see
+        final String dropping = ProducerDrops.reason(s.stats().producers(), System.currentTimeMillis());
+        final String status = died != null ? "DOWN" :
+            jf != null || recentFailures || dropping != null ? "DEGRADED" : "UP";
+        h.put("status", status);
+        // Why it is not UP, one line each (the console prints them when the status changes).
+        final List<String> reasons = new ArrayList<>();
+        if (died != null)
+        {
+            reasons.add("the drain loop stopped: " + died);
+        }
+        if (jf != null)
+        {
+            reasons.add("journal: " + jf);
+        }
+        if (recentFailures)
+        {
+            reasons.add("input that made a stage throw lately (see failures)");
+        }
+        if (dropping != null)
+        {
+            reasons.add(dropping);
+        }
+        h.put("reasons", reasons);
+        h.put("ready", isReady());
+        h.put("source", s.stats().source());
+        h.put("drainLoopLagMs", System.currentTimeMillis() - lastIterationMs());
+        h.put("eventsTotal", s.stats().eventsTotal());
+        h.put("ringsAttached", s.stats().ringsAttached());
+        final Map<String, Object> j = new LinkedHashMap<>();
+        j.put("enabled", config.journalEnabled());
+        j.put("dir", config.journalDir().toString());
+        j.put("bytes", s.stats().journalBytes());
+        j.put("maxBytes", config.journalMaxBytes());
+        j.put("failure", jf);
+        j.put("recoveredEntries", recoveredEntries());
+        h.put("journal", j);
+        h.put("failures", failures.toHealth(System.currentTimeMillis()));
+        h.put("producers", ProducerDrops.health(s.stats().producers(), System.currentTimeMillis()));
+        if (died != null)
+        {
+            h.put("error", died.toString());
+        }
+        final String late = source.behind();
+        if (late != null)
+        {
+            if ("UP".equals(h.get("status")))
+            {
+                h.put("status", "DEGRADED");
+            }
+            reasons.add(late);
+        }
+        final Map<String, Object> own = source.health();
+        if (own != null)
+        {
+            h.put(source instanceof SimulatorSource ? "simulator" : "source", own);
+        }
+        return h;
     }
 
     private void run()

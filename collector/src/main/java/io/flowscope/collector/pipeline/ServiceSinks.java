@@ -50,18 +50,16 @@ public final class ServiceSinks implements FlowSummarySink, CollectiveSink, Auto
         this(config, InfluxSchema::hexHost);
     }
 
-    /** {@code hostNames}: a host id's {@code host} tag (InfluxDB) and label (webhooks). */
+    /**
+     * Each sink built from its own slice of {@code config} ({@link SinksConfig.Influx}, each
+     * {@link SinksConfig.Webhook}); {@code hostNames}: a host id's {@code host} tag (InfluxDB) and label (webhooks).
+     */
     public ServiceSinks(final SinksConfig config, final LongFunction<String> hostNames)
     {
         final SinksConfig.Influx ic = config.influx();
         if (ic != null)
         {
-            influx = new InfluxSink(InfluxConfig.builder(ic.url(), ic.database()).maxSeries(ic.maxSeries())
-                .hostNames(hostNames)
-                .rankNames((h, c, r) -> rankNames.of(h, c, r)).auth(ic.auth()).tls(ic.tls())
-                .processor(ProcessorConfig.builder().name("flowscope-influx").maxBatch(ic.batchSize())
-                    .queueCapacity(ic.queueCapacity()).maxAttempts(ic.maxAttempts()).build())
-                .build());
+            influx = influx(ic, hostNames);
             anomalySinks.add(influx);
             final String target = ic.url() + " db=" + ic.database();
             statuses.add(() -> new Status("influxdb", "influxdb", target, influx.counters(), influx.lastFailure()));
@@ -73,20 +71,7 @@ public final class ServiceSinks implements FlowSummarySink, CollectiveSink, Auto
         int i = 0;
         for (final SinksConfig.Webhook w : config.webhooks())
         {
-            final java.net.URI runbooks = w.runbookUrl() != null ? w.runbookUrl() :
-                config.liveUrl() != null ? config.liveUrl().resolve(RUNBOOKS) : null;
-            final WebhookConfig.Builder b = WebhookConfig.builder(w.url()).format(w.format()).hostNames(hostNames)
-                .rankNames((h, c, r) -> rankNames.of(h, c, r))
-                .resendInterval(Duration.ofMillis(w.resendIntervalMs())).liveUrl(config.liveUrl())
-                .runbookUrl(runbooks).auth(w.auth()).tls(w.tls())
-                .processor(ProcessorConfig.builder().name("flowscope-webhook-" + i).queueCapacity(4096).maxBatch(64)
-                    .flushInterval(Duration.ofMillis(100)).maxAttempts(w.maxAttempts())
-                    .initialBackoff(Duration.ofMillis(200)).maxBackoff(Duration.ofSeconds(10)).jitter(0.5).build());
-            if (!w.secret().isEmpty())
-            {
-                b.secret(w.secret());
-            }
-            final WebhookAlertSink sink = new WebhookAlertSink(b.build());
+            final WebhookAlertSink sink = webhook(i, w, config.liveUrl(), hostNames);
             webhooks.add(sink);
             anomalySinks.add(sink);
             final String name = "webhook" + i;
@@ -94,6 +79,38 @@ public final class ServiceSinks implements FlowSummarySink, CollectiveSink, Auto
             statuses.add(() -> new Status(name, "webhook", target, sink.counters(), sink.lastFailure()));
             i++;
         }
+    }
+
+    private InfluxSink influx(final SinksConfig.Influx ic, final LongFunction<String> hostNames)
+    {
+        return new InfluxSink(InfluxConfig.builder(ic.url(), ic.database()).maxSeries(ic.maxSeries())
+            .hostNames(hostNames)
+            .rankNames((h, c, r) -> rankNames.of(h, c, r)).auth(ic.auth()).tls(ic.tls())
+            .processor(ProcessorConfig.builder().name("flowscope-influx").maxBatch(ic.batchSize())
+                .queueCapacity(ic.queueCapacity()).maxAttempts(ic.maxAttempts()).build())
+            .build());
+    }
+
+    /** Webhook {@code i}; {@code liveUrl}: the live page alerts link to, whose runbooks it links to by default. */
+    private WebhookAlertSink webhook(final int i, final SinksConfig.Webhook w, final java.net.URI liveUrl,
+        final LongFunction<String> hostNames)
+    {
+        final java.net.URI runbooks = w.runbookUrl() != null ? w.runbookUrl() :
+            liveUrl != null ? liveUrl.resolve(RUNBOOKS) : null;
+        final SinksConfig.Delivery d = w.delivery();
+        final WebhookConfig.Builder b = WebhookConfig.builder(w.url()).format(w.format()).hostNames(hostNames)
+            .rankNames((h, c, r) -> rankNames.of(h, c, r))
+            .resendInterval(Duration.ofMillis(w.resendIntervalMs())).liveUrl(liveUrl)
+            .runbookUrl(runbooks).auth(w.auth()).tls(w.tls())
+            .processor(ProcessorConfig.builder().name("flowscope-webhook-" + i).queueCapacity(d.queueCapacity())
+                .maxBatch(d.maxBatch()).flushInterval(Duration.ofMillis(d.flushIntervalMs()))
+                .maxAttempts(w.maxAttempts()).initialBackoff(Duration.ofMillis(d.initialBackoffMs()))
+                .maxBackoff(Duration.ofMillis(d.maxBackoffMs())).jitter(d.jitter()).build());
+        if (!w.secret().isEmpty())
+        {
+            b.secret(w.secret());
+        }
+        return new WebhookAlertSink(b.build());
     }
 
     /** A rank's process and GPU as the pipeline learnt them (the sinks' gpu tag, alert annotations). */

@@ -4,7 +4,6 @@ import java.nio.file.Path;
 import java.util.LinkedHashMap;
 import java.util.Map;
 
-import io.flowscope.collector.ingest.Source;
 import io.flowscope.collector.journal.EventLog;
 import io.flowscope.collector.journal.JournalReader;
 import io.flowscope.api.input.EventTimeListener;

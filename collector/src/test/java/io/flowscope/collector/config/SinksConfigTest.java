@@ -57,6 +57,37 @@ class SinksConfigTest
     }
 
     @Test
+    void shouldGiveEachWebhookItsOwnDeliveryTuningWithTheFormerFixedValuesAsDefaults() throws Exception
+    {
+        final Path f = dir.resolve("d.yaml");
+        Files.writeString(f, """
+            sinks:
+              webhooks:
+                - url: http://am.example:9093/api/v2/alerts
+                - url: https://hooks.example/flowscope
+                  format: generic
+                  queueCapacity: 100
+                  maxBatch: 8
+                  flushIntervalMs: 250
+            """);
+        final CollectorConfig c = CollectorConfig.load(f, Map.of("FLOWSCOPE_SINKS_WEBHOOKS_1_MAX_BACKOFF_MS", "30000",
+            "FLOWSCOPE_SINKS_WEBHOOKS_1_JITTER", "0"), Map.of("sinks.webhooks.1.initialBackoffMs", "1000"));
+        assertThat(c.sinks().webhooks().get(0).delivery())
+            .isEqualTo(new SinksConfig.Delivery(4096, 64, 100, 200, 10_000, 0.5));
+        assertThat(c.sinks().webhooks().get(1).delivery())
+            .isEqualTo(new SinksConfig.Delivery(100, 8, 250, 1000, 30_000, 0.0));
+        assertThatThrownBy(() -> CollectorConfig.load(null, Map.of(), Map.of("sinks.webhooks.0.url",
+            "http://am.example:9093/api/v2/alerts", "sinks.webhooks.0.initialBackoffMs", "20000")))
+            .isInstanceOf(CollectorConfig.ConfigException.class)
+            .hasMessage("config: sinks.webhooks.0.maxBackoffMs = '10000' (from default): expected at least " +
+                "sinks.webhooks.0.initialBackoffMs (20000)");
+        assertThatThrownBy(() -> CollectorConfig.load(null, Map.of(), Map.of("sinks.webhooks.0.url",
+            "http://am.example:9093/api/v2/alerts", "sinks.webhooks.0.jitter", "2")))
+            .isInstanceOf(CollectorConfig.ConfigException.class)
+            .hasMessageContaining("sinks.webhooks.0.jitter = '2' (from the command line): expected a number in 0");
+    }
+
+    @Test
     void shouldTakeInfluxDbCredentialsAndTlsForHttpsOnlyNeverPrintingTheSecret() throws Exception
     {
         final Path pw = dir.resolve("influx-pw");

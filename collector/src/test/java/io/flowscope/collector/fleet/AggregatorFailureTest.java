@@ -53,7 +53,7 @@ class AggregatorFailureTest
         final AtomicLong judgedAfter = new AtomicLong();
         final Function<AnomalySink, AnomalyStage> factory =
             FailingStage.factory(s -> s.rank() == 0, host -> false, thrown, judgedAfter);
-        final Aggregator a = new Aggregator(FleetConfig.load(null, Map.of(), Map.of()), "test", e -> { }, factory);
+        final Aggregator a = new Aggregator(CollectorConfig.load(null, Map.of(), Map.of()).fleet(), "test", e -> { }, factory);
         a.applyOffline(records);
 
         assertThat(thrown.get()).isPositive();
@@ -68,7 +68,7 @@ class AggregatorFailureTest
         assertThat(failures.get("total")).isEqualTo(thrown.get());
 
         // the healthy aggregator on the same records: nothing counted, UP
-        final Aggregator healthy = new Aggregator(FleetConfig.load(null, Map.of(), Map.of()), "ok", e -> { });
+        final Aggregator healthy = new Aggregator(CollectorConfig.load(null, Map.of(), Map.of()).fleet(), "ok", e -> { });
         assertThat(healthy.applyOffline(records)).isNotEmpty();
         assertThat(healthy.failures().total()).isZero();
         assertThat(healthy.health().get("status")).isEqualTo("UP");

@@ -55,7 +55,7 @@ class AggregatorWireTest
 
     private static Aggregator aggregator()
     {
-        return new Aggregator(FleetConfig.load(null, Map.of(), Map.of()), "wire-test", e -> { });
+        return new Aggregator(CollectorConfig.load(null, Map.of(), Map.of()).fleet(), "wire-test", e -> { });
     }
 
     @Test

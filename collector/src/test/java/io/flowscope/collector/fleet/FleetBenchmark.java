@@ -46,7 +46,7 @@ class FleetBenchmark
         final CollectorConfig config = CollectorConfig.load(null, Map.of(), o);
         try (CollectorService s = CollectorService.start(config, e -> { }))
         {
-            await().atMost(Duration.ofMinutes(5)).until(() -> s.drain().finished());
+            await().atMost(Duration.ofMinutes(5)).until(() -> s.finished());
         }
         final JournalCounts counts = JournalCounts.of(config, 1000);
         final long events = counts.events();
@@ -56,9 +56,9 @@ class FleetBenchmark
         // both encodings of fleet.wire, each on its own topics: the JSON one is the baseline of the same run
         for (final String wire : new String[] {"json", "binary"})
         {
-            final FleetConfig fleet = FleetConfig.load(null, Map.of(), Map.of("fleet.bootstrap", BROKER.bootstrap(),
+            final FleetConfig fleet = CollectorConfig.load(null, Map.of(), Map.of("fleet.bootstrap", BROKER.bootstrap(),
                 "fleet.topicPrefix", "bench-" + wire, "fleet.agentId", "bench-agent", "fleet.eventSampleEvery",
-                "1000", "fleet.group", "bench-group-" + wire, "fleet.wire", wire));
+                "1000", "fleet.group", "bench-group-" + wire, "fleet.wire", wire)).fleet();
             Topics.ensure(fleet);
             // the journal's "published up to" mark of the previous encoding's agent: this one publishes it all
             java.nio.file.Files.deleteIfExists(Path.of(config.journalDir() + ".fleet-published"));

@@ -25,8 +25,8 @@ class FleetConfigTest
     {
         final Path file = dir.resolve("c.yaml");
         Files.writeString(file, "fleet:\n  role: agent\n  bootstrap: 127.0.0.1:1\n  partitions: 8\n");
-        final FleetConfig c = FleetConfig.load(file, Map.of("FLOWSCOPE_FLEET_BOOTSTRAP", "127.0.0.1:2"),
-            Map.of("fleet.partitions", "2"));
+        final FleetConfig c = CollectorConfig.load(file, Map.of("FLOWSCOPE_FLEET_BOOTSTRAP", "127.0.0.1:2"),
+            Map.of("fleet.partitions", "2")).fleet();
         assertThat(c.role()).isEqualTo("agent");
         assertThat(c.bootstrap()).isEqualTo("127.0.0.1:2");
         assertThat(c.partitions()).isEqualTo(2);
@@ -38,9 +38,9 @@ class FleetConfigTest
     @Test
     void shouldRefuseAnUnknownFleetKeyAndABadRoleNamingTheKeyAndItsSource()
     {
-        assertThatThrownBy(() -> FleetConfig.load(null, Map.of(), Map.of("fleet.bogus", "1")))
+        assertThatThrownBy(() -> CollectorConfig.load(null, Map.of(), Map.of("fleet.bogus", "1")).fleet())
             .isInstanceOf(CollectorConfig.ConfigException.class).hasMessageContaining("fleet.bogus");
-        assertThatThrownBy(() -> FleetConfig.load(null, Map.of("FLOWSCOPE_FLEET_ROLE", "boss"), Map.of()))
+        assertThatThrownBy(() -> CollectorConfig.load(null, Map.of("FLOWSCOPE_FLEET_ROLE", "boss"), Map.of()).fleet())
             .isInstanceOf(CollectorConfig.ConfigException.class)
             .hasMessageContaining("fleet.role = 'boss' (from env FLOWSCOPE_FLEET_ROLE)");
     }
@@ -60,7 +60,7 @@ class FleetConfigTest
     @Test
     void shouldKeepAStableAgentIdPerJournalDirectory()
     {
-        final FleetConfig c = FleetConfig.load(null, Map.of(), Map.of());
+        final FleetConfig c = CollectorConfig.load(null, Map.of(), Map.of()).fleet();
         assertThat(c.agentIdFor(dir.resolve("j"))).isEqualTo(c.agentIdFor(dir.resolve("j")))
             .isNotEqualTo(c.agentIdFor(dir.resolve("k")));
     }

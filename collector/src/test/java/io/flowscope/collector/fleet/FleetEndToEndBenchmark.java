@@ -2,8 +2,6 @@ package io.flowscope.collector.fleet;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import java.io.PrintWriter;
-import java.io.Writer;
 import java.lang.management.ManagementFactory;
 import java.lang.management.ThreadInfo;
 import java.lang.management.ThreadMXBean;
@@ -19,6 +17,7 @@ import java.util.concurrent.atomic.AtomicLong;
 import io.flowscope.collector.config.CollectorConfig;
 import io.flowscope.collector.CollectorService;
 import io.flowscope.collector.config.FleetConfig;
+import io.flowscope.collector.pipeline.Announcements;
 import io.flowscope.collector.pipeline.ServiceSinks;
 import io.flowscope.sink.SinkCounters;
 import io.flowscope.sink.influx.InfluxSink;
@@ -33,7 +32,7 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * Opt-in ({@code -Dflowscope.bench=true}): the whole fleet path timed in one run, as deploy/local-cluster.sh deploys
  * it. A real Kafka broker ({@link KafkaBroker}) and a real influxd ({@link InfluxServer}); an aggregator (as
- * {@code run --role aggregator}: {@link Fleet#startAggregator}, its InfluxDB sink on, database {@code fs_fleet}) is
+ * {@code run --role aggregator}: {@code CollectorService} around an {@link Aggregator}, its InfluxDB sink on, database {@code fs_fleet}) is
  * up and owns the partitions before the clock starts; then an agent (as {@code simulate --role agent}: the service
  * simulating the demo 2x4 cluster at full speed, journaling it, its InfluxDB sink on, database {@code fs_agent}, and
  * its {@link AgentPublisher} following the journal to Kafka) is started at t0. Timed from t0 to: the last summary
@@ -76,11 +75,12 @@ class FleetEndToEndBenchmark
             ao.put("sinks.influxdb.url", influx.url().toString());
             ao.put("sinks.influxdb.database", "fs_fleet");
             final AtomicLong fleetEvents = new AtomicLong();
-            try (Fleet.Served served = Fleet.startAggregator(CollectorConfig.load(null, Map.of(), ao), aggFleet,
-                e -> fleetEvents.incrementAndGet()))
+            final Announcements announced = new Announcements();
+            final Aggregator agg = new Aggregator(aggFleet, "bench", announced);
+            try (CollectorService served = CollectorService.start(CollectorConfig.load(null, Map.of(), ao), agg,
+                announced, e -> fleetEvents.incrementAndGet()))
             {
-                final Aggregator agg = served.aggregator();
-                final InfluxSink aggSink = influxOf(served);
+                final InfluxSink aggSink = influxOf(served.sinks());
                 waitFor(() -> agg.assigned().size() == agentFleet.partitions(), 120, "aggregator owns the partitions");
 
                 final Map<String, String> o = new LinkedHashMap<>();
@@ -118,8 +118,7 @@ class FleetEndToEndBenchmark
                 long tFleetPoints = 0;
                 long summaries = -1;
                 try (CollectorService s = CollectorService.start(config, e -> agentEvents.incrementAndGet());
-                     AgentPublisher publisher = Fleet.startAgent(s, config, agentFleet,
-                         new PrintWriter(Writer.nullWriter())))
+                     AgentPublisher publisher = Agents.start(s, config, agentFleet))
                 {
                     final InfluxSink agentSink = influxOf(s.sinks());
                     while (tAgentInflux == 0 || tFleetInflux == 0)
@@ -128,7 +127,7 @@ class FleetEndToEndBenchmark
                         final long now = System.nanoTime();
                         sampleThreads();
                         assertThat(now - t0).as("timed out").isLessThan(timeoutNs);
-                        assertThat(s.drain().crashed()).isNull();
+                        assertThat(s.failure()).isNull();
                         assertThat(agg.failed()).isNull();
                         if (publisher.publishedUpTo() != lastPublished)
                         {
@@ -147,7 +146,7 @@ class FleetEndToEndBenchmark
                             lastFleetPoints = fleetPoints;
                             tFleetPoints = System.nanoTime();
                         }
-                        if (tDrain == 0 && s.drain().finished())
+                        if (tDrain == 0 && s.finished())
                         {
                             tDrain = now;
                         }
@@ -187,7 +186,7 @@ class FleetEndToEndBenchmark
                     sampleThreads();
 
                     // what the service's pipeline did, and the sinks' final counters
-                    final long events = s.drain().snapshot().stats().eventsTotal();
+                    final long events = s.snapshot().stats().eventsTotal();
                     final SinkCounters flows = flowCounters(agentSink);
                     final SinkCounters agentAnoms = agentSink.anomalyCounters();
                     final SinkCounters fleetAnoms = aggSink.anomalyCounters();
@@ -253,9 +252,9 @@ class FleetEndToEndBenchmark
 
     private FleetConfig fleet(final String role, final String id)
     {
-        return FleetConfig.load(null, Map.of(), Map.of("fleet.bootstrap", BROKER.bootstrap(), "fleet.topicPrefix",
+        return CollectorConfig.load(null, Map.of(), Map.of("fleet.bootstrap", BROKER.bootstrap(), "fleet.topicPrefix",
             "e2e", "fleet.agentId", id, "fleet.eventSampleEvery", "1000", "fleet.group", "e2e-group",
-            "fleet.role", role));
+            "fleet.role", role)).fleet();
     }
 
     private static double sec(final long ns)
@@ -285,13 +284,6 @@ class FleetEndToEndBenchmark
             all.droppedQueueFull() - a.droppedQueueFull(), all.droppedAfterRetries() - a.droppedAfterRetries(),
             all.rejected() - a.rejected(), all.retries() - a.retries(), all.batches() - a.batches(),
             all.queued() - a.queued(), all.refused());
-    }
-
-    private static InfluxSink influxOf(final Fleet.Served served) throws ReflectiveOperationException
-    {
-        final Field f = Fleet.Served.class.getDeclaredField("sinks");
-        f.setAccessible(true);
-        return influxOf((ServiceSinks)f.get(served));
     }
 
     private static InfluxSink influxOf(final ServiceSinks sinks) throws ReflectiveOperationException

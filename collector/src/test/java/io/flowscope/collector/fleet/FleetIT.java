@@ -76,9 +76,9 @@ class FleetIT
 
     private static FleetConfig fleet(final String prefix, final String agentId, final long sampleEvery)
     {
-        return FleetConfig.load(null, Map.of(), Map.of("fleet.bootstrap", BROKER.bootstrap(), "fleet.topicPrefix",
+        return CollectorConfig.load(null, Map.of(), Map.of("fleet.bootstrap", BROKER.bootstrap(), "fleet.topicPrefix",
             prefix, "fleet.agentId", agentId, "fleet.eventSampleEvery", Long.toString(sampleEvery), "fleet.group",
-            prefix + "-group", "fleet.partitions", "4"));
+            prefix + "-group", "fleet.partitions", "4")).fleet();
     }
 
     /** How many outputs (summaries, collectives, anomaly events, sampled events) the journal yields: computed here. */
@@ -131,18 +131,17 @@ class FleetIT
             try (CollectorService service = CollectorService.start(config, e -> { }))
             {
                 // as `run --role agent` does: the publisher's counters join the service's /metrics and /api/health
-                started = Fleet.startAgent(service, config, FleetConfig.load(null, Map.of(), Map.of("fleet.role",
+                started = Agents.start(service, config, CollectorConfig.load(null, Map.of(), Map.of("fleet.role",
                     "agent", "fleet.bootstrap", BROKER.bootstrap(), "fleet.topicPrefix", "restart", "fleet.agentId",
-                    "agent-r", "fleet.eventSampleEvery", "1000", "fleet.partitions", "4")),
-                    new java.io.PrintWriter(java.io.Writer.nullWriter()));
+                    "agent-r", "fleet.eventSampleEvery", "1000", "fleet.partitions", "4")).fleet());
                 final AgentPublisher agent = started;
                 await().atMost(Duration.ofSeconds(90)).until(() -> agent.publishedUpTo() > 0);
                 BROKER.stop();
                 brokerDown = true;
-                final long eventsAtStop = service.drain().snapshot().stats().eventsTotal();
+                final long eventsAtStop = service.snapshot().stats().eventsTotal();
                 // the service keeps draining and journaling while Kafka is unreachable
                 await().atMost(Duration.ofSeconds(30)).until(() ->
-                    service.drain().snapshot().stats().eventsTotal() > eventsAtStop + 10_000);
+                    service.snapshot().stats().eventsTotal() > eventsAtStop + 10_000);
                 // down longer than the producer's delivery timeout: the session fails, the next one re-reads the
                 // journal (the spool) from the start and sends what is above the mark
                 await().atMost(Duration.ofSeconds(90)).until(() -> agent.failures() >= 1);
@@ -167,7 +166,7 @@ class FleetIT
                 final JsonNode health = FleetCodec.MAPPER.readTree(http(service.url() + "api/health"));
                 assertThat(health.path("fleet").path("agentId").asText()).isEqualTo("agent-r");
                 assertThat(health.path("fleet").path("failures").asLong()).isGreaterThanOrEqualTo(1);
-                await().atMost(Duration.ofSeconds(120)).until(() -> service.drain().finished());
+                await().atMost(Duration.ofSeconds(120)).until(() -> service.finished());
             }
             final AgentPublisher agent = started;
             final long expected = outputsOf(config, 1000);
@@ -257,7 +256,7 @@ class FleetIT
         final CollectorConfig source = config(dir.resolve("journal-src"), 3, 4.0);
         try (CollectorService service = CollectorService.start(source, e -> { }))
         {
-            await().atMost(Duration.ofSeconds(120)).until(() -> service.drain().finished());
+            await().atMost(Duration.ofSeconds(120)).until(() -> service.finished());
         }
         long total = 0;
         try (JournalReader r = new JournalReader(source.journalDir()))
@@ -397,7 +396,7 @@ class FleetIT
                 try (CollectorService service = CollectorService.start(config, e -> { }))
                 {
                     agent.start();
-                    await().atMost(Duration.ofSeconds(120)).until(() -> service.drain().finished());
+                    await().atMost(Duration.ofSeconds(120)).until(() -> service.finished());
                 }
                 final long outputs = outputsOf(config, 0);
                 await().atMost(Duration.ofSeconds(120)).until(() -> agent.publishedUpTo() == outputs);

@@ -265,8 +265,8 @@ class UnevenDrainTest
             final long backlog = p0.writer.claimed() + p1.writer.claimed() + p2.writer.claimed();
             Files.move(staging, dir.resolve("rings"));
             await().atMost(Duration.ofSeconds(30)).until(() ->
-                s.drain().snapshot().stats().ringRecordsTotal() == backlog);
-            assertThat(s.drain().snapshot().stats().ringsAttached()).isEqualTo(3);
+                s.snapshot().stats().ringRecordsTotal() == backlog);
+            assertThat(s.snapshot().stats().ringsAttached()).isEqualTo(3);
             assertThat(opened(events)).as("anomalies while the backlogs drained").isEmpty();
             // what the engines saw of the backlogs, in the order they saw it: no record more than a few ms (the
             // producers' own order across their threads' lanes) behind its host's time; the drain by counts: 1.47 s
@@ -278,10 +278,10 @@ class UnevenDrainTest
             iterations(p0, p1, p2, BACKLOG + 50, BACKLOG + 450, true);
             final long total = p0.writer.claimed() + p1.writer.claimed() + p2.writer.claimed();
             await().atMost(Duration.ofSeconds(30)).until(() ->
-                s.drain().snapshot().stats().ringRecordsTotal() == total);
+                s.snapshot().stats().ringRecordsTotal() == total);
             Thread.sleep(200); // a few more batches
-            assertThat(s.drain().crashed()).isNull();
-            final Stats st = s.drain().snapshot().stats();
+            assertThat(s.failure()).isNull();
+            final Stats st = s.snapshot().stats();
             assertThat(st.ringCorrupt()).isZero();
             assertThat(st.ringProducerDrops()).isZero();
             assertThat(st.failures().total()).isZero();

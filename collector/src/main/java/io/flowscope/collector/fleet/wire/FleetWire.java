@@ -1,35 +1,17 @@
 package io.flowscope.collector.fleet.wire;
 
-import java.util.Locale;
-
 import com.fasterxml.jackson.databind.JsonNode;
 import io.flowscope.collector.fleet.FleetCodec;
 import io.flowscope.api.summary.CollectiveSummary;
 import io.flowscope.api.summary.FlowSummary;
 
 /**
- * The summaries topic's two encodings side by side: {@link Encoding#BINARY} (this package, the default) and
- * {@link Encoding#JSON} ({@code FleetCodec}, kept one release for debugging with Kafka's console tools). A reader
+ * The summaries topic's two encodings side by side: {@code fleet.wire = binary} (this package, the default) and
+ * {@code json} ({@code FleetCodec}, kept one release for debugging with Kafka's console tools). A reader
  * tells them apart per record, so a topic may hold both while agents are upgraded one by one.
  */
 public final class FleetWire
 {
-    public enum Encoding
-    {
-        BINARY, JSON;
-
-        /** {@code binary} or {@code json} (any case); anything else is one line naming the key and the choices. */
-        public static Encoding parse(final String key, final String value)
-        {
-            return switch (value.trim().toLowerCase(Locale.ROOT))
-            {
-                case "binary" -> BINARY;
-                case "json" -> JSON;
-                default -> throw new IllegalArgumentException(key + " = " + value + ": binary or json");
-            };
-        }
-    }
-
     private FleetWire()
     {
     }

@@ -12,6 +12,7 @@ import java.util.HexFormat;
 import java.util.List;
 import java.util.Random;
 
+import io.flowscope.collector.config.FleetConfig;
 import io.flowscope.collector.fleet.FleetCodec;
 import io.flowscope.sim.ClusterSimulator;
 import io.flowscope.sim.Scenario;
@@ -320,8 +321,8 @@ class FleetWireTest
         assertThatThrownBy(() -> FleetWire.readAny(new byte[] {1, 2, 3})).isInstanceOf(WireFormatException.class);
         assertThatThrownBy(() -> FleetWire.readAny("{\"v\":9}".getBytes(StandardCharsets.UTF_8)))
             .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("version 1");
-        assertThat(FleetWire.Encoding.parse("fleet.wire", " Binary")).isEqualTo(FleetWire.Encoding.BINARY);
-        assertThatThrownBy(() -> FleetWire.Encoding.parse("fleet.wire", "avro"))
+        assertThat(FleetConfig.Encoding.parse("fleet.wire", " Binary")).isEqualTo(FleetConfig.Encoding.BINARY);
+        assertThatThrownBy(() -> FleetConfig.Encoding.parse("fleet.wire", "avro"))
             .hasMessage("fleet.wire = avro: binary or json");
     }
 
