@@ -532,7 +532,9 @@ class MultiHostHarnessTest
             final long bin = Math.floorDiv(a.startNs() - t0, 250_000_000L);
             for (final Producer p : producers)
             {
-                if (p.rank() != a.culprit().rank() || p.lateTimeline().isEmpty())
+                // a producer plays ranks p.rank() .. p.rank() + localRanks - 1 (one process per host, or per rank)
+                final int culprit = a.culprit().rank();
+                if (culprit < p.rank() || culprit >= p.rank() + job.localRanks() || p.lateTimeline().isEmpty())
                 {
                     continue;
                 }
