@@ -23,7 +23,8 @@ class PackageStructureTest
     private static final String ROOT = "io.flowscope.collector";
 
     private static final JavaClasses MAIN_CLASSES = new ClassFileImporter()
-        .withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS).importPackages(ROOT);
+        .withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS)
+        .withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_JARS).importPackages(ROOT);
 
     /** Each package of the collector is a slice; the top package (Main and the composition root) is one too. */
     private static final SliceAssignment BY_PACKAGE = new SliceAssignment()
