@@ -4,6 +4,7 @@ import java.nio.ByteBuffer;
 import java.util.Locale;
 
 import io.flowscope.collector.fleet.FleetCodec;
+import io.flowscope.collector.fleet.wire.FleetWire;
 import io.flowscope.collector.fleet.wire.FleetWireEncoder;
 import io.flowscope.api.summary.FlowSummary;
 import org.apache.kafka.common.compress.Compression;
@@ -46,11 +47,10 @@ public final class FleetWireSizes
         }
     }
 
-    /** What the aggregator's stage reads (anomaly README: receive STEP flows, LINK aggregates, collectives). */
+    /** What travels (docs/fleet-wire.md): a collective, or what {@link FleetWire#judgedCentrally} keeps. */
     static boolean judgedCentrally(final FleetSummaryStream.Output o)
     {
-        final FlowSummary f = o.flow();
-        return f == null || f.kind() == FlowSummary.KIND_LINK || f.kind() == FlowSummary.KIND_STEP && !f.isSend();
+        return o.flow() == null || FleetWire.judgedCentrally(o.flow());
     }
 
     private static void report(final FleetSummaryStream s)

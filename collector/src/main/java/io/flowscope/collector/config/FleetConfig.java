@@ -25,9 +25,11 @@ import java.util.Map;
  * @param bufferBytes      the producer's buffer.memory (bounded)
  * @param wire             the agent's encoding of summaries: binary (docs/fleet-wire.md) or json (one release,
  *                         for debugging); aggregators read both
+ * @param publishAll       true ({@code fleet.publish = all}): the agent sends every summary; false
+ *                         ({@code central}): only what the aggregators' stage reads (docs/fleet-wire.md)
  */
 public record FleetConfig(String role, String bootstrap, String topicPrefix, int partitions, String agentId,
-    long eventSampleEvery, String group, long bufferBytes, Encoding wire)
+    long eventSampleEvery, String group, long bufferBytes, Encoding wire, boolean publishAll)
 {
     /** {@code fleet.wire}: the summaries topic's encodings (the fleet's {@code FleetWire} reads both). */
     public enum Encoding
@@ -61,6 +63,7 @@ public record FleetConfig(String role, String bootstrap, String topicPrefix, int
         d.put("fleet.group", "flowscope-aggregators");
         d.put("fleet.bufferBytes", "33554432");
         d.put("fleet.wire", "binary");
+        d.put("fleet.publish", "all");
         DEFAULTS = Collections.unmodifiableMap(d);
     }
 
@@ -124,7 +127,7 @@ public record FleetConfig(String role, String bootstrap, String topicPrefix, int
         return new FleetConfig(role, bootstrap, prefix, (int)longIn("fleet.partitions", values, origin, 1, 1024),
             agentId, longIn("fleet.eventSampleEvery", values, origin, 0, Long.MAX_VALUE),
             values.get("fleet.group").trim(), longIn("fleet.bufferBytes", values, origin, 1 << 20, 1L << 31),
-            wire(values, origin));
+            wire(values, origin), publishAll(values, origin));
     }
 
     /** The configured agent id, or host name + "-" + hash of the journal directory (stable across restarts). */
@@ -172,6 +175,16 @@ public record FleetConfig(String role, String bootstrap, String topicPrefix, int
         {
             throw bad("fleet.wire", values, origin, "binary or json");
         }
+    }
+
+    private static boolean publishAll(final Map<String, String> values, final Map<String, String> origin)
+    {
+        return switch (values.get("fleet.publish").trim().toLowerCase(Locale.ROOT))
+        {
+            case "all" -> true;
+            case "central" -> false;
+            default -> throw bad("fleet.publish", values, origin, "all or central");
+        };
     }
 
     private static long longIn(final String key, final Map<String, String> values, final Map<String, String> origin,

@@ -19,6 +19,7 @@ import io.flowscope.collector.pipeline.AnomalyEvent;
 import io.flowscope.collector.pipeline.AnomalyStages;
 import io.flowscope.collector.config.CollectorConfig;
 import io.flowscope.collector.pipeline.Pipeline;
+import io.flowscope.collector.fleet.wire.FleetWire;
 import io.flowscope.collector.fleet.wire.FleetWireEncoder;
 import io.flowscope.collector.journal.JournalReader;
 import io.flowscope.collector.journal.JournalWriter;
@@ -560,7 +561,9 @@ public final class AgentPublisher implements AutoCloseable
 
         void flow(final FlowSummary s)
         {
-            if (next())
+            // numbered before the filter: seqs stay those of every output (a filtered one is a gap, which the
+            // consumers' high-water marks pass over), so fleet.publish may change without renumbering the journal
+            if (next() && (fleet.publishAll() || FleetWire.judgedCentrally(s)))
             {
                 send(fleet.summariesTopic(), FleetCodec.partition(s, summaryPartitions), FleetCodec.key(s),
                     wire != null ? wire.flow(seq, s, hostName(s.hostId())) :

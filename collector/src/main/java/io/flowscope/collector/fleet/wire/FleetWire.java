@@ -17,6 +17,17 @@ public final class FleetWire
     }
 
     /**
+     * Whether the aggregators' stage reads this summary (docs/fleet-wire.md, "The decision"): receive STEP flows
+     * (the hang rule's wait-for graph) and LINK aggregates (the wait-state and link-rate rules). Send STEP flows are
+     * read through their LINK aggregate, QP flows are judged by the agent's own stage, RANK and COMM aggregates by
+     * no rule. Collective summaries always travel.
+     */
+    public static boolean judgedCentrally(final FlowSummary s)
+    {
+        return s.kind() == FlowSummary.KIND_LINK || s.kind() == FlowSummary.KIND_STEP && !s.isSend();
+    }
+
+    /**
      * A JSON record, by its first byte ({@code FleetCodec} writes <code>{"v":1,...</code>). A binary record never
      * starts so unless its block length is 123 modulo 256, which is why {@link WireSchema#isBinary} (the schema
      * id) is asked first.
