@@ -50,6 +50,8 @@ class DocsRunIT
             "-Dflowscope.bench tests against real servers) taking minutes each, some on GPUs; its figures come from " +
             "those runs, not from this test (benchmarks/README.md lists them)",
         "benchmarks/README.md", "lists the same benchmark runs as docs/benchmarks.md, for the same reason",
+        "docs/fleet-wire.md", "the design of what crosses Kafka: its commands are the JMH runs and the size count " +
+            "behind its figures (benchmarks/README.md lists them), for the same reason",
         "docs/perf-journal", "history: the commands as they were run at the time, some naming commits, jars or " +
             "options that have moved on; nothing there is meant to be run again as written");
 
@@ -376,7 +378,7 @@ class DocsRunIT
     @Test
     void shouldFindOnlyBenchmarkRunsInTheBenchmarkDocuments() throws IOException
     {
-        for (final String doc : List.of("docs/benchmarks.md", "benchmarks/README.md"))
+        for (final String doc : List.of("docs/benchmarks.md", "benchmarks/README.md", "docs/fleet-wire.md"))
         {
             final Path path = Launcher.ROOT.resolve(doc);
             assertThat(notRead(path)).as(doc).isTrue();
