@@ -118,6 +118,11 @@ public final class Main implements Callable<Integer>
                 cmd.getErr().println(who + ": " + ex.getMessage());
                 return EXIT_CONFIG;
             }
+            if (ex instanceof io.flowscope.collector.fleet.KafkaRefusal)
+            {
+                cmd.getErr().println(who + ": " + ex.getMessage()); // refused credentials or TLS: a setting to fix
+                return EXIT_FAILED;
+            }
             if (ex instanceof io.flowscope.collector.journal.JournalLock.InUseException)
             {
                 cmd.getErr().println(who + ": " + ex.getMessage());

@@ -115,7 +115,8 @@ public record CollectorConfig(
         return key.equals("security.token") || key.equals("security.tls.keystorePassword") ||
             key.equals("sinks.influxdb.password") || key.equals("sinks.influxdb.token") ||
             key.startsWith("sinks.webhooks.") && (key.endsWith(".secret") || key.endsWith(".bearerToken") ||
-                key.endsWith(".basicAuthPassword"));
+                key.endsWith(".basicAuthPassword")) ||
+            key.startsWith(FleetConfig.KAFKA_PREFIX) && FleetConfig.isSecretKafkaKey(key);
     }
 
     public static String webhookKey(final int index, final String field)
@@ -334,11 +335,13 @@ public record CollectorConfig(
 
     private static void requireKnown(final String key, final String where)
     {
-        if (!DEFAULTS.containsKey(key))
+        if (!DEFAULTS.containsKey(key) && !(key.startsWith(FleetConfig.KAFKA_PREFIX) &&
+            key.length() > FleetConfig.KAFKA_PREFIX.length()))
         {
             throw new ConfigException("config: unknown key '" + key + "' in " + where + " (known keys: " +
                 String.join(", ", DEFAULTS.keySet().stream().filter(k -> !k.startsWith("sinks.webhooks.") ||
-                    k.startsWith("sinks.webhooks.0.")).toList()) + "; webhooks 0.." + (MAX_WEBHOOKS - 1) + ")");
+                    k.startsWith("sinks.webhooks.0.")).toList()) + "; webhooks 0.." + (MAX_WEBHOOKS - 1) +
+                "; fleet.kafka.<Kafka client property>)");
         }
     }
 

@@ -27,10 +27,63 @@ import java.util.Map;
  *                         for debugging); aggregators read both
  * @param publishAll       true ({@code fleet.publish = all}): the agent sends every summary; false
  *                         ({@code central}): only what the aggregators' stage reads (docs/fleet-wire.md)
+ * @param kafka            Kafka client properties given as {@code fleet.kafka.<property>} (TLS, SASL, timeouts...),
+ *                         applied to every producer, consumer and admin client of the fleet after its own settings;
+ *                         an {@code @file:PATH} value already replaced by the file's content. Sorted, unmodifiable.
  */
 public record FleetConfig(String role, String bootstrap, String topicPrefix, int partitions, String agentId,
-    long eventSampleEvery, String group, long bufferBytes, Encoding wire, boolean publishAll)
+    long eventSampleEvery, String group, long bufferBytes, Encoding wire, boolean publishAll,
+    Map<String, String> kafka)
 {
+    /** The prefix of the Kafka client pass-through keys. */
+    public static final String KAFKA_PREFIX = "fleet.kafka.";
+
+    /** A pass-through value that names a file whose content (trailing newline removed) is the value. */
+    public static final String FILE_VALUE_PREFIX = "@file:";
+
+    /**
+     * Kafka client properties the fleet owns (its serializers, ids, transactions and reading guarantees): given as
+     * {@code fleet.kafka.*} they are refused, each with the key that configures it where there is one.
+     */
+    public static final Map<String, String> OWNED_KAFKA_PROPERTIES = Map.ofEntries(
+        Map.entry("bootstrap.servers", "set fleet.bootstrap"),
+        Map.entry("group.id", "set fleet.group"),
+        Map.entry("buffer.memory", "set fleet.bufferBytes"),
+        Map.entry("client.id", "the fleet names its clients by agent id"),
+        Map.entry("transactional.id", "the fleet names its transactions"),
+        Map.entry("enable.idempotence", "the fleet publishes exactly once"),
+        Map.entry("acks", "the fleet publishes exactly once"),
+        Map.entry("isolation.level", "aggregators read committed records only"),
+        Map.entry("enable.auto.commit", "aggregators commit offsets in their transactions"),
+        Map.entry("key.serializer", "the fleet's own"),
+        Map.entry("value.serializer", "the fleet's own"),
+        Map.entry("key.deserializer", "the fleet's own"),
+        Map.entry("value.deserializer", "the fleet's own"));
+
+    /** True for a key (any configuration key) whose value is a secret: never printed, logged or served. */
+    public static boolean isSecretKafkaKey(final String key)
+    {
+        final String k = key.toLowerCase(Locale.ROOT);
+        return k.contains("password") || k.contains("jaas") || k.contains("secret") || k.contains("key") ||
+            k.contains("token") || k.contains("credential");
+    }
+
+    /** {@code key=value} pairs of {@link #kafka}, secrets masked as {@code ****}: what may be printed. */
+    public String kafkaPrintable()
+    {
+        final StringBuilder b = new StringBuilder();
+        kafka.forEach((k, v) -> b.append(b.length() == 0 ? "" : " ").append(KAFKA_PREFIX).append(k).append('=')
+            .append(isSecretKafkaKey(k) ? "****" : v));
+        return b.toString();
+    }
+
+    /** Applies the pass-through properties over a client's own settings (each client of the fleet calls this). */
+    public java.util.Properties withKafka(final java.util.Properties own)
+    {
+        own.putAll(kafka);
+        return own;
+    }
+
     /** {@code fleet.wire}: the summaries topic's encodings (the fleet's {@code FleetWire} reads both). */
     public enum Encoding
     {
@@ -127,7 +180,50 @@ public record FleetConfig(String role, String bootstrap, String topicPrefix, int
         return new FleetConfig(role, bootstrap, prefix, (int)longIn("fleet.partitions", values, origin, 1, 1024),
             agentId, longIn("fleet.eventSampleEvery", values, origin, 0, Long.MAX_VALUE),
             values.get("fleet.group").trim(), longIn("fleet.bufferBytes", values, origin, 1 << 20, 1L << 31),
-            wire(values, origin), publishAll(values, origin));
+            wire(values, origin), publishAll(values, origin), kafka(values, origin));
+    }
+
+    /** The {@code fleet.kafka.*} values: owned properties refused, {@code @file:} values read. Never in a message. */
+    private static Map<String, String> kafka(final Map<String, String> values, final Map<String, String> origin)
+    {
+        final Map<String, String> out = new java.util.TreeMap<>();
+        for (final Map.Entry<String, String> e : values.entrySet())
+        {
+            if (!e.getKey().startsWith(KAFKA_PREFIX))
+            {
+                continue;
+            }
+            final String property = e.getKey().substring(KAFKA_PREFIX.length());
+            final String why = OWNED_KAFKA_PROPERTIES.get(property);
+            if (why != null)
+            {
+                throw new CollectorConfig.ConfigException("config: " + e.getKey() + " (from " + origin.get(e.getKey()) +
+                    ") is the fleet's own Kafka setting and cannot be passed through: " + why);
+            }
+            final String v = e.getValue().strip();
+            out.put(property, v.startsWith(FILE_VALUE_PREFIX) ? fileValue(e.getKey(), v, origin) : v);
+        }
+        return Collections.unmodifiableMap(out);
+    }
+
+    private static String fileValue(final String key, final String value, final Map<String, String> origin)
+    {
+        final Path f = Path.of(value.substring(FILE_VALUE_PREFIX.length()));
+        try
+        {
+            final String s = java.nio.file.Files.readString(f).strip();
+            if (s.isEmpty())
+            {
+                throw new CollectorConfig.ConfigException("config: " + key + " (from " + origin.get(key) +
+                    "): the file " + f + " is empty");
+            }
+            return s;
+        }
+        catch (final IOException e)
+        {
+            throw new CollectorConfig.ConfigException("config: " + key + " (from " + origin.get(key) +
+                "): cannot read the file " + f + " (" + e.getClass().getSimpleName() + ")");
+        }
     }
 
     /** The configured agent id, or host name + "-" + hash of the journal directory (stable across restarts). */
@@ -210,6 +306,7 @@ public record FleetConfig(String role, String bootstrap, String topicPrefix, int
     {
         return "fleet.role=" + role + " fleet.bootstrap=" + bootstrap + " fleet.topicPrefix=" + topicPrefix +
             " fleet.partitions=" + partitions + " fleet.agentId=" + agentId + " fleet.eventSampleEvery=" +
-            eventSampleEvery + " fleet.group=" + group + " fleet.bufferBytes=" + bufferBytes;
+            eventSampleEvery + " fleet.group=" + group + " fleet.bufferBytes=" + bufferBytes +
+            (kafka.isEmpty() ? "" : " " + kafkaPrintable());
     }
 }

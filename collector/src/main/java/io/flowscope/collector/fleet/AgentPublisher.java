@@ -285,9 +285,9 @@ public final class AgentPublisher implements AutoCloseable
                 connected = false;
                 catchingUp = false;
                 failures++;
-                lastError = e.toString();
+                lastError = KafkaRefusal.oneLine(e, fleet);
                 LOG.warn("fleet agent {}: session ended ({}); published up to seq {}; retrying in {} ms", agentId,
-                    e.toString(), publishedUpTo, backoffMs);
+                    lastError, publishedUpTo, backoffMs);
                 sleep(backoffMs);
                 backoffMs = Math.min(5_000, backoffMs * 2);
             }
@@ -327,7 +327,7 @@ public final class AgentPublisher implements AutoCloseable
         p.put(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, 15_000);
         p.put(ProducerConfig.RECONNECT_BACKOFF_MAX_MS_CONFIG, 1_000);
         p.put(ProducerConfig.CLIENT_ID_CONFIG, "flowscope-agent-" + agentId);
-        return p;
+        return fleet.withKafka(p); // TLS, SASL and tuning from fleet.kafka.*, over the settings above
     }
 
     private void session() throws Exception

@@ -281,7 +281,7 @@ public final class Aggregator implements Detector
         p.put(ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG, 10_000);
         p.put(ConsumerConfig.HEARTBEAT_INTERVAL_MS_CONFIG, 1_000);
         p.put(ConsumerConfig.PARTITION_ASSIGNMENT_STRATEGY_CONFIG, CooperativeStickyAssignor.class.getName());
-        return p;
+        return fleet.withKafka(p);
     }
 
     private Properties producerProperties()
@@ -293,7 +293,7 @@ public final class Aggregator implements Detector
         p.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
         p.put(ProducerConfig.ACKS_CONFIG, "all");
         p.put(ProducerConfig.CLIENT_ID_CONFIG, "flowscope-aggregator-" + instance);
-        return p;
+        return fleet.withKafka(p);
     }
 
     private void run()
@@ -423,8 +423,16 @@ public final class Aggregator implements Detector
         }
         catch (final Throwable t)
         {
-            failed = t;
-            LOG.error("aggregator {} failed", instance, t);
+            final KafkaRefusal refused = KafkaRefusal.explain(t, fleet);
+            failed = refused != null ? refused : t;
+            if (refused != null)
+            {
+                LOG.error("aggregator {} failed: {}", instance, refused.getMessage()); // a setting: no stack trace
+            }
+            else
+            {
+                LOG.error("aggregator {} failed", instance, t);
+            }
         }
         finally
         {

@@ -27,7 +27,7 @@ final class Topics
         p.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, c.bootstrap());
         p.put(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, 15_000);
         p.put(AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, 5_000);
-        try (Admin admin = Admin.create(p))
+        try (Admin admin = Admin.create(c.withKafka(p)))
         {
             final List<NewTopic> topics = new ArrayList<>();
             for (final String t : List.of(c.summariesTopic(), c.anomaliesTopic(), c.eventsTopic(),
@@ -42,11 +42,12 @@ final class Topics
                 {
                     f.get(20, TimeUnit.SECONDS);
                 }
-                catch (final ExecutionException e)
+                catch (final ExecutionException | org.apache.kafka.common.errors.TimeoutException e)
                 {
                     if (!(e.getCause() instanceof TopicExistsException))
                     {
-                        throw e;
+                        final KafkaRefusal refused = KafkaRefusal.explain(e, c);
+                        throw refused != null ? refused : e;
                     }
                 }
             }

@@ -58,6 +58,47 @@ class FleetConfigTest
     }
 
     @Test
+    void shouldPassKafkaClientPropertiesThroughFromFileAndCommandLineReadingFileValues() throws Exception
+    {
+        final Path secret = dir.resolve("jaas");
+        Files.writeString(secret, "org.example.Login required password=\"p4ss\";\n");
+        final Path file = dir.resolve("c.yaml");
+        Files.writeString(file, "fleet:\n  kafka:\n    security.protocol: SASL_SSL\n    ssl:\n" +
+            "      truststore.location: /etc/ca.p12\n    linger.ms: 7\n");
+        final FleetConfig c = CollectorConfig.load(file, Map.of(), Map.of("fleet.kafka.sasl.jaas.config",
+            "@file:" + secret, "fleet.kafka.linger.ms", "9")).fleet();
+        assertThat(c.kafka()).containsExactly(Map.entry("linger.ms", "9"),
+            Map.entry("sasl.jaas.config", "org.example.Login required password=\"p4ss\";"),
+            Map.entry("security.protocol", "SASL_SSL"), Map.entry("ssl.truststore.location", "/etc/ca.p12"));
+        // applied over the fleet's own settings
+        final java.util.Properties own = new java.util.Properties();
+        own.put("linger.ms", 5);
+        own.put("acks", "all");
+        assertThat(c.withKafka(own)).containsEntry("linger.ms", "9").containsEntry("acks", "all")
+            .containsEntry("security.protocol", "SASL_SSL");
+        assertThat(c.toString()).contains("fleet.kafka.security.protocol=SASL_SSL", "fleet.kafka.linger.ms=9",
+            "fleet.kafka.sasl.jaas.config=****").doesNotContain("p4ss");
+        assertThat(CollectorConfig.isSecret("fleet.kafka.ssl.key.password")).isTrue();
+        assertThat(CollectorConfig.isSecret("fleet.kafka.linger.ms")).isFalse();
+    }
+
+    @Test
+    void shouldRefuseAKafkaPropertyTheFleetOwnsAndAnUnreadableFileValueWithOneLine()
+    {
+        assertThatThrownBy(() -> CollectorConfig.load(null, Map.of(), Map.of("fleet.kafka.group.id", "x")))
+            .isInstanceOf(CollectorConfig.ConfigException.class).hasMessage("config: fleet.kafka.group.id (from " +
+                "the command line) is the fleet's own Kafka setting and cannot be passed through: set fleet.group");
+        assertThatThrownBy(() -> CollectorConfig.load(null, Map.of(), Map.of("fleet.kafka.value.serializer", "x")))
+            .isInstanceOf(CollectorConfig.ConfigException.class).hasMessageContaining("fleet.kafka.value.serializer");
+        assertThatThrownBy(() -> CollectorConfig.load(null, Map.of(), Map.of("fleet.kafka.sasl.jaas.config",
+            "@file:" + dir.resolve("missing")))).isInstanceOf(CollectorConfig.ConfigException.class)
+            .hasMessage("config: fleet.kafka.sasl.jaas.config (from the command line): cannot read the file " +
+                dir.resolve("missing") + " (NoSuchFileException)");
+        assertThatThrownBy(() -> CollectorConfig.load(null, Map.of(), Map.of("fleet.kafka.", "x")))
+            .isInstanceOf(CollectorConfig.ConfigException.class).hasMessageContaining("unknown key 'fleet.kafka.'");
+    }
+
+    @Test
     void shouldKeepAStableAgentIdPerJournalDirectory()
     {
         final FleetConfig c = CollectorConfig.load(null, Map.of(), Map.of()).fleet();
