@@ -9,7 +9,8 @@
 # Environment: FLOWSCOPE_KAFKA_DIR (state: libs, data, logs, pid; default /tmp/flowscope-kafka),
 # FLOWSCOPE_KAFKA_PORT (default 19092), FLOWSCOPE_KAFKA_CONTROLLER_PORT (default 19093),
 # FLOWSCOPE_KAFKA_HEAP (default 512m), FLOWSCOPE_KAFKA_LIBS (the broker's jars; default $FLOWSCOPE_KAFKA_DIR/libs:
-# point several brokers, e.g. the tests' temporary ones, at one folder to download the jars once).
+# point several brokers, e.g. the tests' temporary ones, at one folder to download the jars once),
+# FLOWSCOPE_KAFKA_EXTRA_CONFIG (a file of server properties appended to the generated ones, e.g. a TLS/SASL listener).
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 DIR=${FLOWSCOPE_KAFKA_DIR:-/tmp/flowscope-kafka}
@@ -52,6 +53,8 @@ share.coordinator.state.topic.min.isr=1
 group.initial.rebalance.delay.ms=0
 auto.create.topics.enable=true
 PROPS
+  # a file of extra server properties, appended (the last value of a key wins): e.g. a SASL_SSL listener
+  if [ -n "${FLOWSCOPE_KAFKA_EXTRA_CONFIG:-}" ]; then cat "$FLOWSCOPE_KAFKA_EXTRA_CONFIG" >>"$DIR/server.properties"; fi
   cat >"$DIR/log4j2.properties" <<'PROPS'
 rootLogger.level=INFO
 rootLogger.appenderRef.out.ref=out

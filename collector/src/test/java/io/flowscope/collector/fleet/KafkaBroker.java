@@ -22,9 +22,49 @@ public final class KafkaBroker implements BeforeAllCallback, AfterAllCallback
 {
     private static final Path SCRIPT = Path.of("..", "deploy", "kafka", "kafka.sh").toAbsolutePath().normalize();
 
+    /** Extra server properties for a second listener (TLS, SASL), written before the first start. */
+    @FunctionalInterface
+    public interface Listener
+    {
+        /**
+         * @param dir            the broker's state directory (keys and certificates may go there)
+         * @param plainPort      the PLAINTEXT listener's port (kept: the broker's own listener)
+         * @param controllerPort the KRaft controller's port
+         * @param port           the extra listener's port
+         * @return server properties appended to deploy/kafka/kafka.sh's (the last value of a key wins)
+         */
+        String properties(Path dir, int plainPort, int controllerPort, int port) throws Exception;
+    }
+
+    private final Listener listener;
     private Path dir;
     private int port;
     private int controllerPort;
+    private int listenerPort;
+
+    /** A PLAINTEXT broker. */
+    public KafkaBroker()
+    {
+        this(null);
+    }
+
+    /** A broker with a second listener configured by {@code listener}. */
+    public KafkaBroker(final Listener listener)
+    {
+        this.listener = listener;
+    }
+
+    /** The second listener's address. */
+    public String listenerBootstrap()
+    {
+        return "127.0.0.1:" + listenerPort;
+    }
+
+    /** The broker's state directory (where a {@link Listener} put its files). */
+    public Path dir()
+    {
+        return dir;
+    }
 
     public String bootstrap()
     {
@@ -37,6 +77,12 @@ public final class KafkaBroker implements BeforeAllCallback, AfterAllCallback
         dir = Files.createTempDirectory("flowscope-kafka-test-");
         port = freePort();
         controllerPort = freePort();
+        if (listener != null)
+        {
+            listenerPort = freePort();
+            Files.writeString(dir.resolve("extra-server.properties"), listener.properties(dir, port, controllerPort,
+                listenerPort));
+        }
         start();
     }
 
@@ -74,6 +120,10 @@ public final class KafkaBroker implements BeforeAllCallback, AfterAllCallback
         pb.environment().put("FLOWSCOPE_KAFKA_CONTROLLER_PORT", Integer.toString(controllerPort));
         pb.environment().put("FLOWSCOPE_KAFKA_LIBS", System.getProperty("flowscope.kafka.libs",
             Path.of("target", "kafka-libs").toAbsolutePath().toString()));
+        if (listener != null)
+        {
+            pb.environment().put("FLOWSCOPE_KAFKA_EXTRA_CONFIG", dir.resolve("extra-server.properties").toString());
+        }
         final Process p = pb.start();
         final byte[] out = p.getInputStream().readAllBytes();
         if (!p.waitFor(5, TimeUnit.MINUTES) || p.exitValue() != 0)
