@@ -32,7 +32,7 @@ final class FlowState extends Pooled
     /**
      * The flow's latest record time, for the idle timeout, except the state records of its live steps: those are in
      * the steps' stamps, folded in at the step's stop or, before the sweep evicts, by
-     * {@code WindowEngine.foldLiveStamps} (a state record then writes one field, not two).
+     * {@code PeriodSweep.foldLiveStamps} (a state record then writes one field, not two).
      */
     long lastActivityNs;
     long outstandingSteps;

@@ -35,31 +35,25 @@ import org.agrona.collections.Long2ObjectHashMap;
  * its host's period on, and ends, sweeps and evicts only that host's flows, ops and steps.
  * <p>
  * <b>What lives here, what elsewhere.</b> This class keeps the hot path (hosts and periods, ProxyOp / ProxyStep and
- * work-request records against {@link StepTable}, windows, phases, flow summaries, the sweep of steps, flows and
- * ops). Collectives and KernelCh: {@link CollectiveTracker}; GPU clocks: {@link GpuClocks}; aggregates:
- * {@link Aggregates}; the QP flow cache: {@link QpFlows}; counters: {@link EngineCounters}.
+ * work-request records against {@link StepTable}, windows, phases). A period's end (flow summaries handed on, the
+ * sweep of steps, flows and ops): {@link PeriodSweep}; collectives and KernelCh: {@link CollectiveTracker}; GPU
+ * clocks: {@link GpuClocks}; aggregates: {@link Aggregates}; the QP flow cache: {@link QpFlows}; counters:
+ * {@link EngineCounters}.
  * <p>
  * Single-threaded.
  */
 public final class WindowEngine implements TelemetryListener
 {
     private final WindowConfig config;
-    private final FlowSummarySink sink;
     private final GpuClocks gpuClocks;
     /** Coll / P2p and KernelCh records, their pending table, the collective stream. */
     private final CollectiveTracker collectives;
-    private final FlowSummary summary = new FlowSummary();
-    private final FlowSummary.Builder summaryBuilder = FlowSummary.into(summary);
-    /** Where {@link PhaseBuckets#percentiles} puts a phase's percentiles before they go into the summary. */
-    private final long[] p50Scratch = new long[Phase.COUNT];
-    private final long[] p90Scratch = new long[Phase.COUNT];
-    private final long[] p99Scratch = new long[Phase.COUNT];
     /** What was dropped, counted or timed out; read through the getters below. */
     private final EngineCounters counters = new EngineCounters();
     private final Pool<HostState> hosts;
     private final Long2ObjectHashMap<HostState> hostById;
-    /** Per-period rank / link / communicator sums of the step flows' summaries. */
-    private final Aggregates aggregates;
+    /** The end of a host's period: summaries and aggregates handed on, then stale entries swept out. */
+    private final PeriodSweep periodSweep;
     private final Pool<FlowState> flows;
     private final Pool<OpState> ops;
     /** Live steps and work requests with their tombstones, inline (see {@link StepTable}). */
@@ -166,7 +160,6 @@ public final class WindowEngine implements TelemetryListener
     public WindowEngine(final WindowConfig config, final FlowSummarySink sink, final CollectiveSink collectiveSink)
     {
         this.config = config;
-        this.sink = sink;
         gpuClocks = new GpuClocks(config, counters);
         collectives = new CollectiveTracker(config, collectiveSink, gpuClocks, counters);
         final int windowSize = config.windowSize;
@@ -188,7 +181,6 @@ public final class WindowEngine implements TelemetryListener
             flowById[nextFlowId++] = f;
             return f;
         });
-        aggregates = new Aggregates(config, counters);
         ops = new Pool<>(config.maxOps, OpState::new);
         steps = new StepTable(config.maxSteps);
         // Sized so that the maps never grow: at most half full.
@@ -202,6 +194,8 @@ public final class WindowEngine implements TelemetryListener
         }
         opSlots = new OpState[opCapacity];
         opMask = opCapacity - 1;
+        periodSweep = new PeriodSweep(config, sink, counters, steps, flows, flowById, flowByKey, ops, this::removeOp,
+            new Aggregates(config, counters), collectives, gpuClocks);
         onHost(0);
     }
 
@@ -313,7 +307,8 @@ public final class WindowEngine implements TelemetryListener
             return;
         }
         // A live op's flow is live (the sweep that evicts a flow removes its ops), and the step's start counts for
-        // the flow's idleness through its row (foldLiveStamps, then the stop): the flow itself is not read.
+        // the flow's idleness through its row (PeriodSweep.foldLiveStamps, then the stop): the flow itself is not
+        // read.
         final OpState op = findOp(opKey);
         if (op == null)
         {
@@ -359,8 +354,8 @@ public final class WindowEngine implements TelemetryListener
         t[b + StepTable.FLAGS] = flags | bit;
         // The record's time goes into its state's field only, not into the step's stamp nor its flow's
         // lastActivityNs: the step's last record time is derived from the fields where needed
-        // (StepTable.lastRecordNs: the stop, the sweep, foldLiveStamps). 8, 20 and 12 (half of the records) then
-        // need no flow and no stamp line.
+        // (StepTable.lastRecordNs: the stop, PeriodSweep's sweep and foldLiveStamps). 8, 20 and 12 (half of the
+        // records) then need no flow and no stamp line.
         t[b + STATE_FIELD[Integer.numberOfTrailingZeros(bit)]] = timeNs;
         // All ones for 9 (send) and 11 (recv), the states that carry transSize, else 0: no branch.
         final long carries = -(long)((bit >>> StepTable.SEEN_9_BIT | bit >>> StepTable.SEEN_11_BIT) & 1);
@@ -584,10 +579,7 @@ public final class WindowEngine implements TelemetryListener
             final HostState h = hosts.active(i);
             if (h.started)
             {
-                endPeriod(h);
-                h.periodStartNs = h.periodEndNs;
-                h.periodEndNs += config.periodNs;
-                sweep(h, h.periodStartNs);
+                periodSweep.close(h, h.periodEndNs);
             }
         }
     }
@@ -642,7 +634,7 @@ public final class WindowEngine implements TelemetryListener
 
     /**
      * The slot base of a record's step if it is live and not stopped, else -1; a record for a stopped step is a
-     * duplicate. A live step's flow is live: an evicted flow's steps go with it ({@link #dropLiveSteps}), so no
+     * duplicate. A live step's flow is live: an evicted flow's steps go with it ({@link PeriodSweep}), so no
      * generation check here.
      */
     private int live(final long stepKey)
@@ -745,8 +737,7 @@ public final class WindowEngine implements TelemetryListener
         {
             return false;
         }
-        fill(f);
-        target.copyFrom(summary);
+        target.copyFrom(periodSweep.fill(f));
         return true;
     }
 
@@ -787,36 +778,10 @@ public final class WindowEngine implements TelemetryListener
         }
         if (timeNs - h.periodEndNs >= 0)
         {
-            endPeriod(h);
             final long gap = timeNs - h.periodEndNs;
-            h.periodStartNs = h.periodEndNs + gap - Math.floorMod(gap, config.periodNs);
-            h.periodEndNs = h.periodStartNs + config.periodNs;
-            sweep(h, h.periodStartNs);
+            periodSweep.close(h, h.periodEndNs + gap - Math.floorMod(gap, config.periodNs));
         }
         return true;
-    }
-
-    private void endPeriod(final HostState h)
-    {
-        for (int i = 0; i < flows.activeCount(); i++)
-        {
-            final FlowState f = flows.active(i);
-            if (f.host != h)
-            {
-                continue;
-            }
-            if (f.activeInPeriod() || f.outstandingSteps != 0)
-            {
-                fill(f);
-                sink.onSummary(summary);
-                if (f.kind == FlowSummary.KIND_STEP)
-                {
-                    aggregates.add(f);
-                }
-            }
-            f.resetPeriod();
-        }
-        aggregates.emit(h, summaryBuilder, sink);
     }
 
     public long droppedAggregateTableFull()
@@ -925,185 +890,6 @@ public final class WindowEngine implements TelemetryListener
         return collectives.pendingCount();
     }
 
-    private void fill(final FlowState f)
-    {
-        final FlowSummary.Builder s = summaryBuilder;
-        // One span (a scan of the window's posts) for both fields: bandwidthBytesPerSecond() would scan again.
-        final long span = CompletionWindow.spanNs(f.window);
-        final long windowBytes = CompletionWindow.bytesInWindow(f.window);
-        s.periodStartNs(f.host.periodStartNs).periodEndNs(f.host.periodEndNs).hostId(f.host.hostId).kind(f.kind)
-            .device(f.device).qpNum(f.qpNum).flowKey(f.key).commHash(f.commHash).rank(f.rank).peer(f.peer)
-            .channel(f.channel).isSend(f.isSend).flows(1)
-            .periodBandwidthBytesPerSecond(f.periodBytes * 1e9 / config.periodNs).posts(f.periodPosts)
-            .completions(f.periodCompletions).bytes(f.periodBytes).windowCompletions(CompletionWindow.size(f.window))
-            .windowBytes(windowBytes).windowSpanNs(span)
-            .windowBandwidthBytesPerSecond(span <= 0 ? 0.0 : windowBytes * 1e9 / span)
-            .outstandingSteps(f.outstandingSteps).outstandingBytes(f.outstandingBytes).firstSteps(f.periodFirstSteps)
-            .firstStepWaitSumNs(f.periodFirstStepWaitNs);
-        // The phases the flow cannot have (two of five) are empty; the others by their slot (PhaseBuckets.slot).
-        s.clearPhases();
-        final long[] phases = f.phases;
-        for (int slot = 0; slot < PhaseBuckets.SLOTS; slot++)
-        {
-            final long count = PhaseBuckets.count(phases, slot);
-            if (count != 0)
-            {
-                final int p = PhaseBuckets.phase(slot, f.isSend);
-                s.phase(p, count, PhaseBuckets.sumNs(phases, slot), PhaseBuckets.maxNs(phases, slot));
-                PhaseBuckets.percentiles(phases, slot, p50Scratch, p90Scratch, p99Scratch, p);
-                s.phasePercentiles(p, p50Scratch[p], p90Scratch[p], p99Scratch[p]);
-            }
-        }
-    }
-
-    private void sweep(final HostState h, final long nowNs)
-    {
-        final long stepTimeoutNs = config.stepTimeoutNs;
-        final long tombstoneTimeoutNs = config.effectiveTombstoneTimeoutNs();
-        final long[] t = steps.t;
-        // The arrays in locals: the scans are ~14 k entries a period, and remove() writes the table's fields.
-        final long[] stamps = steps.stamp;
-        // Live (not stopped) steps and work requests: their stamps (last record times) first, so that only entries
-        // that may have expired are touched.
-        for (int r = steps.highWater() - 1; r >= 0; r--)
-        {
-            final long idleNs = nowNs - stamps[r];
-            if (idleNs < stepTimeoutNs)
-            {
-                continue;
-            }
-            final int b = StepTable.base(r);
-            final long flags = t[b + StepTable.FLAGS];
-            if ((flags & StepTable.OCCUPIED) != 0 && StepTable.hostId(flags) == h.index)
-            {
-                // The stamp is the start (or an earlier sweep's look): the state records may be later.
-                final long lastNs = steps.lastRecordNs(b);
-                if (nowNs - lastNs < stepTimeoutNs)
-                {
-                    stamps[r] = lastNs;
-                    continue;
-                }
-                final long f = t[b + StepTable.FLOW];
-                // Its state records count for the flow's idleness (see foldLiveStamps).
-                foldStamp(f, lastNs);
-                if ((flags & StepTable.COMPLETED) == 0)
-                {
-                    counters.stepsTimedOut++;
-                    final FlowState flow = flowById[StepTable.flowId(f)];
-                    if ((flags & StepTable.POSTED) != 0)
-                    {
-                        flow.outstandingSteps--;
-                        if ((flags & StepTable.SEND) != 0)
-                        {
-                            flow.outstandingBytes -= t[b + StepTable.BYTES];
-                        }
-                    }
-                }
-                steps.remove(b);
-            }
-        }
-        // Tombstones (stopped, hence completed): dense stamps, then the host; no row is read.
-        final long[] tombStamps = steps.tombStamp;
-        final int[] tombHosts = steps.tombHost;
-        final int hostIndex = h.index;
-        for (int i = steps.tombHighWater() - 1; i >= 0; i--)
-        {
-            if (nowNs - tombStamps[i] >= tombstoneTimeoutNs && tombHosts[i] == hostIndex)
-            {
-                steps.removeTomb(i);
-            }
-        }
-        collectives.sweep(h, nowNs);
-        gpuClocks.sweep(h, nowNs, config.idleTimeoutNs);
-        boolean folded = false;
-        for (int i = flows.activeCount() - 1; i >= 0; i--)
-        {
-            final FlowState f = flows.active(i);
-            if (f.host == h && nowNs - f.lastActivityNs >= config.idleTimeoutNs)
-            {
-                if (!folded)
-                {
-                    // The first flow that looks idle: bring every flow of the host up to date first (rare: only
-                    // when some flow may be evicted), then look again.
-                    folded = true;
-                    foldLiveStamps(h);
-                    if (nowNs - f.lastActivityNs < config.idleTimeoutNs)
-                    {
-                        continue;
-                    }
-                }
-                counters.flowsEvicted++;
-                dropLiveSteps(f);
-                flowByKey.remove(f.key);
-                f.generation++;
-                flows.release(f);
-            }
-        }
-        // After the flows: the ops of a flow evicted just now go in this sweep, so that a live op's flow is always
-        // live (a step start reads only the op).
-        for (int i = ops.activeCount() - 1; i >= 0; i--)
-        {
-            final OpState op = ops.active(i);
-            if (op.host == h && (nowNs - op.lastNs >= config.stepTimeoutNs || op.flow.generation != op.flowGeneration))
-            {
-                counters.opsTimedOut++;
-                removeOp(op.key);
-                op.flow = null;
-                ops.release(op);
-            }
-        }
-    }
-
-    /**
-     * Drops the live steps and work requests of a flow being evicted (idle longer than the idle timeout, which
-     * may be shorter than the step timeout), counted as timed out unless completed: their later records are then
-     * unknown, as the evicted flow's.
-     */
-    private void dropLiveSteps(final FlowState flow)
-    {
-        final long[] t = steps.t;
-        for (int r = steps.highWater() - 1; r >= 0; r--)
-        {
-            final int b = StepTable.base(r);
-            final long flags = t[b + StepTable.FLAGS];
-            if ((flags & StepTable.OCCUPIED) != 0 && StepTable.flowId(t[b + StepTable.FLOW]) == flow.id)
-            {
-                if ((flags & StepTable.COMPLETED) == 0)
-                {
-                    counters.stepsTimedOut++;
-                }
-                steps.remove(b);
-            }
-        }
-    }
-
-    /**
-     * Folds the last record times (stamps) of host {@code h}'s live steps and work requests into their flows'
-     * {@link FlowState#lastActivityNs}, which state records leave alone: afterwards each flow of the host holds its
-     * latest record time, as if every record had updated it.
-     */
-    private void foldLiveStamps(final HostState h)
-    {
-        final long[] t = steps.t;
-        final long[] stamps = steps.stamp;
-        for (int r = steps.highWater() - 1; r >= 0; r--)
-        {
-            final int b = StepTable.base(r);
-            final long flags = t[b + StepTable.FLAGS];
-            if ((flags & StepTable.OCCUPIED) != 0 && StepTable.hostId(flags) == h.index)
-            {
-                foldStamp(t[b + StepTable.FLOW], steps.lastRecordNs(b));
-            }
-        }
-    }
-
-    /** Folds a live step's last record time into its flow's idleness (row field FLOW: a live step's flow is live). */
-    private void foldStamp(final long flowField, final long stampNs)
-    {
-        final FlowState flow = flowById[StepTable.flowId(flowField)];
-        flow.lastActivityNs = latest(flow.lastActivityNs, stampNs);
-    }
-
     // Queries and snapshots.
 
     public int liveFlows()
@@ -1133,8 +919,7 @@ public final class WindowEngine implements TelemetryListener
         {
             return false;
         }
-        fill(f);
-        target.copyFrom(summary);
+        target.copyFrom(periodSweep.fill(f));
         return true;
     }
 
