@@ -57,12 +57,15 @@ class DocsRunIT
 
     /**
      * What a benchmark run looks like (a GPU-host script, a C harness, a bench script against real servers, the JMH
-     * jar, an opt-in {@code -Dflowscope.bench} test): the reason the benchmark documents are {@link #NOT_READ}, checked.
+     * jar, an opt-in {@code -Dflowscope.bench} run of the benchmarks module's tests or of the collector's one opt-in
+     * method, {@code MultiHostHarnessTest#rateSweep}): the reason the benchmark documents are {@link #NOT_READ},
+     * checked.
      */
     static final Pattern BENCHMARK_RUN = Pattern.compile("([A-Z_]+=(\"[^\"]*\"|\\S+) )*(bash )?deploy/gpu/\\S+\\.sh.*|cd profiler-plugin && make .*|" +
         "build/fs_(abi_)?bench .*|(JAVA_OPTS=\"[^\"]*\" )?benchmarks/[\\w-]+\\.sh .*|" +
         "mvn -B -q -pl benchmarks -am package .*|java .*benchmarks/target/benchmarks\\.jar.*|" +
-        "mvn .*-Dflowscope\\.bench=true.*");
+        "mvn -B -q -pl benchmarks -am test .*-Dflowscope\\.bench=true.*|" +
+        "mvn -B -q -pl collector -am verify .*-Dtest=MultiHostHarnessTest#rateSweep .*-Dflowscope\\.bench=true.*");
 
     /** Fence languages whose blocks are shell command lines (an untagged fence counts as commands). */
     static final Set<String> SHELL = Set.of("", "sh", "bash", "shell", "console");
