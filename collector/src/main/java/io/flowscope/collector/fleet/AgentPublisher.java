@@ -285,7 +285,15 @@ public final class AgentPublisher implements AutoCloseable
                 connected = false;
                 catchingUp = false;
                 failures++;
-                lastError = KafkaRefusal.oneLine(e, fleet);
+                final KafkaRefusal refusal = KafkaRefusal.explain(e, fleet);
+                lastError = refusal != null ? refusal.getMessage() : e.toString();
+                if (closing && refusal != null && refusal.refused())
+                {
+                    // refused credentials do not change within close()'s 30 s: stop now; the journal keeps the rest
+                    LOG.warn("fleet agent {}: stopping ({}); published up to seq {}", agentId, lastError,
+                        publishedUpTo);
+                    return;
+                }
                 LOG.warn("fleet agent {}: session ended ({}); published up to seq {}; retrying in {} ms", agentId,
                     lastError, publishedUpTo, backoffMs);
                 sleep(backoffMs);

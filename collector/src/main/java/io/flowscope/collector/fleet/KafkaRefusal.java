@@ -15,9 +15,18 @@ public final class KafkaRefusal extends RuntimeException
 {
     private static final long serialVersionUID = 1L;
 
-    private KafkaRefusal(final String message, final Throwable cause)
+    private final boolean refused;
+
+    private KafkaRefusal(final String message, final Throwable cause, final boolean refused)
     {
         super(message, cause, false, false);
+        this.refused = refused;
+    }
+
+    /** True when the broker answered and refused (credentials, TLS, ACLs): retrying will not help; false: no answer. */
+    public boolean refused()
+    {
+        return refused;
     }
 
     /** The one line for {@code t} (or one of its causes), or null when the settings do not explain it. */
@@ -30,32 +39,25 @@ public final class KafkaRefusal extends RuntimeException
             if (c instanceof SslAuthenticationException)
             {
                 return new KafkaRefusal(at + ": TLS handshake failed (" + firstLine(c) + "); check " +
-                    "fleet.kafka.ssl.* (trust store, its password) against the broker's certificate", t);
+                    "fleet.kafka.ssl.* (trust store, its password) against the broker's certificate", t, true);
             }
             if (c instanceof SaslAuthenticationException)
             {
                 return new KafkaRefusal(at + " refused the SASL credentials (" + firstLine(c) + "); check " +
-                    "fleet.kafka.sasl.mechanism and fleet.kafka.sasl.jaas.config", t);
+                    "fleet.kafka.sasl.mechanism and fleet.kafka.sasl.jaas.config", t, true);
             }
             if (c instanceof AuthenticationException || c instanceof AuthorizationException)
             {
                 return new KafkaRefusal(at + " refused this client (" + c.getClass().getSimpleName() + ": " +
-                    firstLine(c) + ")", t);
+                    firstLine(c) + ")", t, true);
             }
             if (c instanceof TimeoutException)
             {
                 return new KafkaRefusal("no answer from " + at + " over " + protocol + " (" + firstLine(c) +
-                    "): is the broker up, and is its listener " + protocol + "? (fleet.kafka.security.protocol)", t);
+                    "): is the broker up, and is its listener " + protocol + "? (fleet.kafka.security.protocol)", t, false);
             }
         }
         return null;
-    }
-
-    /** {@link #explain}'s line, else {@code t.toString()}. */
-    static String oneLine(final Throwable t, final FleetConfig fleet)
-    {
-        final KafkaRefusal r = explain(t, fleet);
-        return r != null ? r.getMessage() : t.toString();
     }
 
     private static String firstLine(final Throwable c)

@@ -233,6 +233,33 @@ class FleetSecurityIT
     }
 
     @Test
+    void shouldKeepAnAgentWithAWrongPasswordRetryingAndSayWhyInOneLine() throws Exception
+    {
+        final String wrong = secret();
+        final Map<String, String> keys = secureFleet("wrong-agent", "wrong-agent", wrong);
+        keys.put("fleet.role", "agent");
+        keys.put("http.port", "0");
+        keys.put("ring.dir", dir.resolve("rings").toString());
+        keys.put("journal.dir", dir.resolve("journal").toString());
+        keys.put("simulate.scenario", "default");
+        keys.put("simulate.durationSeconds", "1");
+        final CollectorConfig config = CollectorConfig.load(null, Map.of(), keys);
+        final long started = System.nanoTime();
+        try (CollectorService service = CollectorService.start(config, e -> { });
+            AgentPublisher agent = Agents.start(service, config, config.fleet()))
+        {
+            await().atMost(Duration.ofSeconds(30)).until(() -> agent.failures() >= 1);
+            // the service goes on (the node's own judgement does not need Kafka); the agent retries with back-off
+            assertThat(service.failure()).isNull();
+            assertThat(agent.publishedUpTo()).isZero();
+            assertThat(agent.lastError()).doesNotContain("\n").contains("Kafka at " + BROKER.listenerBootstrap() +
+                " refused the SASL credentials").doesNotContain(wrong);
+        }
+        // closing, a refused agent stops at once instead of retrying for close()'s 30 s (the journal keeps the rest)
+        assertThat((System.nanoTime() - started) / 1e9).isLessThan(25);
+    }
+
+    @Test
     void shouldSayThatAClientWithoutTlsGetsNoAnswerFromTheTlsListener() throws Exception
     {
         final Map<String, String> o = new LinkedHashMap<>();
