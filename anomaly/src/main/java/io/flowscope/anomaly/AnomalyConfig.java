@@ -1,8 +1,7 @@
 package io.flowscope.anomaly;
 
 /** The anomaly engine's thresholds, fixed at construction. Times are event-time ns. Defaults in the README. */
-public final class AnomalyConfig
-{
+public final class AnomalyConfig {
     int windowPeriods = 8;
     int minLinks = 4;
     int minWindowSteps = 4;
@@ -35,10 +34,8 @@ public final class AnomalyConfig
     double kernelLatenessRatio = 2.0;
 
     /** The wait-state detectors' evaluation window (default 25 ms of the communicator's anchor host). */
-    public AnomalyConfig waitWindowNs(final long ns)
-    {
-        if (ns <= 0)
-        {
+    public AnomalyConfig waitWindowNs(final long ns) {
+        if (ns <= 0) {
             throw new IllegalArgumentException("waitWindowNs must be > 0, was " + ns);
         }
         waitWindowNs = ns;
@@ -49,51 +46,43 @@ public final class AnomalyConfig
      * A rank straggles when its receivers' op entry wait exceeds its own by this much (default 100 µs) and by
      * {@link #slowNodeEntryRatio} (default 2).
      */
-    public AnomalyConfig slowNodeEntryNs(final double ns)
-    {
+    public AnomalyConfig slowNodeEntryNs(final double ns) {
         slowNodeEntryNs = ns;
         return this;
     }
 
-    public AnomalyConfig slowNodeEntryRatio(final double r)
-    {
+    public AnomalyConfig slowNodeEntryRatio(final double r) {
         slowNodeEntryRatio = r;
         return this;
     }
 
     /** A link is slow at this multiple of its baseline network time per byte (default 1.4)... */
-    public AnomalyConfig slowLinkRatio(final double r)
-    {
+    public AnomalyConfig slowLinkRatio(final double r) {
         slowLinkRatio = r;
         return this;
     }
 
     /** ... and this multiple of its communicator's other links' (default 1.3). */
-    public AnomalyConfig slowLinkRelative(final double r)
-    {
+    public AnomalyConfig slowLinkRelative(final double r) {
         slowLinkRelative = r;
         return this;
     }
 
     /** Active periods a link or NIC averages into its baseline before it is judged (default 20). */
-    public AnomalyConfig warmupPeriods(final int n)
-    {
+    public AnomalyConfig warmupPeriods(final int n) {
         warmupPeriods = Math.max(1, n);
         return this;
     }
 
     /** Time constant, in active periods, of a healthy link's or NIC's baseline (default 32). */
-    public AnomalyConfig baselinePeriods(final int n)
-    {
+    public AnomalyConfig baselinePeriods(final int n) {
         baselinePeriods = Math.max(1, n);
         return this;
     }
 
     /** Periods in each link's and rank's sliding window (default 8: 8 ms at 1 ms periods). */
-    public AnomalyConfig windowPeriods(final int n)
-    {
-        if (n < 1 || n > 64)
-        {
+    public AnomalyConfig windowPeriods(final int n) {
+        if (n < 1 || n > 64) {
             throw new IllegalArgumentException("windowPeriods must be 1..64, was " + n);
         }
         windowPeriods = n;
@@ -101,15 +90,13 @@ public final class AnomalyConfig
     }
 
     /** Links (or ranks) with data a communicator needs before its median means anything (default 4). */
-    public AnomalyConfig minLinks(final int n)
-    {
+    public AnomalyConfig minLinks(final int n) {
         minLinks = Math.max(3, n);
         return this;
     }
 
     /** Completed steps a link's window needs before it is judged (default 4). */
-    public AnomalyConfig minWindowSteps(final int n)
-    {
+    public AnomalyConfig minWindowSteps(final int n) {
         minWindowSteps = Math.max(1, n);
         return this;
     }
@@ -118,10 +105,8 @@ public final class AnomalyConfig
      * A link is slow when its transfer rate is below the communicator median by more than this fraction and by
      * more than {@link #madK} robust deviations (default 0.2).
      */
-    public AnomalyConfig slowLinkFraction(final double f)
-    {
-        if (f <= 0 || f >= 1)
-        {
+    public AnomalyConfig slowLinkFraction(final double f) {
+        if (f <= 0 || f >= 1) {
             throw new IllegalArgumentException("slowLinkFraction must be in (0, 1), was " + f);
         }
         slowLinkFraction = f;
@@ -129,45 +114,38 @@ public final class AnomalyConfig
     }
 
     /** Robust deviations (1.4826 × MAD) an outlier must be away from the median (default 4). */
-    public AnomalyConfig madK(final double k)
-    {
+    public AnomalyConfig madK(final double k) {
         madK = k;
         return this;
     }
 
     /** Consecutive bad evaluations (host periods) before an anomaly opens (default 4). */
-    public AnomalyConfig openAfter(final int n)
-    {
+    public AnomalyConfig openAfter(final int n) {
         openAfter = Math.max(1, n);
         return this;
     }
 
     /** Consecutive good evaluations before an open anomaly resolves (default 10). */
-    public AnomalyConfig resolveAfter(final int n)
-    {
+    public AnomalyConfig resolveAfter(final int n) {
         resolveAfter = Math.max(1, n);
         return this;
     }
 
     /** A rank is slow when the wait it causes per step exceeds the median by this much (default 50 µs)... */
-    public AnomalyConfig slowNodeMinNs(final double ns)
-    {
+    public AnomalyConfig slowNodeMinNs(final double ns) {
         slowNodeMinNs = ns;
         return this;
     }
 
     /** ... and by this factor of the median (default 3). */
-    public AnomalyConfig slowNodeRatio(final double r)
-    {
+    public AnomalyConfig slowNodeRatio(final double r) {
         slowNodeRatio = r;
         return this;
     }
 
     /** A receive with work outstanding and no completion this long is stalled; a stalled comm is a hang (20 ms). */
-    public AnomalyConfig hangThresholdNs(final long ns)
-    {
-        if (ns <= 0)
-        {
+    public AnomalyConfig hangThresholdNs(final long ns) {
+        if (ns <= 0) {
             throw new IllegalArgumentException("hangThresholdNs must be > 0, was " + ns);
         }
         hangThresholdNs = ns;
@@ -179,10 +157,8 @@ public final class AnomalyConfig
      * is a WARNING (a stall: the job waits on one rank, e.g. for its checkpoint, not yet a hang to page for).
      * Default 20 ms, the default threshold: critical at once.
      */
-    public AnomalyConfig hangCriticalNs(final long ns)
-    {
-        if (ns <= 0)
-        {
+    public AnomalyConfig hangCriticalNs(final long ns) {
+        if (ns <= 0) {
             throw new IllegalArgumentException("hangCriticalNs must be > 0, was " + ns);
         }
         hangCriticalNs = ns;
@@ -190,44 +166,39 @@ public final class AnomalyConfig
     }
 
     /** A NIC device whose QPs have work outstanding and no completion this long is stalled (default 2 ms). */
-    public AnomalyConfig nicStallNs(final long ns)
-    {
+    public AnomalyConfig nicStallNs(final long ns) {
         nicStallNs = ns;
         return this;
     }
 
     /** Congestion needs outstanding bytes this many times the pre-onset level (default 1.5). */
-    public AnomalyConfig congestionOutstandingRatio(final double r)
-    {
+    public AnomalyConfig congestionOutstandingRatio(final double r) {
         congestionOutstandingRatio = r;
         return this;
     }
 
     /** A link or rank with no data for this long is left out of its communicator's statistics (100 ms). */
-    public AnomalyConfig staleNs(final long ns)
-    {
+    public AnomalyConfig staleNs(final long ns) {
         staleNs = ns;
         return this;
     }
 
-    public long hangThresholdNs()
-    {
+    public long hangThresholdNs() {
         return hangThresholdNs;
     }
 
-    public long hangCriticalNs()
-    {
+    public long hangCriticalNs() {
         return hangCriticalNs;
     }
 
     @Override
-    public String toString()
-    {
+    public String toString() {
         return "AnomalyConfig{windowPeriods=" + windowPeriods + ", minLinks=" + minLinks + ", minWindowSteps="
-            + minWindowSteps + ", slowLinkFraction=" + slowLinkFraction + ", madK=" + madK + ", openAfter="
-            + openAfter + ", resolveAfter=" + resolveAfter + ", slowNodeMinNs=" + slowNodeMinNs
-            + ", slowNodeRatio=" + slowNodeRatio + ", hangThresholdNs=" + hangThresholdNs + ", hangCriticalNs=" + hangCriticalNs + ", nicStallNs="
-            + nicStallNs + ", congestionOutstandingRatio=" + congestionOutstandingRatio + ", staleNs=" + staleNs
-            + ", warmupPeriods=" + warmupPeriods + ", baselinePeriods=" + baselinePeriods + '}';
+                + minWindowSteps + ", slowLinkFraction=" + slowLinkFraction + ", madK=" + madK + ", openAfter="
+                + openAfter + ", resolveAfter=" + resolveAfter + ", slowNodeMinNs=" + slowNodeMinNs
+                + ", slowNodeRatio=" + slowNodeRatio + ", hangThresholdNs=" + hangThresholdNs + ", hangCriticalNs="
+                + hangCriticalNs + ", nicStallNs="
+                + nicStallNs + ", congestionOutstandingRatio=" + congestionOutstandingRatio + ", staleNs=" + staleNs
+                + ", warmupPeriods=" + warmupPeriods + ", baselinePeriods=" + baselinePeriods + '}';
     }
 }

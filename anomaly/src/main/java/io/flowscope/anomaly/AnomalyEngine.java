@@ -6,9 +6,8 @@ import io.flowscope.api.anomaly.AnomalyStage;
 import io.flowscope.api.summary.CollectiveSummary;
 import io.flowscope.api.summary.FlowSummary;
 import io.flowscope.api.summary.Phase;
-import org.agrona.collections.Long2ObjectHashMap;
-
 import java.util.List;
+import org.agrona.collections.Long2ObjectHashMap;
 
 /**
  * The anomaly stage: the window engine's flow summaries in, anomalies out, driven by event time only
@@ -40,8 +39,7 @@ import java.util.List;
  * <p>
  * Detectors and culprit rules are described in {@code anomaly/README.md}.
  */
-public final class AnomalyEngine implements AnomalyStage
-{
+public final class AnomalyEngine implements AnomalyStage {
     private final AnomalyConfig config;
     private final Long2ObjectHashMap<HostState> hosts = new Long2ObjectHashMap<>();
     private final Long2ObjectHashMap<CommState> comms = new Long2ObjectHashMap<>();
@@ -59,14 +57,12 @@ public final class AnomalyEngine implements AnomalyStage
     private final NicStallDetector nicStalls;
     private final HangDetector hangs;
 
-    public AnomalyEngine(final AnomalyConfig config, final AnomalySink sink)
-    {
+    public AnomalyEngine(final AnomalyConfig config, final AnomalySink sink) {
         this(config, sink, null);
     }
 
     /** With the NICs as {@code nics} tells them instead of the engine's own judgement (tests), when not null. */
-    AnomalyEngine(final AnomalyConfig config, final AnomalySink sink, final NicView nics)
-    {
+    AnomalyEngine(final AnomalyConfig config, final AnomalySink sink, final NicView nics) {
         this.config = config;
         this.lifecycle = new AnomalyLifecycle(config, sink);
         this.waitStates = new WaitStateDetector(config, lifecycle.episodes(), nics != null ? nics : new HostNics());
@@ -79,49 +75,40 @@ public final class AnomalyEngine implements AnomalyStage
         this.hangs = new HangDetector(config, lifecycle);
     }
 
-    WaitStateDetector waitStates()
-    {
+    WaitStateDetector waitStates() {
         return waitStates;
     }
 
     /** The hosts' NICs as the {@link NicStallDetector} judged them last, for the wait-state congestion rule. */
-    private final class HostNics implements NicView
-    {
+    private final class HostNics implements NicView {
         private final Robust robust = new Robust();
 
         @Override
-        public int worstNic(final long hostId)
-        {
+        public int worstNic(final long hostId) {
             final HostState h = hosts.get(hostId);
             final NicState d = h == null ? null : CongestionDetector.worstDevice(h);
             return d == null ? -1 : d.device;
         }
 
         @Override
-        public double latencyRatio(final long hostId, final int device)
-        {
+        public double latencyRatio(final long hostId, final int device) {
             final HostState h = hosts.get(hostId);
             final NicState d = h == null ? null : h.devices.get(device);
             return d == null ? 0 : d.latencyRatio();
         }
 
         @Override
-        public double othersMedianRatio(final long hostId)
-        {
+        public double othersMedianRatio(final long hostId) {
             robust.clear();
-            for (final HostState h : hosts.values())
-            {
-                for (int i = 0; h.hostId != hostId && i < h.deviceList.size(); i++)
-                {
+            for (final HostState h : hosts.values()) {
+                for (int i = 0; h.hostId != hostId && i < h.deviceList.size(); i++) {
                     final double r = h.deviceList.get(i).latencyRatio();
-                    if (r > 0)
-                    {
+                    if (r > 0) {
                         robust.add(r);
                     }
                 }
             }
-            if (robust.count() == 0)
-            {
+            if (robust.count() == 0) {
                 return Double.NaN;
             }
             robust.compute();
@@ -129,31 +116,27 @@ public final class AnomalyEngine implements AnomalyStage
         }
     }
 
-    public AnomalyConfig config()
-    {
+    public AnomalyConfig config() {
         return config;
     }
 
     /** Flow summaries consumed so far. */
-    public long summaries()
-    {
+    public long summaries() {
         return summaries;
     }
 
     // Input.
 
     @Override
-    public void onSummary(final FlowSummary s)
-    {
+    public void onSummary(final FlowSummary s) {
         summaries++;
         // The host of the summary before, checked here: host() is too big to inline and a host's summaries come
         // together, so the call was paid per summary for this comparison.
         final HostState last = lastHost;
-        final HostState h = last != null && last.hostId == s.hostId() ? last : (HostState)miss(MISS_HOST, null, null, s, 0);
-        if (!h.started || s.periodStartNs() != h.periodStartNs)
-        {
-            if (h.started && h.pending)
-            {
+        final HostState h =
+                last != null && last.hostId == s.hostId() ? last : (HostState) miss(MISS_HOST, null, null, s, 0);
+        if (!h.started || s.periodStartNs() != h.periodStartNs) {
+            if (h.started && h.pending) {
                 endPeriod(h);
             }
             h.previousPeriodStartNs = h.started ? h.periodStartNs : Long.MIN_VALUE;
@@ -169,12 +152,10 @@ public final class AnomalyEngine implements AnomalyStage
             h.reportedPeriodStartNs = s.periodStartNs();
         }
         h.pending = true;
-        switch (s.kind())
-        {
+        switch (s.kind()) {
             case FlowSummary.KIND_STEP:
                 // A send's step flows (one per channel) are read through their link's aggregate below.
-                if (!s.isSend())
-                {
+                if (!s.isSend()) {
                     onRecv(h, s);
                 }
                 break;
@@ -184,8 +165,7 @@ public final class AnomalyEngine implements AnomalyStage
             case FlowSummary.KIND_LINK:
                 final FlowRows.Cursor cursor = h.linkCursor;
                 waitStates.onLink(cursor != null ? cursor : (h.linkCursor = waitStates.cursorOf(h.hostId)), s);
-                if (s.isSend())
-                {
+                if (s.isSend()) {
                     // The link's period over all its channels (the window engine's sums and maxima of its send
                     // step flows): what the link rate rule accumulates, once a link instead of once a channel.
                     onSend(h, s);
@@ -198,59 +178,48 @@ public final class AnomalyEngine implements AnomalyStage
 
     /** Collectives: per-channel kernel timing (NVLink stragglers), and the ranks' lateness at their collectives. */
     @Override
-    public void onCollective(final CollectiveSummary cs)
-    {
+    public void onCollective(final CollectiveSummary cs) {
         kernelLateness.onCollective(cs);
-        if (cs.complete() && cs.nranks() >= config.minLinks && cs.rank() >= 0 && cs.rank() < cs.nranks())
-        {
+        if (cs.complete() && cs.nranks() >= config.minLinks && cs.rank() >= 0 && cs.rank() < cs.nranks()) {
             creditWaits.onCollective(comm(cs.commHash()), cs);
         }
     }
 
     @Override
-    public void advanceTo(final long hostId, final long timeNs)
-    {
+    public void advanceTo(final long hostId, final long timeNs) {
         waitStates.advanceTo(hostId, timeNs);
         kernelLateness.advanceTo(hostId, timeNs);
         final HostState h = host(hostId);
-        if (h.pending && timeNs - h.periodEndNs >= 0)
-        {
+        if (h.pending && timeNs - h.periodEndNs >= 0) {
             endPeriod(h);
         }
-        if (timeNs - h.nowNs > 0)
-        {
+        if (timeNs - h.nowNs > 0) {
             h.nowNs = timeNs;
             hangs.checkStalls(h);
         }
     }
 
     @Override
-    public List<Anomaly> openAnomalies()
-    {
+    public List<Anomaly> openAnomalies() {
         return lifecycle.openAnomalies();
     }
 
     // Accumulation.
 
-    private HostState host(final long hostId)
-    {
+    private HostState host(final long hostId) {
         final HostState last = lastHost;
-        if (last != null && last.hostId == hostId)
-        {
+        if (last != null && last.hostId == hostId) {
             return last;
         }
         // The drain loop visits the hosts in the same order every period: the one that followed last time.
         HostState h = last != null ? last.successor : null;
-        if (h == null || h.hostId != hostId)
-        {
+        if (h == null || h.hostId != hostId) {
             h = hosts.get(hostId);
-            if (h == null)
-            {
+            if (h == null) {
                 h = new HostState(hostId, config.windowPeriods);
                 hosts.put(hostId, h);
             }
-            if (last != null)
-            {
+            if (last != null) {
                 last.successor = h;
             }
         }
@@ -258,16 +227,13 @@ public final class AnomalyEngine implements AnomalyStage
         return h;
     }
 
-    private CommState comm(final long commHash)
-    {
+    private CommState comm(final long commHash) {
         final CommState last = lastComm;
-        if (last != null && last.commHash == commHash)
-        {
+        if (last != null && last.commHash == commHash) {
             return last;
         }
         CommState c = comms.get(commHash);
-        if (c == null)
-        {
+        if (c == null) {
             c = new CommState(commHash, config.windowPeriods);
             comms.put(commHash, c);
         }
@@ -275,27 +241,23 @@ public final class AnomalyEngine implements AnomalyStage
         return c;
     }
 
-    private void onSend(final HostState h, final FlowSummary s)
-    {
+    private void onSend(final HostState h, final FlowSummary s) {
         final CommState c = comm(s.commHash());
         // The window engine emits a host's flows in a stable order: the link at this position last period is
         // checked first (no hashing when it matches), against the communicator's dense tables, so that a summary
         // touches its link's row there and no link object.
         final int pos = h.position++;
         int id = h.cachedLink(pos, c);
-        if (id < 0 || c.lRankNo[id] != s.rank() || c.lPeerNo[id] != s.peer())
-        {
-            id = ((LinkState)miss(MISS_LINK, h, c, s, pos)).id;
+        if (id < 0 || c.lRankNo[id] != s.rank() || c.lPeerNo[id] != s.peer()) {
+            id = ((LinkState) miss(MISS_LINK, h, c, s, pos)).id;
         }
         final int own = c.lOwner[id];
-        if (c.rHost[own] != h)
-        {
+        if (c.rHost[own] != h) {
             c.setHost(own, h);
         }
         final long[] cur = c.lCur;
         final int b = id * CommState.LINK_CUR;
-        if (cur[b] != s.periodStartNs())
-        {
+        if (cur[b] != s.periodStartNs()) {
             cur[b] = s.periodStartNs();
             h.touchLink(c, id);
         }
@@ -304,33 +266,30 @@ public final class AnomalyEngine implements AnomalyStage
         cur[b + LinkState.NET_COUNT + 1] += s.phaseCount(Phase.NETWORK);
         cur[b + LinkState.PEER_WAIT_NS + 1] += s.phaseSumNs(Phase.PEER_WAIT);
         cur[b + LinkState.OUTSTANDING + 1] += s.outstandingBytes();
-        cur[b + LinkState.PEER_WAIT_MAX + 1] = Math.max(cur[b + LinkState.PEER_WAIT_MAX + 1], s.phaseMaxNs(Phase.PEER_WAIT));
+        cur[b + LinkState.PEER_WAIT_MAX + 1] =
+                Math.max(cur[b + LinkState.PEER_WAIT_MAX + 1], s.phaseMaxNs(Phase.PEER_WAIT));
     }
 
-    private void onRecv(final HostState h, final FlowSummary s)
-    {
+    private void onRecv(final HostState h, final FlowSummary s) {
         // The flow at this position last period when it is the same (the window engine emits a host's flows in a
         // stable order), else looked up or created apart (keeps this method small enough to inline).
         final int pos = h.position++;
         // The flow's row in the host's receive table (no flow object per summary).
         int i = h.cachedRecv(pos);
-        if (i < 0 || h.recvRows[i * HostState.RECV_ROW + HostState.RECV_KEY] != s.flowKey())
-        {
-            i = ((RecvFlow)miss(MISS_RECV, h, null, s, pos)).idx;
+        if (i < 0 || h.recvRows[i * HostState.RECV_ROW + HostState.RECV_KEY] != s.flowKey()) {
+            i = ((RecvFlow) miss(MISS_RECV, h, null, s, pos)).idx;
         }
         // After the miss: a new flow may have grown the table.
         final long[] rows = h.recvRows;
         final int b = i * HostState.RECV_ROW;
         // The receiving rank by its row in its communicator's tables (no rank object per summary).
         final CommState oc = h.recvComm[i];
-        final int own = (int)rows[b + HostState.RECV_OWNER];
-        if (oc.rHost[own] != h)
-        {
+        final int own = (int) rows[b + HostState.RECV_OWNER];
+        if (oc.rHost[own] != h) {
             oc.setHost(own, h);
         }
         long progressNs = rows[b + HostState.RECV_PROGRESS];
-        if (rows[b + HostState.RECV_SEEN] != h.previousPeriodStartNs || rows[b + HostState.RECV_OUTSTANDING] == 0)
-        {
+        if (rows[b + HostState.RECV_SEEN] != h.previousPeriodStartNs || rows[b + HostState.RECV_OUTSTANDING] == 0) {
             // Not reported in the host's period before (the window engine reports every flow with work
             // outstanding in every period it ends), or reported with nothing outstanding: nothing was outstanding
             // until this period, however long the host was silent (a job paused for a checkpoint must not read as
@@ -341,19 +300,16 @@ public final class AnomalyEngine implements AnomalyStage
         }
         rows[b + HostState.RECV_SEEN] = s.periodStartNs();
         rows[b + HostState.RECV_OUTSTANDING] = s.outstandingSteps();
-        if (s.completions() > 0 || s.outstandingSteps() == 0)
-        {
+        if (s.completions() > 0 || s.outstandingSteps() == 0) {
             progressNs = s.periodEndNs();
         }
         rows[b + HostState.RECV_PROGRESS] = progressNs;
-        if (s.outstandingSteps() > 0)
-        {
+        if (s.outstandingSteps() > 0) {
             h.waiting(progressNs);
         }
         // The rank's window is accumulated in place: its period's first summary opens the next slot.
         final PeriodRing win = oc.rWin;
-        if (oc.rPeriodStartNs[own] != s.periodStartNs())
-        {
+        if (oc.rPeriodStartNs[own] != s.periodStartNs()) {
             // Apart to keep this method under C2's size limit for inlining into onSummary (325 bytecodes).
             oc.openRankPeriod(h, own, s.periodStartNs());
         }
@@ -376,19 +332,15 @@ public final class AnomalyEngine implements AnomalyStage
      * periods take these paths thousands of times, so C2 counted them hot and inlined them (hash maps,
      * constructors) into onSummary until its node budget ran out, and then left per-summary accessors as calls.
      */
-    private Object miss(final int kind, final HostState h, final CommState c, final FlowSummary s, final int pos)
-    {
-        switch (kind)
-        {
+    private Object miss(final int kind, final HostState h, final CommState c, final FlowSummary s, final int pos) {
+        switch (kind) {
             case MISS_HOST:
                 return host(s.hostId());
-            case MISS_LINK:
-            {
+            case MISS_LINK: {
                 // Mixed (a bijection): packed consecutive ranks collide in an open-addressing map's probe sequence.
-                final long key = AnomalyLifecycle.mix(((long)s.rank() << 32) | (s.peer() & 0xffffffffL));
+                final long key = AnomalyLifecycle.mix(((long) s.rank() << 32) | (s.peer() & 0xffffffffL));
                 LinkState l = c.links.get(key);
-                if (l == null)
-                {
+                if (l == null) {
                     l = new LinkState(c, h, s.rank(), s.peer(), c.linkTotal);
                     l.owner = c.rank(s.rank());
                     c.links.put(key, l);
@@ -400,30 +352,25 @@ public final class AnomalyEngine implements AnomalyStage
                 h.cacheLink(pos, c, l.id);
                 return l;
             }
-            case MISS_RECV:
-            {
+            case MISS_RECV: {
                 final CommState sc = comm(s.commHash());
                 // A receive flow is one per (flow key, host).
                 RecvFlow f = recvFlows.get(s.flowKey() ^ (s.hostId() * 0x9E3779B97F4A7C15L));
                 final CommState oc = f != null ? f.comm : sc;
                 final int own = f != null ? f.ownerIdx() : sc.rank(s.rank()).idx;
-                if (oc.rHost[own] != h)
-                {
+                if (oc.rHost[own] != h) {
                     oc.setHost(own, h);
                 }
-                if (f == null)
-                {
+                if (f == null) {
                     f = newRecvFlow(h, sc, s, own);
                 }
                 h.cacheRecv(pos, f.idx);
                 return f;
             }
-            default:
-            {
+            default: {
                 final int dev = s.device();
                 NicState d = h.devices.get(dev);
-                if (d == null)
-                {
+                if (d == null) {
                     d = new NicState(h, dev, h.deviceList.size());
                     h.addDevice(d);
                     h.devices.put(dev, d);
@@ -434,52 +381,45 @@ public final class AnomalyEngine implements AnomalyStage
     }
 
     /** A receive flow's first summary (apart from {@link #onRecv}, so that the per-summary part stays small). */
-    private RecvFlow newRecvFlow(final HostState h, final CommState c, final FlowSummary s, final int own)
-    {
+    private RecvFlow newRecvFlow(final HostState h, final CommState c, final FlowSummary s, final int own) {
         final RecvFlow f = new RecvFlow(c, h, s.rank(), s.peer(), s.channel(), h.recvFlowCount);
         f.owner = c.rankById[own];
         recvFlows.put(s.flowKey() ^ (s.hostId() * 0x9E3779B97F4A7C15L), f);
         h.addRecvFlow(f, s.flowKey(), own, s.periodStartNs());
-        if (!h.recvComms.contains(c))
-        {
+        if (!h.recvComms.contains(c)) {
             h.recvComms.add(c);
         }
         f.owner.recvFlows.add(f);
         return f;
     }
 
-    private void onQp(final HostState h, final FlowSummary s)
-    {
+    private void onQp(final HostState h, final FlowSummary s) {
         // The device's row in its host's device table (no device object per summary).
         final int dev = s.device();
         int i = dev >= 0 && dev < h.devRowByDevice.length ? h.devRowByDevice[dev] - 1 : -1;
-        if (i < 0)
-        {
-            i = ((NicState)miss(MISS_DEVICE, h, null, s, 0)).idx;
+        if (i < 0) {
+            i = ((NicState) miss(MISS_DEVICE, h, null, s, 0)).idx;
         }
         // After the miss: a new device may have grown the table.
         // The period's opening and a QP not among the row's first two are apart: this method must stay under
         // C2's size limit for inlining into onSummary (325 bytecodes; a call per QP summary cost ~30 instructions).
         final long[] cur = h.devCur;
         final int b = i * HostState.DEV_CUR;
-        if (cur[b + HostState.DEV_PERIOD] != s.periodStartNs())
-        {
+        if (cur[b + HostState.DEV_PERIOD] != s.periodStartNs()) {
             HostState.openDevicePeriod(cur, b, s.periodStartNs());
         }
         final long qp = s.qpNum();
-        if (qp != cur[b + HostState.DEV_QP0] && qp != cur[b + HostState.DEV_QP1])
-        {
+        if (qp != cur[b + HostState.DEV_QP0] && qp != cur[b + HostState.DEV_QP1]) {
             otherQp(h, i, s);
         }
-        if (s.completions() == 0 && s.outstandingSteps() > 0)
-        {
+        if (s.completions() == 0 && s.outstandingSteps() > 0) {
             // Send work requests carry their length; NCCL leaves a receive's stale (the simulator: 0).
-            cur[b + HostState.DEV_STALLED] += s.outstandingBytes() > 0 ? HostState.STALLED_SEND : HostState.STALLED_RECV;
+            cur[b + HostState.DEV_STALLED] +=
+                    s.outstandingBytes() > 0 ? HostState.STALLED_SEND : HostState.STALLED_RECV;
         }
         cur[b + HostState.DEV_OUTSTANDING] += s.outstandingSteps();
         cur[b + HostState.DEV_COMPLETIONS] += s.completions();
-        if (s.bytes() > 0)
-        {
+        if (s.bytes() > 0) {
             // Send work requests only (receives carry NCCL's stale length, 0 here): a receive's latency is
             // mostly waiting for its sender, not the NIC.
             cur[b + HostState.DEV_NET_NS] += s.phaseSumNs(Phase.NETWORK);
@@ -488,10 +428,8 @@ public final class AnomalyEngine implements AnomalyStage
     }
 
     /** A QP summary whose QP is not among its device row's first two (see {@link NicState#newQp}). */
-    private void otherQp(final HostState h, final int i, final FlowSummary s)
-    {
-        if (h.deviceList.get(i).newQp(s.qpNum()) && h.devWarm(i) >= config.warmupPeriods)
-        {
+    private void otherQp(final HostState h, final int i, final FlowSummary s) {
+        if (h.deviceList.get(i).newQp(s.qpNum()) && h.devWarm(i) >= config.warmupPeriods) {
             // A queue pair the device never carried: traffic moved onto it (failover).
             h.newQpDevice = s.device();
             h.newQpAtNs = s.periodEndNs();
@@ -500,8 +438,7 @@ public final class AnomalyEngine implements AnomalyStage
 
     // Period end of one host: windows advance, that host's NICs, links, ranks and receives are judged.
 
-    private void endPeriod(final HostState h)
-    {
+    private void endPeriod(final HostState h) {
         h.pending = false;
         h.nowNs = Math.max(h.nowNs, h.periodEndNs);
         final long periodStart = h.periodStartNs;

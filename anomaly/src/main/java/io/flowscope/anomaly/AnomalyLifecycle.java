@@ -1,5 +1,10 @@
 package io.flowscope.anomaly;
 
+import io.flowscope.api.anomaly.Anomaly;
+import io.flowscope.api.anomaly.AnomalyKind;
+import io.flowscope.api.anomaly.AnomalySink;
+import io.flowscope.api.anomaly.Culprit;
+import io.flowscope.api.anomaly.Severity;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.Comparator;
@@ -7,12 +12,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.SortedMap;
-
-import io.flowscope.api.anomaly.Anomaly;
-import io.flowscope.api.anomaly.AnomalyKind;
-import io.flowscope.api.anomaly.AnomalySink;
-import io.flowscope.api.anomaly.Culprit;
-import io.flowscope.api.anomaly.Severity;
 
 /**
  * The one lifecycle of every anomaly: opened, updated, resolved, with its hysteresis. The period rules keep a
@@ -25,35 +24,30 @@ import io.flowscope.api.anomaly.Severity;
  * Evidence is gathered into the shared {@link #evidence()} scratch (no allocation) and turned into a map only
  * when something is published.
  */
-final class AnomalyLifecycle
-{
+final class AnomalyLifecycle {
     private final AnomalyConfig config;
     private final AnomalySink sink;
     private final Map<Long, Anomaly> open = new LinkedHashMap<>();
     private final Evidence evidence = new Evidence();
     private final Episode.Publisher episodes = new EpisodePublisher();
 
-    AnomalyLifecycle(final AnomalyConfig config, final AnomalySink sink)
-    {
+    AnomalyLifecycle(final AnomalyConfig config, final AnomalySink sink) {
         this.config = config;
         this.sink = sink;
     }
 
     /** The evidence of the anomaly about to be tracked: cleared and filled by the detector, read on publication. */
-    Evidence evidence()
-    {
+    Evidence evidence() {
         return evidence;
     }
 
     /** Publication for the wait-state detectors' {@link Episode}s. */
-    Episode.Publisher episodes()
-    {
+    Episode.Publisher episodes() {
         return episodes;
     }
 
     /** The open anomalies, oldest first. */
-    List<Anomaly> openAnomalies()
-    {
+    List<Anomaly> openAnomalies() {
         final List<Anomaly> list = new ArrayList<>(open.values());
         list.sort(Comparator.comparingLong(Anomaly::startNs).thenComparingLong(Anomaly::id));
         return Collections.unmodifiableList(list);
@@ -63,23 +57,19 @@ final class AnomalyLifecycle
      * The same culprit for de-duplication: a NIC (congestion, NIC stall) by host and device; a rank by communicator
      * and rank, and peer for a link (its host is where the detector saw it, which may differ between detectors).
      */
-    static boolean sameCulprit(final AnomalyKind kind, final Culprit o, final Culprit c)
-    {
-        if (kind == AnomalyKind.CONGESTION || kind == AnomalyKind.NIC_STALL)
-        {
+    static boolean sameCulprit(final AnomalyKind kind, final Culprit o, final Culprit c) {
+        if (kind == AnomalyKind.CONGESTION || kind == AnomalyKind.NIC_STALL) {
             return o.hostId() == c.hostId() && o.device() == c.device();
         }
-        return o.commHash() == c.commHash() && o.rank() == c.rank()
-            && (kind != AnomalyKind.SLOW_LINK || o.peer() == c.peer());
+        return o.commHash() == c.commHash()
+                && o.rank() == c.rank()
+                && (kind != AnomalyKind.SLOW_LINK || o.peer() == c.peer());
     }
 
     /** Whether an anomaly of this kind and culprit is open, whichever detector opened it. */
-    private boolean openAlready(final AnomalyKind kind, final Culprit culprit)
-    {
-        for (final Anomaly a : open.values())
-        {
-            if (a.kind() == kind && sameCulprit(kind, a.culprit(), culprit))
-            {
+    private boolean openAlready(final AnomalyKind kind, final Culprit culprit) {
+        for (final Anomaly a : open.values()) {
+            if (a.kind() == kind && sameCulprit(kind, a.culprit(), culprit)) {
                 return true;
             }
         }
@@ -87,149 +77,186 @@ final class AnomalyLifecycle
     }
 
     /** Opens at most one anomaly per kind and culprit (rank; and peer for a link) whichever detector asks. */
-    private final class EpisodePublisher implements Episode.Publisher
-    {
+    private final class EpisodePublisher implements Episode.Publisher {
         @Override
-        public Anomaly open(final AnomalyKind kind, final Culprit culprit, final Severity severity, final long startNs,
-            final long nowNs, final SortedMap<String, Double> ev, final String summary)
-        {
-            if (openAlready(kind, culprit))
-            {
+        public Anomaly open(
+                final AnomalyKind kind,
+                final Culprit culprit,
+                final Severity severity,
+                final long startNs,
+                final long nowNs,
+                final SortedMap<String, Double> ev,
+                final String summary) {
+            if (openAlready(kind, culprit)) {
                 return null;
             }
             return publishOpened(kind, culprit, severity, startNs, nowNs, ev, startNs, nowNs, summary);
         }
 
         @Override
-        public Anomaly update(final Anomaly o, final Severity severity, final long nowNs,
-            final SortedMap<String, Double> ev, final String summary)
-        {
+        public Anomaly update(
+                final Anomaly o,
+                final Severity severity,
+                final long nowNs,
+                final SortedMap<String, Double> ev,
+                final String summary) {
             return publishUpdated(o, o.culprit(), severity, ev, o.windowStartNs(), nowNs, summary);
         }
 
         @Override
-        public void resolve(final Anomaly o, final long nowNs)
-        {
+        public void resolve(final Anomaly o, final long nowNs) {
             publishResolved(o, nowNs);
         }
     }
 
     /** Whether {@link #track} will publish (so that the sentence is only formatted then). */
-    boolean willPublish(final Tracker t, final boolean bad, final Severity severity)
-    {
-        return bad && ((t.open == null && t.bad + 1 >= config.openAfter)
-            || (t.open != null && t.open.severity() != severity && severity == Severity.CRITICAL));
+    boolean willPublish(final Tracker t, final boolean bad, final Severity severity) {
+        return bad
+                && ((t.open == null && t.bad + 1 >= config.openAfter)
+                        || (t.open != null && t.open.severity() != severity && severity == Severity.CRITICAL));
     }
 
-    void track(final Tracker t, final boolean bad, final boolean good, final AnomalyKind kind,
-        final Culprit culprit, final Severity severity, final long periodStart, final long now,
-        final long windowStart, final String summary)
-    {
-        if (bad)
-        {
+    void track(
+            final Tracker t,
+            final boolean bad,
+            final boolean good,
+            final AnomalyKind kind,
+            final Culprit culprit,
+            final Severity severity,
+            final long periodStart,
+            final long now,
+            final long windowStart,
+            final String summary) {
+        if (bad) {
             t.good = 0;
-            if (t.bad++ == 0)
-            {
+            if (t.bad++ == 0) {
                 t.firstBadStartNs = periodStart;
             }
-            if (t.open == null && t.bad >= config.openAfter)
-            {
+            if (t.open == null && t.bad >= config.openAfter) {
                 open(t, kind, culprit, severity, t.firstBadStartNs, now, windowStart, now, summary);
-            }
-            else if (t.open != null && t.open.severity() != severity && severity == Severity.CRITICAL)
-            {
+            } else if (t.open != null && t.open.severity() != severity && severity == Severity.CRITICAL) {
                 update(t, culprit, severity, now, windowStart, summary);
             }
-        }
-        else
-        {
-            if (t.open == null)
-            {
+        } else {
+            if (t.open == null) {
                 t.bad = 0;
                 return;
             }
-            if (good)
-            {
-                if (++t.good >= config.resolveAfter)
-                {
+            if (good) {
+                if (++t.good >= config.resolveAfter) {
                     resolve(t, now);
                 }
-            }
-            else
-            {
+            } else {
                 t.good = 0;
             }
         }
     }
 
-    void open(final Tracker t, final AnomalyKind kind, final Culprit culprit, final Severity severity,
-        final long startNs, final long now, final long windowStart, final long windowEnd, final String summary)
-    {
-        if (openAlready(kind, culprit))
-        {
+    void open(
+            final Tracker t,
+            final AnomalyKind kind,
+            final Culprit culprit,
+            final Severity severity,
+            final long startNs,
+            final long now,
+            final long windowStart,
+            final long windowEnd,
+            final String summary) {
+        if (openAlready(kind, culprit)) {
             // Another detector named it first (the wait-state rules): one anomaly per kind and culprit.
             return;
         }
-        t.open = publishOpened(kind, culprit, severity, startNs, now, evidence.toMap(), windowStart, windowEnd,
-            summary);
+        t.open =
+                publishOpened(kind, culprit, severity, startNs, now, evidence.toMap(), windowStart, windowEnd, summary);
         t.good = 0;
     }
 
-    void update(final Tracker t, final Culprit culprit, final Severity severity, final long now,
-        final long windowStart, final String summary)
-    {
+    void update(
+            final Tracker t,
+            final Culprit culprit,
+            final Severity severity,
+            final long now,
+            final long windowStart,
+            final String summary) {
         t.open = publishUpdated(t.open, culprit, severity, evidence.toMap(), windowStart, now, summary);
     }
 
-    void resolve(final Tracker t, final long now)
-    {
+    void resolve(final Tracker t, final long now) {
         publishResolved(t.open, now);
         t.open = null;
         t.bad = 0;
         t.good = 0;
     }
 
-    private Anomaly publishOpened(final AnomalyKind kind, final Culprit culprit, final Severity severity,
-        final long startNs, final long now, final SortedMap<String, Double> ev, final long windowStart,
-        final long windowEnd, final String summary)
-    {
-        final Anomaly a = new Anomaly(id(kind, culprit, startNs), kind, culprit, severity, startNs, now, -1, ev,
-            windowStart, windowEnd, summary);
+    private Anomaly publishOpened(
+            final AnomalyKind kind,
+            final Culprit culprit,
+            final Severity severity,
+            final long startNs,
+            final long now,
+            final SortedMap<String, Double> ev,
+            final long windowStart,
+            final long windowEnd,
+            final String summary) {
+        final Anomaly a = new Anomaly(
+                id(kind, culprit, startNs),
+                kind,
+                culprit,
+                severity,
+                startNs,
+                now,
+                -1,
+                ev,
+                windowStart,
+                windowEnd,
+                summary);
         open.put(a.id(), a);
         sink.onOpened(a);
         return a;
     }
 
-    private Anomaly publishUpdated(final Anomaly o, final Culprit culprit, final Severity severity,
-        final SortedMap<String, Double> ev, final long windowStart, final long windowEnd, final String summary)
-    {
-        final Anomaly a = new Anomaly(o.id(), o.kind(), culprit, severity, o.startNs(), o.detectedNs(), -1, ev,
-            windowStart, windowEnd, summary);
+    private Anomaly publishUpdated(
+            final Anomaly o,
+            final Culprit culprit,
+            final Severity severity,
+            final SortedMap<String, Double> ev,
+            final long windowStart,
+            final long windowEnd,
+            final String summary) {
+        final Anomaly a = new Anomaly(
+                o.id(),
+                o.kind(),
+                culprit,
+                severity,
+                o.startNs(),
+                o.detectedNs(),
+                -1,
+                ev,
+                windowStart,
+                windowEnd,
+                summary);
         open.put(a.id(), a);
         sink.onUpdated(a);
         return a;
     }
 
-    private void publishResolved(final Anomaly o, final long now)
-    {
+    private void publishResolved(final Anomaly o, final long now) {
         final Anomaly a = o.resolvedAt(now);
         open.remove(a.id());
         sink.onResolved(a);
     }
 
-    static long id(final AnomalyKind kind, final Culprit c, final long startNs)
-    {
+    static long id(final AnomalyKind kind, final Culprit c, final long startNs) {
         long h = 0x51_7cc1_b727_220aL ^ kind.ordinal();
         h = mix(h ^ c.hostId());
         h = mix(h ^ c.commHash());
-        h = mix(h ^ (((long)c.rank() << 32) | (c.peer() & 0xffffffffL)));
-        h = mix(h ^ (((long)c.channel() << 32) | (c.device() & 0xffffffffL)));
+        h = mix(h ^ (((long) c.rank() << 32) | (c.peer() & 0xffffffffL)));
+        h = mix(h ^ (((long) c.channel() << 32) | (c.device() & 0xffffffffL)));
         h = mix(h ^ c.qpNum());
         return mix(h ^ startNs);
     }
 
-    static long mix(final long v)
-    {
+    static long mix(final long v) {
         long z = v + 0x9e3779b97f4a7c15L;
         z = (z ^ (z >>> 30)) * 0xbf58476d1ce4e5b9L;
         z = (z ^ (z >>> 27)) * 0x94d049bb133111ebL;

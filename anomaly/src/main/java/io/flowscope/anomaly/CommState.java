@@ -1,10 +1,9 @@
 package io.flowscope.anomaly;
 
-import org.agrona.collections.Int2ObjectHashMap;
-import org.agrona.collections.Long2ObjectHashMap;
-
 import java.util.ArrayList;
 import java.util.List;
+import org.agrona.collections.Int2ObjectHashMap;
+import org.agrona.collections.Long2ObjectHashMap;
 
 /**
  * The anomaly stage's state of one communicator, across hosts: its links and ranks as dense tables (one row each,
@@ -13,8 +12,7 @@ import java.util.List;
  * tracker, its collective rounds. The row objects ({@link LinkState}, {@link RankState}) are identities and
  * trackers; their figures live here so that a period end streams arrays instead of visiting objects.
  */
-final class CommState
-{
+final class CommState {
     final long commHash;
     final Long2ObjectHashMap<LinkState> links = new Long2ObjectHashMap<>();
     final Int2ObjectHashMap<RankState> ranks = new Int2ObjectHashMap<>();
@@ -25,6 +23,7 @@ final class CommState
     final Tracker hang = new Tracker();
     /** When this communicator's last hang resolved (Long.MIN_VALUE: never). */
     long hangResolvedNs = Long.MIN_VALUE;
+
     boolean stallChanged;
     int updates;
     boolean statsValid;
@@ -33,11 +32,13 @@ final class CommState
     double rateSigma;
     /** The MADs behind rateSigma and excessSigma (the next recomputation's guesses; NaN: none yet). */
     double rateMad = Double.NaN;
+
     double excessMad = Double.NaN;
     int excessCount;
     int troubledLinks;
     /** Links of this communicator with an open SLOW_LINK anomaly. */
     int openSlowLinks;
+
     double creditTop;
     double creditSecond;
     double excessMedian;
@@ -49,6 +50,7 @@ final class CommState
      */
     /** Links and ranks by dense index (LinkState.id, RankState.idx): ids 0 … linkTotal − 1 and 0 … rankTotal − 1. */
     LinkState[] linkById = new LinkState[16];
+
     int linkTotal;
     RankState[] rankById = new RankState[16];
     int rankTotal;
@@ -80,20 +82,18 @@ final class CommState
      */
     double[] lJudge = new double[16 * LJ];
 
-    double fraction(final int id)
-    {
+    double fraction(final int id) {
         return lJudge[id * LJ + LJ_FRACTION];
     }
 
-    double baseline(final int id)
-    {
+    double baseline(final int id) {
         return lJudge[id * LJ + LJ_BASELINE];
     }
 
-    double baselineOut(final int id)
-    {
+    double baselineOut(final int id) {
         return lJudge[id * LJ + LJ_BASELINE_OUT];
     }
+
     long[] lNetNs = new long[16];
     int[] lWarm = new int[16];
     boolean[] lDegraded = new boolean[16];
@@ -112,6 +112,7 @@ final class CommState
     int[] rInCount = new int[16];
     /** Scratch of the rank pass. */
     long[] rWaitMax = new long[16];
+
     long[] rWaitCount = new long[16];
 
     /*
@@ -121,20 +122,22 @@ final class CommState
      */
     /** Per link: the period's start, then its accumulators (one per window series, {@link LinkState#BYTES} …). */
     static final int LINK_CUR = 1 + LinkState.SERIES;
+
     long[] lCur = new long[16 * LINK_CUR];
     /** Per link: the sender's rank number and the peer's, for the position cache's check, and its sender. */
     int[] lRankNo = new int[16];
+
     int[] lPeerNo = new int[16];
     int[] lOwner = new int[16];
     final RingTable lWin;
     /** Per rank: the start of the period its window's current slot accumulates. */
     long[] rPeriodStartNs = new long[16];
+
     HostState[] rHost = new HostState[16];
     /** Per rank: its window ({@link RankState#CONSUME_NS} …), read only as slow-node evidence. */
     final PeriodRing rWin;
 
-    CommState(final long commHash, final int window)
-    {
+    CommState(final long commHash, final int window) {
         this.commHash = commHash;
         java.util.Arrays.fill(rExcess, Double.NaN);
         lWin = new RingTable(LinkState.SERIES, window, 16);
@@ -142,11 +145,9 @@ final class CommState
     }
 
     /** Rank {@code r}'s row object, created (and registered in the dense tables) on first use. */
-    RankState rank(final int r)
-    {
+    RankState rank(final int r) {
         RankState k = ranks.get(r);
-        if (k == null)
-        {
+        if (k == null) {
             k = new RankState(this, r, rankTotal);
             ranks.put(r, k);
             addRank(k);
@@ -158,23 +159,20 @@ final class CommState
      * Whether a hang of the communicator is open, or resolved within two windows: the credit waits it caused
      * (seconds) are in the ranks' windows for a window after it, and they are the hang's, not a straggler's.
      */
-    boolean hangNear(final long periodStart, final long now, final int windowPeriods)
-    {
-        return hang.open != null || hangResolvedNs != Long.MIN_VALUE
-            && now - hangResolvedNs < 2L * windowPeriods * Math.max(1, now - periodStart);
+    boolean hangNear(final long periodStart, final long now, final int windowPeriods) {
+        return hang.open != null
+                || hangResolvedNs != Long.MIN_VALUE
+                        && now - hangResolvedNs < 2L * windowPeriods * Math.max(1, now - periodStart);
     }
 
-    void setHost(final int rank, final HostState h)
-    {
+    void setHost(final int rank, final HostState h) {
         rHost[rank] = h;
         rankById[rank].host = h;
     }
 
-    void addLink(final LinkState l)
-    {
+    void addLink(final LinkState l) {
         final int i = l.id;
-        if (i == lHost.length)
-        {
+        if (i == lHost.length) {
             final int n = i * 2;
             linkById = java.util.Arrays.copyOf(linkById, n);
             lHost = java.util.Arrays.copyOf(lHost, n);
@@ -210,28 +208,23 @@ final class CommState
     }
 
     /** RankState row {@code rank}'s first summary of host {@code h}'s period {@code startNs}: its next window slot. */
-    void openRankPeriod(final HostState h, final int rank, final long startNs)
-    {
+    void openRankPeriod(final HostState h, final int rank, final long startNs) {
         rPeriodStartNs[rank] = startNs;
         rWin.open(rank, RankState.SERIES);
         h.touchRank(this, rank);
     }
 
-    void addIncoming(final RankState r, final int linkId)
-    {
+    void addIncoming(final RankState r, final int linkId) {
         r.addIncoming(linkId);
         final int k = rInCount[r.idx]++;
-        if (k < 2)
-        {
+        if (k < 2) {
             rIn[2 * r.idx + k] = linkId;
         }
     }
 
-    void addRank(final RankState r)
-    {
+    void addRank(final RankState r) {
         final int i = r.idx;
-        if (i == rExcess.length)
-        {
+        if (i == rExcess.length) {
             final int n = i * 2;
             rExcess = java.util.Arrays.copyOf(rExcess, n);
             java.util.Arrays.fill(rExcess, i, n, Double.NaN);

@@ -6,13 +6,11 @@ package io.flowscope.anomaly;
  * the median and sigma of the ranks' excess waits. Recomputed about once per round of all its links (every link's
  * judgement asks; {@link #refresh} recomputes only when due), over the communicator's dense mirrors.
  */
-final class CommStatistics
-{
+final class CommStatistics {
     private final AnomalyConfig config;
     private final Robust robust = new Robust();
 
-    CommStatistics(final AnomalyConfig config)
-    {
+    CommStatistics(final AnomalyConfig config) {
         this.config = config;
     }
 
@@ -21,16 +19,13 @@ final class CommStatistics
      * link and rank judged: the check is kept apart from the pass so that it inlines (a call per judgement costs
      * more than the check).
      */
-    void refresh(final CommState c)
-    {
-        if (!c.statsValid || c.updates >= c.linkTotal)
-        {
+    void refresh(final CommState c) {
+        if (!c.statsValid || c.updates >= c.linkTotal) {
             recompute(c);
         }
     }
 
-    private void recompute(final CommState c)
-    {
+    private void recompute(final CommState c) {
         c.updates = 0;
         c.statsValid = true;
         // Over the dense mirrors (sequential arrays), not the link objects (a cache miss each). One pass over the
@@ -51,14 +46,11 @@ final class CommStatistics
         final long[] lPeerWaitMax = c.lPeerWaitMax;
         final long[] lNetCount = c.lNetCount;
         robust.clear();
-        for (int i = 0; i < links; i++)
-        {
-            if (lHost[i].nowNs - lLastActiveNs[i] > staleNs)
-            {
+        for (int i = 0; i < links; i++) {
+            if (lHost[i].nowNs - lLastActiveNs[i] > staleNs) {
                 continue;
             }
-            if (lJudged[i])
-            {
+            if (lJudged[i]) {
                 robust.add(lRatio[i]);
             }
             final int p = lPeer[i];
@@ -76,24 +68,18 @@ final class CommStatistics
         c.creditSecond = 0;
         final double[] excess = c.rExcess;
         final long minSteps = config.minWindowSteps;
-        for (int i = 0; i < ranks; i++)
-        {
+        for (int i = 0; i < ranks; i++) {
             // Only the two largest waits are judged (a rank waited on alone): no median of them is needed.
-            if (waitCount[i] >= minSteps)
-            {
-                final double w = (double)waitMax[i];
-                if (w > c.creditTop)
-                {
+            if (waitCount[i] >= minSteps) {
+                final double w = (double) waitMax[i];
+                if (w > c.creditTop) {
                     c.creditSecond = c.creditTop;
                     c.creditTop = w;
-                }
-                else if (w > c.creditSecond)
-                {
+                } else if (w > c.creditSecond) {
                     c.creditSecond = w;
                 }
             }
-            if (!Double.isNaN(excess[i]))
-            {
+            if (!Double.isNaN(excess[i])) {
                 robust.add(excess[i]);
             }
         }

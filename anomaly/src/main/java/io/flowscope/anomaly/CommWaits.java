@@ -1,10 +1,9 @@
 package io.flowscope.anomaly;
 
+import io.flowscope.api.summary.FlowSummary;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
-
-import io.flowscope.api.summary.FlowSummary;
 import org.agrona.collections.Long2ObjectHashMap;
 
 /**
@@ -16,11 +15,9 @@ import org.agrona.collections.Long2ObjectHashMap;
  * {@link #window}. Ranks are dense rows (arrays by rank), links a list: a window's judgement is one pass over
  * the links ({@link #sumPerRank}) and one over the ranks, O(links + ranks).
  */
-final class CommWaits
-{
+final class CommWaits {
     /** One direction between two ranks, all channels. */
-    static final class Link
-    {
+    static final class Link {
         final int index;
         final int sender;
         final int receiver;
@@ -32,25 +29,25 @@ final class CommWaits
         long sendBytes;
         /** Baseline network ns per byte (healthy windows), 0 before the first. */
         double baselineNsPerByte;
+
         int baselineWindows;
         /** This window's network time per byte over the baseline (NaN when not judged). */
         double ratio;
         /** This window: slow (by itself), and explained by its host's congestion. */
         boolean slowNow;
+
         boolean explained;
         final Episode slow;
 
-        Link(final int index, final int sender, final int receiver, final Episode slow)
-        {
+        Link(final int index, final int sender, final int receiver, final Episode slow) {
             this.index = index;
             this.sender = sender;
             this.receiver = receiver;
             this.slow = slow;
         }
 
-        double nsPerByte()
-        {
-            return sendBytes == 0 ? 0 : (double)sendNetworkNs / sendBytes;
+        double nsPerByte() {
+            return sendBytes == 0 ? 0 : (double) sendNetworkNs / sendBytes;
         }
 
         /** Windows this link's entry waits have been carried over (too few ops to judge in one: big collectives). */
@@ -61,35 +58,28 @@ final class CommWaits
          * fewer than {@code minEntries} (operations longer than a window, e.g. 64 MiB over sockets: ~16 ms each),
          * which are carried over, up to {@code maxCarried} windows.
          */
-        void nextWindow(final int minEntries, final int maxCarried)
-        {
-            if (entryWaits > 0 && entryWaits < minEntries && carried < maxCarried)
-            {
+        void nextWindow(final int minEntries, final int maxCarried) {
+            if (entryWaits > 0 && entryWaits < minEntries && carried < maxCarried) {
                 carried++;
-            }
-            else
-            {
+            } else {
                 clearEntries();
             }
             clearNetwork();
         }
 
         /** Everything gathered dropped (a takeover of a silent anchor's windows). */
-        void clearWindow()
-        {
+        void clearWindow() {
             clearEntries();
             clearNetwork();
         }
 
-        private void clearEntries()
-        {
+        private void clearEntries() {
             entryWaits = 0;
             entryWaitSumNs = 0;
             carried = 0;
         }
 
-        private void clearNetwork()
-        {
+        private void clearNetwork() {
             sendSteps = 0;
             sendNetworkNs = 0;
             sendBytes = 0;
@@ -104,16 +94,19 @@ final class CommWaits
     long anchorHostId;
     /** Periods of other hosts since this communicator's last window end (see {@link #staleFor}). */
     long otherPeriods;
+
     private final org.agrona.collections.LongHashSet hosts = new org.agrona.collections.LongHashSet();
     final EvaluationWindow window = new EvaluationWindow();
     /** Ranks seen: rows 0 .. rankRows - 1 of the arrays below (by rank number). */
     int rankRows;
+
     boolean[] present = new boolean[8];
     long[] hostOf = new long[8];
     long[] gpuFirstWaits = new long[8];
     long[] gpuFirstWaitSumNs = new long[8];
     /** Entry waits of the receivers of each rank's data ("on") and of each rank on its senders' ("of"). */
     long[] onCount = new long[8];
+
     long[] onSumNs = new long[8];
     long[] ofCount = new long[8];
     long[] ofSumNs = new long[8];
@@ -121,9 +114,11 @@ final class CommWaits
     final List<Link> links = new ArrayList<>();
     /** The flow rows ({@link FlowRows}) of this communicator's link summaries. */
     private int[] rows = new int[16];
+
     private int rowCount;
     /** Index among the detector's communicators (a flow row's META carries it). */
     final int index;
+
     private final Long2ObjectHashMap<Link> linkByKey = new Long2ObjectHashMap<>();
     /** Per sender host: its congestion episode (links of several of its ranks slow together), made on first use. */
     private final Long2ObjectHashMap<Episode> congestionByHost = new Long2ObjectHashMap<>();
@@ -131,11 +126,9 @@ final class CommWaits
     private final org.agrona.collections.LongHashSet congestedNow = new org.agrona.collections.LongHashSet();
 
     /** Host {@code hostId}'s congestion episode, found congested this window. */
-    Episode congestion(final long hostId, final AnomalyConfig config)
-    {
+    Episode congestion(final long hostId, final AnomalyConfig config) {
         Episode e = congestionByHost.get(hostId);
-        if (e == null)
-        {
+        if (e == null) {
             e = new Episode(config.linkOpenAfter, config.waitResolveAfter);
             congestionByHost.put(hostId, e);
         }
@@ -144,25 +137,25 @@ final class CommWaits
     }
 
     /** The window's end for the congestion episodes: those of hosts not congested in it count a good window. */
-    void settleCongestion(final Episode.Publisher publisher, final java.util.function.LongUnaryOperator hostNow)
-    {
-        if (!congestionByHost.isEmpty())
-        {
-            congestionByHost.forEach((hostId, e) ->
-            {
-                if (!congestedNow.contains(hostId))
-                {
+    void settleCongestion(final Episode.Publisher publisher, final java.util.function.LongUnaryOperator hostNow) {
+        if (!congestionByHost.isEmpty()) {
+            congestionByHost.forEach((hostId, e) -> {
+                if (!congestedNow.contains(hostId)) {
                     e.good(publisher, hostNow.applyAsLong(hostId));
                 }
             });
         }
         congestedNow.clear();
     }
+
     private final AnomalyConfig config;
 
-    CommWaits(final int index, final long commHash, final long anchorHostId, final long startNs,
-        final AnomalyConfig config)
-    {
+    CommWaits(
+            final int index,
+            final long commHash,
+            final long anchorHostId,
+            final long startNs,
+            final AnomalyConfig config) {
         this.index = index;
         this.commHash = commHash;
         this.anchorHostId = anchorHostId;
@@ -171,10 +164,8 @@ final class CommWaits
     }
 
     /** Makes {@code rank}'s row exist (on {@code hostId}); ranks below 2^20. */
-    void rank(final int rank, final long hostId)
-    {
-        if (rank >= present.length)
-        {
+    void rank(final int rank, final long hostId) {
+        if (rank >= present.length) {
             final int n = Math.max(rank + 1, present.length * 2);
             present = Arrays.copyOf(present, n);
             hostOf = Arrays.copyOf(hostOf, n);
@@ -186,8 +177,7 @@ final class CommWaits
             ofSumNs = Arrays.copyOf(ofSumNs, n);
             straggling = Arrays.copyOf(straggling, n);
         }
-        if (!present[rank])
-        {
+        if (!present[rank]) {
             present[rank] = true;
             straggling[rank] = new Episode(config.waitOpenAfter, config.waitResolveAfter);
             rankRows = Math.max(rankRows, rank + 1);
@@ -196,12 +186,10 @@ final class CommWaits
     }
 
     /** The link sender → receiver, made on first use (the flow's cache in {@link WaitStateDetector} saves the lookup). */
-    Link link(final int sender, final int receiver)
-    {
-        final long key = (long)sender << 20 | receiver;
+    Link link(final int sender, final int receiver) {
+        final long key = (long) sender << 20 | receiver;
         Link l = linkByKey.get(key);
-        if (l == null)
-        {
+        if (l == null) {
             l = new Link(links.size(), sender, receiver, new Episode(config.linkOpenAfter, config.waitResolveAfter));
             linkByKey.put(key, l);
             links.add(l);
@@ -209,8 +197,7 @@ final class CommWaits
         return l;
     }
 
-    static boolean validRanks(final FlowSummary s)
-    {
+    static boolean validRanks(final FlowSummary s) {
         return s.rank() >= 0 && s.peer() >= 0 && s.rank() < 1 << 20 && s.peer() < 1 << 20;
     }
 
@@ -218,21 +205,17 @@ final class CommWaits
      * Folds this communicator's flow rows ({@link FlowRows}: what its step flows' summaries added since the last
      * window) into its links and ranks, and clears them.
      */
-    void fold(final FlowRows flows)
-    {
+    void fold(final FlowRows flows) {
         final long[] t = flows.t;
-        for (int i = 0; i < rowCount; i++)
-        {
+        for (int i = 0; i < rowCount; i++) {
             final int row = rows[i];
             final int b = FlowRows.base(row);
             final long meta = flows.meta[row];
             final Link l = links.get(FlowRows.link(meta));
-            if (FlowRows.isSend(meta))
-            {
+            if (FlowRows.isSend(meta)) {
                 // Periods with bytes and network time both (a stop without its 9 has bytes and no time).
                 final long steps = FlowRows.steps(t, b);
-                if (steps > 0 && t[b + FlowRows.BYTES] > 0)
-                {
+                if (steps > 0 && t[b + FlowRows.BYTES] > 0) {
                     l.sendSteps += steps;
                     l.sendNetworkNs += t[b + FlowRows.NETWORK_NS];
                     l.sendBytes += t[b + FlowRows.BYTES];
@@ -240,9 +223,7 @@ final class CommWaits
                 final int rank = flows.rank[row];
                 gpuFirstWaits[rank] += FlowRows.firstSteps(t, b);
                 gpuFirstWaitSumNs[rank] += FlowRows.firstWaitNs(t, b);
-            }
-            else
-            {
+            } else {
                 l.entryWaits += FlowRows.firstSteps(t, b);
                 l.entryWaitSumNs += FlowRows.firstWaitNs(t, b);
             }
@@ -251,8 +232,7 @@ final class CommWaits
     }
 
     /** A host reports this communicator's links. */
-    void host(final long hostId)
-    {
+    void host(final long hostId) {
         hosts.add(hostId);
     }
 
@@ -260,17 +240,14 @@ final class CommWaits
      * Whether the anchor host has fallen silent: the other hosts ended {@code periods} periods each since its last
      * window end (its ranks gone, its rings no longer drained) and the rows would otherwise add up forever.
      */
-    boolean staleFor(final int periods)
-    {
-        return otherPeriods > (long)periods * Math.max(1, hosts.size() - 1);
+    boolean staleFor(final int periods) {
+        return otherPeriods > (long) periods * Math.max(1, hosts.size() - 1);
     }
 
     /** {@code hostId} takes the windows over from a silent anchor: what was gathered meanwhile is dropped. */
-    void reanchor(final FlowRows flows, final long hostId, final long nowNs)
-    {
+    void reanchor(final FlowRows flows, final long hostId, final long nowNs) {
         fold(flows);
-        for (int i = 0; i < links.size(); i++)
-        {
+        for (int i = 0; i < links.size(); i++) {
             links.get(i).clearWindow();
         }
         Arrays.fill(gpuFirstWaits, 0, rankRows, 0);
@@ -281,24 +258,20 @@ final class CommWaits
     }
 
     /** Adds a flow row of this communicator. */
-    void addRow(final int row)
-    {
-        if (rowCount == rows.length)
-        {
+    void addRow(final int row) {
+        if (rowCount == rows.length) {
             rows = Arrays.copyOf(rows, rowCount * 2);
         }
         rows[rowCount++] = row;
     }
 
     /** The window's entry waits per rank, on and of it, from its links: one pass. */
-    void sumPerRank()
-    {
+    void sumPerRank() {
         Arrays.fill(onCount, 0, rankRows, 0);
         Arrays.fill(onSumNs, 0, rankRows, 0);
         Arrays.fill(ofCount, 0, rankRows, 0);
         Arrays.fill(ofSumNs, 0, rankRows, 0);
-        for (int i = 0; i < links.size(); i++)
-        {
+        for (int i = 0; i < links.size(); i++) {
             final Link l = links.get(i);
             onCount[l.sender] += l.entryWaits;
             onSumNs[l.sender] += l.entryWaitSumNs;
@@ -307,33 +280,26 @@ final class CommWaits
         }
     }
 
-    double waitsOnNs(final int rank)
-    {
-        return onCount[rank] == 0 ? 0 : (double)onSumNs[rank] / onCount[rank];
+    double waitsOnNs(final int rank) {
+        return onCount[rank] == 0 ? 0 : (double) onSumNs[rank] / onCount[rank];
     }
 
-    double waitsOfNs(final int rank)
-    {
-        return ofCount[rank] == 0 ? 0 : (double)ofSumNs[rank] / ofCount[rank];
+    double waitsOfNs(final int rank) {
+        return ofCount[rank] == 0 ? 0 : (double) ofSumNs[rank] / ofCount[rank];
     }
 
-    double gpuFirstWaitNs(final int rank)
-    {
-        return gpuFirstWaits[rank] == 0 ? 0 : (double)gpuFirstWaitSumNs[rank] / gpuFirstWaits[rank];
+    double gpuFirstWaitNs(final int rank) {
+        return gpuFirstWaits[rank] == 0 ? 0 : (double) gpuFirstWaitSumNs[rank] / gpuFirstWaits[rank];
     }
 
-    void nextWindow(final long nowNs)
-    {
+    void nextWindow(final long nowNs) {
         otherPeriods = 0;
-        for (int i = 0; i < links.size(); i++)
-        {
+        for (int i = 0; i < links.size(); i++) {
             links.get(i).nextWindow(config.minEntrySteps, MAX_CARRIED_WINDOWS);
         }
-        for (int r = 0; r < rankRows; r++)
-        {
+        for (int r = 0; r < rankRows; r++) {
             // A rank's own first-slot waits go with its entry waits: carried while those are too few to judge.
-            if (!(onCount[r] > 0 && onCount[r] < config.minEntrySteps))
-            {
+            if (!(onCount[r] > 0 && onCount[r] < config.minEntrySteps)) {
                 gpuFirstWaits[r] = 0;
                 gpuFirstWaitSumNs[r] = 0;
             }

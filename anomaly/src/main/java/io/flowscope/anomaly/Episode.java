@@ -11,17 +11,25 @@ import io.flowscope.api.anomaly.Severity;
  * {@code resolveAfter} consecutive good (or empty) ones. A single outlier never opens it; a short recovery never
  * closes it. Publishing goes through the engine ({@link Publisher}), which owns the open set and the sink.
  */
-final class Episode
-{
+final class Episode {
     /** Publishes for the detectors: the engine's open set, ids and sink. */
-    interface Publisher
-    {
+    interface Publisher {
         /** Opens an anomaly, or returns null when the engine already has one open for the same kind and culprit. */
-        Anomaly open(AnomalyKind kind, Culprit culprit, Severity severity, long startNs, long nowNs,
-            java.util.SortedMap<String, Double> evidence, String summary);
+        Anomaly open(
+                AnomalyKind kind,
+                Culprit culprit,
+                Severity severity,
+                long startNs,
+                long nowNs,
+                java.util.SortedMap<String, Double> evidence,
+                String summary);
 
-        Anomaly update(Anomaly open, Severity severity, long nowNs, java.util.SortedMap<String, Double> evidence,
-            String summary);
+        Anomaly update(
+                Anomaly open,
+                Severity severity,
+                long nowNs,
+                java.util.SortedMap<String, Double> evidence,
+                String summary);
 
         void resolve(Anomaly open, long nowNs);
     }
@@ -32,69 +40,64 @@ final class Episode
     private int good;
     /** The start of the first bad evaluation window of the current run of bad ones. */
     private long firstBadStartNs;
+
     private Anomaly open;
 
-    Episode(final int openAfter, final int resolveAfter)
-    {
+    Episode(final int openAfter, final int resolveAfter) {
         this.openAfter = openAfter;
         this.resolveAfter = resolveAfter;
     }
 
     /** A bad evaluation of the window [startNs, nowNs]: true when the anomaly should be (or stay) open. */
-    boolean bad(final long windowStartNs)
-    {
+    boolean bad(final long windowStartNs) {
         good = 0;
-        if (bad++ == 0)
-        {
+        if (bad++ == 0) {
             firstBadStartNs = windowStartNs;
         }
         return bad >= openAfter;
     }
 
     /** A good (or empty) evaluation: resolves an open anomaly after enough of them. */
-    void good(final Publisher publisher, final long nowNs)
-    {
+    void good(final Publisher publisher, final long nowNs) {
         bad = 0;
-        if (open != null && ++good >= resolveAfter)
-        {
+        if (open != null && ++good >= resolveAfter) {
             publisher.resolve(open, nowNs);
             open = null;
             good = 0;
         }
     }
 
-    long firstBadStartNs()
-    {
+    long firstBadStartNs() {
         return firstBadStartNs;
     }
 
-    Anomaly open()
-    {
+    Anomaly open() {
         return open;
     }
 
     /** Opens or updates the anomaly with the evaluation's figures (called when {@link #bad} said so). */
-    void publish(final Publisher publisher, final AnomalyKind kind, final Culprit culprit, final Severity severity,
-        final long startNs, final long nowNs, final java.util.SortedMap<String, Double> evidence, final String summary)
-    {
-        if (open == null)
-        {
+    void publish(
+            final Publisher publisher,
+            final AnomalyKind kind,
+            final Culprit culprit,
+            final Severity severity,
+            final long startNs,
+            final long nowNs,
+            final java.util.SortedMap<String, Double> evidence,
+            final String summary) {
+        if (open == null) {
             open = publisher.open(kind, culprit, severity, startNs, nowNs, evidence, summary);
-        }
-        else if (open.severity() != severity)
-        {
+        } else if (open.severity() != severity) {
             open = publisher.update(open, severity, nowNs, evidence, summary);
         }
     }
 
-    boolean isOpen()
-    {
+    boolean isOpen() {
         return open != null;
     }
 
     /** Bad in its latest evaluation, or open. */
-    boolean isBadOrOpen()
-    {
+    boolean isBadOrOpen() {
         return bad > 0 || open != null;
     }
 }

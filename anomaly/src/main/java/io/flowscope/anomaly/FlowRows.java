@@ -17,8 +17,7 @@ import java.util.Arrays;
  * Each row's communicator, link and direction are in {@link #meta}, its rank in {@link #rank}: read only when a
  * window ends. The sums are since the communicator's last window end ({@link CommWaits#fold}).
  */
-final class FlowRows
-{
+final class FlowRows {
     static final int KEY_STEPS = 0;
     static final int NETWORK_NS = 1;
     static final int BYTES = 2;
@@ -29,54 +28,45 @@ final class FlowRows
     static final long STEPS_MASK = 0xFFFF_FFFFL;
 
     /** A host's summary positions of the current period and their rows. */
-    static final class Cursor
-    {
+    static final class Cursor {
         final long hostId;
         long periodEndNs = Long.MIN_VALUE;
         /** The host's latest time: its latest period end or {@code advanceTo}. */
         long latestNs = Long.MIN_VALUE;
+
         int position;
         int[] rowAt = new int[64];
         int positions;
         /** The communicators this host reports links of (indexes): the ones its periods close windows of. */
         final org.agrona.collections.IntArrayList comms = new org.agrona.collections.IntArrayList();
 
-        Cursor(final long hostId)
-        {
+        Cursor(final long hostId) {
             this.hostId = hostId;
         }
 
-        void advance(final long timeNs)
-        {
-            if (latestNs == Long.MIN_VALUE || timeNs - latestNs > 0)
-            {
+        void advance(final long timeNs) {
+            if (latestNs == Long.MIN_VALUE || timeNs - latestNs > 0) {
                 latestNs = timeNs;
             }
         }
 
         /** Notes that this host reports links of communicator {@code comm}. */
-        void reports(final int comm)
-        {
-            if (!comms.containsInt(comm))
-            {
+        void reports(final int comm) {
+            if (!comms.containsInt(comm)) {
                 comms.addInt(comm);
             }
         }
 
         /** The row learnt for the current position, or -1. */
-        int row()
-        {
+        int row() {
             return position < positions ? rowAt[position] : -1;
         }
 
-        void learn(final int row)
-        {
-            if (position >= rowAt.length)
-            {
+        void learn(final int row) {
+            if (position >= rowAt.length) {
                 rowAt = Arrays.copyOf(rowAt, Math.max(position + 1, rowAt.length * 2));
             }
-            if (position >= positions)
-            {
+            if (position >= positions) {
                 Arrays.fill(rowAt, positions, position, -1);
                 positions = position + 1;
             }
@@ -89,60 +79,48 @@ final class FlowRows
     int[] rank = new int[64];
     int rows;
 
-    static int base(final int row)
-    {
+    static int base(final int row) {
         return row * STRIDE;
     }
 
     /** The part of a flow key a row keeps (with its steps in the same long). */
-    static long keyBits(final long flowKey)
-    {
+    static long keyBits(final long flowKey) {
         return flowKey << 32;
     }
 
-    static boolean keyMatches(final long keySteps, final long flowKey)
-    {
+    static boolean keyMatches(final long keySteps, final long flowKey) {
         return (keySteps ^ flowKey << 32) >>> 32 == 0;
     }
 
-    static long meta(final int comm, final int link, final boolean isSend)
-    {
-        return (long)comm << 32 | (long)link << 1 | (isSend ? 1 : 0);
+    static long meta(final int comm, final int link, final boolean isSend) {
+        return (long) comm << 32 | (long) link << 1 | (isSend ? 1 : 0);
     }
 
-    static int link(final long meta)
-    {
-        return (int)meta >>> 1;
+    static int link(final long meta) {
+        return (int) meta >>> 1;
     }
 
-    static boolean isSend(final long meta)
-    {
+    static boolean isSend(final long meta) {
         return (meta & 1) != 0;
     }
 
-    static long steps(final long[] t, final int b)
-    {
+    static long steps(final long[] t, final int b) {
         return t[b + KEY_STEPS] & STEPS_MASK;
     }
 
-    static long firstSteps(final long[] t, final int b)
-    {
+    static long firstSteps(final long[] t, final int b) {
         return t[b + FIRST] >>> 48;
     }
 
-    static long firstWaitNs(final long[] t, final int b)
-    {
+    static long firstWaitNs(final long[] t, final int b) {
         return t[b + FIRST] & FIRST_WAIT_MASK;
     }
 
-    int add(final long flowKey, final long meta, final int rank)
-    {
-        if ((rows + 1) * STRIDE > t.length)
-        {
+    int add(final long flowKey, final long meta, final int rank) {
+        if ((rows + 1) * STRIDE > t.length) {
             t = Arrays.copyOf(t, t.length * 2);
         }
-        if (rows == this.meta.length)
-        {
+        if (rows == this.meta.length) {
             this.meta = Arrays.copyOf(this.meta, rows * 2);
             this.rank = Arrays.copyOf(this.rank, rows * 2);
         }
@@ -154,8 +132,7 @@ final class FlowRows
         return rows++;
     }
 
-    static void clearSums(final long[] t, final int b)
-    {
+    static void clearSums(final long[] t, final int b) {
         t[b + KEY_STEPS] &= ~STEPS_MASK;
         t[b + NETWORK_NS] = 0;
         t[b + BYTES] = 0;

@@ -1,11 +1,10 @@
 package io.flowscope.anomaly;
 
-import java.util.List;
-
 import io.flowscope.api.anomaly.Anomaly;
 import io.flowscope.api.anomaly.AnomalyKind;
 import io.flowscope.api.anomaly.Culprit;
 import io.flowscope.api.anomaly.Severity;
+import java.util.List;
 
 /**
  * HANG: a communicator whose receives have work outstanding and no completion for {@code hangThresholdNs}: a
@@ -16,21 +15,18 @@ import io.flowscope.api.anomaly.Severity;
  * carried to the culprit's clock as an age, never as an instant. Inputs: the receive rows the engine keeps per host
  * ({@link HostState#recvRows}); output: one HANG per communicator through the {@link AnomalyLifecycle}.
  */
-final class HangDetector
-{
+final class HangDetector {
     private final AnomalyConfig config;
     private final AnomalyLifecycle lifecycle;
     private final Evidence evidence;
 
-    HangDetector(final AnomalyConfig config, final AnomalyLifecycle lifecycle)
-    {
+    HangDetector(final AnomalyConfig config, final AnomalyLifecycle lifecycle) {
         this.config = config;
         this.lifecycle = lifecycle;
         this.evidence = lifecycle.evidence();
     }
 
-    void checkStalls(final HostState h)
-    {
+    void checkStalls(final HostState h) {
         final boolean[] flags = h.recvStalled;
         final long threshold = config.hangThresholdNs;
         // Over the host's receive table (sequential rows): a flow object only where its state changes. Not at all
@@ -38,20 +34,15 @@ final class HangDetector
         // period reported, so it progressed last at waitingSinceNs or later (the usual case: every receive
         // progressed this period, its rows are not read).
         final boolean scan = h.recvStalledCount > 0 || h.recvScanAll || h.nowNs - h.waitingSinceNs >= threshold;
-        for (int i = 0; scan && i < h.recvFlowCount; i++)
-        {
+        for (int i = 0; scan && i < h.recvFlowCount; i++) {
             final boolean stalled = h.recvWaiting(i, threshold);
-            if (stalled != flags[i])
-            {
+            if (stalled != flags[i]) {
                 flags[i] = stalled;
                 h.recvStalledCount += stalled ? 1 : -1;
                 final RecvFlow f = h.recvFlows[i];
-                if (stalled)
-                {
+                if (stalled) {
                     f.comm.stalled.add(f);
-                }
-                else
-                {
+                } else {
                     f.comm.stalled.remove(f);
                 }
                 f.comm.stallChanged = true;
@@ -59,11 +50,9 @@ final class HangDetector
         }
         // Once per communicator, in the order of its first receive here (again for its other receives was a
         // no-op: the first call leaves nothing changed and an open hang's culprit as it computes it).
-        for (int i = 0; i < h.recvComms.size(); i++)
-        {
+        for (int i = 0; i < h.recvComms.size(); i++) {
             final CommState c = h.recvComms.get(i);
-            if (c.stallChanged || (c.hang.open != null))
-            {
+            if (c.stallChanged || (c.hang.open != null)) {
                 c.stallChanged = false;
                 judgeHang(c);
             }
@@ -75,13 +64,10 @@ final class HangDetector
      * (the root of the wait-for graph; most waiters first, then lowest rank); in a cycle, the sender of the
      * receive that stalled first.
      */
-    private void judgeHang(final CommState c)
-    {
+    private void judgeHang(final CommState c) {
         final List<RecvFlow> stalled = c.stalled;
-        if (stalled.isEmpty())
-        {
-            if (c.hang.open != null)
-            {
+        if (stalled.isEmpty()) {
+            if (c.hang.open != null) {
                 c.hangResolvedNs = latestNow(c);
                 lifecycle.resolve(c.hang, c.hangResolvedNs);
             }
@@ -91,30 +77,24 @@ final class HangDetector
         // a period later are in it.
         final List<RecvFlow> waiting = c.waiting;
         waiting.clear();
-        for (int i = 0; i < c.rankTotal; i++)
-        {
+        for (int i = 0; i < c.rankTotal; i++) {
             final RankState r = c.rankById[i];
-            for (int j = 0; j < r.recvFlows.size(); j++)
-            {
+            for (int j = 0; j < r.recvFlows.size(); j++) {
                 final RecvFlow f = r.recvFlows.get(j);
-                if (isWaitingFlow(f))
-                {
+                if (isWaitingFlow(f)) {
                     waiting.add(f);
                 }
             }
         }
         RecvFlow best = null;
         int bestWaiters = -1;
-        for (int i = 0; i < waiting.size(); i++)
-        {
+        for (int i = 0; i < waiting.size(); i++) {
             final RecvFlow f = waiting.get(i);
-            if (isWaiting(c, f.peer))
-            {
+            if (isWaiting(c, f.peer)) {
                 continue;
             }
             final int waiters = waitersOn(waiting, f.peer);
-            if (waiters > bestWaiters || (waiters == bestWaiters && better(f, best)))
-            {
+            if (waiters > bestWaiters || (waiters == bestWaiters && better(f, best))) {
                 best = f;
                 bestWaiters = waiters;
             }
@@ -122,15 +102,13 @@ final class HangDetector
         // With no waiting receive left in the graph (the stalled ones are on hosts whose time ran ahead of the
         // others'), the stalled receives themselves are the graph: never a null culprit.
         final List<RecvFlow> graph = waiting.isEmpty() ? stalled : waiting;
-        if (best == null)
-        {
+        if (best == null) {
             // A cycle: the sender of the receive that stalled first.
-            for (int i = 0; i < graph.size(); i++)
-            {
+            for (int i = 0; i < graph.size(); i++) {
                 final RecvFlow f = graph.get(i);
-                if (best == null || f.lastProgressNs() < best.lastProgressNs()
-                    || (f.lastProgressNs() == best.lastProgressNs() && better(f, best)))
-                {
+                if (best == null
+                        || f.lastProgressNs() < best.lastProgressNs()
+                        || (f.lastProgressNs() == best.lastProgressNs() && better(f, best))) {
                     best = f;
                 }
             }
@@ -139,8 +117,7 @@ final class HangDetector
         final RankState culpritRank = c.ranks.get(best.peer);
         final HostState culpritHost = culpritRank != null && culpritRank.host != null ? culpritRank.host : best.host;
         long since = Long.MAX_VALUE;
-        for (int i = 0; i < stalled.size(); i++)
-        {
+        for (int i = 0; i < stalled.size(); i++) {
             since = Math.min(since, stalled.get(i).lastProgressNs());
         }
         final long now = culpritHost.nowNs;
@@ -156,38 +133,57 @@ final class HangDetector
         evidence.put("criticalAfterNs", config.hangCriticalNs);
         // A stall (the job waits on one rank) is a WARNING until it has lasted hangCriticalNs: then a hang.
         final long stalledForNs = best.host.nowNs - best.lastProgressNs();
-        final Severity severity = stalledForNs >= config.hangCriticalNs || config.hangCriticalNs <= config.hangThresholdNs
-            ? Severity.CRITICAL : Severity.WARNING;
+        final Severity severity =
+                stalledForNs >= config.hangCriticalNs || config.hangCriticalNs <= config.hangThresholdNs
+                        ? Severity.CRITICAL
+                        : Severity.WARNING;
         final Culprit culprit = new Culprit(culpritHost.hostId, c.commHash, best.peer, best.rank, best.channel, -1, -1);
         final Anomaly open = c.hang.open;
-        if (open == null)
-        {
+        if (open == null) {
             c.hang.firstBadStartNs = start;
-            lifecycle.open(c.hang, AnomalyKind.HANG, culprit, severity, start, now, start, now,
-                summary(c, culprit, severity, stalledForNs, stalled.size()));
+            lifecycle.open(
+                    c.hang,
+                    AnomalyKind.HANG,
+                    culprit,
+                    severity,
+                    start,
+                    now,
+                    start,
+                    now,
+                    summary(c, culprit, severity, stalledForNs, stalled.size()));
             return;
         }
         final boolean moves = !open.culprit().equals(culprit) && revisable(c, culprit, now);
-        if (moves || severity != open.severity() && severity == Severity.CRITICAL)
-        {
+        if (moves || severity != open.severity() && severity == Severity.CRITICAL) {
             final Culprit named = moves ? culprit : open.culprit();
             final Severity raised = severity == Severity.CRITICAL ? severity : open.severity();
-            lifecycle.update(c.hang, named, raised, now, since, summary(c, named, raised, stalledForNs, stalled.size()));
+            lifecycle.update(
+                    c.hang, named, raised, now, since, summary(c, named, raised, stalledForNs, stalled.size()));
         }
     }
 
-    private String summary(final CommState c, final Culprit culprit, final Severity severity, final long stalledForNs,
-        final int stalledReceives)
-    {
-        if (severity == Severity.CRITICAL)
-        {
-            return String.format("comm 0x%x hung: rank %d does not progress; rank %d waits for its data on channel %d "
-                + "(%d stalled receives)", c.commHash, culprit.rank(), culprit.peer(), culprit.channel(),
-                stalledReceives);
+    private String summary(
+            final CommState c,
+            final Culprit culprit,
+            final Severity severity,
+            final long stalledForNs,
+            final int stalledReceives) {
+        if (severity == Severity.CRITICAL) {
+            return String.format(
+                    "comm 0x%x hung: rank %d does not progress; rank %d waits for its data on channel %d "
+                            + "(%d stalled receives)",
+                    c.commHash, culprit.rank(), culprit.peer(), culprit.channel(), stalledReceives);
         }
-        return String.format("comm 0x%x stalled: rank %d has not progressed for %.0f ms; rank %d waits for its data "
-            + "on channel %d (%d stalled receives); a hang at %.0f s", c.commHash, culprit.rank(), stalledForNs / 1e6,
-            culprit.peer(), culprit.channel(), stalledReceives, config.hangCriticalNs / 1e9);
+        return String.format(
+                "comm 0x%x stalled: rank %d has not progressed for %.0f ms; rank %d waits for its data "
+                        + "on channel %d (%d stalled receives); a hang at %.0f s",
+                c.commHash,
+                culprit.rank(),
+                stalledForNs / 1e6,
+                culprit.peer(),
+                culprit.channel(),
+                stalledReceives,
+                config.hangCriticalNs / 1e9);
     }
 
     /**
@@ -200,45 +196,37 @@ final class HangDetector
      * (MultiHostHarnessTest: opened on rank 3, resolved on rank 1; HangDetectorTest: a 30 ms stall moved to the
      * rank behind the stopped one as it came back).
      */
-    private boolean revisable(final CommState c, final Culprit culprit, final long now)
-    {
+    private boolean revisable(final CommState c, final Culprit culprit, final long now) {
         final Anomaly open = c.hang.open;
         return open.culprit().rank() == culprit.rank()
-            || now - open.detectedNs() < config.hangThresholdNs && isWaiting(c, open.culprit().rank());
+                || now - open.detectedNs() < config.hangThresholdNs
+                        && isWaiting(c, open.culprit().rank());
     }
 
-    private static boolean better(final RecvFlow f, final RecvFlow best)
-    {
-        if (best == null)
-        {
+    private static boolean better(final RecvFlow f, final RecvFlow best) {
+        if (best == null) {
             return true;
         }
-        if (f.peer != best.peer)
-        {
+        if (f.peer != best.peer) {
             return f.peer < best.peer;
         }
-        if (f.rank != best.rank)
-        {
+        if (f.rank != best.rank) {
             return f.rank < best.rank;
         }
         return f.channel < best.channel;
     }
 
-    private static int waitersOn(final List<RecvFlow> waiting, final int sender)
-    {
+    private static int waitersOn(final List<RecvFlow> waiting, final int sender) {
         int n = 0;
-        for (int j = 0; j < waiting.size(); j++)
-        {
-            if (waiting.get(j).peer == sender)
-            {
+        for (int j = 0; j < waiting.size(); j++) {
+            if (waiting.get(j).peer == sender) {
                 n++;
             }
         }
         return n;
     }
 
-    private boolean isWaitingFlow(final RecvFlow f)
-    {
+    private boolean isWaitingFlow(final RecvFlow f) {
         return f.host.recvWaiting(f.idx, config.hangThresholdNs / 2);
     }
 
@@ -247,31 +235,24 @@ final class HangDetector
      * the threshold (the ranks behind a hung one stall within a few steps of each other, so half the threshold
      * keeps a blocked rank from being named because its host reported a period later).
      */
-    private boolean isWaiting(final CommState c, final int rank)
-    {
+    private boolean isWaiting(final CommState c, final int rank) {
         final RankState r = c.ranks.get(rank);
-        if (r == null)
-        {
+        if (r == null) {
             return false;
         }
-        for (int i = 0; i < r.recvFlows.size(); i++)
-        {
-            if (isWaitingFlow(r.recvFlows.get(i)))
-            {
+        for (int i = 0; i < r.recvFlows.size(); i++) {
+            if (isWaitingFlow(r.recvFlows.get(i))) {
                 return true;
             }
         }
         return false;
     }
 
-    private static long latestNow(final CommState c)
-    {
+    private static long latestNow(final CommState c) {
         long now = Long.MIN_VALUE;
-        for (int i = 0; i < c.rankTotal; i++)
-        {
+        for (int i = 0; i < c.rankTotal; i++) {
             final RankState r = c.rankById[i];
-            if (r.host != null)
-            {
+            if (r.host != null) {
                 now = Math.max(now, r.host.nowNs);
             }
         }

@@ -1,9 +1,8 @@
 package io.flowscope.anomaly;
 
-import org.agrona.collections.Int2ObjectHashMap;
-
 import java.util.ArrayList;
 import java.util.List;
+import org.agrona.collections.Int2ObjectHashMap;
 
 /**
  * The anomaly stage's state of one host (one clock domain): its current period, its own time ({@link #nowNs}),
@@ -12,11 +11,11 @@ import java.util.List;
  * summary's row without hashing (the window engine emits a host's flows in a stable order). Written by the
  * {@link AnomalyEngine}'s per-summary path, read by the detectors at the host's period end.
  */
-final class HostState
-{
+final class HostState {
     final long hostId;
     /** The wait-state detector's positions of this host's LINK summaries (no lookup per host and period). */
     FlowRows.Cursor linkCursor;
+
     boolean started;
     boolean pending;
     long periodStartNs;
@@ -24,21 +23,22 @@ final class HostState
     long reportedPeriodStartNs = Long.MIN_VALUE;
     /** Start of the period this host reported before the current one (periods need not be contiguous). */
     long previousPeriodStartNs = Long.MIN_VALUE;
+
     long nowNs = Long.MIN_VALUE;
     final List<LinkState> links = new ArrayList<>();
     /** The links and ranks the period under way touched, in order (arrays: no list checks per access). */
     int[] touchedLinks = new int[16];
+
     CommState[] touchedLinkComms = new CommState[16];
     int touchedLinkCount;
     /** The ranks (rows of their communicator's tables, and the communicators) the period touched. */
     int[] touchedRanks = new int[16];
+
     CommState[] touchedRankComms = new CommState[16];
     int touchedRankCount;
 
-    void touchLink(final CommState c, final int id)
-    {
-        if (touchedLinkCount == touchedLinks.length)
-        {
+    void touchLink(final CommState c, final int id) {
+        if (touchedLinkCount == touchedLinks.length) {
             touchedLinks = java.util.Arrays.copyOf(touchedLinks, touchedLinkCount * 2);
             touchedLinkComms = java.util.Arrays.copyOf(touchedLinkComms, touchedLinkCount * 2);
         }
@@ -46,10 +46,8 @@ final class HostState
         touchedLinks[touchedLinkCount++] = id;
     }
 
-    void touchRank(final CommState c, final int rank)
-    {
-        if (touchedRankCount == touchedRanks.length)
-        {
+    void touchRank(final CommState c, final int rank) {
+        if (touchedRankCount == touchedRanks.length) {
             touchedRanks = java.util.Arrays.copyOf(touchedRanks, touchedRankCount * 2);
             touchedRankComms = java.util.Arrays.copyOf(touchedRankComms, touchedRankCount * 2);
         }
@@ -58,6 +56,7 @@ final class HostState
     }
     /** Its receive flows, in the order of their first summary ({@link RecvFlow#idx}). */
     RecvFlow[] recvFlows = new RecvFlow[16];
+
     int recvFlowCount;
     /*
      * The receive flows' per-summary state, by RecvFlow.idx: a receive summary and the period end's stall
@@ -78,11 +77,11 @@ final class HostState
      * Whether receive flow {@code i} has work outstanding in the host's last reported period and has not
      * progressed for {@code thresholdNs} (a hang's stalled receive at the hang threshold, a waiting one at half).
      */
-    boolean recvWaiting(final int i, final long thresholdNs)
-    {
+    boolean recvWaiting(final int i, final long thresholdNs) {
         final int b = i * RECV_ROW;
-        return recvRows[b + RECV_OUTSTANDING] > 0 && recvRows[b + RECV_SEEN] == reportedPeriodStartNs
-            && nowNs - recvRows[b + RECV_PROGRESS] >= thresholdNs;
+        return recvRows[b + RECV_OUTSTANDING] > 0
+                && recvRows[b + RECV_SEEN] == reportedPeriodStartNs
+                && nowNs - recvRows[b + RECV_PROGRESS] >= thresholdNs;
     }
 
     /** Per flow: its receiving rank's communicator. */
@@ -99,22 +98,19 @@ final class HostState
     long waitingSinceNs = Long.MAX_VALUE;
 
     /** A receive reported this period with work outstanding, last progressed at {@code progressNs}. */
-    void waiting(final long progressNs)
-    {
-        if (progressNs < waitingSinceNs)
-        {
+    void waiting(final long progressNs) {
+        if (progressNs < waitingSinceNs) {
             waitingSinceNs = progressNs;
         }
     }
+
     boolean recvScanAll;
     /** The latest period start reported. */
     long latestPeriodStartNs = Long.MIN_VALUE;
 
-    void addRecvFlow(final RecvFlow f, final long flowKey, final int owner, final long progressNs)
-    {
+    void addRecvFlow(final RecvFlow f, final long flowKey, final int owner, final long progressNs) {
         final int i = recvFlowCount;
-        if (i == recvFlows.length)
-        {
+        if (i == recvFlows.length) {
             final int n = i * 2;
             recvFlows = java.util.Arrays.copyOf(recvFlows, n);
             recvRows = java.util.Arrays.copyOf(recvRows, n * RECV_ROW);
@@ -133,11 +129,13 @@ final class HostState
     }
     /** The communicators of {@link #recvFlows}, each once. */
     final List<CommState> recvComms = new ArrayList<>();
+
     final Int2ObjectHashMap<NicState> devices = new Int2ObjectHashMap<>();
     /** Devices 0 … 15 without hashing: their {@link NicState#idx} + 1, 0 for none yet. */
     final int[] devRowByDevice = new int[16];
     /** What each summary position of the host's period resolved to last (the flows come in a stable order). */
     Object[] byPosition = new Object[64];
+
     int position;
 
     /** What {@link #byPosition} holds at a receive flow's position (its row is at {@link #linkAt}). */
@@ -150,37 +148,29 @@ final class HostState
     int[] linkAt = new int[64];
 
     /** The receive flow (its {@link RecvFlow#idx}) cached at this position, or -1. */
-    int cachedRecv(final int pos)
-    {
+    int cachedRecv(final int pos) {
         return pos < byPosition.length && byPosition[pos] == RECV ? linkAt[pos] : -1;
     }
 
-    void cacheRecv(final int pos, final int idx)
-    {
+    void cacheRecv(final int pos, final int idx) {
         cacheLink(pos, RECV, idx);
     }
 
     /** The link row cached at this position for communicator {@code c}, or -1. */
-    int cachedLink(final int pos, final CommState c)
-    {
+    int cachedLink(final int pos, final CommState c) {
         return pos < byPosition.length && byPosition[pos] == c ? linkAt[pos] : -1;
     }
 
-    void cacheLink(final int pos, final Object c, final int id)
-    {
+    void cacheLink(final int pos, final Object c, final int id) {
         cache(pos, c);
-        if (pos < linkAt.length)
-        {
+        if (pos < linkAt.length) {
             linkAt[pos] = id;
         }
     }
 
-    void cache(final int pos, final Object o)
-    {
-        if (pos >= byPosition.length)
-        {
-            if (pos >= 1 << 16)
-            {
+    void cache(final int pos, final Object o) {
+        if (pos >= byPosition.length) {
+            if (pos >= 1 << 16) {
                 return;
             }
             byPosition = java.util.Arrays.copyOf(byPosition, Math.max(pos + 1, byPosition.length * 2));
@@ -188,6 +178,7 @@ final class HostState
         }
         byPosition[pos] = o;
     }
+
     final List<NicState> deviceList = new ArrayList<>();
     final Tracker congestion = new Tracker();
     boolean nicQuiet;
@@ -243,11 +234,9 @@ final class HostState
     int deviceCount;
 
     /** Registers a new device (its idx is the next row): rows initialised as a fresh device's fields were. */
-    void addDevice(final NicState d)
-    {
+    void addDevice(final NicState d) {
         final int i = d.idx;
-        if (i * DEV_CUR == devCur.length)
-        {
+        if (i * DEV_CUR == devCur.length) {
             devCur = java.util.Arrays.copyOf(devCur, 2 * i * DEV_CUR);
             devState = java.util.Arrays.copyOf(devState, 2 * i * DEV_STATE);
         }
@@ -259,15 +248,13 @@ final class HostState
         deviceList.add(d);
         deviceCount = i + 1;
         devWin.add(i);
-        if (d.device >= 0 && d.device < devRowByDevice.length)
-        {
+        if (d.device >= 0 && d.device < devRowByDevice.length) {
             devRowByDevice[d.device] = i + 1;
         }
     }
 
     /** Starts the period {@code startNs} in the devCur row at {@code b}: its accumulators cleared. */
-    static void openDevicePeriod(final long[] cur, final int b, final long startNs)
-    {
+    static void openDevicePeriod(final long[] cur, final int b, final long startNs) {
         cur[b + DEV_PERIOD] = startNs;
         cur[b + DEV_OUTSTANDING] = 0;
         cur[b + DEV_COMPLETIONS] = 0;
@@ -276,15 +263,13 @@ final class HostState
         cur[b + DEV_STALLED] = 0;
     }
 
-    long devWarm(final int i)
-    {
+    long devWarm(final int i) {
         return devState[i * DEV_STATE + S_WARM];
     }
     /** The host whose summaries or time followed this one's last (hosts come round in a stable order). */
     HostState successor;
 
-    HostState(final long hostId, final int window)
-    {
+    HostState(final long hostId, final int window) {
         this.hostId = hostId;
         devWin = new RingTable(2, window, 8);
     }

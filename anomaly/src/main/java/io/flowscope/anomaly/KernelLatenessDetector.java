@@ -1,15 +1,14 @@
 package io.flowscope.anomaly;
 
+import io.flowscope.api.anomaly.AnomalyKind;
+import io.flowscope.api.anomaly.Culprit;
+import io.flowscope.api.anomaly.Severity;
+import io.flowscope.api.summary.CollectiveSummary;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.SortedMap;
 import java.util.TreeMap;
-
-import io.flowscope.api.anomaly.AnomalyKind;
-import io.flowscope.api.anomaly.Culprit;
-import io.flowscope.api.anomaly.Severity;
-import io.flowscope.api.summary.CollectiveSummary;
 import org.agrona.collections.Int2ObjectHashMap;
 import org.agrona.collections.Long2LongHashMap;
 import org.agrona.collections.Long2ObjectHashMap;
@@ -22,27 +21,23 @@ import org.agrona.collections.Long2ObjectHashMap;
  * evaluation window when its mean lateness exceeds {@code kernelLatenessNs} and the others run
  * {@code kernelLatenessRatio} times as long. Durations only: the GPUs' clocks never meet.
  */
-final class KernelLatenessDetector
-{
+final class KernelLatenessDetector {
     /** A collective of one communicator waiting for every rank's duration. */
-    private static final class Round
-    {
+    private static final class Round {
         long seq;
         final long[] durationNs;
         final long[] hostIds;
         final long[] hostNs;
         int reported;
 
-        Round(final int nranks)
-        {
+        Round(final int nranks) {
             durationNs = new long[nranks];
             hostIds = new long[nranks];
             hostNs = new long[nranks];
         }
     }
 
-    private static final class RankState
-    {
+    private static final class RankState {
         long hostId;
         long latenessSumNs;
         long ownSumNs;
@@ -50,14 +45,12 @@ final class KernelLatenessDetector
         int collectives;
         final Episode straggling;
 
-        RankState(final Episode e)
-        {
+        RankState(final Episode e) {
             straggling = e;
         }
     }
 
-    private static final class Comm
-    {
+    private static final class Comm {
         final long commHash;
         final int nranks;
         final long anchorHostId;
@@ -65,8 +58,7 @@ final class KernelLatenessDetector
         final Long2ObjectHashMap<Round> rounds = new Long2ObjectHashMap<>();
         final Int2ObjectHashMap<RankState> ranks = new Int2ObjectHashMap<>();
 
-        Comm(final long commHash, final int nranks, final long anchorHostId)
-        {
+        Comm(final long commHash, final int nranks, final long anchorHostId) {
             this.commHash = commHash;
             this.nranks = nranks;
             this.anchorHostId = anchorHostId;
@@ -81,33 +73,33 @@ final class KernelLatenessDetector
     private final Long2ObjectHashMap<Comm> comms = new Long2ObjectHashMap<>();
     /** The communicators by anchor host: a host's time closes only its own windows (no pass over all of them). */
     private final Long2ObjectHashMap<List<Comm>> byAnchor = new Long2ObjectHashMap<>();
+
     private final Long2LongHashMap hostNow = new Long2LongHashMap(Long.MIN_VALUE);
     private long[] scratch = new long[8];
 
-    KernelLatenessDetector(final AnomalyConfig config, final Episode.Publisher publisher)
-    {
+    KernelLatenessDetector(final AnomalyConfig config, final Episode.Publisher publisher) {
         this.config = config;
         this.publisher = publisher;
     }
 
-    void onCollective(final CollectiveSummary cs)
-    {
+    void onCollective(final CollectiveSummary cs) {
         final int n = cs.nranks();
-        if (!cs.complete() || !cs.gpuTimed() || n < 2 || n > 1 << 16 || cs.rank() < 0 || cs.rank() >= n
-            || cs.durationNs() <= 0)
-        {
+        if (!cs.complete()
+                || !cs.gpuTimed()
+                || n < 2
+                || n > 1 << 16
+                || cs.rank() < 0
+                || cs.rank() >= n
+                || cs.durationNs() <= 0) {
             return;
         }
         final long t = cs.hostStopNs();
-        if (hostNow.get(cs.hostId()) == Long.MIN_VALUE || t - hostNow.get(cs.hostId()) > 0)
-        {
+        if (hostNow.get(cs.hostId()) == Long.MIN_VALUE || t - hostNow.get(cs.hostId()) > 0) {
             hostNow.put(cs.hostId(), t);
         }
         Comm c = comms.get(cs.commHash());
-        if (c == null || c.nranks != n)
-        {
-            if (c != null)
-            {
+        if (c == null || c.nranks != n) {
+            if (c != null) {
                 byAnchor.get(c.anchorHostId).remove(c);
             }
             c = new Comm(cs.commHash(), n, cs.hostId());
@@ -115,15 +107,12 @@ final class KernelLatenessDetector
             comms.put(cs.commHash(), c);
             byAnchor.computeIfAbsent(c.anchorHostId, h -> new ArrayList<>()).add(c);
         }
-        if (cs.hostId() == c.anchorHostId && c.window.isOver(t))
-        {
+        if (cs.hostId() == c.anchorHostId && c.window.isOver(t)) {
             evaluate(c, t);
         }
         Round r = c.rounds.get(cs.seqNumber());
-        if (r == null)
-        {
-            if (c.rounds.size() >= MAX_ROUNDS)
-            {
+        if (r == null) {
+            if (c.rounds.size() >= MAX_ROUNDS) {
                 dropOldest(c);
             }
             r = new Round(n);
@@ -131,13 +120,11 @@ final class KernelLatenessDetector
             Arrays.fill(r.durationNs, -1);
             c.rounds.put(cs.seqNumber(), r);
         }
-        if (r.durationNs[cs.rank()] < 0)
-        {
+        if (r.durationNs[cs.rank()] < 0) {
             r.durationNs[cs.rank()] = cs.durationNs();
             r.hostIds[cs.rank()] = cs.hostId();
             r.hostNs[cs.rank()] = t;
-            if (++r.reported == n)
-            {
+            if (++r.reported == n) {
                 c.rounds.remove(r.seq);
                 account(c, r);
             }
@@ -148,58 +135,46 @@ final class KernelLatenessDetector
      * A host's time moved on with no collective: the windows anchored there close, empty ones count as good (a
      * straggler's anomaly resolves when its communicator stops, e.g. behind a hang).
      */
-    void advanceTo(final long hostId, final long timeNs)
-    {
-        if (hostNow.get(hostId) == Long.MIN_VALUE || timeNs - hostNow.get(hostId) > 0)
-        {
+    void advanceTo(final long hostId, final long timeNs) {
+        if (hostNow.get(hostId) == Long.MIN_VALUE || timeNs - hostNow.get(hostId) > 0) {
             hostNow.put(hostId, timeNs);
         }
         final List<Comm> anchored = byAnchor.get(hostId);
-        for (int i = 0; anchored != null && i < anchored.size(); i++)
-        {
+        for (int i = 0; anchored != null && i < anchored.size(); i++) {
             final Comm c = anchored.get(i);
-            if (c.window.isOver(timeNs))
-            {
+            if (c.window.isOver(timeNs)) {
                 evaluate(c, timeNs);
             }
         }
     }
 
-    private static void dropOldest(final Comm c)
-    {
+    private static void dropOldest(final Comm c) {
         long oldest = Long.MAX_VALUE;
-        for (final Round r : c.rounds.values())
-        {
+        for (final Round r : c.rounds.values()) {
             oldest = Math.min(oldest, r.seq);
         }
         c.rounds.remove(oldest);
     }
 
     /** Each rank's lateness in one complete collective. */
-    private void account(final Comm c, final Round r)
-    {
+    private void account(final Comm c, final Round r) {
         final int n = c.nranks;
-        if (scratch.length < n)
-        {
+        if (scratch.length < n) {
             scratch = new long[n];
         }
-        for (int i = 0; i < n; i++)
-        {
+        for (int i = 0; i < n; i++) {
             // The median of the others: over all n with this rank's own duration replaced by the others' spread
             // is not exact, so sort the others (n is a communicator's size; rounds are rare next to summaries).
             int k = 0;
-            for (int j = 0; j < n; j++)
-            {
-                if (j != i)
-                {
+            for (int j = 0; j < n; j++) {
+                if (j != i) {
                     scratch[k++] = r.durationNs[j];
                 }
             }
             Arrays.sort(scratch, 0, k);
             final long others = k % 2 == 1 ? scratch[k / 2] : (scratch[k / 2 - 1] + scratch[k / 2]) / 2;
             RankState s = c.ranks.get(i);
-            if (s == null)
-            {
+            if (s == null) {
                 s = new RankState(new Episode(config.waitOpenAfter, config.waitResolveAfter));
                 c.ranks.put(i, s);
             }
@@ -211,47 +186,54 @@ final class KernelLatenessDetector
         }
     }
 
-    private void evaluate(final Comm c, final long nowNs)
-    {
+    private void evaluate(final Comm c, final long nowNs) {
         final long commHash = c.commHash;
         final long anchorEnd = c.window.endNs;
-        for (final Int2ObjectHashMap<RankState>.EntryIterator it = c.ranks.entrySet().iterator(); it.hasNext(); )
-        {
+        for (final Int2ObjectHashMap<RankState>.EntryIterator it =
+                        c.ranks.entrySet().iterator();
+                it.hasNext(); ) {
             it.next();
             final int rank = it.getIntKey();
             final RankState s = it.getValue();
             final long now = hostNow.get(s.hostId);
             final boolean enough = s.collectives >= config.minEntrySteps;
-            final double late = enough ? (double)s.latenessSumNs / s.collectives : 0;
-            final double own = enough ? (double)s.ownSumNs / s.collectives : 0;
-            final double others = enough ? (double)s.othersSumNs / s.collectives : 0;
-            final boolean bad = enough && late >= config.kernelLatenessNs
-                && others >= config.kernelLatenessRatio * Math.max(own, 1.0);
+            final double late = enough ? (double) s.latenessSumNs / s.collectives : 0;
+            final double own = enough ? (double) s.ownSumNs / s.collectives : 0;
+            final double others = enough ? (double) s.othersSumNs / s.collectives : 0;
+            final boolean bad = enough
+                    && late >= config.kernelLatenessNs
+                    && others >= config.kernelLatenessRatio * Math.max(own, 1.0);
             final int collectives = s.collectives;
             s.latenessSumNs = 0;
             s.ownSumNs = 0;
             s.othersSumNs = 0;
             s.collectives = 0;
-            if (!bad)
-            {
+            if (!bad) {
                 s.straggling.good(publisher, now);
                 continue;
             }
-            if (!s.straggling.bad(c.window.startNs))
-            {
+            if (!s.straggling.bad(c.window.startNs)) {
                 continue;
             }
             final SortedMap<String, Double> ev = new TreeMap<>();
             ev.put("latenessNsPerOp", late);
             ev.put("ownGpuDurationNs", own);
             ev.put("othersGpuDurationNs", others);
-            ev.put("operations", (double)collectives);
-            final String summary = String.format("rank %d delays comm 0x%x by %.3f ms per collective: its kernels "
-                + "start last and run %.3f ms while the others' run %.3f ms waiting for it (GPU timestamps)", rank,
-                commHash, late / 1e6, own / 1e6, others / 1e6);
+            ev.put("operations", (double) collectives);
+            final String summary = String.format(
+                    "rank %d delays comm 0x%x by %.3f ms per collective: its kernels "
+                            + "start last and run %.3f ms while the others' run %.3f ms waiting for it (GPU timestamps)",
+                    rank, commHash, late / 1e6, own / 1e6, others / 1e6);
             final Severity sev = late >= config.slowNodeCriticalNs ? Severity.CRITICAL : Severity.WARNING;
-            s.straggling.publish(publisher, AnomalyKind.SLOW_NODE, Culprit.rank(s.hostId, commHash, rank), sev,
-                now - (anchorEnd - s.straggling.firstBadStartNs()), now, ev, summary);
+            s.straggling.publish(
+                    publisher,
+                    AnomalyKind.SLOW_NODE,
+                    Culprit.rank(s.hostId, commHash, rank),
+                    sev,
+                    now - (anchorEnd - s.straggling.firstBadStartNs()),
+                    now,
+                    ev,
+                    summary);
         }
         c.window.next(nowNs, config.waitWindowNs);
     }

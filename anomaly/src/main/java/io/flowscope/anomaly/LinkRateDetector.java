@@ -13,8 +13,7 @@ import io.flowscope.api.anomaly.Severity;
  * (and softly slowed) links; {@link #judgeLinks} then tracks the degraded ones as slow links unless congestion
  * explains them. Not while an end of the link straggles by the wait states, a NIC stalls or a hang is near.
  */
-final class LinkRateDetector
-{
+final class LinkRateDetector {
     private final AnomalyConfig config;
     private final AnomalyLifecycle lifecycle;
     private final Evidence evidence;
@@ -25,9 +24,11 @@ final class LinkRateDetector
     private int judged;
     private LinkState worstLink;
 
-    LinkRateDetector(final AnomalyConfig config, final AnomalyLifecycle lifecycle, final WaitStateDetector waitStates,
-        final CommStatistics stats)
-    {
+    LinkRateDetector(
+            final AnomalyConfig config,
+            final AnomalyLifecycle lifecycle,
+            final WaitStateDetector waitStates,
+            final CommStatistics stats) {
         this.config = config;
         this.lifecycle = lifecycle;
         this.evidence = lifecycle.evidence();
@@ -40,15 +41,13 @@ final class LinkRateDetector
      * baseline warmed up or moved, its degradation decided. Leaves what the congestion rule reads in
      * {@link #degradedRanks()}, {@link #softRanks()}, {@link #judged()} and {@link #worstLink()}.
      */
-    void endPeriod(final HostState h, final long now)
-    {
+    void endPeriod(final HostState h, final long now) {
         // The links by their rows in their communicators' dense tables (a host's links side by side): a link
         // object only to judge one bad or tracked.
         final int[] ids = h.touchedLinks;
         final CommState[] comms = h.touchedLinkComms;
         final int n = h.touchedLinkCount;
-        for (int i = 0; i < n; i++)
-        {
+        for (int i = 0; i < n; i++) {
             final CommState c = comms[i];
             final int id = ids[i];
             push(c, id);
@@ -62,8 +61,7 @@ final class LinkRateDetector
         int judged = 0;
         CommState worstComm = null;
         int worst = -1;
-        for (int i = 0; i < n; i++)
-        {
+        for (int i = 0; i < n; i++) {
             final CommState c = comms[i];
             final int id = ids[i];
             stats.refresh(c);
@@ -75,17 +73,13 @@ final class LinkRateDetector
             // C2 compiled that one apart (it runs hot while the period end is recompiled after a deoptimisation)
             // and then found it too big to inline, a call per link and period.
             boolean degraded = false;
-            if (hasRate(c, id))
-            {
+            if (hasRate(c, id)) {
                 final double[] jd = c.lJudge;
                 final int b = id * CommState.LJ;
                 final double rate = jd[b + CommState.LJ_RATE];
-                if (c.lWarm[id] < config.warmupPeriods)
-                {
+                if (c.lWarm[id] < config.warmupPeriods) {
                     warmUp(c, id, rate);
-                }
-                else
-                {
+                } else {
                     final double ratio = rate / jd[b + CommState.LJ_BASELINE];
                     jd[b + CommState.LJ_FRACTION] = ratio;
                     // A send that waited for its receiver's credit and then went out in a burst queues on the
@@ -94,50 +88,43 @@ final class LinkRateDetector
                     final boolean creditBound = c.lPeerWaitMax[id] > config.slowNodeMinNs && c.rTracked[c.lPeer[id]];
                     final HostState host = c.lHost[id];
                     final boolean suppressed = host.nicQuiet || peerHostNicQuiet(c, id) || creditBound;
-                    degraded = !suppressed && c.linkCount >= config.minLinks
-                        && ratio < c.rateMedian * (1 - config.slowLinkFraction)
-                        && c.rateMedian - ratio > config.madK * c.rateSigma;
-                    if (!degraded && !suppressed && !c.lTracked[id] && host.congestion.open == null)
-                    {
-                        jd[b + CommState.LJ_BASELINE] += (rate - jd[b + CommState.LJ_BASELINE]) / config.baselinePeriods;
-                        jd[b + CommState.LJ_BASELINE_OUT] += (outstandingMean(c, id) - jd[b + CommState.LJ_BASELINE_OUT])
-                            / config.baselinePeriods;
+                    degraded = !suppressed
+                            && c.linkCount >= config.minLinks
+                            && ratio < c.rateMedian * (1 - config.slowLinkFraction)
+                            && c.rateMedian - ratio > config.madK * c.rateSigma;
+                    if (!degraded && !suppressed && !c.lTracked[id] && host.congestion.open == null) {
+                        jd[b + CommState.LJ_BASELINE] +=
+                                (rate - jd[b + CommState.LJ_BASELINE]) / config.baselinePeriods;
+                        jd[b + CommState.LJ_BASELINE_OUT] +=
+                                (outstandingMean(c, id) - jd[b + CommState.LJ_BASELINE_OUT]) / config.baselinePeriods;
                     }
                 }
             }
             // The baseline and warm-up may have moved.
             publishRatio(c, id);
             c.lDegraded[id] = degraded;
-            if (c.lWarm[id] >= config.warmupPeriods && hasRate(c, id))
-            {
+            if (c.lWarm[id] >= config.warmupPeriods && hasRate(c, id)) {
                 judged++;
             }
-            if (was != degraded)
-            {
+            if (was != degraded) {
                 c.troubledLinks += was ? -1 : 1;
             }
-            if (degraded)
-            {
-                if (!sameRankSeen(h, c.lRankNo[id], i))
-                {
+            if (degraded) {
+                if (!sameRankSeen(h, c.lRankNo[id], i)) {
                     degradedRanks++;
                 }
-                if (worst < 0 || c.fraction(id) < worstComm.fraction(worst))
-                {
+                if (worst < 0 || c.fraction(id) < worstComm.fraction(worst)) {
                     worstComm = c;
                     worst = id;
                 }
             }
         }
-        if (degradedRanks >= 1)
-        {
+        if (degradedRanks >= 1) {
             // Other ranks of the host whose links slowed too (half the slow-link fraction): a shared NIC.
-            for (int i = 0; i < n; i++)
-            {
+            for (int i = 0; i < n; i++) {
                 final CommState c = comms[i];
                 final int id = ids[i];
-                if (soft(c, id) && !degradedRank(h, c.lRankNo[id]) && !softSeen(h, c.lRankNo[id], i))
-                {
+                if (soft(c, id) && !degradedRank(h, c.lRankNo[id]) && !softSeen(h, c.lRankNo[id], i)) {
                     softRanks++;
                 }
             }
@@ -149,26 +136,22 @@ final class LinkRateDetector
     }
 
     /** The host's ranks with a degraded link, at the last {@link #endPeriod}. */
-    int degradedRanks()
-    {
+    int degradedRanks() {
         return degradedRanks;
     }
 
     /** The host's other ranks whose links slowed by half the slow-link fraction (only counted with a degraded one). */
-    int softRanks()
-    {
+    int softRanks() {
         return softRanks;
     }
 
     /** The host's links with a judged window (warm, enough steps). */
-    int judged()
-    {
+    int judged() {
         return judged;
     }
 
     /** The host's degraded link furthest below its baseline, or null. */
-    LinkState worstLink()
-    {
+    LinkState worstLink() {
         return worstLink;
     }
 
@@ -176,47 +159,42 @@ final class LinkRateDetector
      * Tracks the host's degraded links (not when congestion explains them) and those tracked already: opens,
      * updates or resolves their SLOW_LINK anomalies.
      */
-    void judgeLinks(final HostState h, final long periodStart, final long now, final boolean congestion)
-    {
+    void judgeLinks(final HostState h, final long periodStart, final long now, final boolean congestion) {
         final int[] ids = h.touchedLinks;
         final CommState[] comms = h.touchedLinkComms;
         final int n = h.touchedLinkCount;
-        for (int i = 0; i < n; i++)
-        {
+        for (int i = 0; i < n; i++) {
             final CommState c = comms[i];
             final int id = ids[i];
             // judgeLink's own early return, checked here: most links are healthy and have nothing tracked.
-            if ((c.lDegraded[id] && !congestion) || c.lTracked[id])
-            {
+            if ((c.lDegraded[id] && !congestion) || c.lTracked[id]) {
                 judgeLink(c.linkById[id], periodStart, now, congestion);
             }
         }
     }
 
     /** What the communicator statistics read of a link's ratio: whether it is judged, and its rate / baseline. */
-    private void publishRatio(final CommState c, final int id)
-    {
+    private void publishRatio(final CommState c, final int id) {
         // hasRate less its staleness, which moves with the host's time and is checked when read.
-        final boolean judged = c.lWarm[id] >= config.warmupPeriods && c.lNetCount[id] >= config.minWindowSteps
-            && c.lNetNs[id] > 0;
+        final boolean judged =
+                c.lWarm[id] >= config.warmupPeriods && c.lNetCount[id] >= config.minWindowSteps && c.lNetNs[id] > 0;
         c.lJudged[id] = judged;
         final int b = id * CommState.LJ;
         c.lRatio[id] = judged ? c.lJudge[b + CommState.LJ_RATE] / c.lJudge[b + CommState.LJ_BASELINE] : 0;
     }
 
     /** Whether a link's window has a rate to judge: enough steps, network time, and not stale. */
-    private boolean hasRate(final CommState c, final int id)
-    {
-        return c.lNetCount[id] >= config.minWindowSteps && c.lNetNs[id] > 0
-            && c.lHost[id].nowNs - c.lLastActiveNs[id] <= config.staleNs;
+    private boolean hasRate(final CommState c, final int id) {
+        return c.lNetCount[id] >= config.minWindowSteps
+                && c.lNetNs[id] > 0
+                && c.lHost[id].nowNs - c.lLastActiveNs[id] <= config.staleNs;
     }
 
     /**
      * The period's accumulators of link {@code id} into its window, then cleared; the window's rate, network
      * sums and longest credit wait into the link's rows.
      */
-    private static void push(final CommState c, final int id)
-    {
+    private static void push(final CommState c, final int id) {
         final long[] cur = c.lCur;
         final int b = id * CommState.LINK_CUR + 1;
         final RingTable win = c.lWin;
@@ -230,18 +208,16 @@ final class LinkRateDetector
         // The window maximum without a rescan, unless the value leaving was the maximum and nothing as large
         // came in.
         final long max = c.lPeerWaitMax[id];
-        if (now >= max)
-        {
+        if (now >= max) {
             c.lPeerWaitMax[id] = now;
-        }
-        else if (left == max)
-        {
+        } else if (left == max) {
             c.lPeerWaitMax[id] = win.max(id, LinkState.PEER_WAIT_MAX);
         }
         final long net = win.sum(id, LinkState.NET_NS);
         c.lNetNs[id] = net;
         c.lNetCount[id] = win.sum(id, LinkState.NET_COUNT);
-        c.lJudge[id * CommState.LJ + CommState.LJ_RATE] = net == 0 ? Double.NaN : win.sum(id, LinkState.BYTES) * 1e9 / net;
+        c.lJudge[id * CommState.LJ + CommState.LJ_RATE] =
+                net == 0 ? Double.NaN : win.sum(id, LinkState.BYTES) * 1e9 / net;
     }
 
     /**
@@ -250,46 +226,44 @@ final class LinkRateDetector
      * start with next to no network time (52 GB/s on links that never carried 5.6 GB/s in any period: the link then
      * read as slow at 10 % of that baseline for good, MultiHostHarnessTest).
      */
-    private static void warmUp(final CommState c, final int id, final double rate)
-    {
+    private static void warmUp(final CommState c, final int id, final double rate) {
         final int warm = c.lWarm[id];
         final double[] j = c.lJudge;
         final int b = id * CommState.LJ;
-        j[b + CommState.LJ_BASELINE] = warm == 0 ? rate
-            : (warm + 1) / (warm / j[b + CommState.LJ_BASELINE] + 1 / rate);
-        j[b + CommState.LJ_BASELINE_OUT] = warm == 0 ? outstandingMean(c, id)
-            : j[b + CommState.LJ_BASELINE_OUT] + (outstandingMean(c, id) - j[b + CommState.LJ_BASELINE_OUT]) / (warm + 1);
+        j[b + CommState.LJ_BASELINE] = warm == 0 ? rate : (warm + 1) / (warm / j[b + CommState.LJ_BASELINE] + 1 / rate);
+        j[b + CommState.LJ_BASELINE_OUT] = warm == 0
+                ? outstandingMean(c, id)
+                : j[b + CommState.LJ_BASELINE_OUT]
+                        + (outstandingMean(c, id) - j[b + CommState.LJ_BASELINE_OUT]) / (warm + 1);
         c.lWarm[id] = warm + 1;
     }
 
     /** Mean outstanding bytes at the ends of the link's window's periods. */
-    static double outstandingMean(final CommState c, final int id)
-    {
+    static double outstandingMean(final CommState c, final int id) {
         final int n = c.lWin.filled(id);
-        return n == 0 ? 0 : (double)c.lWin.sum(id, LinkState.OUTSTANDING) / n;
+        return n == 0 ? 0 : (double) c.lWin.sum(id, LinkState.OUTSTANDING) / n;
     }
 
     /** Whether the receiving rank's host has a NIC stalling (through the dense mirrors: no rank object). */
-    private static boolean peerHostNicQuiet(final CommState c, final int id)
-    {
+    private static boolean peerHostNicQuiet(final CommState c, final int id) {
         final HostState h = c.rHost[c.lPeer[id]];
         return h != null && h.nicQuiet;
     }
 
-    private void judgeLink(final LinkState l, final long periodStart, final long now, final boolean congestion)
-    {
+    private void judgeLink(final LinkState l, final long periodStart, final long now, final boolean congestion) {
         final CommState c = l.comm;
-        if (c.lWarm[l.id] < config.warmupPeriods || !hasRate(c, l.id))
-        {
+        if (c.lWarm[l.id] < config.warmupPeriods || !hasRate(c, l.id)) {
             return;
         }
         // Not while an end of the link straggles by the wait states (its sends burst and queue) nor around a hang
         // (traffic resuming): the service opens this rule's anomalies late enough for those to have been seen.
-        final boolean bad = c.lDegraded[l.id] && !congestion && !waitStates.straggling(c.commHash, l.rank)
-            && !waitStates.straggling(c.commHash, l.peer) && !c.hangNear(periodStart, now, config.windowPeriods);
+        final boolean bad = c.lDegraded[l.id]
+                && !congestion
+                && !waitStates.straggling(c.commHash, l.rank)
+                && !waitStates.straggling(c.commHash, l.peer)
+                && !c.hangNear(periodStart, now, config.windowPeriods);
         final boolean good = !c.lDegraded[l.id] && c.fraction(l.id) >= c.rateMedian * (1 - config.slowLinkFraction / 2);
-        if (!bad && l.slow().open == null && l.slow().bad == 0)
-        {
+        if (!bad && l.slow().open == null && l.slow().bad == 0) {
             return;
         }
         final double rate = l.rate();
@@ -304,63 +278,66 @@ final class LinkRateDetector
         evidence.put("links", c.linkCount);
         final double rel = c.rateMedian > 0 ? c.fraction(l.id) / c.rateMedian : 0;
         final Severity sev = rel < 0.5 ? Severity.CRITICAL : Severity.WARNING;
-        final String summary = !lifecycle.willPublish(l.slow(), bad, sev) ? null : String.format("rank %d → %d of comm 0x%x moves "
-            + "data at %.0f%% of its baseline while its communicator's links keep %.0f%%: slow link (the sender's "
-            + "steps wait on the network, not on credit)", l.rank, l.peer, c.commHash, 100 * c.fraction(l.id),
-            100 * c.rateMedian);
+        final String summary = !lifecycle.willPublish(l.slow(), bad, sev)
+                ? null
+                : String.format(
+                        "rank %d → %d of comm 0x%x moves "
+                                + "data at %.0f%% of its baseline while its communicator's links keep %.0f%%: slow link (the sender's "
+                                + "steps wait on the network, not on credit)",
+                        l.rank, l.peer, c.commHash, 100 * c.fraction(l.id), 100 * c.rateMedian);
         final boolean wasOpen = l.slow().open != null;
-        lifecycle.track(l.slow(), bad, good, AnomalyKind.SLOW_LINK, Culprit.link(l.host.hostId, c.commHash, l.rank, l.peer),
-            sev, periodStart, now, now - (long)config.windowPeriods * (now - periodStart), summary);
-        if (wasOpen != (l.slow().open != null))
-        {
+        lifecycle.track(
+                l.slow(),
+                bad,
+                good,
+                AnomalyKind.SLOW_LINK,
+                Culprit.link(l.host.hostId, c.commHash, l.rank, l.peer),
+                sev,
+                periodStart,
+                now,
+                now - (long) config.windowPeriods * (now - periodStart),
+                summary);
+        if (wasOpen != (l.slow().open != null)) {
             c.openSlowLinks += wasOpen ? -1 : 1;
         }
         c.lTracked[l.id] = l.slow().bad != 0 || l.slow().open != null;
     }
 
     /** A judged link not degraded but below its communicator's median by half the slow-link fraction. */
-    private boolean soft(final CommState c, final int id)
-    {
-        return !c.lDegraded[id] && c.lWarm[id] >= config.warmupPeriods && hasRate(c, id)
-            && c.fraction(id) < c.rateMedian * (1 - config.slowLinkFraction / 2);
+    private boolean soft(final CommState c, final int id) {
+        return !c.lDegraded[id]
+                && c.lWarm[id] >= config.warmupPeriods
+                && hasRate(c, id)
+                && c.fraction(id) < c.rateMedian * (1 - config.slowLinkFraction / 2);
     }
 
-    private boolean softSeen(final HostState h, final int rank, final int upTo)
-    {
-        for (int j = 0; j < upTo; j++)
-        {
+    private boolean softSeen(final HostState h, final int rank, final int upTo) {
+        for (int j = 0; j < upTo; j++) {
             final CommState c = h.touchedLinkComms[j];
             final int o = h.touchedLinks[j];
-            if (c.lRankNo[o] == rank && soft(c, o))
-            {
+            if (c.lRankNo[o] == rank && soft(c, o)) {
                 return true;
             }
         }
         return false;
     }
 
-    private static boolean sameRankSeen(final HostState h, final int rank, final int upTo)
-    {
-        for (int j = 0; j < upTo; j++)
-        {
+    private static boolean sameRankSeen(final HostState h, final int rank, final int upTo) {
+        for (int j = 0; j < upTo; j++) {
             final CommState c = h.touchedLinkComms[j];
             final int o = h.touchedLinks[j];
-            if (c.lDegraded[o] && c.lRankNo[o] == rank)
-            {
+            if (c.lDegraded[o] && c.lRankNo[o] == rank) {
                 return true;
             }
         }
         return false;
     }
 
-    private static boolean degradedRank(final HostState h, final int rank)
-    {
-        for (int j = 0; j < h.touchedLinkCount; j++)
-        {
+    private static boolean degradedRank(final HostState h, final int rank) {
+        for (int j = 0; j < h.touchedLinkCount; j++) {
             final CommState c = h.touchedLinkComms[j];
             final int o = h.touchedLinks[j];
-            if (c.lDegraded[o] && c.lRankNo[o] == rank)
-            {
+            if (c.lDegraded[o] && c.lRankNo[o] == rank) {
                 return true;
             }
         }

@@ -4,8 +4,7 @@ package io.flowscope.anomaly;
  * One direction rank → peer of a communicator, from the sender's step flows (all channels). Its period's
  * accumulators and its window live in its communicator's tables at row {@link #id}.
  */
-final class LinkState extends Tracker
-{
+final class LinkState extends Tracker {
     final CommState comm;
     final HostState host;
     final int rank;
@@ -17,12 +16,12 @@ final class LinkState extends Tracker
     final int id;
 
     /** Its SLOW_LINK tracker: itself. */
-    Tracker slow()
-    {
+    Tracker slow() {
         return this;
     }
     /** Window series; in {@link CommState#lCur} at 1 + the series (after the period's start). */
     static final int BYTES = 0;
+
     static final int NET_NS = 1;
     static final int NET_COUNT = 2;
     static final int PEER_WAIT_NS = 3;
@@ -32,8 +31,7 @@ final class LinkState extends Tracker
     /** Completed steps are not windowed: no judgement reads them, and every series costs each push. */
     static final int SERIES = 6;
 
-    LinkState(final CommState comm, final HostState host, final int rank, final int peer, final int id)
-    {
+    LinkState(final CommState comm, final HostState host, final int rank, final int peer, final int id) {
         this.comm = comm;
         this.host = host;
         this.rank = rank;
@@ -45,19 +43,16 @@ final class LinkState extends Tracker
      * The link's service rate over the window: bytes per ns of network time (9 → stop, queueing included),
      * all channels (computed once per push).
      */
-    double rate()
-    {
+    double rate() {
         return comm.lJudge[id * CommState.LJ + CommState.LJ_RATE];
     }
 
-    long latestOutstanding()
-    {
+    long latestOutstanding() {
         return comm.lWin.latest(id, OUTSTANDING);
     }
 
-    double peerWaitPerStep()
-    {
+    double peerWaitPerStep() {
         final long n = comm.lNetCount[id];
-        return n == 0 ? 0 : (double)comm.lWin.sum(id, PEER_WAIT_NS) / n;
+        return n == 0 ? 0 : (double) comm.lWin.sum(id, PEER_WAIT_NS) / n;
     }
 }

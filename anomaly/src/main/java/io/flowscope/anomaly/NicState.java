@@ -4,8 +4,7 @@ package io.flowscope.anomaly;
  * One NIC device of a host, from its QP flows: its identity, its QP set and its NIC_STALL tracker; its
  * per-period state lives in its host's dense device tables (row {@link #idx}), read here through accessors.
  */
-final class NicState extends Tracker
-{
+final class NicState extends Tracker {
     final HostState host;
     final int device;
     final org.agrona.collections.LongHashSet qps = new org.agrona.collections.LongHashSet();
@@ -15,13 +14,11 @@ final class NicState extends Tracker
     final int idx;
 
     /** Its NIC_STALL tracker: itself. */
-    Tracker stall()
-    {
+    Tracker stall() {
         return this;
     }
 
-    NicState(final HostState host, final int device, final int idx)
-    {
+    NicState(final HostState host, final int device, final int idx) {
         this.host = host;
         this.device = device;
         this.idx = idx;
@@ -31,67 +28,53 @@ final class NicState extends Tracker
      * Records a QP not among the first two in its row ({@link HostState#DEV_QP0}, {@link HostState#DEV_QP1}, checked by
      * the caller); true when the device never carried it before.
      */
-    boolean newQp(final long qp)
-    {
+    boolean newQp(final long qp) {
         final boolean added = qps.add(qp);
-        if (added)
-        {
+        if (added) {
             final long[] cur = host.devCur;
             final int b = idx * HostState.DEV_CUR;
-            if (cur[b + HostState.DEV_QP0] == Long.MIN_VALUE)
-            {
+            if (cur[b + HostState.DEV_QP0] == Long.MIN_VALUE) {
                 cur[b + HostState.DEV_QP0] = qp;
-            }
-            else if (cur[b + HostState.DEV_QP1] == Long.MIN_VALUE)
-            {
+            } else if (cur[b + HostState.DEV_QP1] == Long.MIN_VALUE) {
                 cur[b + HostState.DEV_QP1] = qp;
             }
         }
         return added;
     }
 
-    private long state(final int k)
-    {
+    private long state(final int k) {
         return host.devState[idx * HostState.DEV_STATE + k];
     }
 
-    long outstanding()
-    {
+    long outstanding() {
         return state(HostState.S_OUTSTANDING);
     }
 
-    long lastProgressNs()
-    {
+    long lastProgressNs() {
         return state(HostState.S_LAST_PROGRESS);
     }
 
-    long reportedEndNs()
-    {
+    long reportedEndNs() {
         return state(HostState.S_REPORTED_END);
     }
 
-    long stalledNs()
-    {
+    long stalledNs() {
         return state(HostState.S_STALLED_NS);
     }
 
-    int stalledSend()
-    {
-        return (int)(state(HostState.S_STALLED) & 0xffff_ffffL);
+    int stalledSend() {
+        return (int) (state(HostState.S_STALLED) & 0xffff_ffffL);
     }
 
-    int stalledRecv()
-    {
-        return (int)(state(HostState.S_STALLED) >>> 32);
+    int stalledRecv() {
+        return (int) (state(HostState.S_STALLED) >>> 32);
     }
 
-    double latencyRatio()
-    {
+    double latencyRatio() {
         return Double.longBitsToDouble(state(HostState.S_RATIO));
     }
 
-    boolean candidate()
-    {
+    boolean candidate() {
         return state(HostState.S_CANDIDATE) != 0;
     }
 }

@@ -6,8 +6,7 @@ package io.flowscope.anomaly;
  * hosts' NICs fare. Empty (no NIC known) where the traffic carries no QP events (sockets, NCCL without its net
  * profiler).
  */
-interface NicView
-{
+interface NicView {
     /** The NIC of {@code hostId} whose work-request latency rose most against its baseline, or -1 (none known). */
     int worstNic(long hostId);
 
@@ -18,23 +17,19 @@ interface NicView
     double othersMedianRatio(long hostId);
 
     /** No NIC known anywhere. */
-    NicView NONE = new NicView()
-    {
+    NicView NONE = new NicView() {
         @Override
-        public int worstNic(final long hostId)
-        {
+        public int worstNic(final long hostId) {
             return -1;
         }
 
         @Override
-        public double latencyRatio(final long hostId, final int device)
-        {
+        public double latencyRatio(final long hostId, final int device) {
             return 0;
         }
 
         @Override
-        public double othersMedianRatio(final long hostId)
-        {
+        public double othersMedianRatio(final long hostId) {
             return Double.NaN;
         }
     };

@@ -16,21 +16,21 @@ package io.flowscope.anomaly;
  * together (their host's period), so that a period's slots of them share cache lines. Allocates only when the
  * table grows (the blocks are re-laid for the new capacity).
  */
-final class PeriodRing
-{
+final class PeriodRing {
     private final int series;
     private final int window;
     /** Owners the blocks have room for, and the length of a block (capacity × series). */
     private int capacity;
+
     private int block;
     /** The end of the last block (window × block): where a ring wraps. */
     private int end;
+
     private long[] data;
     /** Per owner: the start (in {@link #data}) of its current slot (the period being accumulated, else the last one). */
     private int[] slot;
 
-    PeriodRing(final int series, final int window, final int capacity)
-    {
+    PeriodRing(final int series, final int window, final int capacity) {
         this.series = series;
         this.window = window;
         this.capacity = capacity;
@@ -41,18 +41,15 @@ final class PeriodRing
     }
 
     /** Makes room for owner {@code o} (owners are added in index order). */
-    void add(final int o)
-    {
-        if (o >= capacity)
-        {
+    void add(final int o) {
+        if (o >= capacity) {
             grow(Math.max(o + 1, capacity * 2));
         }
         // The last slot, so that the first period opens slot 0.
         slot[o] = (window - 1) * block + o * series;
     }
 
-    private void grow(final int n)
-    {
+    private void grow(final int n) {
         final int nblock = n * series;
         data = RingTable.widenBlocks(data, window, block, nblock);
         slot = RingTable.widenSlots(slot, n, capacity, block, nblock, series);
@@ -66,52 +63,43 @@ final class PeriodRing
      * is the table's series count, passed by the caller as a constant: the clearing loop then unrolls into as many
      * stores (over the field, C2 compiled a general loop of a few iterations: some 27 instructions an open).
      */
-    void open(final int o, final int series)
-    {
+    void open(final int o, final int series) {
         assert series == this.series;
         final int next = slot[o] + block;
         final int s = next >= end ? next - end : next;
         slot[o] = s;
-        for (int k = 0; k < series; k++)
-        {
+        for (int k = 0; k < series; k++) {
             data[s + k] = 0;
         }
     }
 
     /** Where owner {@code o}'s current slot starts (for {@link #add(int, int, long)} and {@link #max}). */
-    int current(final int o)
-    {
+    int current(final int o) {
         return slot[o];
     }
 
-    void add(final int at, final int k, final long v)
-    {
+    void add(final int at, final int k, final long v) {
         data[at + k] += v;
     }
 
-    void max(final int at, final int k, final long v)
-    {
+    void max(final int at, final int k, final long v) {
         final int i = at + k;
         data[i] = Math.max(data[i], v);
     }
 
     /** The sum of series {@code k} of owner {@code o} over its ring. */
-    long sum(final int o, final int k)
-    {
+    long sum(final int o, final int k) {
         long s = 0;
-        for (int i = o * series + k; i < end; i += block)
-        {
+        for (int i = o * series + k; i < end; i += block) {
             s += data[i];
         }
         return s;
     }
 
     /** The largest value of series {@code k} of owner {@code o} over its ring, ≥ 0. */
-    long max(final int o, final int k)
-    {
+    long max(final int o, final int k) {
         long m = 0;
-        for (int i = o * series + k; i < end; i += block)
-        {
+        for (int i = o * series + k; i < end; i += block) {
             m = Math.max(m, data[i]);
         }
         return m;

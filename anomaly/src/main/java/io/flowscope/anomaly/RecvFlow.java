@@ -1,8 +1,7 @@
 package io.flowscope.anomaly;
 
 /** One receive step flow (receiver rank ← sender peer, channel) on the receiver's host. */
-final class RecvFlow
-{
+final class RecvFlow {
     final CommState comm;
     final HostState host;
     final int rank;
@@ -12,8 +11,13 @@ final class RecvFlow
     /** Its row in its host's receive table ({@link HostState#recvRows}). */
     final int idx;
 
-    RecvFlow(final CommState comm, final HostState host, final int rank, final int peer, final int channel, final int idx)
-    {
+    RecvFlow(
+            final CommState comm,
+            final HostState host,
+            final int rank,
+            final int peer,
+            final int channel,
+            final int idx) {
         this.comm = comm;
         this.host = host;
         this.rank = rank;
@@ -23,13 +27,11 @@ final class RecvFlow
     }
 
     /** The owner's row in its communicator's tables. */
-    int ownerIdx()
-    {
-        return (int)host.recvRows[idx * HostState.RECV_ROW + HostState.RECV_OWNER];
+    int ownerIdx() {
+        return (int) host.recvRows[idx * HostState.RECV_ROW + HostState.RECV_OWNER];
     }
 
-    long lastProgressNs()
-    {
+    long lastProgressNs() {
         return host.recvRows[idx * HostState.RECV_ROW + HostState.RECV_PROGRESS];
     }
 }

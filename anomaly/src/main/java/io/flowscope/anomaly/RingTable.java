@@ -13,23 +13,24 @@ package io.flowscope.anomaly;
  * short runs of adjacent cache lines (with a row of its own per owner, sums then slots, every owner's push
  * touched two or three lines of its own). Allocates only when the table grows (the blocks are re-laid for the new capacity).
  */
-final class RingTable
-{
+final class RingTable {
     private final int series;
     private final int window;
     /** Owners the blocks have room for, and the length of a block (capacity × series). */
     private int capacity;
+
     private int block;
     /** The end of the last block, and the span of the slot blocks (window × block): where a ring wraps. */
     private int end;
+
     private int span;
     private long[] data;
     /** Per owner: the start (in {@link #data}) of its slot under way, and how many pushes its ring holds. */
     private int[] slot;
+
     private int[] filled;
 
-    RingTable(final int series, final int window, final int capacity)
-    {
+    RingTable(final int series, final int window, final int capacity) {
         this.series = series;
         this.window = window;
         this.capacity = capacity;
@@ -42,17 +43,14 @@ final class RingTable
     }
 
     /** Makes room for owner {@code o} (owners are added in index order). */
-    void add(final int o)
-    {
-        if (o >= capacity)
-        {
+    void add(final int o) {
+        if (o >= capacity) {
             grow(Math.max(o + 1, capacity * 2));
         }
         slot[o] = block + o * series;
     }
 
-    private void grow(final int n)
-    {
+    private void grow(final int n) {
         final int nblock = n * series;
         data = widenBlocks(data, window + 1, block, nblock);
         slot = widenSlots(slot, n, capacity, block, nblock, series);
@@ -64,11 +62,9 @@ final class RingTable
     }
 
     /** A slot-major array of {@code blocks} blocks of {@code block} longs, each widened to {@code nblock} longs. */
-    static long[] widenBlocks(final long[] data, final int blocks, final int block, final int nblock)
-    {
+    static long[] widenBlocks(final long[] data, final int blocks, final int block, final int nblock) {
         final long[] d = new long[nblock * blocks];
-        for (int b = 0; b < blocks; b++)
-        {
+        for (int b = 0; b < blocks; b++) {
             System.arraycopy(data, b * block, d, b * nblock, block);
         }
         return d;
@@ -78,26 +74,22 @@ final class RingTable
      * The slot offsets of the first {@code owners} owners after {@link #widenBlocks}: same block, same place in it;
      * room for {@code n} owners.
      */
-    static int[] widenSlots(final int[] slot, final int n, final int owners, final int block, final int nblock,
-        final int series)
-    {
+    static int[] widenSlots(
+            final int[] slot, final int n, final int owners, final int block, final int nblock, final int series) {
         final int[] s = java.util.Arrays.copyOf(slot, n);
-        for (int o = 0; o < owners; o++)
-        {
+        for (int o = 0; o < owners; o++) {
             s[o] = slot[o] / block * nblock + o * series;
         }
         return s;
     }
 
     /** Where owner {@code o}'s slot under way starts: pass it to {@link #set} for every series of the push. */
-    int slot(final int o)
-    {
+    int slot(final int o) {
         return slot[o];
     }
 
     /** The value of series {@code k} of owner {@code o} for the push under way at {@code slot}. */
-    void set(final int o, final int slot, final int k, final long v)
-    {
+    void set(final int o, final int slot, final int k, final long v) {
         final int s = o * series + k;
         final int i = slot + k;
         data[s] += v - data[i];
@@ -109,12 +101,10 @@ final class RingTable
      * from {@code src[from …]}, which are cleared (a period's accumulators), their window sums kept. The same as
      * {@link #set} per series, with the offsets computed once.
      */
-    void setAll(final int o, final int slot, final long[] src, final int from, final int n)
-    {
+    void setAll(final int o, final int slot, final long[] src, final int from, final int n) {
         final long[] d = data;
         final int s = o * series;
-        for (int k = 0; k < n; k++)
-        {
+        for (int k = 0; k < n; k++) {
             final long v = src[from + k];
             d[s + k] += v - d[slot + k];
             d[slot + k] = v;
@@ -126,8 +116,7 @@ final class RingTable
      * Like {@link #set}, for a series whose window maximum is wanted rather than its sum: returns the value the
      * push replaces (so that the owner can keep its maximum without rescanning the ring on every push).
      */
-    long replace(final int slot, final int k, final long v)
-    {
+    long replace(final int slot, final int k, final long v) {
         final int i = slot + k;
         final long old = data[i];
         data[i] = v;
@@ -135,42 +124,34 @@ final class RingTable
     }
 
     /** Ends owner {@code o}'s push. */
-    void advance(final int o)
-    {
+    void advance(final int o) {
         final int next = slot[o] + block;
         slot[o] = next >= end ? next - span : next;
-        if (filled[o] < window)
-        {
+        if (filled[o] < window) {
             filled[o]++;
         }
     }
 
-    long sum(final int o, final int k)
-    {
+    long sum(final int o, final int k) {
         return data[o * series + k];
     }
 
     /** The largest value of series {@code k} of owner {@code o} over its ring (slots never pushed hold 0), ≥ 0. */
-    long max(final int o, final int k)
-    {
+    long max(final int o, final int k) {
         long m = 0;
-        for (int i = block + o * series + k; i < end; i += block)
-        {
+        for (int i = block + o * series + k; i < end; i += block) {
             m = Math.max(m, data[i]);
         }
         return m;
     }
 
-    int filled(final int o)
-    {
+    int filled(final int o) {
         return filled[o];
     }
 
     /** The latest value of series {@code k} of owner {@code o}, or 0. */
-    long latest(final int o, final int k)
-    {
-        if (filled[o] == 0)
-        {
+    long latest(final int o, final int k) {
+        if (filled[o] == 0) {
             return 0;
         }
         final int prev = slot[o] - block;

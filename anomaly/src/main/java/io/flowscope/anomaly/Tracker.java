@@ -8,8 +8,7 @@ import io.flowscope.api.anomaly.Anomaly;
  * reads dense mirrors instead (CommState.lTracked / rTracked, HostState.nicStallsOpen), kept where the trackers change,
  * and a link's or rank's object only when it is bad or tracked.
  */
-class Tracker
-{
+class Tracker {
     int bad;
     int good;
     long firstBadStartNs;

@@ -1,16 +1,15 @@
 package io.flowscope.anomaly;
 
-import java.util.ArrayList;
-import java.util.Arrays;
-import java.util.List;
-import java.util.SortedMap;
-import java.util.TreeMap;
-
 import io.flowscope.api.anomaly.AnomalyKind;
 import io.flowscope.api.anomaly.Culprit;
 import io.flowscope.api.anomaly.Severity;
 import io.flowscope.api.summary.FlowSummary;
 import io.flowscope.api.summary.Phase;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.SortedMap;
+import java.util.TreeMap;
 import org.agrona.collections.Long2LongHashMap;
 import org.agrona.collections.Long2ObjectHashMap;
 
@@ -36,8 +35,7 @@ import org.agrona.collections.Long2ObjectHashMap;
  * communicator: one pass over its flow rows, one over its links and one over its ranks. Allocation only when a
  * flow, link, host or communicator first appears, and when publishing.
  */
-final class WaitStateDetector
-{
+final class WaitStateDetector {
     /** Periods of each other host after which a silent anchor host's communicators are taken over. */
     static final int REANCHOR_PERIODS = 64;
 
@@ -47,9 +45,11 @@ final class WaitStateDetector
     private final List<CommWaits> commByIndex = new ArrayList<>();
     /** Per host: its summary positions and its latest time (anomaly times are on the culprit's host clock). */
     private final Long2ObjectHashMap<FlowRows.Cursor> cursors = new Long2ObjectHashMap<>();
+
     private final FlowRows flows = new FlowRows();
     /** Flow key → row, for a summary its position does not find. */
     private final Long2LongHashMap rowByKey = new Long2LongHashMap(-1);
+
     private double[] ratios = new double[16];
     private double[] scratch = new double[16];
     /** Up to this many links the others' median leaves the judged link out exactly (sorted). */
@@ -64,13 +64,11 @@ final class WaitStateDetector
     /** Per sender host, this window: the slow links' distinct sender ranks (two are congestion), scratch. */
     private final Long2LongHashMap slowSenders = new Long2LongHashMap(-1);
 
-    WaitStateDetector(final AnomalyConfig config, final Episode.Publisher publisher)
-    {
+    WaitStateDetector(final AnomalyConfig config, final Episode.Publisher publisher) {
         this(config, publisher, NicView.NONE);
     }
 
-    WaitStateDetector(final AnomalyConfig config, final Episode.Publisher publisher, final NicView nics)
-    {
+    WaitStateDetector(final AnomalyConfig config, final Episode.Publisher publisher, final NicView nics) {
         this.config = config;
         this.publisher = publisher;
         this.nics = nics;
@@ -83,20 +81,16 @@ final class WaitStateDetector
      * communicators anchored there. A receive row sums its network figures too (no branch): the fold reads a send
      * row's only.
      */
-    void onLink(final FlowRows.Cursor h, final FlowSummary s)
-    {
-        if (s.periodEndNs() != h.periodEndNs)
-        {
+    void onLink(final FlowRows.Cursor h, final FlowSummary s) {
+        if (s.periodEndNs() != h.periodEndNs) {
             newPeriod(h, s.periodStartNs(), s.periodEndNs());
         }
         int row = h.row();
-        if (row < 0 || !FlowRows.keyMatches(flows.t[FlowRows.base(row) + FlowRows.KEY_STEPS], s.flowKey()))
-        {
+        if (row < 0 || !FlowRows.keyMatches(flows.t[FlowRows.base(row) + FlowRows.KEY_STEPS], s.flowKey())) {
             row = learn(h, s);
         }
         h.position++;
-        if (row >= 0)
-        {
+        if (row >= 0) {
             final long[] r = flows.t;
             final int b = FlowRows.base(row);
             // Steps and first steps are counts of one period of one link: far below their fields' 32 and 16 bits.
@@ -108,11 +102,9 @@ final class WaitStateDetector
     }
 
     /** A host's cursor, made on its first summary (the engine keeps it with its host). */
-    FlowRows.Cursor cursorOf(final long hostId)
-    {
+    FlowRows.Cursor cursorOf(final long hostId) {
         FlowRows.Cursor h = cursors.get(hostId);
-        if (h == null)
-        {
+        if (h == null) {
             h = new FlowRows.Cursor(hostId);
             cursors.put(hostId, h);
         }
@@ -120,15 +112,13 @@ final class WaitStateDetector
     }
 
     /** A host's latest time, {@link Long#MIN_VALUE} before any. */
-    private long hostNow(final long hostId)
-    {
+    private long hostNow(final long hostId) {
         final FlowRows.Cursor h = cursors.get(hostId);
         return h == null ? Long.MIN_VALUE : h.latestNs;
     }
 
     /** A host's next period: its time moves on, windows anchored there close, positions start again. */
-    private void newPeriod(final FlowRows.Cursor h, final long periodStartNs, final long periodEndNs)
-    {
+    private void newPeriod(final FlowRows.Cursor h, final long periodStartNs, final long periodEndNs) {
         h.periodEndNs = periodEndNs;
         h.position = 0;
         h.advance(periodEndNs);
@@ -136,21 +126,17 @@ final class WaitStateDetector
     }
 
     /** The row of a summary its position did not find: by key, else a new one; -1 for ranks out of range. */
-    private int learn(final FlowRows.Cursor h, final FlowSummary s)
-    {
-        int row = (int)rowByKey.get(s.flowKey());
-        if (row < 0)
-        {
-            if (!CommWaits.validRanks(s))
-            {
+    private int learn(final FlowRows.Cursor h, final FlowSummary s) {
+        int row = (int) rowByKey.get(s.flowKey());
+        if (row < 0) {
+            if (!CommWaits.validRanks(s)) {
                 return -1;
             }
             final CommWaits c = comm(s);
             final CommWaits.Link l = s.isSend() ? c.link(s.rank(), s.peer()) : c.link(s.peer(), s.rank());
             c.rank(s.rank(), s.hostId());
             c.host(s.hostId());
-            if (s.isSend())
-            {
+            if (s.isSend()) {
                 l.senderHostId = s.hostId();
             }
             row = flows.add(s.flowKey(), FlowRows.meta(c.index, l.index, s.isSend()), s.rank());
@@ -162,11 +148,9 @@ final class WaitStateDetector
         return row;
     }
 
-    private CommWaits comm(final FlowSummary s)
-    {
+    private CommWaits comm(final FlowSummary s) {
         CommWaits c = comms.get(s.commHash());
-        if (c == null)
-        {
+        if (c == null) {
             c = new CommWaits(commByIndex.size(), s.commHash(), s.hostId(), s.periodStartNs(), config);
             comms.put(s.commHash(), c);
             commByIndex.add(c);
@@ -182,24 +166,17 @@ final class WaitStateDetector
      * away after ~64 batches). Only the host's own communicators: a host period costs what it reports, not the
      * cluster's communicator count.
      */
-    private void closeWindows(final FlowRows.Cursor h, final long timeNs, final boolean period)
-    {
+    private void closeWindows(final FlowRows.Cursor h, final long timeNs, final boolean period) {
         final long hostId = h.hostId;
-        for (int i = 0; i < h.comms.size(); i++)
-        {
+        for (int i = 0; i < h.comms.size(); i++) {
             final CommWaits c = commByIndex.get(h.comms.getInt(i));
-            if (c.anchorHostId == hostId)
-            {
-                if (c.window.isOver(timeNs))
-                {
+            if (c.anchorHostId == hostId) {
+                if (c.window.isOver(timeNs)) {
                     evaluate(c, timeNs);
                 }
-            }
-            else if (period)
-            {
+            } else if (period) {
                 c.otherPeriods++;
-                if (c.staleFor(REANCHOR_PERIODS))
-                {
+                if (c.staleFor(REANCHOR_PERIODS)) {
                     c.reanchor(flows, hostId, timeNs);
                 }
             }
@@ -210,36 +187,30 @@ final class WaitStateDetector
      * Whether the wait-state rule holds {@code rank} of a communicator late now (its latest window bad, or its
      * straggler anomaly open): its sends burst and queue, which the period rules must not read as a slow link.
      */
-    boolean straggling(final long commHash, final int rank)
-    {
+    boolean straggling(final long commHash, final int rank) {
         final CommWaits c = comms.get(commHash);
         return c != null && rank >= 0 && rank < c.rankRows && c.present[rank] && c.straggling[rank].isBadOrOpen();
     }
 
     /** The host whose clock closes a communicator's windows now (tests), or {@link Long#MIN_VALUE}. */
-    long anchorHostOf(final long commHash)
-    {
+    long anchorHostOf(final long commHash) {
         final CommWaits c = comms.get(commHash);
         return c == null ? Long.MIN_VALUE : c.anchorHostId;
     }
 
     /** A host's time moved on with no summary: windows anchored there close (empty ones help resolve). */
-    void advanceTo(final long hostId, final long timeNs)
-    {
+    void advanceTo(final long hostId, final long timeNs) {
         final FlowRows.Cursor h = cursorOf(hostId);
         h.advance(timeNs);
         closeWindows(h, timeNs, false);
     }
 
-    private void evaluate(final CommWaits c, final long nowNs)
-    {
+    private void evaluate(final CommWaits c, final long nowNs) {
         final long anchorEnd = c.window.endNs;
         c.fold(flows);
         c.sumPerRank();
-        for (int r = 0; r < c.rankRows; r++)
-        {
-            if (c.present[r])
-            {
+        for (int r = 0; r < c.rankRows; r++) {
+            if (c.present[r]) {
                 judgeRank(c, r, anchorEnd);
             }
         }
@@ -248,10 +219,8 @@ final class WaitStateDetector
     }
 
     /** Whether rank r's receivers waited on it at entry this window, by enough and with enough operations. */
-    private boolean straggles(final CommWaits c, final int rank)
-    {
-        if (c.onCount[rank] < config.minEntrySteps || c.ofCount[rank] < config.minEntrySteps)
-        {
+    private boolean straggles(final CommWaits c, final int rank) {
+        if (c.onCount[rank] < config.minEntrySteps || c.ofCount[rank] < config.minEntrySteps) {
             return false;
         }
         final double on = c.waitsOnNs(rank);
@@ -259,23 +228,19 @@ final class WaitStateDetector
         return on - of >= config.slowNodeEntryNs && on >= config.slowNodeEntryRatio * Math.max(of, 1.0);
     }
 
-    private void judgeRank(final CommWaits c, final int rank, final long anchorEnd)
-    {
+    private void judgeRank(final CommWaits c, final int rank, final long anchorEnd) {
         final Episode episode = c.straggling[rank];
         final long now = hostNow(c.hostOf[rank]);
         final boolean some = c.onCount[rank] > 0 || c.ofCount[rank] > 0;
-        if (some && (c.onCount[rank] < config.minEntrySteps || c.ofCount[rank] < config.minEntrySteps))
-        {
+        if (some && (c.onCount[rank] < config.minEntrySteps || c.ofCount[rank] < config.minEntrySteps)) {
             // Operations longer than a window: too few to judge, neither good nor bad; carried to the next.
             return;
         }
-        if (!straggles(c, rank))
-        {
+        if (!straggles(c, rank)) {
             episode.good(publisher, now);
             return;
         }
-        if (!episode.bad(c.window.startNs))
-        {
+        if (!episode.bad(c.window.startNs)) {
             return;
         }
         final double on = c.waitsOnNs(rank);
@@ -288,31 +253,44 @@ final class WaitStateDetector
         ev.put("peersEntryWaitNs", on);
         ev.put("ownEntryWaitNs", of);
         ev.put("ownGpuFirstSlotWaitNs", ownGpu);
-        ev.put("operations", (double)c.onCount[rank]);
-        final String summary = String.format("rank %d delays comm 0x%x by %.2f ms per operation: at each "
-            + "operation's start its peers wait %.2f ms for its first data, it waits %.2f ms for theirs (%d first "
-            + "steps; %s)", rank, c.commHash, late / 1e6, on / 1e6, of / 1e6, c.onCount[rank], gpu
-                ? String.format("its own GPU takes %.2f ms to its first data", ownGpu / 1e6)
-                : "it arrives late: its CPU calls late, its GPU is not the cause");
+        ev.put("operations", (double) c.onCount[rank]);
+        final String summary = String.format(
+                "rank %d delays comm 0x%x by %.2f ms per operation: at each "
+                        + "operation's start its peers wait %.2f ms for its first data, it waits %.2f ms for theirs (%d first "
+                        + "steps; %s)",
+                rank,
+                c.commHash,
+                late / 1e6,
+                on / 1e6,
+                of / 1e6,
+                c.onCount[rank],
+                gpu
+                        ? String.format("its own GPU takes %.2f ms to its first data", ownGpu / 1e6)
+                        : "it arrives late: its CPU calls late, its GPU is not the cause");
         final Severity sev = late >= config.slowNodeCriticalNs ? Severity.CRITICAL : Severity.WARNING;
         // The onset on the culprit's clock: the first bad window's start, translated by its age.
-        episode.publish(publisher, AnomalyKind.SLOW_NODE, Culprit.rank(c.hostOf[rank], c.commHash, rank), sev,
-            now - (anchorEnd - episode.firstBadStartNs()), now, ev, summary);
+        episode.publish(
+                publisher,
+                AnomalyKind.SLOW_NODE,
+                Culprit.rank(c.hostOf[rank], c.commHash, rank),
+                sev,
+                now - (anchorEnd - episode.firstBadStartNs()),
+                now,
+                ev,
+                summary);
     }
 
-    private void judgeLinks(final CommWaits c, final long anchorEnd)
-    {
+    private void judgeLinks(final CommWaits c, final long anchorEnd) {
         // This window's ratio to baseline of every judged link with a baseline, sorted, for the others' median.
         int n = 0;
-        for (int i = 0; i < c.links.size(); i++)
-        {
+        for (int i = 0; i < c.links.size(); i++) {
             final CommWaits.Link l = c.links.get(i);
             l.ratio = Double.NaN;
-            if (l.sendSteps >= config.minLinkSteps && l.sendBytes > 0 && l.baselineWindows >= config.linkWarmupWindows)
-            {
+            if (l.sendSteps >= config.minLinkSteps
+                    && l.sendBytes > 0
+                    && l.baselineWindows >= config.linkWarmupWindows) {
                 l.ratio = l.nsPerByte() / l.baselineNsPerByte;
-                if (n == ratios.length)
-                {
+                if (n == ratios.length) {
                     ratios = Arrays.copyOf(ratios, n * 2);
                 }
                 ratios[n++] = l.ratio;
@@ -321,46 +299,41 @@ final class WaitStateDetector
         // The others' median: exact (one value left out) for a small communicator; for a large one the median of
         // all, by selection (one value moves it by at most one position among thousands).
         double allMedian = Double.NaN;
-        if (n <= EXACT_MEDIAN_LINKS)
-        {
+        if (n <= EXACT_MEDIAN_LINKS) {
             Arrays.sort(ratios, 0, n);
-        }
-        else
-        {
-            if (scratch.length < n)
-            {
+        } else {
+            if (scratch.length < n) {
                 scratch = new double[ratios.length];
             }
             System.arraycopy(ratios, 0, scratch, 0, n);
-            allMedian = n % 2 == 1 ? Robust.select(scratch, n, n / 2)
-                : (Robust.select(scratch, n, n / 2 - 1) + Robust.select(scratch, n, n / 2)) / 2;
+            allMedian = n % 2 == 1
+                    ? Robust.select(scratch, n, n / 2)
+                    : (Robust.select(scratch, n, n / 2 - 1) + Robust.select(scratch, n, n / 2)) / 2;
         }
         // Which links are slow this window, and which hosts' senders slowed together (congestion).
         slowSenders.clear();
-        for (int i = 0; i < c.links.size(); i++)
-        {
+        for (int i = 0; i < c.links.size(); i++) {
             final CommWaits.Link l = c.links.get(i);
             l.slowNow = slowNow(c, l, n, allMedian);
-            if (l.slowNow)
-            {
+            if (l.slowNow) {
                 final long first = slowSenders.get(l.senderHostId);
                 // -1: none yet; a rank: one sender so far; -2: two or more distinct senders.
                 slowSenders.put(l.senderHostId, first == -1 || first == l.sender ? l.sender : -2);
             }
         }
         judgeCongestion(c, anchorEnd);
-        for (int i = 0; i < c.links.size(); i++)
-        {
+        for (int i = 0; i < c.links.size(); i++) {
             judgeLink(c, c.links.get(i), n, allMedian, anchorEnd);
         }
     }
 
     /** Whether the link reads as slow this window (before congestion takes its share): see {@link #judgeLink}. */
-    private boolean slowNow(final CommWaits c, final CommWaits.Link l, final int n, final double allMedian)
-    {
-        if (l.sendSteps < config.minLinkSteps || l.sendBytes == 0 || l.baselineWindows < config.linkWarmupWindows
-            || straggles(c, l.sender) || straggles(c, l.receiver))
-        {
+    private boolean slowNow(final CommWaits c, final CommWaits.Link l, final int n, final double allMedian) {
+        if (l.sendSteps < config.minLinkSteps
+                || l.sendBytes == 0
+                || l.baselineWindows < config.linkWarmupWindows
+                || straggles(c, l.sender)
+                || straggles(c, l.receiver)) {
             return false;
         }
         final double others = Double.isNaN(allMedian) ? medianWithout(ratios, n, l.ratio) : allMedian;
@@ -369,11 +342,9 @@ final class WaitStateDetector
     }
 
     /** The device a congested host's links share: its most slowed NIC, -1 for its network (no NIC known). */
-    private int congestedNic(final long hostId)
-    {
+    private int congestedNic(final long hostId) {
         final int dev = nics.worstNic(hostId);
-        if (dev < 0)
-        {
+        if (dev < 0) {
             return -1;
         }
         final double ratio = nics.latencyRatio(hostId, dev);
@@ -386,104 +357,103 @@ final class WaitStateDetector
      * communicator and host; the lifecycle keeps one anomaly per NIC), and their slow links are explained by it.
      * A host with NICs known and none slowed is not congested: its links are judged one by one.
      */
-    private void judgeCongestion(final CommWaits c, final long anchorEnd)
-    {
-        for (int i = 0; i < c.links.size(); i++)
-        {
+    private void judgeCongestion(final CommWaits c, final long anchorEnd) {
+        for (int i = 0; i < c.links.size(); i++) {
             final CommWaits.Link l = c.links.get(i);
             l.explained = false;
         }
-        final Long2LongHashMap.KeyIterator hostsWithSlowLinks = slowSenders.keySet().iterator();
-        while (hostsWithSlowLinks.hasNext())
-        {
+        final Long2LongHashMap.KeyIterator hostsWithSlowLinks =
+                slowSenders.keySet().iterator();
+        while (hostsWithSlowLinks.hasNext()) {
             final long hostId = hostsWithSlowLinks.nextValue();
-            if (slowSenders.get(hostId) != -2)
-            {
+            if (slowSenders.get(hostId) != -2) {
                 continue;
             }
             final int device = congestedNic(hostId);
-            if (device == -2)
-            {
+            if (device == -2) {
                 continue;
             }
             int slowLinks = 0;
             double worst = Double.NaN;
-            for (int i = 0; i < c.links.size(); i++)
-            {
+            for (int i = 0; i < c.links.size(); i++) {
                 final CommWaits.Link l = c.links.get(i);
-                if (l.slowNow && l.senderHostId == hostId)
-                {
+                if (l.slowNow && l.senderHostId == hostId) {
                     l.explained = true;
                     slowLinks++;
                     worst = Double.isNaN(worst) ? l.ratio : Math.max(worst, l.ratio);
                 }
             }
             final Episode e = c.congestion(hostId, config);
-            if (!e.bad(c.window.startNs))
-            {
+            if (!e.bad(c.window.startNs)) {
                 continue;
             }
             final long now = hostNow(hostId);
             final SortedMap<String, Double> ev = new TreeMap<>();
-            ev.put("slowLinks", (double)slowLinks);
+            ev.put("slowLinks", (double) slowLinks);
             ev.put("worstLinkFractionOfBaseline", 1 / worst);
-            if (device >= 0)
-            {
+            if (device >= 0) {
                 ev.put("deviceLatencyRatio", nics.latencyRatio(hostId, device));
                 ev.put("otherNicsLatencyRatio", nics.othersMedianRatio(hostId));
             }
-            final String where = device >= 0 ? String.format("NIC %d of host 0x%x", device, hostId)
-                : String.format("the network of host 0x%x (no QP events tell its NICs apart)", hostId);
-            final String summary = String.format("%s congested: %d links of several of its ranks slowed together "
-                + "(the worst at %.0f%% of its baseline)%s", where, slowLinks, 100 / worst, device >= 0
-                ? String.format(", its work requests take %.1f× their usual time", nics.latencyRatio(hostId, device))
-                : "");
+            final String where = device >= 0
+                    ? String.format("NIC %d of host 0x%x", device, hostId)
+                    : String.format("the network of host 0x%x (no QP events tell its NICs apart)", hostId);
+            final String summary = String.format(
+                    "%s congested: %d links of several of its ranks slowed together "
+                            + "(the worst at %.0f%% of its baseline)%s",
+                    where,
+                    slowLinks,
+                    100 / worst,
+                    device >= 0
+                            ? String.format(
+                                    ", its work requests take %.1f× their usual time",
+                                    nics.latencyRatio(hostId, device))
+                            : "");
             final Severity sev = worst >= 2 ? Severity.CRITICAL : Severity.WARNING;
-            e.publish(publisher, AnomalyKind.CONGESTION, Culprit.nic(hostId, device), sev,
-                now - (anchorEnd - e.firstBadStartNs()), now, ev, summary);
+            e.publish(
+                    publisher,
+                    AnomalyKind.CONGESTION,
+                    Culprit.nic(hostId, device),
+                    sev,
+                    now - (anchorEnd - e.firstBadStartNs()),
+                    now,
+                    ev,
+                    summary);
         }
         c.settleCongestion(publisher, this::hostNow);
     }
 
-    private void judgeLink(final CommWaits c, final CommWaits.Link l, final int n, final double allMedian,
-        final long anchorEnd)
-    {
+    private void judgeLink(
+            final CommWaits c, final CommWaits.Link l, final int n, final double allMedian, final long anchorEnd) {
         final long now = hostNow(l.senderHostId);
-        if (l.sendSteps < config.minLinkSteps || l.sendBytes == 0)
-        {
+        if (l.sendSteps < config.minLinkSteps || l.sendBytes == 0) {
             l.slow.good(publisher, now);
             return;
         }
         final boolean endsStraggle = straggles(c, l.sender) || straggles(c, l.receiver);
         final double x = l.nsPerByte();
-        if (l.baselineWindows < config.linkWarmupWindows)
-        {
-            if (!endsStraggle)
-            {
+        if (l.baselineWindows < config.linkWarmupWindows) {
+            if (!endsStraggle) {
                 l.baselineNsPerByte = (l.baselineNsPerByte * l.baselineWindows + x) / (l.baselineWindows + 1);
                 l.baselineWindows++;
             }
             return;
         }
         final double ratio = l.ratio;
-        if (l.explained)
-        {
+        if (l.explained) {
             // Congestion of its host's network: not a slow link, and not a healthy window for its baseline.
             l.slow.good(publisher, now);
             return;
         }
-        if (!l.slowNow)
-        {
-            if (!endsStraggle && ratio < config.slowLinkRatio)
-            {
+        if (!l.slowNow) {
+            if (!endsStraggle && ratio < config.slowLinkRatio) {
                 // A healthy window moves the baseline slowly (drift of the host, other jobs).
                 l.baselineNsPerByte += (x - l.baselineNsPerByte) / config.baselinePeriods;
             }
             l.slow.good(publisher, now);
             return;
         }
-        if (!l.slow.bad(c.window.startNs))
-        {
+        if (!l.slow.bad(c.window.startNs)) {
             return;
         }
         final double others = Double.isNaN(allMedian) ? medianWithout(ratios, n, ratio) : allMedian;
@@ -495,23 +465,29 @@ final class WaitStateDetector
         ev.put("othersFractionOfBaseline", 1 / othersOrOne);
         ev.put("bandwidthBytesPerSecond", 1e9 / x);
         ev.put("baselineBytesPerSecond", 1e9 / l.baselineNsPerByte);
-        ev.put("steps", (double)l.sendSteps);
-        final String summary = String.format("link rank %d → %d of comm 0x%x moves data at %.0f%% of its "
-            + "baseline (%.2f GB/s against %.2f GB/s; the communicator's other links at %.0f%%), both ends on "
-            + "time", l.sender, l.receiver, c.commHash, 100 / ratio, 1 / x, 1 / l.baselineNsPerByte,
-            100 / othersOrOne);
+        ev.put("steps", (double) l.sendSteps);
+        final String summary = String.format(
+                "link rank %d → %d of comm 0x%x moves data at %.0f%% of its "
+                        + "baseline (%.2f GB/s against %.2f GB/s; the communicator's other links at %.0f%%), both ends on "
+                        + "time",
+                l.sender, l.receiver, c.commHash, 100 / ratio, 1 / x, 1 / l.baselineNsPerByte, 100 / othersOrOne);
         final Severity sev = ratio >= 2 ? Severity.CRITICAL : Severity.WARNING;
-        l.slow.publish(publisher, AnomalyKind.SLOW_LINK, Culprit.link(l.senderHostId, c.commHash, l.sender,
-            l.receiver), sev, now - (anchorEnd - l.slow.firstBadStartNs()), now, ev, summary);
+        l.slow.publish(
+                publisher,
+                AnomalyKind.SLOW_LINK,
+                Culprit.link(l.senderHostId, c.commHash, l.sender, l.receiver),
+                sev,
+                now - (anchorEnd - l.slow.firstBadStartNs()),
+                now,
+                ev,
+                summary);
     }
 
     /** The median of sorted[0..n) with one instance of {@code own} left out; NaN when nothing is left. */
-    static double medianWithout(final double[] sorted, final int n, final double own)
-    {
+    static double medianWithout(final double[] sorted, final int n, final double own) {
         final int k = Arrays.binarySearch(sorted, 0, n, own);
         final int m = k >= 0 ? n - 1 : n;
-        if (m <= 0)
-        {
+        if (m <= 0) {
             return Double.NaN;
         }
         final double lo = at(sorted, k, (m - 1) / 2);
@@ -520,8 +496,7 @@ final class WaitStateDetector
     }
 
     /** Element j of sorted with index k removed (k < 0: nothing removed). */
-    private static double at(final double[] sorted, final int k, final int j)
-    {
+    private static double at(final double[] sorted, final int k, final int j) {
         return k >= 0 && j >= k ? sorted[j + 1] : sorted[j];
     }
 }

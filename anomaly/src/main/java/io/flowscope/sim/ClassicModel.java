@@ -1,8 +1,6 @@
 package io.flowscope.sim;
 
-
 import io.flowscope.api.input.TelemetryListener;
-
 import java.util.Arrays;
 
 /**
@@ -23,8 +21,7 @@ import java.util.Arrays;
  *             step from every child going up, from the parent going down) + GPU work
  * </pre>
  */
-final class ClassicModel extends SimModel
-{
+final class ClassicModel extends SimModel {
     private static final int NCCL_STEPS = 8;
     private static final long FLUSH_NS = 1_500;
     private static final long PROXY_NS = 500;
@@ -35,11 +32,13 @@ final class ClassicModel extends SimModel
     // Per-collective scratch, reused.
     /** The pattern of the collective being scheduled ({@link SimModel#ring}, {@link SimModel#tree} ...). */
     private int[] edgeSrc = new int[0];
+
     private int[] edgeDst = new int[0];
     private int[][] edgePreds = new int[0][];
     private int[][] edgeSuccs = new int[0][];
     /** Step s of an edge forwards what step s + predOffset of its predecessors brought (ring: the step before). */
     private int predOffset;
+
     private long[] ready = new long[0];
     private long[] sendPost = new long[0];
     private long[] sendStop = new long[0];
@@ -53,9 +52,12 @@ final class ClassicModel extends SimModel
     private final long[] rankLast;
     private final long[] rankChannelLast;
 
-    ClassicModel(final Scenario scenario, final long commHash, final long[] hostIds, final long[] hostOffset,
-        final long[] gpuOffset)
-    {
+    ClassicModel(
+            final Scenario scenario,
+            final long commHash,
+            final long[] hostIds,
+            final long[] hostOffset,
+            final long[] gpuOffset) {
         super(scenario, commHash, hostIds, hostOffset, gpuOffset);
         rankStart = new long[ranks];
         blocked = new boolean[ranks];
@@ -66,15 +68,12 @@ final class ClassicModel extends SimModel
     }
 
     @Override
-    void advanceTo(final long eventTimeNs, final TelemetryListener out)
-    {
+    void advanceTo(final long eventTimeNs, final TelemetryListener out) {
         final long until = Math.min(eventTimeNs, scenario.durationNs());
         lastNode = -1; // the listener may have been told of another host between calls
-        while (true)
-        {
+        while (true) {
             emitBefore(until, out);
-            if (buffer.hasNext() || stalled || nextIterationNs >= until)
-            {
+            if (buffer.hasNext() || stalled || nextIterationNs >= until) {
                 break;
             }
             buffer.clear();
@@ -86,26 +85,21 @@ final class ClassicModel extends SimModel
 
     // One collective.
 
-    private void generate(final long startNs)
-    {
+    private void generate(final long startNs) {
         final String algo = algoOf(iteration);
         long size = scenario.sizeBytes();
-        if (scenario.bursty())
-        {
+        if (scenario.bursty()) {
             final int r = random.nextInt(4);
             size = r == 0 ? size / 4 : r == 1 ? size / 2 : r == 2 ? size : size * 2;
         }
         final double gap = drawGap();
-        for (int r = 0; r < ranks; r++)
-        {
-            long s = startNs + (long)(random.nextDouble() * scenario.jitter() * 100_000);
+        for (int r = 0; r < ranks; r++) {
+            long s = startNs + (long) (random.nextDouble() * scenario.jitter() * 100_000);
             final double slow = gpuSlowdown(r, s);
-            if (slow > 1)
-            {
-                s += (long)(gap * (slow - 1));
+            if (slow > 1) {
+                s += (long) (gap * (slow - 1));
             }
-            if (hungBy(r, s) || blocked[r])
-            {
+            if (hungBy(r, s) || blocked[r]) {
                 s = NEVER;
             }
             rankStart[r] = s;
@@ -117,30 +111,26 @@ final class ClassicModel extends SimModel
         final int steps;
         final long stepBytes;
         final long perChannel = Math.max(1, size / channels);
-        switch (algo)
-        {
-            case Scenario.ALGO_TREE:
-            {
+        switch (algo) {
+            case Scenario.ALGO_TREE: {
                 use(tree, 0);
                 final long loops = Math.max(1, ceilDiv(perChannel, scenario.stepBytes()));
-                steps = (int)loops;
+                steps = (int) loops;
                 stepBytes = ceilDiv(perChannel, loops);
                 break;
             }
-            case Scenario.ALGO_SENDRECV:
-            {
+            case Scenario.ALGO_SENDRECV: {
                 use(pairs, 0);
                 final long loops = Math.max(1, ceilDiv(perChannel, scenario.stepBytes()));
-                steps = (int)loops;
+                steps = (int) loops;
                 stepBytes = ceilDiv(perChannel, loops);
                 break;
             }
-            default:
-            {
+            default: {
                 use(ring, -1);
                 final long chunk = Math.max(1, perChannel / ranks);
                 final long loops = Math.max(1, ceilDiv(chunk, scenario.stepBytes()));
-                steps = (int)(2 * (ranks - 1) * loops);
+                steps = (int) (2 * (ranks - 1) * loops);
                 stepBytes = ceilDiv(chunk, loops);
             }
         }
@@ -150,28 +140,22 @@ final class ClassicModel extends SimModel
 
         // A rank that never finished stays in this collective; the others go on to the next one and block there.
         long finish = -1;
-        for (int r = 0; r < ranks; r++)
-        {
-            if (rankLast[r] >= NEVER)
-            {
+        for (int r = 0; r < ranks; r++) {
+            if (rankLast[r] >= NEVER) {
                 blocked[r] = true;
-            }
-            else
-            {
+            } else {
                 finish = Math.max(finish, rankLast[r]);
             }
         }
-        if (finish < 0)
-        {
+        if (finish < 0) {
             stalled = true;
             return;
         }
         iteration++;
-        nextIterationNs = finish + (long)gap;
+        nextIterationNs = finish + (long) gap;
     }
 
-    private void use(final Topology t, final int offset)
-    {
+    private void use(final Topology t, final int offset) {
         edgeSrc = t.src;
         edgeDst = t.dst;
         edgePreds = t.preds;
@@ -179,10 +163,8 @@ final class ClassicModel extends SimModel
         predOffset = offset;
     }
 
-    private void scratch(final int n, final int edges)
-    {
-        if (ready.length < n)
-        {
+    private void scratch(final int n, final int edges) {
+        if (ready.length < n) {
             ready = new long[n];
             sendPost = new long[n];
             sendStop = new long[n];
@@ -190,26 +172,20 @@ final class ClassicModel extends SimModel
             arrive = new long[n];
             consumed = new long[n];
         }
-        if (linkFree.length < edges)
-        {
+        if (linkFree.length < edges) {
             linkFree = new long[edges];
         }
     }
 
     /** The step-by-step recurrence (see the class comment); fills the per (channel, edge, step) times. */
-    private void schedule(final int edges, final int steps, final long bytes)
-    {
+    private void schedule(final int edges, final int steps, final long bytes) {
         scratch(channels * edges * steps, edges);
-        for (int e = 0; e < edges; e++)
-        {
+        for (int e = 0; e < edges; e++) {
             linkFree[e] = 0;
         }
-        for (int s = 0; s < steps; s++)
-        {
-            for (int c = 0; c < channels; c++)
-            {
-                for (int e = 0; e < edges; e++)
-                {
+        for (int s = 0; s < steps; s++) {
+            for (int c = 0; c < channels; c++) {
+                for (int e = 0; e < edges; e++) {
                     final int src = edgeSrc[e];
                     final int dst = edgeDst[e];
                     final int i = idx(c, e, s, edges, steps);
@@ -219,28 +195,23 @@ final class ClassicModel extends SimModel
                     long rd = rankStart[src];
                     final int[] preds = edgePreds[e];
                     final int ps = s + predOffset;
-                    if (ps >= 0)
-                    {
-                        for (final int p : preds)
-                        {
+                    if (ps >= 0) {
+                        for (final int p : preds) {
                             rd = Math.max(rd, consumed[idx(c, p, ps, edges, steps)]);
                         }
                     }
                     rd = add(rd, gpuWork(src, bytes, rd) / 4);
-                    if (hungBy(src, rd))
-                    {
+                    if (hungBy(src, rd)) {
                         rd = NEVER;
                     }
                     rd = Math.max(rd, stepStart);
                     ready[i] = rd;
                     // Receiver posts the buffer when slot s − 8 was consumed.
                     long rs = add(rankStart[dst], PROXY_NS);
-                    if (s > 0)
-                    {
+                    if (s > 0) {
                         rs = Math.max(rs, recvStart[i - 1]);
                     }
-                    if (s >= NCCL_STEPS)
-                    {
+                    if (s >= NCCL_STEPS) {
                         rs = Math.max(rs, consumed[i - NCCL_STEPS]);
                     }
                     recvStart[i] = rs;
@@ -248,8 +219,7 @@ final class ClassicModel extends SimModel
                     final long post = Math.max(rd, credit);
                     sendPost[i] = post;
                     // Transfer.
-                    if (post >= NEVER)
-                    {
+                    if (post >= NEVER) {
                         arrive[i] = NEVER;
                         sendStop[i] = NEVER;
                         consumed[i] = NEVER;
@@ -260,7 +230,7 @@ final class ClassicModel extends SimModel
                     txStart = Math.max(txStart, stall);
                     final double bw = bandwidth(src, dst, txStart);
                     double jit = 1 + scenario.jitter() * (random.nextDouble() - 0.5) * 2;
-                    final long tx = Math.max(1, (long)(bytes / bw * 1e9 * jit));
+                    final long tx = Math.max(1, (long) (bytes / bw * 1e9 * jit));
                     linkFree[e] = txStart + tx;
                     final long arr = txStart + tx + scenario.latencyNs();
                     arrive[i] = arr;
@@ -268,21 +238,16 @@ final class ClassicModel extends SimModel
                     // Receiver's GPU consumes: the data, the GPU, and room in the buffers it forwards into (the
                     // slot of step s' of each successor edge is free once step s' - 8 there was consumed).
                     long cs = Math.max(arr + FLUSH_NS, gpuFree[dst]);
-                    for (final int f : edgeSuccs[e])
-                    {
+                    for (final int f : edgeSuccs[e]) {
                         final int target = s - predOffset - NCCL_STEPS;
-                        if (target >= 0 && s - predOffset < steps)
-                        {
+                        if (target >= 0 && s - predOffset < steps) {
                             cs = Math.max(cs, consumed[idx(c, f, target, edges, steps)]);
                         }
                     }
                     cs = add(cs, gpuWork(dst, bytes, cs));
-                    if (hungBy(dst, cs))
-                    {
+                    if (hungBy(dst, cs)) {
                         cs = NEVER;
-                    }
-                    else
-                    {
+                    } else {
                         gpuFree[dst] = cs;
                     }
                     consumed[i] = cs;
@@ -291,18 +256,14 @@ final class ClassicModel extends SimModel
         }
     }
 
-    private static int idx(final int c, final int e, final int s, final int edges, final int steps)
-    {
+    private static int idx(final int c, final int e, final int s, final int edges, final int steps) {
         return (c * edges + e) * steps + s;
     }
 
-    private void emit(final String algo, final int edges, final int steps, final long bytes, final long size)
-    {
+    private void emit(final String algo, final int edges, final int steps, final long bytes, final long size) {
         final long[] collKeys = collStarts(algo, rankStart, size, iteration, 8_000);
-        for (int c = 0; c < channels; c++)
-        {
-            for (int e = 0; e < edges; e++)
-            {
+        for (int c = 0; c < channels; c++) {
+            for (int e = 0; e < edges; e++) {
                 final int src = edgeSrc[e];
                 final int dst = edgeDst[e];
                 final int srcNode = scenario.nodeOf(src);
@@ -313,23 +274,19 @@ final class ClassicModel extends SimModel
                 final long recvOp = sendOp + 1;
                 long lastSend = opSrc;
                 long lastRecv = opDst;
-                for (int s = 0; s < steps; s++)
-                {
+                for (int s = 0; s < steps; s++) {
                     final int i = idx(c, e, s, edges, steps);
                     // Sender side.
                     final long stepStart = s == 0 ? opSrc : Math.max(opSrc, sendPost[i - 1]);
-                    if (stepStart < NEVER)
-                    {
+                    if (stepStart < NEVER) {
                         final long key = keys++;
                         buffer.stepStart(stepStart, srcNode, key, sendOp, s);
                         buffer.stepState(stepStart, srcNode, key, 8, 0);
                         final long post = sendPost[i];
-                        if (ready[i] < NEVER && post > ready[i])
-                        {
+                        if (ready[i] < NEVER && post > ready[i]) {
                             buffer.stepState(ready[i], srcNode, key, 20, 0);
                         }
-                        if (post < NEVER)
-                        {
+                        if (post < NEVER) {
                             buffer.stepState(post, srcNode, key, 9, bytes);
                             emitSendWr(c, e, src, dst, srcNode, post, sendStop[i], bytes);
                             buffer.key(sendStop[i], EventBuffer.STEP_STOP, srcNode, key);
@@ -337,17 +294,14 @@ final class ClassicModel extends SimModel
                             rankLast[src] = Math.max(rankLast[src], sendStop[i]);
                             final int rc = src * channels + c;
                             rankChannelLast[rc] = Math.max(rankChannelLast[rc], sendStop[i]);
-                        }
-                        else
-                        {
+                        } else {
                             lastSend = NEVER;
                             rankLast[src] = NEVER;
                         }
                     }
                     // Receiver side.
                     final long rs = recvStart[i];
-                    if (rs < NEVER)
-                    {
+                    if (rs < NEVER) {
                         final long key = keys++;
                         buffer.stepStart(rs, dstNode, key, recvOp, s);
                         buffer.stepState(rs, dstNode, key, 10, 0);
@@ -355,79 +309,66 @@ final class ClassicModel extends SimModel
                         final int dev = device(dst, rs);
                         buffer.qpStart(rs, dstNode, wr, dev, qpNum(e, c, dev, true), -1, 0);
                         final long arr = arrive[i];
-                        if (arr < NEVER)
-                        {
+                        if (arr < NEVER) {
                             buffer.key(arr, EventBuffer.QP_STOP, dstNode, wr);
                             buffer.stepState(arr, dstNode, key, 11, bytes);
                             buffer.stepState(arr + FLUSH_NS, dstNode, key, 12, 0);
                             final long cs = consumed[i];
-                            if (cs < NEVER)
-                            {
+                            if (cs < NEVER) {
                                 buffer.key(cs, EventBuffer.STEP_STOP, dstNode, key);
                                 lastRecv = cs;
                                 rankLast[dst] = Math.max(rankLast[dst], cs);
                                 final int rc = dst * channels + c;
                                 rankChannelLast[rc] = Math.max(rankChannelLast[rc], cs);
-                            }
-                            else
-                            {
+                            } else {
                                 lastRecv = NEVER;
                                 rankLast[dst] = NEVER;
                             }
-                        }
-                        else
-                        {
+                        } else {
                             lastRecv = NEVER;
                             rankLast[dst] = NEVER;
                         }
-                    }
-                    else
-                    {
+                    } else {
                         lastRecv = NEVER;
                         rankLast[dst] = NEVER;
                     }
                 }
-                if (lastSend < NEVER)
-                {
+                if (lastSend < NEVER) {
                     buffer.key(lastSend + PROXY_NS, EventBuffer.OP_STOP, srcNode, sendOp);
                 }
-                if (lastRecv < NEVER)
-                {
+                if (lastRecv < NEVER) {
                     buffer.key(lastRecv + PROXY_NS, EventBuffer.OP_STOP, dstNode, recvOp);
                 }
             }
         }
         // Kernel channels, GPU-timed, seen by the host after a poll lag.
-        for (int r = 0; r < ranks; r++)
-        {
+        for (int r = 0; r < ranks; r++) {
             final long st = rankStart[r];
-            if (st >= NEVER)
-            {
+            if (st >= NEVER) {
                 continue;
             }
-            for (int c = 0; c < channels; c++)
-            {
+            for (int c = 0; c < channels; c++) {
                 final long gpuStart = st + 5_000;
-                kernelChannel(r, c, collKeys[r], gpuStart,
-                    rankLast[r] >= NEVER ? NEVER : Math.max(gpuStart, rankChannelLast[r * channels + c]));
+                kernelChannel(
+                        r,
+                        c,
+                        collKeys[r],
+                        gpuStart,
+                        rankLast[r] >= NEVER ? NEVER : Math.max(gpuStart, rankChannelLast[r * channels + c]));
             }
         }
-        for (int r = 0; r < ranks; r++)
-        {
-            if (rankLast[r] < NEVER)
-            {
+        for (int r = 0; r < ranks; r++) {
+            if (rankLast[r] < NEVER) {
                 rankLast[r] += PROXY_NS + KERNEL_POLL_LAG_NS;
             }
         }
     }
 
-    private long gpuWork(final int rank, final long bytes, final long t)
-    {
-        if (t >= NEVER)
-        {
+    private long gpuWork(final int rank, final long bytes, final long t) {
+        if (t >= NEVER) {
             return 0;
         }
         final double jit = 1 + scenario.jitter() * (random.nextDouble() - 0.5);
-        return (long)(bytes / scenario.gpuBytesPerSecond() * 1e9 * gpuSlowdown(rank, t) * jit);
+        return (long) (bytes / scenario.gpuBytesPerSecond() * 1e9 * gpuSlowdown(rank, t) * jit);
     }
 }

@@ -1,10 +1,8 @@
 package io.flowscope.sim;
 
-
 import io.flowscope.api.anomaly.AnomalyKind;
 import io.flowscope.api.input.HostIds;
 import io.flowscope.api.input.TelemetryListener;
-
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
@@ -33,8 +31,7 @@ import java.util.SplittableRandom;
  * {@code failover} and moves its QPs to the next device; a hang makes every GPU action of one rank after the onset
  * never happen.
  */
-public final class ClusterSimulator
-{
+public final class ClusterSimulator {
     /** A time that never comes (a hung rank's). */
     static final long NEVER = SimModel.NEVER;
 
@@ -47,8 +44,7 @@ public final class ClusterSimulator
     private final List<GroundTruth> truth;
     private final SimModel model;
 
-    public ClusterSimulator(final Scenario scenario)
-    {
+    public ClusterSimulator(final Scenario scenario) {
         this.scenario = scenario;
         commHash = mix(scenario.seed() ^ COMM_SALT) | 1;
         final int nodes = scenario.nodes();
@@ -56,68 +52,57 @@ public final class ClusterSimulator
         hostOffset = new long[nodes];
         final long[] gpuOffset = new long[nodes];
         final SplittableRandom clocks = new SplittableRandom(scenario.seed() * 31 + 7);
-        for (int n = 0; n < nodes; n++)
-        {
+        for (int n = 0; n < nodes; n++) {
             hostIds[n] = mix(hostSalt(scenario.hosts()) * 1_000_003L + n);
             hostOffset[n] = scenario.epochNs()
-                + (scenario.clockOffsets() ? 1_000_000_000L + clocks.nextLong(500_000_000_000L) : 0);
+                    + (scenario.clockOffsets() ? 1_000_000_000L + clocks.nextLong(500_000_000_000L) : 0);
             gpuOffset[n] = 3_000_000_000L + clocks.nextLong(1_000_000_000_000L);
         }
         model = Scenario.MODEL_NCCL.equals(scenario.model())
-            ? new NcclModel(scenario, commHash, hostIds, hostOffset, gpuOffset)
-            : new ClassicModel(scenario, commHash, hostIds, hostOffset, gpuOffset);
+                ? new NcclModel(scenario, commHash, hostIds, hostOffset, gpuOffset)
+                : new ClassicModel(scenario, commHash, hostIds, hostOffset, gpuOffset);
         truth = Collections.unmodifiableList(labels());
     }
 
-    public Scenario scenario()
-    {
+    public Scenario scenario() {
         return scenario;
     }
 
     /** Simulated time reached by {@link #advanceTo} (events before it were emitted). */
-    public long nowNs()
-    {
+    public long nowNs() {
         return model.nowNs;
     }
 
     /** The communicator hash of the simulated job (one communicator of all ranks). */
-    public long commHash()
-    {
+    public long commHash() {
         return commHash;
     }
 
     /** The host id (clock domain) of a node. */
-    public long hostId(final int node)
-    {
+    public long hostId(final int node) {
         return hostIds[node];
     }
 
     /** A simulated node's host name: {@code <hosts>-node-<n>}. */
-    public String hostName(final int node)
-    {
+    public String hostName(final int node) {
         return scenario.hosts() + "-node-" + node;
     }
 
-    private static long hostSalt(final String hosts)
-    {
+    private static long hostSalt(final String hosts) {
         // the default keeps the ids every scenario had before host prefixes; another prefix hashes as ring
         // hostnames do
         return Scenario.DEFAULT_HOSTS.equals(hosts) ? 0x4057L : HostIds.of(hosts);
     }
 
     /** Host clock − simulated time of a node (0 unless the scenario asks for clock offsets). */
-    public long clockOffsetNs(final int node)
-    {
+    public long clockOffsetNs(final int node) {
         return hostOffset[node];
     }
 
     /** The node whose host id this is, or -1. */
-    public int nodeOfHost(final long hostId)
-    {
-        for (int n = 0; n < hostIds.length; n++)
-        {
-            if (hostIds[n] == hostId)
-            {
+    public int nodeOfHost(final long hostId) {
+        for (int n = 0; n < hostIds.length; n++) {
+            if (hostIds[n] == hostId) {
                 return n;
             }
         }
@@ -125,20 +110,17 @@ public final class ClusterSimulator
     }
 
     /** Ground-truth labels of the injected faults. */
-    public List<GroundTruth> groundTruth()
-    {
+    public List<GroundTruth> groundTruth() {
         return truth;
     }
 
     /** Events emitted so far. */
-    public long eventsEmitted()
-    {
+    public long eventsEmitted() {
         return model.eventsEmitted;
     }
 
     /** True once a hang stopped every rank (no collective can start any more). */
-    public boolean stalled()
-    {
+    public boolean stalled() {
         return model.stalled;
     }
 
@@ -146,28 +128,30 @@ public final class ClusterSimulator
      * Emits every event with simulated time below {@code eventTimeNs} (and below the scenario's duration), in
      * time order, calling {@link TelemetryListener#onHost} whenever the node changes.
      */
-    public void advanceTo(final long eventTimeNs, final TelemetryListener out)
-    {
+    public void advanceTo(final long eventTimeNs, final TelemetryListener out) {
         model.advanceTo(eventTimeNs, out);
     }
 
-    private List<GroundTruth> labels()
-    {
+    private List<GroundTruth> labels() {
         final List<GroundTruth> out = new ArrayList<>();
-        for (final Fault f : scenario.faults())
-        {
+        for (final Fault f : scenario.faults()) {
             final int node = f.node() >= 0 ? f.node() : scenario.nodeOf(f.rank());
             final long off = hostOffset[node];
             final long end = f.durationNs() < 0 ? Long.MAX_VALUE : f.endNs() + off;
             final boolean nic = f.kind() == AnomalyKind.CONGESTION || f.kind() == AnomalyKind.NIC_STALL;
-            out.add(new GroundTruth(f.kind(), hostIds[node], nic ? -1 : f.rank(),
-                f.kind() == AnomalyKind.SLOW_LINK ? f.peer() : -1, nic ? f.device() : -1, f.atNs() + off, end));
+            out.add(new GroundTruth(
+                    f.kind(),
+                    hostIds[node],
+                    nic ? -1 : f.rank(),
+                    f.kind() == AnomalyKind.SLOW_LINK ? f.peer() : -1,
+                    nic ? f.device() : -1,
+                    f.atNs() + off,
+                    end));
         }
         return out;
     }
 
-    private static long mix(final long v)
-    {
+    private static long mix(final long v) {
         return SimModel.mix(v);
     }
 }

@@ -1,16 +1,13 @@
 package io.flowscope.sim;
 
-
 import io.flowscope.api.input.TelemetryListener;
-
 import java.util.Arrays;
 
 /**
  * The simulator's pending events in parallel primitive arrays (no object per event), sorted once per
  * collective by (simulated time, insertion order) and replayed into a {@link TelemetryListener}.
  */
-final class EventBuffer
-{
+final class EventBuffer {
     static final byte OP_START = 1;
     static final byte OP_STOP = 2;
     static final byte STEP_START = 3;
@@ -29,6 +26,7 @@ final class EventBuffer
      * for the time (18 minutes) bound that span, not the run (a demo runs for days).
      */
     private static final int SEQ_BITS = 23;
+
     static final int MAX_EVENTS = 1 << SEQ_BITS;
     static final long MAX_SPAN = 1L << 40;
 
@@ -50,34 +48,30 @@ final class EventBuffer
     private int[] i6 = new int[1024];
     /** The second set of arrays {@link #compact} copies into (then the sets swap). */
     private long[] spareT = new long[0];
+
     private byte[] spareType = new byte[0];
     private int[] spareNode = new int[0];
     private long[][] spareK = new long[4][0];
     private int[][] spareI = new int[6][0];
 
-    boolean hasNext()
-    {
+    boolean hasNext() {
         return next < size;
     }
 
-    long nextTime()
-    {
-        return t[(int)(order[next] & (MAX_EVENTS - 1))];
+    long nextTime() {
+        return t[(int) (order[next] & (MAX_EVENTS - 1))];
     }
 
-    int nextNode()
-    {
-        return node[(int)(order[next] & (MAX_EVENTS - 1))];
+    int nextNode() {
+        return node[(int) (order[next] & (MAX_EVENTS - 1))];
     }
 
-    void clear()
-    {
+    void clear() {
         size = 0;
         next = 0;
     }
 
-    int size()
-    {
+    int size() {
         return size;
     }
 
@@ -86,15 +80,12 @@ final class EventBuffer
      * batch is added after them and {@link #sort} then orders all (ties: pending first, in their order). The
      * pending events are copied into a second set of arrays, kept for the next time, and the two sets swap.
      */
-    void compact()
-    {
-        if (next == 0)
-        {
+    void compact() {
+        if (next == 0) {
             return; // nothing emitted: the stored order already gives the pending events' order on ties
         }
         final int m = size - next;
-        if (spareT.length != t.length)
-        {
+        if (spareT.length != t.length) {
             spareT = new long[t.length];
             spareType = new byte[t.length];
             spareNode = new int[t.length];
@@ -103,18 +94,15 @@ final class EventBuffer
         }
         final long[][] k = {k1, k2, k3, k4};
         final int[][] in = {i1, i2, i3, i4, i5, i6};
-        for (int j = 0; j < m; j++)
-        {
-            final int from = (int)(order[next + j] & (MAX_EVENTS - 1));
+        for (int j = 0; j < m; j++) {
+            final int from = (int) (order[next + j] & (MAX_EVENTS - 1));
             spareT[j] = t[from];
             spareType[j] = type[from];
             spareNode[j] = node[from];
-            for (int x = 0; x < 4; x++)
-            {
+            for (int x = 0; x < 4; x++) {
                 spareK[x][j] = k[x][from];
             }
-            for (int x = 0; x < 6; x++)
-            {
+            for (int x = 0; x < 6; x++) {
                 spareI[x][j] = in[x][from];
             }
         }
@@ -142,59 +130,47 @@ final class EventBuffer
         size = m;
         next = 0;
         final long base = keyBase();
-        for (int j = 0; j < m; j++)
-        {
+        for (int j = 0; j < m; j++) {
             order[j] = key(base, j);
         }
     }
 
     /** The earliest time held: sort keys are relative to it. */
-    private long keyBase()
-    {
+    private long keyBase() {
         long base = Long.MAX_VALUE;
-        for (int i = 0; i < size; i++)
-        {
+        for (int i = 0; i < size; i++) {
             base = Math.min(base, t[i]);
         }
         return base;
     }
 
-    private long key(final long base, final int i)
-    {
+    private long key(final long base, final int i) {
         final long rel = t[i] - base;
-        if (rel >= MAX_SPAN)
-        {
+        if (rel >= MAX_SPAN) {
             throw new IllegalStateException("events held span more than 2^40 ns: " + rel);
         }
         return (rel << SEQ_BITS) | i;
     }
 
     /** Sorts the pending events by time (ties in insertion order); call after adding a batch. */
-    void sort()
-    {
-        if (order.length < size)
-        {
+    void sort() {
+        if (order.length < size) {
             order = new long[t.length];
         }
         final long base = keyBase();
-        for (int i = 0; i < size; i++)
-        {
+        for (int i = 0; i < size; i++) {
             order[i] = key(base, i);
         }
         Arrays.sort(order, 0, size);
         next = 0;
     }
 
-    private int add(final long time, final byte ty, final int n)
-    {
-        if (time < 0)
-        {
+    private int add(final long time, final byte ty, final int n) {
+        if (time < 0) {
             throw new IllegalStateException("simulated time before the run's start: " + time);
         }
-        if (size == t.length)
-        {
-            if (size == MAX_EVENTS)
-            {
+        if (size == t.length) {
+            if (size == MAX_EVENTS) {
                 throw new IllegalStateException("more than " + MAX_EVENTS + " events in one collective: shrink it");
             }
             grow(Math.min(MAX_EVENTS, size * 2));
@@ -206,8 +182,7 @@ final class EventBuffer
         return i;
     }
 
-    private void grow(final int n)
-    {
+    private void grow(final int n) {
         t = Arrays.copyOf(t, n);
         type = Arrays.copyOf(type, n);
         node = Arrays.copyOf(node, n);
@@ -223,9 +198,15 @@ final class EventBuffer
         i6 = Arrays.copyOf(i6, n);
     }
 
-    void opStart(final long time, final int n, final long opKey, final long comm, final int rank, final int peer,
-        final int channel, final boolean isSend)
-    {
+    void opStart(
+            final long time,
+            final int n,
+            final long opKey,
+            final long comm,
+            final int rank,
+            final int peer,
+            final int channel,
+            final boolean isSend) {
         final int i = add(time, OP_START, n);
         k1[i] = opKey;
         k2[i] = comm;
@@ -235,31 +216,33 @@ final class EventBuffer
         i4[i] = isSend ? 1 : 0;
     }
 
-    void key(final long time, final byte ty, final int n, final long key)
-    {
+    void key(final long time, final byte ty, final int n, final long key) {
         final int i = add(time, ty, n);
         k1[i] = key;
     }
 
-    void stepStart(final long time, final int n, final long stepKey, final long opKey, final int step)
-    {
+    void stepStart(final long time, final int n, final long stepKey, final long opKey, final int step) {
         final int i = add(time, STEP_START, n);
         k1[i] = stepKey;
         k2[i] = opKey;
         i1[i] = step;
     }
 
-    void stepState(final long time, final int n, final long stepKey, final int state, final long transSize)
-    {
+    void stepState(final long time, final int n, final long stepKey, final int state, final long transSize) {
         final int i = add(time, STEP_STATE, n);
         k1[i] = stepKey;
         i1[i] = state;
         k3[i] = transSize;
     }
 
-    void qpStart(final long time, final int n, final long wrKey, final int device, final long qpNum,
-        final int opcode, final long length)
-    {
+    void qpStart(
+            final long time,
+            final int n,
+            final long wrKey,
+            final int device,
+            final long qpNum,
+            final int opcode,
+            final long length) {
         final int i = add(time, QP_START, n);
         k1[i] = wrKey;
         i1[i] = device;
@@ -268,10 +251,19 @@ final class EventBuffer
         k3[i] = length;
     }
 
-    void collStart(final long time, final int n, final long collKey, final long comm, final int rank,
-        final int nranks, final int func, final int algo, final int proto, final long count, final int nChannels,
-        final long seq)
-    {
+    void collStart(
+            final long time,
+            final int n,
+            final long collKey,
+            final long comm,
+            final int rank,
+            final int nranks,
+            final int func,
+            final int algo,
+            final int proto,
+            final long count,
+            final int nChannels,
+            final long seq) {
         final int i = add(time, COLL_START, n);
         k1[i] = collKey;
         k2[i] = comm;
@@ -285,9 +277,8 @@ final class EventBuffer
         k4[i] = seq;
     }
 
-    void kernelChStart(final long time, final int n, final long chKey, final long collKey, final int channel,
-        final long pTimer)
-    {
+    void kernelChStart(
+            final long time, final int n, final long chKey, final long collKey, final int channel, final long pTimer) {
         final int i = add(time, KCH_START, n);
         k1[i] = chKey;
         k2[i] = collKey;
@@ -295,20 +286,17 @@ final class EventBuffer
         k3[i] = pTimer;
     }
 
-    void kernelChStop(final long time, final int n, final long chKey, final long pTimer)
-    {
+    void kernelChStop(final long time, final int n, final long chKey, final long pTimer) {
         final int i = add(time, KCH_STOP, n);
         k1[i] = chKey;
         k3[i] = pTimer;
     }
 
     /** Emits the next event; host times are simulated time + {@code hostOffset[node]}. */
-    void emitNext(final TelemetryListener out, final long[] hostOffset)
-    {
-        final int i = (int)(order[next++] & (MAX_EVENTS - 1));
+    void emitNext(final TelemetryListener out, final long[] hostOffset) {
+        final int i = (int) (order[next++] & (MAX_EVENTS - 1));
         final long time = t[i] + hostOffset[node[i]];
-        switch (type[i])
-        {
+        switch (type[i]) {
             case OP_START:
                 out.onProxyOpStart(k1[i], k2[i], i1[i], i2[i], i3[i], i4[i] == 1, time);
                 break;

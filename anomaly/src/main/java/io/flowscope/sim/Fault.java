@@ -26,23 +26,35 @@ import io.flowscope.api.anomaly.AnomalyKind;
  *                   calling late, as the real traces' {@code gpu} and {@code cpu} modes); 0 otherwise
  * @param cpu        SLOW_NODE: the lateness is the CPU's ({@code late-cpu}), not the GPU's
  */
-public record Fault(AnomalyKind kind, int rank, int peer, int node, int device, double fraction, long atNs,
-    long durationNs, long delayNs, boolean cpu)
-{
+public record Fault(
+        AnomalyKind kind,
+        int rank,
+        int peer,
+        int node,
+        int device,
+        double fraction,
+        long atNs,
+        long durationNs,
+        long delayNs,
+        boolean cpu) {
     /** A fault without a per-collective delay. */
-    public Fault(final AnomalyKind kind, final int rank, final int peer, final int node, final int device,
-        final double fraction, final long atNs, final long durationNs)
-    {
+    public Fault(
+            final AnomalyKind kind,
+            final int rank,
+            final int peer,
+            final int node,
+            final int device,
+            final double fraction,
+            final long atNs,
+            final long durationNs) {
         this(kind, rank, peer, node, device, fraction, atNs, durationNs, 0, false);
     }
 
-    public long endNs()
-    {
+    public long endNs() {
         return durationNs < 0 ? Long.MAX_VALUE : atNs + durationNs;
     }
 
-    public boolean activeAt(final long simNs)
-    {
+    public boolean activeAt(final long simNs) {
         return simNs >= atNs && simNs < endNs();
     }
 }

@@ -14,6 +14,4 @@ import io.flowscope.api.anomaly.AnomalyKind;
  * @param onsetNs onset, event time of {@code hostId}
  * @param endNs   end, event time of {@code hostId}; Long.MAX_VALUE when it lasts to the end of the run
  */
-public record GroundTruth(AnomalyKind kind, long hostId, int rank, int peer, int device, long onsetNs, long endNs)
-{
-}
+public record GroundTruth(AnomalyKind kind, long hostId, int rank, int peer, int device, long onsetNs, long endNs) {}

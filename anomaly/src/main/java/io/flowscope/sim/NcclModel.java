@@ -2,9 +2,8 @@ package io.flowscope.sim;
 
 import io.flowscope.api.anomaly.AnomalyKind;
 import io.flowscope.api.input.TelemetryListener;
-import org.agrona.collections.Long2LongHashMap;
-
 import java.util.Arrays;
+import org.agrona.collections.Long2LongHashMap;
 
 /**
  * The simulator's NCCL model ({@code model=nccl}), calibrated on real NCCL 2.28.9 traces
@@ -54,28 +53,32 @@ import java.util.Arrays;
  * ranks' CPU calls, so whatever lies before the earliest call of the next ungenerated collective is final and is
  * emitted in time order.
  */
-final class NcclModel extends SimModel
-{
+final class NcclModel extends SimModel {
     /** NCCL_STEPS: buffer slots per connection. */
     private static final int NCCL_STEPS = 8;
     /** Buffer steps per chunk (ALLREDUCE_CHUNKSTEPS) and per slice, the unit of a proxy step (SLICESTEPS). */
     private static final int CHUNK_STEPS = NCCL_STEPS / 2;
+
     private static final int SLICE_STEPS = NCCL_STEPS / 4;
     /** NCCL_P2P_NET_CHUNKSIZE: a send/recv proxy step. */
     private static final long P2P_CHUNK = 128 << 10;
     /** Host time of a collective call (Coll START → STOP) and from the call to its ProxyOps' post. */
     private static final long COLL_HOST_NS = 5_000;
+
     private static final long OP_POST_NS = 12_000;
     /** The earliest a kernel starts after its call (launch), and what a synchronize adds. */
     private static final long LAUNCH_NS = 10_000;
+
     private static final long SYNC_NS = 60_000;
     /** IB: the receive flush (GDR) and the proxy's reaction time. */
     private static final long IB_FLUSH_NS = 1_500;
+
     private static final long IB_PROXY_NS = 500;
     /** Op stop after its last step. */
     private static final long OP_STOP_NS = 100;
     /** GPU work per slice, in bytes / gpubw: write own data, reduce a received slice into the next send, copy out. */
     private static final double OWN_WORK = 0.4;
+
     private static final double FORWARD_WORK = 1.6;
     private static final double FINAL_WORK = 0.35;
     /**
@@ -94,6 +97,7 @@ final class NcclModel extends SimModel
      * for, the socket buffers take the bytes.
      */
     private static final long SOCKET_NOTICE_NS = 12_000;
+
     private static final double SOCKET_NOTICE_NS_PER_BYTE = 0.03;
     private static final long SOCKET_BUSY_CAP_BYTES = 1 << 20;
     private static final double SOCKET_BEGIN_NS_PER_BYTE = 0.2;
@@ -138,9 +142,11 @@ final class NcclModel extends SimModel
     private int predOffset;
     /** Ring: steps per loop and how many of them at its start carry the sender's own data. */
     private int period;
+
     private int ownSlices;
     /** GPU actions that copy out a received slice come this many steps after it (ring: with the next chunk). */
     private int finalLag;
+
     private final long[] call;
     private final long[] kernel;
     private long[] cursor = new long[0];
@@ -159,9 +165,12 @@ final class NcclModel extends SimModel
     private long[] consumed = new long[0];
     private long[] recvStop = new long[0];
 
-    NcclModel(final Scenario scenario, final long commHash, final long[] hostIds, final long[] hostOffset,
-        final long[] gpuOffset)
-    {
+    NcclModel(
+            final Scenario scenario,
+            final long commHash,
+            final long[] hostIds,
+            final long[] hostOffset,
+            final long[] gpuOffset) {
         super(scenario, commHash, hostIds, hostOffset, gpuOffset);
         socket = scenario.socket();
         cpuCall = new long[ranks];
@@ -174,17 +183,14 @@ final class NcclModel extends SimModel
     }
 
     @Override
-    void advanceTo(final long eventTimeNs, final TelemetryListener out)
-    {
+    void advanceTo(final long eventTimeNs, final TelemetryListener out) {
         final long until = Math.min(eventTimeNs, scenario.durationNs());
         lastNode = -1; // the listener may have been told of another host between calls
-        while (true)
-        {
+        while (true) {
             // Nothing not yet generated can come before the next collective's earliest call.
             final long horizon = horizon();
             emitBefore(Math.min(until, horizon), out);
-            if (horizon >= until)
-            {
+            if (horizon >= until) {
                 break;
             }
             buffer.compact();
@@ -194,11 +200,9 @@ final class NcclModel extends SimModel
         nowNs = Math.max(nowNs, eventTimeNs);
     }
 
-    private long horizon()
-    {
+    private long horizon() {
         long h = NEVER;
-        for (int r = 0; r < ranks; r++)
-        {
+        for (int r = 0; r < ranks; r++) {
             h = Math.min(h, cpuCall[r]);
         }
         stalled = h >= NEVER;
@@ -207,21 +211,18 @@ final class NcclModel extends SimModel
 
     // One collective.
 
-    private void generate()
-    {
+    private void generate() {
         final long k = generated;
         final String algo = algoOf(k);
         long size = scenario.sizeBytes();
-        if (scenario.bursty())
-        {
+        if (scenario.bursty()) {
             final int r = random.nextInt(4);
             size = r == 0 ? size / 4 : r == 1 ? size / 2 : r == 2 ? size : size * 2;
         }
         final double gap = drawGap();
         shape(algo, size);
         final int edges = edgeSrc.length;
-        for (int r = 0; r < ranks; r++)
-        {
+        for (int r = 0; r < ranks; r++) {
             call[r] = cpuCall[r];
             kernel[r] = kernelStart(r, gap);
         }
@@ -232,17 +233,14 @@ final class NcclModel extends SimModel
     }
 
     /** Edges, steps per op and step bytes as NCCL 2.28 chooses them (SIMPLE protocol). */
-    private void shape(final String algo, final long size)
-    {
+    private void shape(final String algo, final long size) {
         final long perChannel = Math.max(1, size / channels);
         final long bufStep = scenario.stepBytes();
-        switch (algo)
-        {
-            case Scenario.ALGO_TREE:
-            {
+        switch (algo) {
+            case Scenario.ALGO_TREE: {
                 use(tree);
                 final long loops = Math.max(1, ceilDiv(perChannel, bufStep));
-                steps = (int)loops;
+                steps = (int) loops;
                 stepBytes = ceilDiv(perChannel, loops);
                 window = NCCL_STEPS / SLICE_STEPS;
                 predOffset = 0;
@@ -251,11 +249,10 @@ final class NcclModel extends SimModel
                 finalLag = 0;
                 break;
             }
-            case Scenario.ALGO_SENDRECV:
-            {
+            case Scenario.ALGO_SENDRECV: {
                 use(pairs);
                 final long loops = Math.max(1, ceilDiv(perChannel, P2P_CHUNK));
-                steps = (int)loops;
+                steps = (int) loops;
                 stepBytes = ceilDiv(perChannel, loops);
                 window = NCCL_STEPS;
                 predOffset = 0;
@@ -264,8 +261,7 @@ final class NcclModel extends SimModel
                 finalLag = 0;
                 break;
             }
-            default:
-            {
+            default: {
                 // Each rank's share of a channel in chunks of at most CHUNK_STEPS buffer steps, each chunk as
                 // CHUNK_STEPS / SLICE_STEPS slices, 2 (n - 1) chunk steps a loop (reduce-scatter, then all-gather).
                 use(ring);
@@ -275,7 +271,7 @@ final class NcclModel extends SimModel
                 final long chunk = ceilDiv(share, loops);
                 stepBytes = Math.max(1, ceilDiv(chunk, slices));
                 period = 2 * (ranks - 1) * slices;
-                steps = (int)(loops * period);
+                steps = (int) (loops * period);
                 window = NCCL_STEPS / SLICE_STEPS;
                 predOffset = -slices;
                 ownSlices = slices;
@@ -285,16 +281,13 @@ final class NcclModel extends SimModel
     }
 
     /** Whether send step s of edge e carries its sender's own data (no received data to forward). */
-    private boolean own(final int e, final int s)
-    {
+    private boolean own(final int e, final int s) {
         return edgePreds[e].length == 0 || period > 1 && s % period < ownSlices;
     }
 
     /** Whether receive step s of edge e is copied out by its receiver, not forwarded. */
-    private boolean isFinal(final int e, final int s)
-    {
-        if (edgeSuccs[e].length == 0)
-        {
+    private boolean isFinal(final int e, final int s) {
+        if (edgeSuccs[e].length == 0) {
             return true;
         }
         final int f = s - predOffset;
@@ -302,20 +295,16 @@ final class NcclModel extends SimModel
     }
 
     /** The kernel start of a rank's collective: after its call's launch and its previous kernel plus the gap. */
-    private long kernelStart(final int r, final double gap)
-    {
+    private long kernelStart(final int r, final double gap) {
         final long e = call[r];
         final long done = gpuDone[r];
-        final long skew = (long)(random.nextDouble() * scenario.jitter() * 100_000);
-        if (e >= NEVER || done >= NEVER)
-        {
+        final long skew = (long) (random.nextDouble() * scenario.jitter() * 100_000);
+        if (e >= NEVER || done >= NEVER) {
             return NEVER;
         }
-        long ready = done + (long)(gap * gpuSlowdown(r, done)) + skew;
-        for (final Fault f : scenario.faults())
-        {
-            if (f.kind() == AnomalyKind.SLOW_NODE && !f.cpu() && f.rank() == r && f.activeAt(done))
-            {
+        long ready = done + (long) (gap * gpuSlowdown(r, done)) + skew;
+        for (final Fault f : scenario.faults()) {
+            if (f.kind() == AnomalyKind.SLOW_NODE && !f.cpu() && f.rank() == r && f.activeAt(done)) {
                 ready += f.delayNs();
             }
         }
@@ -324,60 +313,48 @@ final class NcclModel extends SimModel
     }
 
     /** Cross-collective state after collective k: connections' and GPUs' ends, the CPUs' next calls. */
-    private void afterCollective(final long k, final int edges)
-    {
+    private void afterCollective(final long k, final int edges) {
         final int ahead = scenario.ahead();
-        for (int r = 0; r < ranks; r++)
-        {
+        for (int r = 0; r < ranks; r++) {
             long done = kernel[r];
-            for (int c = 0; c < channels && done < NEVER; c++)
-            {
+            for (int c = 0; c < channels && done < NEVER; c++) {
                 done = Math.max(done, cursor[r * channels + c]);
             }
             gpuDone[r] = done;
-            kernelHistory[r * ahead + (int)(k % ahead)] = kernel[r];
+            kernelHistory[r * ahead + (int) (k % ahead)] = kernel[r];
             long next = add(call[r], scenario.cpuNs());
             final long throttle = k + 1 - ahead;
-            if (throttle >= 0)
-            {
-                next = Math.max(next, kernelHistory[r * ahead + (int)(throttle % ahead)]);
+            if (throttle >= 0) {
+                next = Math.max(next, kernelHistory[r * ahead + (int) (throttle % ahead)]);
             }
-            for (final Fault f : scenario.faults())
-            {
-                if (f.kind() == AnomalyKind.SLOW_NODE && f.cpu() && f.rank() == r && done < NEVER && f.activeAt(done))
-                {
+            for (final Fault f : scenario.faults()) {
+                if (f.kind() == AnomalyKind.SLOW_NODE && f.cpu() && f.rank() == r && done < NEVER && f.activeAt(done)) {
                     next = Math.max(next, done + f.delayNs());
                 }
             }
             cpuCall[r] = next >= NEVER ? NEVER : next;
         }
         final int sync = scenario.syncEvery();
-        if (sync > 0 && (k + 1) % sync == 0)
-        {
+        if (sync > 0 && (k + 1) % sync == 0) {
             long all = 0;
-            for (int r = 0; r < ranks; r++)
-            {
+            for (int r = 0; r < ranks; r++) {
                 all = Math.max(all, gpuDone[r]);
             }
-            for (int r = 0; r < ranks; r++)
-            {
+            for (int r = 0; r < ranks; r++) {
                 cpuCall[r] = Math.max(cpuCall[r], add(all, SYNC_NS));
             }
         }
     }
 
-    private void use(final Topology t)
-    {
+    private void use(final Topology t) {
         edgeSrc = t.src;
         edgeDst = t.dst;
         edgePreds = t.preds;
         edgeSuccs = t.succs;
     }
 
-    private void scratch(final int n, final int edges)
-    {
-        if (post8.length < n)
-        {
+    private void scratch(final int n, final int edges) {
+        if (post8.length < n) {
             post8 = new long[n];
             at20 = new long[n];
             at9 = new long[n];
@@ -389,49 +366,40 @@ final class NcclModel extends SimModel
             consumed = new long[n];
             recvStop = new long[n];
         }
-        if (beginSend.length < channels * edges)
-        {
+        if (beginSend.length < channels * edges) {
             beginSend = new long[channels * edges];
             beginRecv = new long[channels * edges];
             prevSendStop = new long[channels * edges];
         }
-        if (cursor.length < ranks * channels)
-        {
+        if (cursor.length < ranks * channels) {
             cursor = new long[ranks * channels];
             firstRecvBegin = new long[ranks * channels];
         }
     }
 
-    private static long sendConn(final int src, final int dst, final int c)
-    {
-        return (((long)src << 24 | dst) << 8 | c) << 1 | 1;
+    private static long sendConn(final int src, final int dst, final int c) {
+        return (((long) src << 24 | dst) << 8 | c) << 1 | 1;
     }
 
-    private static long recvConn(final int src, final int dst, final int c)
-    {
-        return (((long)dst << 24 | src) << 8 | c) << 1;
+    private static long recvConn(final int src, final int dst, final int c) {
+        return (((long) dst << 24 | src) << 8 | c) << 1;
     }
 
     /** The step-by-step recurrence (see the class comment); fills the per (channel, edge, step) times. */
-    private void schedule(final int edges)
-    {
+    private void schedule(final int edges) {
         scratch(channels * edges * steps, edges);
         Arrays.fill(consumed, 0, channels * edges * steps, -1);
         Arrays.fill(recvStop, 0, channels * edges * steps, -1);
-        for (int r = 0; r < ranks; r++)
-        {
-            for (int c = 0; c < channels; c++)
-            {
+        for (int r = 0; r < ranks; r++) {
+            for (int c = 0; c < channels; c++) {
                 cursor[r * channels + c] = kernel[r];
             }
         }
         // Each connection's op begins when its previous op stopped (and after its own post); a rank's proxy begins
         // a send op at the latest when it begins a receive op of the same channel (one pass of its progress loop).
         Arrays.fill(firstRecvBegin, 0, ranks * channels, NEVER);
-        for (int c = 0; c < channels; c++)
-        {
-            for (int e = 0; e < edges; e++)
-            {
+        for (int c = 0; c < channels; c++) {
+            for (int e = 0; e < edges; e++) {
                 final int src = edgeSrc[e];
                 final int dst = edgeDst[e];
                 final int ce = c * edges + e;
@@ -441,10 +409,8 @@ final class NcclModel extends SimModel
                 firstRecvBegin[rc] = Math.min(firstRecvBegin[rc], beginRecv[ce]);
             }
         }
-        for (int c = 0; c < channels; c++)
-        {
-            for (int e = 0; e < edges; e++)
-            {
+        for (int c = 0; c < channels; c++) {
+            for (int e = 0; e < edges; e++) {
                 final int src = edgeSrc[e];
                 final int dst = edgeDst[e];
                 final int ce = c * edges + e;
@@ -455,23 +421,17 @@ final class NcclModel extends SimModel
                 beginSend[ce] = Math.max(base, Math.min(add(base, beginLag(true)), withRecv));
             }
         }
-        for (int a = 0; a < steps + finalLag; a++)
-        {
-            for (int c = 0; c < channels; c++)
-            {
-                if (finalLag > 0)
-                {
+        for (int a = 0; a < steps + finalLag; a++) {
+            for (int c = 0; c < channels; c++) {
+                if (finalLag > 0) {
                     finals(c, a - finalLag, edges);
                 }
-                if (a < steps)
-                {
-                    for (int e = 0; e < edges; e++)
-                    {
+                if (a < steps) {
+                    for (int e = 0; e < edges; e++) {
                         step(c, e, a, edges);
                     }
                 }
-                if (finalLag == 0)
-                {
+                if (finalLag == 0) {
                     finals(c, a, edges);
                 }
             }
@@ -479,16 +439,12 @@ final class NcclModel extends SimModel
     }
 
     /** The receivers' GPUs copy out the slices of step s that they do not forward. */
-    private void finals(final int c, final int s, final int edges)
-    {
-        if (s < 0 || s >= steps)
-        {
+    private void finals(final int c, final int s, final int edges) {
+        if (s < 0 || s >= steps) {
             return;
         }
-        for (int e = 0; e < edges; e++)
-        {
-            if (isFinal(e, s))
-            {
+        for (int e = 0; e < edges; e++) {
+            if (isFinal(e, s)) {
                 final int i = idx(c, e, s, edges);
                 consumed[i] = gpu(edgeDst[e], c, at12[i], FINAL_WORK);
                 recvStop[i] = add(consumed[i], notice());
@@ -496,8 +452,7 @@ final class NcclModel extends SimModel
         }
     }
 
-    private void step(final int c, final int e, final int s, final int edges)
-    {
+    private void step(final int c, final int e, final int s, final int edges) {
         final int src = edgeSrc[e];
         final int dst = edgeDst[e];
         final int i = idx(c, e, s, edges);
@@ -508,16 +463,12 @@ final class NcclModel extends SimModel
         // The sender's GPU fills the slot once the proxy sent what it held: its own data, or a received slice.
         final long slotFree = s < window ? prevSendStop[ce] : sendStop[i - window];
         final long ready;
-        if (own(e, s))
-        {
+        if (own(e, s)) {
             ready = gpu(src, c, slotFree, OWN_WORK);
-        }
-        else
-        {
+        } else {
             long in = slotFree;
             final int ps = s + predOffset;
-            for (final int p : edgePreds[e])
-            {
+            for (final int p : edgePreds[e]) {
                 in = Math.max(in, at12[idx(c, p, ps, edges)]);
             }
             ready = gpu(src, c, in, FORWARD_WORK);
@@ -527,11 +478,9 @@ final class NcclModel extends SimModel
         // The proxy sees the slot filled, and the received slice it was made from consumed, in one pass.
         final long seen = notice();
         final long t20 = add(Math.max(p8, ready), seen);
-        if (!own(e, s))
-        {
+        if (!own(e, s)) {
             final int ps = s + predOffset;
-            for (final int p : edgePreds[e])
-            {
+            for (final int p : edgePreds[e]) {
                 final int pi = idx(c, p, ps, edges);
                 consumed[pi] = Math.max(consumed[pi], ready);
                 recvStop[pi] = Math.max(recvStop[pi], add(ready, seen));
@@ -540,8 +489,7 @@ final class NcclModel extends SimModel
         at20[i] = t20;
         final long t9 = socket ? add(t20, SOCKET_POST_NS) : Math.max(t20, add(p10, scenario.latencyNs()));
         at9[i] = t9;
-        if (t9 >= NEVER)
-        {
+        if (t9 >= NEVER) {
             sendStop[i] = NEVER;
             arrive[i] = NEVER;
             at11[i] = NEVER;
@@ -549,35 +497,29 @@ final class NcclModel extends SimModel
             return;
         }
         // The transfer, first in first out on the link.
-        final long link = (long)src << 32 | dst;
+        final long link = (long) src << 32 | dst;
         long txStart = Math.max(t9, linkFree.get(link));
         txStart = Math.max(txStart, nicStallUntil(src, dst, txStart));
         final double bw = bandwidth(src, dst, txStart) / netNoise(src, dst, txStart);
         final double jit = 1 + scenario.jitter() * (random.nextDouble() - 0.5) * 2;
-        final long tx = Math.max(1, (long)(stepBytes / bw * 1e9 * jit)) + (socket ? SOCKET_TX_NS : 0);
+        final long tx = Math.max(1, (long) (stepBytes / bw * 1e9 * jit)) + (socket ? SOCKET_TX_NS : 0);
         linkFree.put(link, txStart + tx);
         final long arr = txStart + tx + scenario.latencyNs();
         arrive[i] = arr;
         final long t11;
-        if (socket)
-        {
+        if (socket) {
             sendStop[i] = txStart + tx + notice();
             // The receiver reads the bytes out of its socket once the receive is posted, one step after the other
             // on the link, at its own rate: its 11 comes after the sender's stop (real: 0.19 ns a byte later).
-            if (p10 >= NEVER)
-            {
+            if (p10 >= NEVER) {
                 t11 = NEVER;
-            }
-            else
-            {
+            } else {
                 final long rxStart = Math.max(Math.max(txStart + scenario.latencyNs(), p10), rxFree.get(link));
-                final long rxEnd = Math.max(arr, rxStart + (long)(stepBytes / SOCKET_COPY_BPS * 1e9));
+                final long rxEnd = Math.max(arr, rxStart + (long) (stepBytes / SOCKET_COPY_BPS * 1e9));
                 rxFree.put(link, rxEnd);
                 t11 = rxEnd + notice();
             }
-        }
-        else
-        {
+        } else {
             sendStop[i] = arr + scenario.latencyNs();
             t11 = arr;
         }
@@ -586,56 +528,49 @@ final class NcclModel extends SimModel
     }
 
     /** One GPU action of a rank's channel: at the earliest when its cursor is free, {@code work} × bytes / gpubw. */
-    private long gpu(final int rank, final int c, final long earliest, final double work)
-    {
+    private long gpu(final int rank, final int c, final long earliest, final double work) {
         final int rc = rank * channels + c;
         final long start = Math.max(cursor[rc], earliest);
-        if (start >= NEVER || hungBy(rank, start))
-        {
+        if (start >= NEVER || hungBy(rank, start)) {
             cursor[rc] = NEVER;
             return NEVER;
         }
         final double jit = 1 + scenario.jitter() * (random.nextDouble() - 0.5);
-        final long end = start + (long)(work * stepBytes / scenario.gpuBytesPerSecond() * 1e9
-            * gpuSlowdown(rank, start) * jit);
+        final long end =
+                start + (long) (work * stepBytes / scenario.gpuBytesPerSecond() * 1e9 * gpuSlowdown(rank, start) * jit);
         cursor[rc] = end;
         return end;
     }
 
     // Proxy timing: IB reacts at once; over sockets the busy proxy thread notices late (calibrated).
 
-    private long busyBytes()
-    {
+    private long busyBytes() {
         return Math.min(stepBytes, SOCKET_BUSY_CAP_BYTES);
     }
 
-    private long exponential(final double mean)
-    {
-        return (long)(-mean * Math.log(1 - random.nextDouble()));
+    private long exponential(final double mean) {
+        return (long) (-mean * Math.log(1 - random.nextDouble()));
     }
 
-    private long notice()
-    {
+    private long notice() {
         return socket ? SOCKET_NOTICE_NS + exponential(SOCKET_NOTICE_NS_PER_BYTE * busyBytes()) : 0;
     }
 
-    private long postLag()
-    {
+    private long postLag() {
         return socket ? 200 + exponential(SOCKET_NOTICE_NS_PER_BYTE * busyBytes()) : 0;
     }
 
-    private long beginLag(final boolean send)
-    {
-        if (!socket)
-        {
+    private long beginLag(final boolean send) {
+        if (!socket) {
             return IB_PROXY_NS;
         }
-        if (send)
-        {
+        if (send) {
             return exponential(SOCKET_BEGIN_NS_PER_BYTE * busyBytes());
         }
-        return 1_000 + (random.nextDouble() < SOCKET_RECV_BEGIN_LATE
-            ? exponential(SOCKET_BEGIN_NS_PER_BYTE * busyBytes()) : 0);
+        return 1_000
+                + (random.nextDouble() < SOCKET_RECV_BEGIN_LATE
+                        ? exponential(SOCKET_BEGIN_NS_PER_BYTE * busyBytes())
+                        : 0);
     }
 
     /**
@@ -643,49 +578,42 @@ final class NcclModel extends SimModel
      * has the loop's other slices to receive: the first slice of a loop waits longest, its last one hardly at all
      * (real 4 MiB: 157, 70, 79, 17 µs at the median for slices 0..3).
      */
-    private long flush(final int s)
-    {
-        if (!socket)
-        {
+    private long flush(final int s) {
+        if (!socket) {
             return IB_FLUSH_NS;
         }
         final int pos = period > 1 ? s % period : 1;
         final double weight = period > 1 && pos == period - 1 ? SOCKET_FLUSH_LAST : 1.0;
-        return random.nextDouble() < SOCKET_FLUSH_FAST ? 1_000
-            : exponential(SOCKET_FLUSH_NS_PER_BYTE * Math.min(stepBytes, SOCKET_FLUSH_CAP_BYTES) * weight);
+        return random.nextDouble() < SOCKET_FLUSH_FAST
+                ? 1_000
+                : exponential(SOCKET_FLUSH_NS_PER_BYTE * Math.min(stepBytes, SOCKET_FLUSH_CAP_BYTES) * weight);
     }
 
     /** Slow network noise: a log-normal rate factor per link and epoch (deterministic in seed, link and time). */
-    private double netNoise(final int src, final int dst, final long t)
-    {
+    private double netNoise(final int src, final int dst, final long t) {
         final double sigma = scenario.netNoise();
-        if (sigma <= 0)
-        {
+        if (sigma <= 0) {
             return 1;
         }
-        final long link = mix(scenario.seed() * 0x9E37L + ((long)src << 32 | dst));
+        final long link = mix(scenario.seed() * 0x9E37L + ((long) src << 32 | dst));
         final long epoch = (t + Math.floorMod(link, NET_EPOCH_NS)) / NET_EPOCH_NS;
         final long h = mix(link ^ epoch * 0x632BE59BD9B4E019L);
         // a standard normal from two uniforms of the hash (Box-Muller)
         final double u1 = ((h >>> 11) + 1.0) / (1L << 53);
-        final double u2 = (mix(h) >>> 11) / (double)(1L << 53);
+        final double u2 = (mix(h) >>> 11) / (double) (1L << 53);
         final double z = Math.sqrt(-2 * Math.log(u1)) * Math.cos(2 * Math.PI * u2);
         return Math.exp(sigma * z);
     }
 
-    private int idx(final int c, final int e, final int s, final int edges)
-    {
+    private int idx(final int c, final int e, final int s, final int edges) {
         return (c * edges + e) * steps + s;
     }
 
-    private void emit(final String algo, final int edges, final long size)
-    {
+    private void emit(final String algo, final int edges, final long size) {
         final long[] collKeys = collStarts(algo, call, size, generated, COLL_HOST_NS);
         final long bytes = stepBytes;
-        for (int c = 0; c < channels; c++)
-        {
-            for (int e = 0; e < edges; e++)
-            {
+        for (int c = 0; c < channels; c++) {
+            for (int e = 0; e < edges; e++) {
                 final int src = edgeSrc[e];
                 final int dst = edgeDst[e];
                 final int srcNode = scenario.nodeOf(src);
@@ -696,25 +624,20 @@ final class NcclModel extends SimModel
                 final long recvOp = sendOp + 1;
                 long lastSend = opSrc;
                 long lastRecv = opDst;
-                for (int s = 0; s < steps; s++)
-                {
+                for (int s = 0; s < steps; s++) {
                     final int i = idx(c, e, s, edges);
                     // Sender side.
                     final long p8 = post8[i];
-                    if (p8 < NEVER)
-                    {
+                    if (p8 < NEVER) {
                         final long key = keys++;
                         buffer.stepStart(p8, srcNode, key, sendOp, s);
                         buffer.stepState(p8, srcNode, key, 8, 0);
-                        if (at20[i] < NEVER)
-                        {
+                        if (at20[i] < NEVER) {
                             buffer.stepState(at20[i], srcNode, key, 20, 0);
                         }
-                        if (at9[i] < NEVER)
-                        {
+                        if (at9[i] < NEVER) {
                             buffer.stepState(at9[i], srcNode, key, 9, bytes);
-                            if (!socket)
-                            {
+                            if (!socket) {
                                 emitSendWr(c, e, src, dst, srcNode, at9[i], sendStop[i], bytes);
                             }
                             buffer.key(sendStop[i], EventBuffer.STEP_STOP, srcNode, key);
@@ -723,28 +646,23 @@ final class NcclModel extends SimModel
                     lastSend = Math.max(lastSend, p8 < NEVER && at9[i] < NEVER ? sendStop[i] : NEVER);
                     // Receiver side.
                     final long p10 = post10[i];
-                    if (p10 < NEVER)
-                    {
+                    if (p10 < NEVER) {
                         final long key = keys++;
                         buffer.stepStart(p10, dstNode, key, recvOp, s);
                         buffer.stepState(p10, dstNode, key, 10, 0);
                         final long arr = arrive[i];
-                        if (!socket)
-                        {
+                        if (!socket) {
                             final long wr = keys++;
                             final int dev = device(dst, p10);
                             buffer.qpStart(p10, dstNode, wr, dev, qpNum(e, c, dev, true), -1, 0);
-                            if (arr < NEVER)
-                            {
+                            if (arr < NEVER) {
                                 buffer.key(arr, EventBuffer.QP_STOP, dstNode, wr);
                             }
                         }
-                        if (at11[i] < NEVER)
-                        {
+                        if (at11[i] < NEVER) {
                             buffer.stepState(at11[i], dstNode, key, 11, bytes);
                             buffer.stepState(at12[i], dstNode, key, 12, 0);
-                            if (recvStop[i] < NEVER)
-                            {
+                            if (recvStop[i] < NEVER) {
                                 buffer.key(recvStop[i], EventBuffer.STEP_STOP, dstNode, key);
                             }
                         }
@@ -753,12 +671,10 @@ final class NcclModel extends SimModel
                 }
                 final long sendOpStop = lastSend < NEVER ? lastSend + OP_STOP_NS : NEVER;
                 final long recvOpStop = lastRecv < NEVER ? lastRecv + OP_STOP_NS : NEVER;
-                if (sendOpStop < NEVER)
-                {
+                if (sendOpStop < NEVER) {
                     buffer.key(sendOpStop, EventBuffer.OP_STOP, srcNode, sendOp);
                 }
-                if (recvOpStop < NEVER)
-                {
+                if (recvOpStop < NEVER) {
                     buffer.key(recvOpStop, EventBuffer.OP_STOP, dstNode, recvOp);
                 }
                 connFree.put(sendConn(src, dst, c), sendOpStop);
@@ -766,15 +682,12 @@ final class NcclModel extends SimModel
             }
         }
         // Kernel channels, GPU-timed, seen by the host after a poll lag.
-        for (int r = 0; r < ranks; r++)
-        {
+        for (int r = 0; r < ranks; r++) {
             final long st = kernel[r];
-            if (st >= NEVER || call[r] >= NEVER)
-            {
+            if (st >= NEVER || call[r] >= NEVER) {
                 continue;
             }
-            for (int c = 0; c < channels; c++)
-            {
+            for (int c = 0; c < channels; c++) {
                 final long gpuStart = st + 5_000;
                 final long end = cursor[r * channels + c];
                 kernelChannel(r, c, collKeys[r], gpuStart, end < NEVER ? Math.max(gpuStart, end) : NEVER);

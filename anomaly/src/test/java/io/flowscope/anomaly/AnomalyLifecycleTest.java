@@ -1,21 +1,19 @@
 package io.flowscope.anomaly;
 
-import java.util.ArrayList;
-import java.util.List;
+import static org.assertj.core.api.Assertions.assertThat;
 
 import io.flowscope.api.anomaly.Anomaly;
 import io.flowscope.api.anomaly.AnomalyKind;
 import io.flowscope.api.anomaly.AnomalySink;
 import io.flowscope.api.anomaly.Culprit;
 import io.flowscope.api.anomaly.Severity;
+import java.util.ArrayList;
+import java.util.List;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
-import static org.assertj.core.api.Assertions.assertThat;
-
 /** {@link AnomalyLifecycle}: the hysteresis of every period rule, and one publication per kind and culprit. */
-class AnomalyLifecycleTest
-{
+class AnomalyLifecycleTest {
     private static final Culprit RANK_3 = Culprit.rank(0x10, 0xc0, 3);
 
     private final List<String> events = new ArrayList<>();
@@ -24,24 +22,31 @@ class AnomalyLifecycleTest
     private long now;
 
     @BeforeEach
-    void setUp()
-    {
-        lifecycle = new AnomalyLifecycle(new AnomalyConfig().openAfter(3).resolveAfter(2),
-            AnomalySink.of((type, a) -> events.add(type + " " + a.severity())));
+    void setUp() {
+        lifecycle = new AnomalyLifecycle(
+                new AnomalyConfig().openAfter(3).resolveAfter(2),
+                AnomalySink.of((type, a) -> events.add(type + " " + a.severity())));
     }
 
-    private void evaluate(final boolean bad, final boolean good, final Severity severity)
-    {
+    private void evaluate(final boolean bad, final boolean good, final Severity severity) {
         now += 1_000_000;
         lifecycle.evidence().clear();
         lifecycle.evidence().put("excessNs", 1);
-        lifecycle.track(t, bad, good, AnomalyKind.SLOW_NODE, RANK_3, severity, now - 1_000_000, now, now - 8_000_000,
-            "rank 3 is late");
+        lifecycle.track(
+                t,
+                bad,
+                good,
+                AnomalyKind.SLOW_NODE,
+                RANK_3,
+                severity,
+                now - 1_000_000,
+                now,
+                now - 8_000_000,
+                "rank 3 is late");
     }
 
     @Test
-    void opensAfterOpenAfterConsecutiveBadEvaluationsOnly()
-    {
+    void opensAfterOpenAfterConsecutiveBadEvaluationsOnly() {
         evaluate(true, false, Severity.WARNING);
         evaluate(true, false, Severity.WARNING);
         evaluate(false, true, Severity.WARNING);
@@ -51,47 +56,54 @@ class AnomalyLifecycleTest
         evaluate(true, false, Severity.WARNING);
         assertThat(events).containsExactly("opened WARNING");
         assertThat(lifecycle.openAnomalies()).hasSize(1);
-        assertThat(lifecycle.openAnomalies().get(0).startNs()).as("from the first bad period of the run")
-            .isEqualTo(3_000_000L);
+        assertThat(lifecycle.openAnomalies().get(0).startNs())
+                .as("from the first bad period of the run")
+                .isEqualTo(3_000_000L);
     }
 
     @Test
-    void escalatesToCriticalAndResolvesAfterResolveAfterGoodOnes()
-    {
-        for (int i = 0; i < 3; i++)
-        {
+    void escalatesToCriticalAndResolvesAfterResolveAfterGoodOnes() {
+        for (int i = 0; i < 3; i++) {
             evaluate(true, false, Severity.WARNING);
         }
         evaluate(true, false, Severity.CRITICAL);
         evaluate(false, false, Severity.WARNING);
         evaluate(false, true, Severity.WARNING);
-        assertThat(lifecycle.openAnomalies()).as("neither bad nor good resets the good count").hasSize(1);
+        assertThat(lifecycle.openAnomalies())
+                .as("neither bad nor good resets the good count")
+                .hasSize(1);
         evaluate(false, true, Severity.WARNING);
         assertThat(events).containsExactly("opened WARNING", "updated CRITICAL", "resolved CRITICAL");
         assertThat(lifecycle.openAnomalies()).isEmpty();
     }
 
     @Test
-    void anEpisodeDoesNotOpenWhatATrackerHasOpenForTheSameCulprit()
-    {
-        for (int i = 0; i < 3; i++)
-        {
+    void anEpisodeDoesNotOpenWhatATrackerHasOpenForTheSameCulprit() {
+        for (int i = 0; i < 3; i++) {
             evaluate(true, false, Severity.WARNING);
         }
-        final Anomaly again = lifecycle.episodes().open(AnomalyKind.SLOW_NODE, RANK_3, Severity.WARNING, now, now,
-            new java.util.TreeMap<>(), "rank 3 straggles");
+        final Anomaly again = lifecycle
+                .episodes()
+                .open(
+                        AnomalyKind.SLOW_NODE,
+                        RANK_3,
+                        Severity.WARNING,
+                        now,
+                        now,
+                        new java.util.TreeMap<>(),
+                        "rank 3 straggles");
 
         assertThat(again).isNull();
         assertThat(lifecycle.openAnomalies()).hasSize(1);
     }
 
     @Test
-    void idsFollowKindCulpritAndStart()
-    {
+    void idsFollowKindCulpritAndStart() {
         final long a = AnomalyLifecycle.id(AnomalyKind.HANG, RANK_3, 5);
         assertThat(AnomalyLifecycle.id(AnomalyKind.HANG, RANK_3, 5)).isEqualTo(a);
         assertThat(AnomalyLifecycle.id(AnomalyKind.SLOW_NODE, RANK_3, 5)).isNotEqualTo(a);
-        assertThat(AnomalyLifecycle.id(AnomalyKind.HANG, Culprit.rank(0x10, 0xc0, 4), 5)).isNotEqualTo(a);
+        assertThat(AnomalyLifecycle.id(AnomalyKind.HANG, Culprit.rank(0x10, 0xc0, 4), 5))
+                .isNotEqualTo(a);
         assertThat(AnomalyLifecycle.id(AnomalyKind.HANG, RANK_3, 6)).isNotEqualTo(a);
     }
 }

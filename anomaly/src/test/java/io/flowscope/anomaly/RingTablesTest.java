@@ -1,41 +1,34 @@
 package io.flowscope.anomaly;
 
-import org.junit.jupiter.api.Test;
+import static org.assertj.core.api.Assertions.assertThat;
 
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Deque;
 import java.util.List;
 import java.util.Random;
-
-import static org.assertj.core.api.Assertions.assertThat;
+import org.junit.jupiter.api.Test;
 
 /**
  * {@link RingTable} and {@link PeriodRing} against a plain model (a deque of the last pushes per owner), with
  * owners added while others have pushed (the blocks are re-laid when the table grows) and rings wrapping.
  */
-class RingTablesTest
-{
+class RingTablesTest {
     private static final int SERIES = 3;
     private static final int WINDOW = 4;
 
     @Test
-    void ringTableKeepsEveryOwnersWindowAcrossGrowth()
-    {
+    void ringTableKeepsEveryOwnersWindowAcrossGrowth() {
         final Random random = new Random(7);
         final RingTable table = new RingTable(SERIES, WINDOW, 2);
         final List<Deque<long[]>> model = new ArrayList<>();
-        for (int round = 0; round < 400; round++)
-        {
-            if (model.size() < 37 && random.nextInt(4) == 0)
-            {
+        for (int round = 0; round < 400; round++) {
+            if (model.size() < 37 && random.nextInt(4) == 0) {
                 table.add(model.size());
                 model.add(new ArrayDeque<>());
             }
-            for (int o = 0; o < model.size(); o++)
-            {
-                if (random.nextInt(3) == 0)
-                {
+            for (int o = 0; o < model.size(); o++) {
+                if (random.nextInt(3) == 0) {
                     continue;
                 }
                 final long[] v = {random.nextInt(1000), random.nextInt(1000), random.nextInt(1000)};
@@ -47,21 +40,17 @@ class RingTablesTest
                 table.advance(o);
                 final Deque<long[]> d = model.get(o);
                 d.addLast(v);
-                if (d.size() > WINDOW)
-                {
+                if (d.size() > WINDOW) {
                     d.removeFirst();
                 }
             }
-            for (int o = 0; o < model.size(); o++)
-            {
+            for (int o = 0; o < model.size(); o++) {
                 final Deque<long[]> d = model.get(o);
                 assertThat(table.filled(o)).isEqualTo(d.size());
-                for (int k = 0; k < SERIES; k++)
-                {
+                for (int k = 0; k < SERIES; k++) {
                     long sum = 0;
                     long max = 0;
-                    for (final long[] v : d)
-                    {
+                    for (final long[] v : d) {
                         sum += v[k];
                         max = Math.max(max, v[k]);
                     }
@@ -74,28 +63,22 @@ class RingTablesTest
     }
 
     @Test
-    void periodRingKeepsEveryOwnersPeriodsAcrossGrowth()
-    {
+    void periodRingKeepsEveryOwnersPeriodsAcrossGrowth() {
         final Random random = new Random(11);
         final PeriodRing ring = new PeriodRing(SERIES, WINDOW, 2);
         final List<Deque<long[]>> model = new ArrayList<>();
-        for (int round = 0; round < 400; round++)
-        {
-            if (model.size() < 37 && random.nextInt(4) == 0)
-            {
+        for (int round = 0; round < 400; round++) {
+            if (model.size() < 37 && random.nextInt(4) == 0) {
                 ring.add(model.size());
                 model.add(new ArrayDeque<>());
             }
-            for (int o = 0; o < model.size(); o++)
-            {
-                if (random.nextInt(3) == 0)
-                {
+            for (int o = 0; o < model.size(); o++) {
+                if (random.nextInt(3) == 0) {
                     continue;
                 }
                 ring.open(o, SERIES);
                 final long[] v = new long[SERIES];
-                for (int n = random.nextInt(3); n >= 0; n--)
-                {
+                for (int n = random.nextInt(3); n >= 0; n--) {
                     final int at = ring.current(o);
                     final long a = random.nextInt(1000);
                     final long b = random.nextInt(1000);
@@ -109,18 +92,15 @@ class RingTablesTest
                 }
                 final Deque<long[]> d = model.get(o);
                 d.addLast(v);
-                if (d.size() > WINDOW)
-                {
+                if (d.size() > WINDOW) {
                     d.removeFirst();
                 }
             }
-            for (int o = 0; o < model.size(); o++)
-            {
+            for (int o = 0; o < model.size(); o++) {
                 long s0 = 0;
                 long s1 = 0;
                 long m2 = 0;
-                for (final long[] v : model.get(o))
-                {
+                for (final long[] v : model.get(o)) {
                     s0 += v[0];
                     s1 += v[1];
                     m2 = Math.max(m2, v[2]);

@@ -1,35 +1,32 @@
 package io.flowscope.anomaly;
 
-import java.util.List;
+import static org.assertj.core.api.Assertions.assertThat;
 
 import io.flowscope.api.anomaly.Anomaly;
 import io.flowscope.api.anomaly.AnomalyKind;
+import java.util.List;
 import org.junit.jupiter.api.Test;
-
-import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * The wait-state detectors on proxy-step traffic shaped like real NCCL's ({@link RingTraffic}): a straggler is
  * named from the op entry waits on a 2-rank communicator, sustained lateness only; a slow link from the sender's
  * network time per byte, never when its sender straggles.
  */
-class WaitStateDetectorTest
-{
+class WaitStateDetectorTest {
     private static final int OPS = 600;
     /** Ops 200..400 (360 ms .. 720 ms at 1.8 ms an op). */
     private static final int FROM = 200;
+
     private static final int TO = 400;
 
     @Test
-    void aFaultFreeTwoRankRingRaisesNothing()
-    {
+    void aFaultFreeTwoRankRingRaisesNothing() {
         final RingTraffic t = new RingTraffic();
         assertThat(t.run(OPS, new AnomalyConfig())).isEmpty();
     }
 
     @Test
-    void aRankWhoseCpuArrivesLateIsNamedOnATwoRankCommunicatorAndResolvedAfter()
-    {
+    void aRankWhoseCpuArrivesLateIsNamedOnATwoRankCommunicatorAndResolvedAfter() {
         final RingTraffic t = new RingTraffic();
         t.lateNs = RingTraffic.between(FROM, TO, 1, 1_000_000, 0);
         final List<Anomaly> opened = t.run(OPS, new AnomalyConfig());
@@ -44,12 +41,12 @@ class WaitStateDetectorTest
         assertThat(a.evidence().get("latenessNsPerOp")).isBetween(900_000.0, 1_600_000.0);
         assertThat(a.summary()).contains("arrives late");
         assertThat(t.resolved).extracting(Anomaly::id).containsExactly(a.id());
-        assertThat(t.resolved.get(0).resolvedNs() - (1_000_000_000L + TO * t.opPeriodNs)).isBetween(0L, 150_000_000L);
+        assertThat(t.resolved.get(0).resolvedNs() - (1_000_000_000L + TO * t.opPeriodNs))
+                .isBetween(0L, 150_000_000L);
     }
 
     @Test
-    void aRankWhoseGpuIsBusyIsNamedWithItsGpuAsTheCause()
-    {
+    void aRankWhoseGpuIsBusyIsNamedWithItsGpuAsTheCause() {
         final RingTraffic t = new RingTraffic();
         t.ranks = 4;
         t.gpu = true;
@@ -57,13 +54,14 @@ class WaitStateDetectorTest
         final List<Anomaly> opened = t.run(OPS, new AnomalyConfig());
 
         assertThat(opened).extracting(Anomaly::kind).containsExactly(AnomalyKind.SLOW_NODE);
-        assertThat(opened.get(0).culprit().rank()).as("the late rank, not the ones behind it").isEqualTo(2);
+        assertThat(opened.get(0).culprit().rank())
+                .as("the late rank, not the ones behind it")
+                .isEqualTo(2);
         assertThat(opened.get(0).summary()).contains("its own GPU");
     }
 
     @Test
-    void ranksOnHostsOfTheirOwnAreJudgedOnTheCulpritsClock()
-    {
+    void ranksOnHostsOfTheirOwnAreJudgedOnTheCulpritsClock() {
         final RingTraffic t = new RingTraffic();
         t.ranks = 4;
         t.hostPerRank = true;
@@ -81,8 +79,7 @@ class WaitStateDetectorTest
     }
 
     @Test
-    void hostTimesToldAfterEveryBatchDoNotTakeTheWindowsFromALiveAnchor()
-    {
+    void hostTimesToldAfterEveryBatchDoNotTakeTheWindowsFromALiveAnchor() {
         // The drain loop tells every host's time after every batch, many times a period.
         final RingTraffic t = new RingTraffic();
         t.ranks = 8;
@@ -93,15 +90,15 @@ class WaitStateDetectorTest
 
         assertThat(opened).extracting(a -> a.kind() + " " + a.culprit().rank()).containsExactly("SLOW_NODE 5");
         assertThat(opened.get(0).detectedNs() - (1_000_000_000L + FROM * t.opPeriodNs + 5 * t.clockStepNs))
-            .isBetween(0L, 100_000_000L);
+                .isBetween(0L, 100_000_000L);
         assertThat(t.anchorAfterWarmUp).isNotEqualTo(Long.MIN_VALUE);
-        assertThat(t.stage.waitStates().anchorHostOf(RingTraffic.COMM)).as("never taken over")
-            .isEqualTo(t.anchorAfterWarmUp);
+        assertThat(t.stage.waitStates().anchorHostOf(RingTraffic.COMM))
+                .as("never taken over")
+                .isEqualTo(t.anchorAfterWarmUp);
     }
 
     @Test
-    void whenTheAnchorHostFallsSilentAnotherHostJudgesTheCommunicator()
-    {
+    void whenTheAnchorHostFallsSilentAnotherHostJudgesTheCommunicator() {
         // The first host to report the communicator (rank 1's, by the window engine's order of period ends), whose
         // clock closes its windows, goes quiet after op 50: its rings are no longer drained. The other hosts go on,
         // and rank 2 becomes late.
@@ -114,7 +111,9 @@ class WaitStateDetectorTest
         final List<Anomaly> opened = t.run(OPS, new AnomalyConfig());
 
         assertThat(opened).extracting(a -> a.kind() + " " + a.culprit().rank()).containsExactly("SLOW_NODE 2");
-        assertThat(t.stage.waitStates().anchorHostOf(RingTraffic.COMM)).as("taken over").isNotEqualTo(t.hostOf(1));
+        assertThat(t.stage.waitStates().anchorHostOf(RingTraffic.COMM))
+                .as("taken over")
+                .isNotEqualTo(t.hostOf(1));
 
         // The same traffic without the silence: rank 1's host anchors it throughout.
         final RingTraffic quiet = new RingTraffic();
@@ -125,8 +124,7 @@ class WaitStateDetectorTest
     }
 
     @Test
-    void aStragglerOfOperationsLongerThanAWindowIsNamed()
-    {
+    void aStragglerOfOperationsLongerThanAWindowIsNamed() {
         // Operations of 30 ms (64 MiB over a slower network): at most one ends in a 25 ms window, 2 first steps each
         // way (4 needed): windows carry their entry waits over until there are enough.
         final RingTraffic t = new RingTraffic();
@@ -136,12 +134,12 @@ class WaitStateDetectorTest
         final List<Anomaly> opened = t.run(100, new AnomalyConfig());
 
         assertThat(opened).extracting(a -> a.kind() + " " + a.culprit().rank()).containsExactly("SLOW_NODE 1");
-        assertThat(opened.get(0).detectedNs() - (1_000_000_000L + 40 * t.opPeriodNs)).isBetween(0L, 250_000_000L);
+        assertThat(opened.get(0).detectedNs() - (1_000_000_000L + 40 * t.opPeriodNs))
+                .isBetween(0L, 250_000_000L);
     }
 
     @Test
-    void oneLateOperationAmongHealthyOnesIsNotAStraggler()
-    {
+    void oneLateOperationAmongHealthyOnesIsNotAStraggler() {
         final RingTraffic t = new RingTraffic();
         // Every 25th op of rank 0 is 3 ms late (a scheduling outlier, a GC pause): never two windows running.
         t.lateNs = (op, rank) -> rank == 0 && op % 25 == 0 ? 3_000_000 : 0;
@@ -149,8 +147,7 @@ class WaitStateDetectorTest
     }
 
     @Test
-    void aLatenessUnderTheThresholdIsNotNamed()
-    {
+    void aLatenessUnderTheThresholdIsNotNamed() {
         // 150 µs late: an entry-wait excess of 300 µs (the peer waits 150 µs more, the late rank 150 µs less).
         // Fault-free real runs hold one rank up to 220 µs over two windows (sendrecv: 176 µs throughout).
         final RingTraffic t = new RingTraffic();
@@ -159,8 +156,7 @@ class WaitStateDetectorTest
     }
 
     @Test
-    void aSlowLinkIsNamedBySenderAndReceiver()
-    {
+    void aSlowLinkIsNamedBySenderAndReceiver() {
         final RingTraffic t = new RingTraffic();
         t.slowdownPercent = RingTraffic.between(FROM, TO, 1, 180, 100);
         final List<Anomaly> opened = t.run(OPS, new AnomalyConfig());
@@ -174,8 +170,7 @@ class WaitStateDetectorTest
     }
 
     @Test
-    void aShortSlowdownOfOneDirectionIsNoSlowLink()
-    {
+    void aShortSlowdownOfOneDirectionIsNoSlowLink() {
         final RingTraffic t = new RingTraffic();
         // 100 ms at twice the network time: fault-free socket runs show such episodes (docs/detection.md).
         t.slowdownPercent = RingTraffic.between(FROM, FROM + 55, 1, 200, 100);
@@ -183,19 +178,16 @@ class WaitStateDetectorTest
     }
 
     @Test
-    void theSendsOfALateRankLookSlowButNameNoLink()
-    {
+    void theSendsOfALateRankLookSlowButNameNoLink() {
         final RingTraffic t = new RingTraffic();
         t.lateNs = RingTraffic.between(FROM, TO, 1, 1_000_000, 0);
         // A late rank bursts its sends: they queue on the connection (real traces: 1.7x the network time).
         t.slowdownPercent = RingTraffic.between(FROM, TO, 1, 175, 100);
-        assertThat(t.run(OPS, new AnomalyConfig())).extracting(Anomaly::kind)
-            .containsExactly(AnomalyKind.SLOW_NODE);
+        assertThat(t.run(OPS, new AnomalyConfig())).extracting(Anomaly::kind).containsExactly(AnomalyKind.SLOW_NODE);
     }
 
     /** Senders 1 and 2 slowed together (×2.5 network time) over ops FROM..TO. */
-    private static RingTraffic twoSendersSlowed(final boolean hostPerRank)
-    {
+    private static RingTraffic twoSendersSlowed(final boolean hostPerRank) {
         final RingTraffic t = new RingTraffic();
         t.ranks = 4;
         t.hostPerRank = hostPerRank;
@@ -204,15 +196,16 @@ class WaitStateDetectorTest
     }
 
     @Test
-    void linksOfTwoSendersOfOneHostSlowingTogetherAreItsCongestionNotSlowLinks()
-    {
+    void linksOfTwoSendersOfOneHostSlowingTogetherAreItsCongestionNotSlowLinks() {
         final RingTraffic t = twoSendersSlowed(false);
         final List<Anomaly> opened = t.run(OPS, new AnomalyConfig());
 
         assertThat(opened).extracting(Anomaly::kind).containsExactly(AnomalyKind.CONGESTION);
         final Anomaly a = opened.get(0);
         assertThat(a.culprit().hostId()).isEqualTo(RingTraffic.HOST);
-        assertThat(a.culprit().device()).as("no QP events: the host's network, no NIC named").isEqualTo(-1);
+        assertThat(a.culprit().device())
+                .as("no QP events: the host's network, no NIC named")
+                .isEqualTo(-1);
         assertThat(a.evidence().get("slowLinks")).isEqualTo(2.0);
         assertThat(a.summary()).contains("the network of host", "2 links of several of its ranks slowed together");
         assertThat(a.detectedNs() - (1_000_000_000L + FROM * t.opPeriodNs)).isBetween(0L, 250_000_000L);
@@ -220,36 +213,31 @@ class WaitStateDetectorTest
     }
 
     @Test
-    void twoSendersOnHostsOfTheirOwnAreTwoSlowLinks()
-    {
+    void twoSendersOnHostsOfTheirOwnAreTwoSlowLinks() {
         final List<Anomaly> opened = twoSendersSlowed(true).run(OPS, new AnomalyConfig());
 
         assertThat(opened).extracting(Anomaly::kind).containsOnly(AnomalyKind.SLOW_LINK);
-        assertThat(opened).extracting(a -> a.culprit().rank() + "->" + a.culprit().peer())
-            .containsExactlyInAnyOrder("1->2", "2->3");
+        assertThat(opened)
+                .extracting(a -> a.culprit().rank() + "->" + a.culprit().peer())
+                .containsExactlyInAnyOrder("1->2", "2->3");
     }
 
     @Test
-    void aSlowNicOfTheHostIsNamedWhenQpEventsTellItsNics()
-    {
+    void aSlowNicOfTheHostIsNamedWhenQpEventsTellItsNics() {
         // What the engine's NIC judgement would say: NIC 3 of the host at 3.2x its latency, the others' at 1.0.
-        final NicView nics = new NicView()
-        {
+        final NicView nics = new NicView() {
             @Override
-            public int worstNic(final long hostId)
-            {
+            public int worstNic(final long hostId) {
                 return hostId == RingTraffic.HOST ? 3 : -1;
             }
 
             @Override
-            public double latencyRatio(final long hostId, final int device)
-            {
+            public double latencyRatio(final long hostId, final int device) {
                 return hostId == RingTraffic.HOST && device == 3 ? 3.2 : 0;
             }
 
             @Override
-            public double othersMedianRatio(final long hostId)
-            {
+            public double othersMedianRatio(final long hostId) {
                 return 1.0;
             }
         };

@@ -1,19 +1,17 @@
 package io.flowscope.sim;
 
-import org.junit.jupiter.api.Test;
-
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import org.junit.jupiter.api.Test;
+
 /** {@link EventBuffer}'s order: by time, ties in insertion order, at any simulated time (a demo runs for days). */
-class EventBufferTest
-{
+class EventBufferTest {
     /** 2^41 ns: 36 simulated minutes, twice the range the sort key once had for absolute times. */
     private static final long LATE = 1L << 41;
 
     @Test
-    void ordersEventsByTimeThenInsertionFarPastTwoToTheForty()
-    {
+    void ordersEventsByTimeThenInsertionFarPastTwoToTheForty() {
         final EventBuffer b = new EventBuffer();
         b.key(LATE + 30, EventBuffer.OP_STOP, 0, 3);
         b.key(LATE + 10, EventBuffer.OP_STOP, 1, 1);
@@ -25,8 +23,7 @@ class EventBufferTest
     }
 
     @Test
-    void keepsPendingEventsFirstOnTiesAcrossACompaction()
-    {
+    void keepsPendingEventsFirstOnTiesAcrossACompaction() {
         final EventBuffer b = new EventBuffer();
         b.key(LATE + 10, EventBuffer.OP_STOP, 0, 1);
         b.key(LATE + 50, EventBuffer.OP_STOP, 1, 2);
@@ -41,8 +38,7 @@ class EventBufferTest
     }
 
     @Test
-    void refusesASpanItCannotOrder()
-    {
+    void refusesASpanItCannotOrder() {
         final EventBuffer b = new EventBuffer();
         b.key(LATE, EventBuffer.OP_STOP, 0, 1);
         b.key(LATE + EventBuffer.MAX_SPAN, EventBuffer.OP_STOP, 1, 2);
@@ -50,41 +46,37 @@ class EventBufferTest
         assertThatThrownBy(b::sort).isInstanceOf(IllegalStateException.class).hasMessageContaining("2^40");
     }
 
-    private static java.util.List<Integer> drainNodes(final EventBuffer b, final int n)
-    {
+    private static java.util.List<Integer> drainNodes(final EventBuffer b, final int n) {
         final java.util.List<Integer> nodes = new java.util.ArrayList<>();
-        for (int i = 0; i < n && b.hasNext(); i++)
-        {
+        for (int i = 0; i < n && b.hasNext(); i++) {
             nodes.add(b.nextNode());
-            b.emitNext(new io.flowscope.api.input.TelemetryListener()
-            {
-                @Override
-                public void onProxyOpStart(final long opKey, final long commHash, final int rank, final int peer,
-                    final int channel, final boolean isSend, final long timeNs)
-                {
-                }
+            b.emitNext(
+                    new io.flowscope.api.input.TelemetryListener() {
+                        @Override
+                        public void onProxyOpStart(
+                                final long opKey,
+                                final long commHash,
+                                final int rank,
+                                final int peer,
+                                final int channel,
+                                final boolean isSend,
+                                final long timeNs) {}
 
-                @Override
-                public void onProxyOpStop(final long opKey, final long timeNs)
-                {
-                }
+                        @Override
+                        public void onProxyOpStop(final long opKey, final long timeNs) {}
 
-                @Override
-                public void onProxyStepStart(final long stepKey, final long opKey, final int step, final long timeNs)
-                {
-                }
+                        @Override
+                        public void onProxyStepStart(
+                                final long stepKey, final long opKey, final int step, final long timeNs) {}
 
-                @Override
-                public void onProxyStepState(final long stepKey, final int state, final long transSize,
-                    final long timeNs)
-                {
-                }
+                        @Override
+                        public void onProxyStepState(
+                                final long stepKey, final int state, final long transSize, final long timeNs) {}
 
-                @Override
-                public void onProxyStepStop(final long stepKey, final long timeNs)
-                {
-                }
-            }, new long[4]);
+                        @Override
+                        public void onProxyStepStop(final long stepKey, final long timeNs) {}
+                    },
+                    new long[4]);
         }
         return nodes;
     }

@@ -6,6 +6,7 @@ import io.flowscope.api.anomaly.Anomaly;
 import io.flowscope.api.anomaly.AnomalyKind;
 import io.flowscope.api.anomaly.AnomalySink;
 import io.flowscope.api.summary.FlowSummary;
+import java.util.concurrent.TimeUnit;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
 import org.openjdk.jmh.annotations.Fork;
@@ -20,8 +21,6 @@ import org.openjdk.jmh.annotations.State;
 import org.openjdk.jmh.annotations.TearDown;
 import org.openjdk.jmh.annotations.Warmup;
 import org.openjdk.jmh.infra.Blackhole;
-
-import java.util.concurrent.TimeUnit;
 
 /**
  * Anomaly stage rate on one thread: one invocation = one 1 ms period of a whole cluster's flow summaries
@@ -41,14 +40,14 @@ import java.util.concurrent.TimeUnit;
  */
 @BenchmarkMode(Mode.Throughput)
 @OutputTimeUnit(TimeUnit.SECONDS)
-@Fork(value = 1, jvmArgsAppend = {"-Xms1g", "-Xmx1g"})
+@Fork(
+        value = 1,
+        jvmArgsAppend = {"-Xms1g", "-Xmx1g"})
 @Warmup(iterations = 3, time = 2)
 @Measurement(iterations = 5, time = 2)
-public class AnomalyEngineBenchmark
-{
+public class AnomalyEngineBenchmark {
     @State(Scope.Thread)
-    public static class Cluster
-    {
+    public static class Cluster {
         @Param({"512", "4096"})
         public int ranks;
 
@@ -59,49 +58,40 @@ public class AnomalyEngineBenchmark
         int openedSlowLink;
 
         @Setup(Level.Trial)
-        public void setUp()
-        {
+        public void setUp() {
             stream = new AnomalySummaryStream(ranks, 2);
-            engine = new AnomalyEngine(new AnomalyConfig(), new AnomalySink()
-            {
+            engine = new AnomalyEngine(new AnomalyConfig(), new AnomalySink() {
                 @Override
-                public void onOpened(final Anomaly a)
-                {
+                public void onOpened(final Anomaly a) {
                     opened++;
-                    if (a.kind() == AnomalyKind.SLOW_LINK && a.culprit().rank() == AnomalySummaryStream.SLOW_RANK)
-                    {
+                    if (a.kind() == AnomalyKind.SLOW_LINK && a.culprit().rank() == AnomalySummaryStream.SLOW_RANK) {
                         openedSlowLink++;
                     }
                 }
 
                 @Override
-                public void onResolved(final Anomaly a)
-                {
-                }
+                public void onResolved(final Anomaly a) {}
             });
             period = 1;
         }
 
         @TearDown(Level.Trial)
-        public void check()
-        {
-            System.out.printf("%n%d ranks: %d summaries per period, %d periods run, %d summaries consumed%n", ranks,
-                stream.summariesPerPeriod(), period - 1, engine.summaries());
-            if (period > AnomalySummaryStream.SLOW_FROM_PERIOD + 20 && (opened != 1 || openedSlowLink != 1))
-            {
+        public void check() {
+            System.out.printf(
+                    "%n%d ranks: %d summaries per period, %d periods run, %d summaries consumed%n",
+                    ranks, stream.summariesPerPeriod(), period - 1, engine.summaries());
+            if (period > AnomalySummaryStream.SLOW_FROM_PERIOD + 20 && (opened != 1 || openedSlowLink != 1)) {
                 throw new IllegalStateException("expected exactly the injected slow link, got " + opened
-                    + " anomalies, " + openedSlowLink + " of them the slow link: " + engine.openAnomalies());
+                        + " anomalies, " + openedSlowLink + " of them the slow link: " + engine.openAnomalies());
             }
-            if (engine.summaries() != (period - 1) * stream.summariesPerPeriod())
-            {
+            if (engine.summaries() != (period - 1) * stream.summariesPerPeriod()) {
                 throw new IllegalStateException("summaries lost: " + engine.summaries());
             }
         }
     }
 
     @State(Scope.Thread)
-    public static class Baseline
-    {
+    public static class Baseline {
         @Param({"512", "4096"})
         public int ranks;
 
@@ -109,41 +99,33 @@ public class AnomalyEngineBenchmark
         long period = 1;
 
         @Setup(Level.Trial)
-        public void setUp()
-        {
+        public void setUp() {
             stream = new AnomalySummaryStream(ranks, 2);
         }
     }
 
     @Benchmark
-    public void engine(final Cluster c)
-    {
+    public void engine(final Cluster c) {
         final AnomalySummaryStream s = c.stream;
         final long p = c.period++;
-        for (int h = 0; h < s.hosts; h++)
-        {
-            for (int i = 0; i < s.perHost; i++)
-            {
+        for (int h = 0; h < s.hosts; h++) {
+            for (int i = 0; i < s.perHost; i++) {
                 c.engine.onSummary(s.summary(h, i, p));
             }
         }
         final long end = (p + 1) * AnomalySummaryStream.PERIOD_NS;
-        for (int h = 0; h < s.hosts; h++)
-        {
+        for (int h = 0; h < s.hosts; h++) {
             c.engine.advanceTo(s.hostIds[h], end);
         }
     }
 
     @Benchmark
-    public void baseline(final Baseline b, final Blackhole bh)
-    {
+    public void baseline(final Baseline b, final Blackhole bh) {
         final AnomalySummaryStream s = b.stream;
         final long p = b.period++;
         long sum = 0;
-        for (int h = 0; h < s.hosts; h++)
-        {
-            for (int i = 0; i < s.perHost; i++)
-            {
+        for (int h = 0; h < s.hosts; h++) {
+            for (int i = 0; i < s.perHost; i++) {
                 final FlowSummary f = s.summary(h, i, p);
                 sum += f.bytes() + f.periodStartNs();
             }

@@ -7,19 +7,13 @@ import java.util.Comparator;
 import java.util.stream.Stream;
 
 /** The scratch directories of the benchmarks that write journals and rings: removed when a run ends. */
-final class BenchFiles
-{
-    private BenchFiles()
-    {
-    }
+final class BenchFiles {
+    private BenchFiles() {}
 
     /** Deletes a directory and everything under it, deepest first. */
-    static void removeTree(final Path root) throws IOException
-    {
-        try (Stream<Path> all = Files.walk(root))
-        {
-            for (final Path p : all.sorted(Comparator.reverseOrder()).toList())
-            {
+    static void removeTree(final Path root) throws IOException {
+        try (Stream<Path> all = Files.walk(root)) {
+            for (final Path p : all.sorted(Comparator.reverseOrder()).toList()) {
                 Files.delete(p);
             }
         }

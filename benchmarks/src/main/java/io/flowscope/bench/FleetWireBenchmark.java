@@ -1,17 +1,16 @@
 package io.flowscope.bench;
 
-import java.nio.ByteBuffer;
-import java.nio.charset.StandardCharsets;
-import java.util.List;
-import java.util.concurrent.TimeUnit;
-
 import com.fasterxml.jackson.databind.JsonNode;
+import io.flowscope.api.summary.CollectiveSummary;
+import io.flowscope.api.summary.FlowSummary;
 import io.flowscope.collector.fleet.FleetCodec;
 import io.flowscope.collector.fleet.wire.FleetWireDecoder;
 import io.flowscope.collector.fleet.wire.FleetWireEncoder;
 import io.flowscope.collector.fleet.wire.WireSchema;
-import io.flowscope.api.summary.CollectiveSummary;
-import io.flowscope.api.summary.FlowSummary;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
 import org.agrona.concurrent.UnsafeBuffer;
 import org.apache.kafka.common.compress.Compression;
 import org.apache.kafka.common.record.TimestampType;
@@ -55,13 +54,13 @@ import org.openjdk.jmh.annotations.Warmup;
  */
 @BenchmarkMode(Mode.Throughput)
 @OutputTimeUnit(TimeUnit.SECONDS)
-@Fork(value = 1, jvmArgsAppend = {"--add-exports=java.base/jdk.internal.misc=ALL-UNNAMED", "-Xms1g", "-Xmx1g",
-    "-XX:+UseG1GC"})
+@Fork(
+        value = 1,
+        jvmArgsAppend = {"--add-exports=java.base/jdk.internal.misc=ALL-UNNAMED", "-Xms1g", "-Xmx1g", "-XX:+UseG1GC"})
 @Warmup(iterations = 3, time = 2)
 @Measurement(iterations = 5, time = 2)
 @State(Scope.Thread)
-public class FleetWireBenchmark
-{
+public class FleetWireBenchmark {
     static final int BATCH = 128;
     static final String AGENT = "gpu-node-0017-7f3a9c21";
 
@@ -86,14 +85,12 @@ public class FleetWireBenchmark
     private ByteBuffer batchBuffer;
 
     @Setup
-    public void setUp()
-    {
+    public void setUp() {
         outputs = new FleetSummaryStream(FleetSummaryStream.SCENARIO, 1_000_000).outputs;
         encoder = new FleetWireEncoder(AGENT);
         keys = new byte[outputs.size()][];
         values = new byte[outputs.size()][];
-        for (int i = 0; i < outputs.size(); i++)
-        {
+        for (int i = 0; i < outputs.size(); i++) {
             final FleetSummaryStream.Output o = outputs.get(i);
             keys[i] = key(o);
             values[i] = encode(o, i + 1);
@@ -101,27 +98,22 @@ public class FleetWireBenchmark
         kafkaCompression = compressionOf(compression);
         batchBuffer = ByteBuffer.allocate(4 << 20);
         batches = new MemoryRecords[64];
-        for (int b = 0; b < batches.length; b++)
-        {
+        for (int b = 0; b < batches.length; b++) {
             final MemoryRecords built = buildBatch(b * BATCH);
             final ByteBuffer copy = ByteBuffer.allocate(built.sizeInBytes());
             copy.put(built.buffer().duplicate()).flip();
             batches[b] = MemoryRecords.readableRecords(copy);
         }
         // a wrong decoder fails the run here rather than reporting a fast wrong rate
-        for (int i = 0; i < values.length; i++)
-        {
-            if (decodeOne(values[i]) != i + 1)
-            {
+        for (int i = 0; i < values.length; i++) {
+            if (decodeOne(values[i]) != i + 1) {
                 throw new IllegalStateException("fleet wire benchmark: record " + i + " decoded a wrong seq");
             }
         }
     }
 
-    static Compression compressionOf(final String name)
-    {
-        return switch (name)
-        {
+    static Compression compressionOf(final String name) {
+        return switch (name) {
             case "none" -> Compression.NONE;
             case "lz4" -> Compression.lz4().build();
             case "zstd" -> Compression.zstd().build();
@@ -129,31 +121,26 @@ public class FleetWireBenchmark
         };
     }
 
-    static byte[] key(final FleetSummaryStream.Output o)
-    {
+    static byte[] key(final FleetSummaryStream.Output o) {
         return (o.flow() != null ? FleetCodec.key(o.flow()) : FleetCodec.key(o.collective()))
-            .getBytes(StandardCharsets.UTF_8);
+                .getBytes(StandardCharsets.UTF_8);
     }
 
-    static String hostName(final long hostId)
-    {
+    static String hostName(final long hostId) {
         return "gpu-node-" + (hostId & 0xF); // one name per host, as the agent's map returns it
     }
 
     private final String[] hostNames = new String[16];
 
-    private String hostNameOf(final long hostId)
-    {
-        final int slot = (int)(hostId & 0xF);
+    private String hostNameOf(final long hostId) {
+        final int slot = (int) (hostId & 0xF);
         final String n = hostNames[slot];
         return n != null ? n : (hostNames[slot] = hostName(hostId));
     }
 
-    private byte[] encode(final FleetSummaryStream.Output o, final long seq)
-    {
+    private byte[] encode(final FleetSummaryStream.Output o, final long seq) {
         final boolean json = "json".equals(codec);
-        if (o.flow() != null)
-        {
+        if (o.flow() != null) {
             final String host = hostNameOf(o.flow().hostId());
             return json ? FleetCodec.flow(AGENT, seq, o.flow(), host) : encoder.flow(seq, o.flow(), host);
         }
@@ -161,15 +148,12 @@ public class FleetWireBenchmark
     }
 
     /** Decodes one value as the aggregator does; returns its seq (and keeps the stage's input live). */
-    private long decodeOne(final byte[] value)
-    {
-        if ("json".equals(codec))
-        {
+    private long decodeOne(final byte[] value) {
+        if ("json".equals(codec)) {
             final JsonNode n = FleetCodec.read(value);
             final String agent = n.path("agent").asText();
             final long s = n.path("seq").asLong();
-            if ("flow".equals(n.path("type").asText()))
-            {
+            if ("flow".equals(n.path("type").asText())) {
                 FleetCodec.flowInto(n.path("s"), flow);
                 return s + (agent.length() == 0 ? 1 : 0) + (flow.kind() < 0 ? 1 : 0);
             }
@@ -179,8 +163,7 @@ public class FleetWireBenchmark
         final int template = decoder.wrap(value);
         final String agent = decoder.agent();
         final long s = decoder.seq();
-        if (template == WireSchema.FLOW_TEMPLATE_ID)
-        {
+        if (template == WireSchema.FLOW_TEMPLATE_ID) {
             decoder.flowInto(flow);
             return s + (agent.length() == 0 ? 1 : 0) + (flow.kind() < 0 ? 1 : 0);
         }
@@ -188,44 +171,39 @@ public class FleetWireBenchmark
         return s + (agent.length() == 0 ? 1 : 0) + (coll.rank() == Integer.MIN_VALUE ? 1 : 0);
     }
 
-    private int nextIndex()
-    {
+    private int nextIndex() {
         final int i = next;
         next = i + 1 == outputs.size() ? 0 : i + 1;
         return i;
     }
 
     @Benchmark
-    public byte[] encode()
-    {
+    public byte[] encode() {
         return encode(outputs.get(nextIndex()), ++seq);
     }
 
     @Benchmark
-    public int encodeInPlace()
-    {
-        if (!"binary".equals(codec))
-        {
+    public int encodeInPlace() {
+        if (!"binary".equals(codec)) {
             return 0; // JSON has no in-place form: Jackson builds a tree and a byte[]
         }
         final FleetSummaryStream.Output o = outputs.get(nextIndex());
-        return o.flow() != null ? encoder.encodeFlow(scratch, 0, ++seq, o.flow(), hostNameOf(o.flow().hostId())) :
-            encoder.encodeCollective(scratch, 0, ++seq, o.collective());
+        return o.flow() != null
+                ? encoder.encodeFlow(
+                        scratch, 0, ++seq, o.flow(), hostNameOf(o.flow().hostId()))
+                : encoder.encodeCollective(scratch, 0, ++seq, o.collective());
     }
 
     @Benchmark
-    public long decode()
-    {
+    public long decode() {
         return decodeOne(values[nextIndex()]);
     }
 
-    private MemoryRecords buildBatch(final int from)
-    {
+    private MemoryRecords buildBatch(final int from) {
         batchBuffer.clear();
-        final MemoryRecordsBuilder b = MemoryRecords.builder(batchBuffer, RecordBatch.CURRENT_MAGIC_VALUE,
-            kafkaCompression, TimestampType.CREATE_TIME, 0L);
-        for (int i = 0; i < BATCH; i++)
-        {
+        final MemoryRecordsBuilder b = MemoryRecords.builder(
+                batchBuffer, RecordBatch.CURRENT_MAGIC_VALUE, kafkaCompression, TimestampType.CREATE_TIME, 0L);
+        for (int i = 0; i < BATCH; i++) {
             final int at = (from + i) % outputs.size();
             b.append(1_700_000_000_000L + i, keys[at], encode(outputs.get(at), ++seq));
         }
@@ -235,8 +213,7 @@ public class FleetWireBenchmark
 
     @Benchmark
     @OperationsPerInvocation(BATCH)
-    public int produceBatch()
-    {
+    public int produceBatch() {
         final int from = next;
         next = (next + BATCH) % outputs.size();
         return buildBatch(from).sizeInBytes();
@@ -244,14 +221,11 @@ public class FleetWireBenchmark
 
     @Benchmark
     @OperationsPerInvocation(BATCH)
-    public long consumeBatch()
-    {
+    public long consumeBatch() {
         final MemoryRecords records = batches[nextIndex() & (batches.length - 1)];
         long sum = 0;
-        for (final RecordBatch batch : records.batches())
-        {
-            for (final Record r : batch)
-            {
+        for (final RecordBatch batch : records.batches()) {
+            for (final Record r : batch) {
                 final ByteBuffer v = r.value();
                 final byte[] value = new byte[v.remaining()]; // the consumer's ByteArrayDeserializer copies too
                 v.get(value);

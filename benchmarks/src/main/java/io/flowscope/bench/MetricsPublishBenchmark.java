@@ -1,22 +1,21 @@
 package io.flowscope.bench;
 
-import java.util.ArrayList;
-import java.util.List;
-import java.util.concurrent.TimeUnit;
-
-import io.flowscope.collector.pipeline.AnomalyStages;
+import io.flowscope.api.summary.FlowSummary;
 import io.flowscope.collector.config.CollectorConfig;
 import io.flowscope.collector.http.HttpRejections;
-import io.flowscope.collector.pipeline.IngestFailures;
 import io.flowscope.collector.http.Metrics;
-import io.flowscope.collector.pipeline.Pipeline;
 import io.flowscope.collector.ingest.SimulatorSource;
+import io.flowscope.collector.pipeline.AnomalyStages;
+import io.flowscope.collector.pipeline.IngestFailures;
+import io.flowscope.collector.pipeline.Pipeline;
 import io.flowscope.collector.pipeline.Snapshot;
 import io.flowscope.collector.pipeline.Stats;
 import io.flowscope.collector.pipeline.TrafficCounters;
 import io.flowscope.sim.ClusterSimulator;
 import io.flowscope.sim.SimulatedRun;
-import io.flowscope.api.summary.FlowSummary;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
 import org.openjdk.jmh.annotations.Fork;
@@ -49,17 +48,22 @@ import org.openjdk.jmh.annotations.Warmup;
  */
 @BenchmarkMode(Mode.AverageTime)
 @OutputTimeUnit(TimeUnit.MICROSECONDS)
-@Fork(value = 1, jvmArgsAppend = {"-Xms1g", "-Xmx1g", "--add-exports=java.base/jdk.internal.misc=ALL-UNNAMED",
-    "-Dchronicle.analytics.disable=true", "-Dchronicle.announcer.disable=true"})
+@Fork(
+        value = 1,
+        jvmArgsAppend = {
+            "-Xms1g",
+            "-Xmx1g",
+            "--add-exports=java.base/jdk.internal.misc=ALL-UNNAMED",
+            "-Dchronicle.analytics.disable=true",
+            "-Dchronicle.announcer.disable=true"
+        })
 @Warmup(iterations = 3, time = 2)
 @Measurement(iterations = 5, time = 2)
-public class MetricsPublishBenchmark
-{
+public class MetricsPublishBenchmark {
     static final String SCENARIO = "nodes=2,gpus=4,channels=2,size=8M,seed=11,algo=ring";
 
     @State(Scope.Thread)
-    public static class PublishState
-    {
+    public static class PublishState {
         Pipeline pipeline;
         TrafficCounters traffic;
         Stats stats;
@@ -68,73 +72,82 @@ public class MetricsPublishBenchmark
         long wallMs;
 
         @Setup
-        public void setUp()
-        {
+        public void setUp() {
             final ClusterSimulator sim = new ClusterSimulator(new SimulatorSource(SCENARIO, 1.0, 10).scenario());
             traffic = new TrafficCounters();
-            pipeline = new Pipeline(Pipeline.windowConfig(CollectorConfig.defaults()), AnomalyStages::create,
-                e -> { });
+            pipeline = new Pipeline(Pipeline.windowConfig(CollectorConfig.defaults()), AnomalyStages::create, e -> {});
             final List<FlowSummary> recorded = new ArrayList<>();
-            pipeline.tap(s ->
-            {
-                traffic.onSummary(s);
-                if (recorded.size() < 1000 && (s.kind() == FlowSummary.KIND_LINK || s.kind() == FlowSummary.KIND_QP))
-                {
-                    final FlowSummary copy = new FlowSummary();
-                    copy.copyFrom(s);
-                    recorded.add(copy);
-                }
-            }, traffic);
-            for (long t = SimulatedRun.STEP_NS; t <= 1_000_000_000L; t += SimulatedRun.STEP_NS)
-            {
+            pipeline.tap(
+                    s -> {
+                        traffic.onSummary(s);
+                        if (recorded.size() < 1000
+                                && (s.kind() == FlowSummary.KIND_LINK || s.kind() == FlowSummary.KIND_QP)) {
+                            final FlowSummary copy = new FlowSummary();
+                            copy.copyFrom(s);
+                            recorded.add(copy);
+                        }
+                    },
+                    traffic);
+            for (long t = SimulatedRun.STEP_NS; t <= 1_000_000_000L; t += SimulatedRun.STEP_NS) {
                 sim.advanceTo(t, pipeline);
                 pipeline.endBatch(t);
             }
             summaries = recorded.toArray(new FlowSummary[0]);
             wallMs = System.currentTimeMillis();
-            stats = new Stats(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, null, 0, 0, 0, "bench", IngestFailures.Counts.NONE,
-                List.of(), traffic.publish(pipeline.engine()));
+            stats = new Stats(
+                    0,
+                    0,
+                    0,
+                    0,
+                    0,
+                    0,
+                    0,
+                    0,
+                    0,
+                    0,
+                    0,
+                    null,
+                    0,
+                    0,
+                    0,
+                    "bench",
+                    IngestFailures.Counts.NONE,
+                    List.of(),
+                    traffic.publish(pipeline.engine()));
             final Snapshot snapshot = pipeline.snapshot(wallMs, stats);
-            metrics = new Metrics(() -> snapshot, () -> id -> sim.hostName(sim.nodeOfHost(id)), new HttpRejections(),
-                () -> "");
+            metrics = new Metrics(
+                    () -> snapshot, () -> id -> sim.hostName(sim.nodeOfHost(id)), new HttpRejections(), () -> "");
         }
     }
 
     @Benchmark
-    public Object snapshot(final PublishState s)
-    {
+    public Object snapshot(final PublishState s) {
         return s.pipeline.snapshot(s.wallMs, s.stats);
     }
 
     @Benchmark
-    public Object publish(final PublishState s)
-    {
+    public Object publish(final PublishState s) {
         return s.traffic.publish(s.pipeline.engine());
     }
 
     @Benchmark
-    public void summaries(final PublishState s)
-    {
-        for (final FlowSummary f : s.summaries)
-        {
+    public void summaries(final PublishState s) {
+        for (final FlowSummary f : s.summaries) {
             s.traffic.onSummary(f);
         }
     }
 
     @Benchmark
-    public int summariesBaseline(final PublishState s)
-    {
+    public int summariesBaseline(final PublishState s) {
         int k = 0;
-        for (final FlowSummary f : s.summaries)
-        {
+        for (final FlowSummary f : s.summaries) {
             k += f.kind();
         }
         return k;
     }
 
     @Benchmark
-    public Object scrape(final PublishState s)
-    {
+    public Object scrape(final PublishState s) {
         return s.metrics.scrape("application/openmetrics-text; version=1.0.0; charset=utf-8", List.of());
     }
 }

@@ -1,9 +1,8 @@
 package io.flowscope.bench;
 
+import io.flowscope.api.input.TelemetryListener;
 import java.util.Arrays;
 import java.util.SplittableRandom;
-
-import io.flowscope.api.input.TelemetryListener;
 
 /**
  * A pre-generated, realistic ProxyOp / ProxyStep event stream of one host, as primitive tuples in parallel
@@ -28,8 +27,7 @@ import io.flowscope.api.input.TelemetryListener;
  * Replays: {@link #replay} adds a key base and a time base to every key / time, so the same arrays can be
  * replayed again and again as new ops and steps later in time ({@link #keySpan}, {@link #timeSpanNs}).
  */
-final class ProxyStream
-{
+final class ProxyStream {
     static final byte OP_START = 0;
     static final byte OP_STOP = 1;
     static final byte STEP_START = 2;
@@ -42,6 +40,7 @@ final class ProxyStream
     static final int OPCODE_WRITE_WITH_IMM = 1;
     /** Opcode recorded for a receive WR (NCCL IB irecv; {@code ibv_post_recv} has no ibv_wr_opcode). */
     static final int OPCODE_RECV = 128;
+
     static final long LENGTH_MASK = (1L << 48) - 1;
 
     static final long COMM_HASH = 0x5EED_C0FF_EE12_3456L;
@@ -56,10 +55,8 @@ final class ProxyStream
     /** Each rank's (process's) key salt, as RingEventSource derives one from the host and the pid. */
     private static final long[] PROCESS_SALT = new long[RANKS];
 
-    static
-    {
-        for (int rank = 0; rank < RANKS; rank++)
-        {
+    static {
+        for (int rank = 0; rank < RANKS; rank++) {
             long z = (rank + 4_000L) * 0x9E3779B97F4A7C15L;
             z = (z ^ z >>> 31) * 0xBF58476D1CE4E5B9L;
             PROCESS_SALT[rank] = z ^ z >>> 29;
@@ -82,6 +79,7 @@ final class ProxyStream
      * qpNum | device << 24 (QP start).
      */
     final int[] iarg;
+
     final int events;
     final int flows;
     final long ops;
@@ -90,6 +88,7 @@ final class ProxyStream
     final long bytes;
     /** NetPlugin IB QP work requests (one per step) and their lengths. */
     final long wrs;
+
     final long wrBytes;
     /** Events of the kinds QP_START / QP_STOP. */
     final int qpEvents;
@@ -98,12 +97,10 @@ final class ProxyStream
     /** Event time of one replay: the time base advances by this much per replay. */
     final long timeSpanNs;
 
-    private ProxyStream(final Builder b)
-    {
+    private ProxyStream(final Builder b) {
         final int n = b.n;
         final long[] order = new long[n];
-        for (int i = 0; i < n; i++)
-        {
+        for (int i = 0; i < n; i++) {
             order[i] = b.time[i] << 24 | i; // times < 2^39 ns, indices < 2^24
         }
         Arrays.sort(order);
@@ -116,36 +113,32 @@ final class ProxyStream
         // start order (one serial, taken when NCCL starts the event), and the key is that serial XORed with the
         // process's salt (RingEventSource.key: host and pid). Generation runs flow by flow, so its own numbering
         // would give each flow a block of keys, and one numbering for all ranks would make one sequence of eight.
-        final long[] renumbered = new long[(int)b.nextKey];
-        final int[] rankOfKey = new int[(int)b.nextKey];
+        final long[] renumbered = new long[(int) b.nextKey];
+        final int[] rankOfKey = new int[(int) b.nextKey];
         final long[] serial = new long[RANKS];
-        for (int j = 0; j < n; j++)
-        {
-            final int i = (int)(order[j] & 0xFF_FFFF);
+        for (int j = 0; j < n; j++) {
+            final int i = (int) (order[j] & 0xFF_FFFF);
             final byte t = b.type[i];
-            if (t == OP_START || t == STEP_START || t == QP_START)
-            {
-                final int k = (int)b.key[i];
-                final int rank = t == OP_START ? b.iarg[i] & 0xFF : t == STEP_START ? rankOfKey[(int)b.arg[i]] :
-                    b.iarg[i] >>> 24;
+            if (t == OP_START || t == STEP_START || t == QP_START) {
+                final int k = (int) b.key[i];
+                final int rank = t == OP_START
+                        ? b.iarg[i] & 0xFF
+                        : t == STEP_START ? rankOfKey[(int) b.arg[i]] : b.iarg[i] >>> 24;
                 rankOfKey[k] = rank;
                 renumbered[k] = ++serial[rank] ^ PROCESS_SALT[rank];
             }
         }
-        for (final long count : serial)
-        {
-            if (count >= KEY_SPAN)
-            {
+        for (final long count : serial) {
+            if (count >= KEY_SPAN) {
                 throw new IllegalStateException("more than 2^24 records of one rank in one replay");
             }
         }
-        for (int j = 0; j < n; j++)
-        {
-            final int i = (int)(order[j] & 0xFF_FFFF);
+        for (int j = 0; j < n; j++) {
+            final int i = (int) (order[j] & 0xFF_FFFF);
             type[j] = b.type[i];
-            key[j] = renumbered[(int)b.key[i]];
+            key[j] = renumbered[(int) b.key[i]];
             time[j] = b.time[i];
-            arg[j] = type[j] == STEP_START ? renumbered[(int)b.arg[i]] : b.arg[i];
+            arg[j] = type[j] == STEP_START ? renumbered[(int) b.arg[i]] : b.arg[i];
             iarg[j] = b.iarg[i];
         }
         events = n;
@@ -153,8 +146,7 @@ final class ProxyStream
         wrs = b.wrs;
         wrBytes = b.wrBytes;
         int q = 0;
-        for (int j = 0; j < n; j++)
-        {
+        for (int j = 0; j < n; j++) {
             q += type[j] >= QP_START ? 1 : 0;
         }
         qpEvents = q;
@@ -169,19 +161,14 @@ final class ProxyStream
      * Generates about {@code durationNs} of event time (ops start until then; each finishes completely), with
      * or without the QP work requests.
      */
-    static ProxyStream generate(final long seed, final long durationNs, final boolean withQp)
-    {
+    static ProxyStream generate(final long seed, final long durationNs, final boolean withQp) {
         final SplittableRandom random = new SplittableRandom(seed);
         final Builder b = new Builder();
-        for (int rank = 0; rank < RANKS; rank++)
-        {
-            for (int p = 0; p < PEERS; p++)
-            {
+        for (int rank = 0; rank < RANKS; rank++) {
+            for (int p = 0; p < PEERS; p++) {
                 final int peer = p == 0 ? (rank + 1) % RANKS : (rank + RANKS - 1) % RANKS;
-                for (int channel = 0; channel < CHANNELS; channel++)
-                {
-                    for (int dir = 0; dir < 2; dir++)
-                    {
+                for (int channel = 0; channel < CHANNELS; channel++) {
+                    for (int dir = 0; dir < 2; dir++) {
                         flow(b, random, rank, peer, channel, dir == 0, durationNs, withQp);
                     }
                 }
@@ -190,56 +177,54 @@ final class ProxyStream
         return new ProxyStream(b);
     }
 
-    private static void flow(final Builder b, final SplittableRandom r, final int rank, final int peer,
-        final int channel, final boolean isSend, final long durationNs, final boolean withQp)
-    {
+    private static void flow(
+            final Builder b,
+            final SplittableRandom r,
+            final int rank,
+            final int peer,
+            final int channel,
+            final boolean isSend,
+            final long durationNs,
+            final boolean withQp) {
         long t = 1_000 + r.nextLong(20_000);
         final int flowBits = rank | peer << 8 | channel << 16 | (isSend ? 1 << 24 : 0);
         // One QP per connection and direction on the rank's NIC (device = rank).
         final int qpBits = (0x100 + (peer << 4 | channel << 1 | (isSend ? 1 : 0))) | rank << 24;
-        while (t < durationNs)
-        {
+        while (t < durationNs) {
             final long opKey = b.nextKey++;
             b.add(OP_START, opKey, t, COMM_HASH, flowBits);
             b.ops++;
             final int nSteps = 4 + r.nextInt(13);
             long stepStart = t + 100 + r.nextLong(400);
             long lastStop = stepStart;
-            for (int s = 0; s < nSteps; s++)
-            {
+            for (int s = 0; s < nSteps; s++) {
                 final long transSize = (128 + r.nextInt(385)) * 1024L;
                 final long interval = transSize * 1_000 / 6_250 * (80 + r.nextInt(41)) / 100; // 6.25 GB/s ± 20 %
                 final long stepKey = b.nextKey++;
                 long ts = stepStart;
                 b.add(STEP_START, stepKey, ts, opKey, s);
-                if (isSend)
-                {
+                if (isSend) {
                     ts += 200 + r.nextLong(400);
                     b.add(STEP_STATE, stepKey, ts, 0, 8);
                     ts += 500 + r.nextLong(2_500);
                     b.add(STEP_STATE, stepKey, ts, 0, 20);
-                    if (r.nextInt(4) == 0)
-                    {
+                    if (r.nextInt(4) == 0) {
                         ts += 100 + r.nextLong(400);
                         b.add(STEP_STATE, stepKey, ts, 0, 20);
                     }
                     ts += 200 + r.nextLong(800);
                     b.add(STEP_STATE, stepKey, ts, transSize, 9);
                     final long stop = ts + 2 * interval + r.nextLong(5_000);
-                    if (withQp)
-                    {
+                    if (withQp) {
                         wr(b, r, qpBits, OPCODE_WRITE_WITH_IMM, transSize, ts, stop);
                     }
                     ts = stop;
                     b.add(STEP_STOP, stepKey, ts, 0, 0);
-                }
-                else
-                {
+                } else {
                     ts += 200 + r.nextLong(400);
                     b.add(STEP_STATE, stepKey, ts, 0, 10);
                     final long t11 = ts + interval * 3 / 2 + r.nextLong(5_000);
-                    if (withQp)
-                    {
+                    if (withQp) {
                         wr(b, r, qpBits, OPCODE_RECV, transSize, ts, t11);
                     }
                     ts = t11;
@@ -264,11 +249,16 @@ final class ProxyStream
      * A work request posted 100–300 ns after {@code fromNs} (9 / 10: isend / irecv), completed 200–800 ns
      * before {@code toNs} (the step's stop / 11, which follow the CQ completion).
      */
-    private static void wr(final Builder b, final SplittableRandom r, final int qpBits, final int opcode,
-        final long length, final long fromNs, final long toNs)
-    {
+    private static void wr(
+            final Builder b,
+            final SplittableRandom r,
+            final int qpBits,
+            final int opcode,
+            final long length,
+            final long fromNs,
+            final long toNs) {
         final long wrKey = b.nextKey++;
-        b.add(QP_START, wrKey, fromNs + 100 + r.nextLong(200), length | (long)opcode << 48, qpBits);
+        b.add(QP_START, wrKey, fromNs + 100 + r.nextLong(200), length | (long) opcode << 48, qpBits);
         b.add(QP_STOP, wrKey, toNs - 200 - r.nextLong(600), 0, 0);
         b.wrs++;
         b.wrBytes += length;
@@ -277,20 +267,22 @@ final class ProxyStream
     /**
      * Replays events {@code [from, to)} into {@code listener}, keys + {@code keyBase}, times + {@code timeBase}.
      */
-    static void replay(final ProxyStream s, final int from, final int to, final long keyBase, final long timeBase,
-        final TelemetryListener listener)
-    {
+    static void replay(
+            final ProxyStream s,
+            final int from,
+            final int to,
+            final long keyBase,
+            final long timeBase,
+            final TelemetryListener listener) {
         final byte[] type = s.type;
         final long[] key = s.key;
         final long[] time = s.time;
         final long[] arg = s.arg;
         final int[] iarg = s.iarg;
-        for (int i = from; i < to; i++)
-        {
+        for (int i = from; i < to; i++) {
             final long k = key[i] + keyBase;
             final long t = time[i] + timeBase;
-            switch (type[i])
-            {
+            switch (type[i]) {
                 case STEP_STATE:
                     listener.onProxyStepState(k, iarg[i], arg[i], t);
                     break;
@@ -300,17 +292,15 @@ final class ProxyStream
                 case STEP_STOP:
                     listener.onProxyStepStop(k, t);
                     break;
-                case OP_START:
-                {
+                case OP_START: {
                     final int f = iarg[i];
                     listener.onProxyOpStart(k, arg[i], f & 0xFF, f >>> 8 & 0xFF, f >>> 16 & 0xFF, f >>> 24 != 0, t);
                     break;
                 }
-                case QP_START:
-                {
+                case QP_START: {
                     final long a = arg[i];
                     final int q = iarg[i];
-                    listener.onQpStart(k, q >>> 24, q & 0xFF_FFFF, (int)(a >>> 48), a & LENGTH_MASK, t);
+                    listener.onQpStart(k, q >>> 24, q & 0xFF_FFFF, (int) (a >>> 48), a & LENGTH_MASK, t);
                     break;
                 }
                 case QP_STOP:
@@ -324,15 +314,15 @@ final class ProxyStream
     }
 
     @Override
-    public String toString()
-    {
-        return "ProxyStream{events=" + events + " (QP " + qpEvents + "), step flows=" + flows + ", QP flows=" + flows +
-            ", ops=" + ops + ", steps=" + steps + ", bytes=" + bytes + ", wrs=" + wrs + ", wrBytes=" + wrBytes +
-            ", timeSpanNs=" + timeSpanNs + '}';
+    public String toString() {
+        return "ProxyStream{events=" + events + " (QP " + qpEvents + "), step flows=" + flows + ", QP flows=" + flows
+                + ", ops="
+                + ops + ", steps=" + steps + ", bytes=" + bytes + ", wrs=" + wrs + ", wrBytes=" + wrBytes
+                + ", timeSpanNs="
+                + timeSpanNs + '}';
     }
 
-    private static final class Builder
-    {
+    private static final class Builder {
         byte[] type = new byte[1 << 16];
         long[] key = new long[1 << 16];
         long[] time = new long[1 << 16];
@@ -346,10 +336,8 @@ final class ProxyStream
         long wrs;
         long wrBytes;
 
-        void add(final byte t, final long k, final long ts, final long a, final int ia)
-        {
-            if (n == type.length)
-            {
+        void add(final byte t, final long k, final long ts, final long a, final int ia) {
+            if (n == type.length) {
                 final int c = n * 2;
                 type = Arrays.copyOf(type, c);
                 key = Arrays.copyOf(key, c);

@@ -3,7 +3,6 @@ package io.flowscope.bench;
 import io.flowscope.anomaly.AnomalyConfig;
 import io.flowscope.sim.Scenario;
 import io.flowscope.sim.SimulatedRun;
-
 import java.util.Locale;
 
 /**
@@ -14,22 +13,16 @@ import java.util.Locale;
  * java -cp benchmarks/target/benchmarks.jar io.flowscope.bench.ScenarioPublications &gt; publications.txt
  * </pre>
  */
-public final class ScenarioPublications
-{
-    private ScenarioPublications()
-    {
-    }
+public final class ScenarioPublications {
+    private ScenarioPublications() {}
 
-    public static void main(final String[] args)
-    {
+    public static void main(final String[] args) {
         Locale.setDefault(Locale.ROOT);
         final AnomalyConfig config = new AnomalyConfig();
-        for (final String name : Scenario.builtInNames())
-        {
+        for (final String name : Scenario.builtInNames()) {
             final SimulatedRun run = new SimulatedRun(Scenario.builtIn(name), config).run();
             System.out.println("# " + name + ": " + run.engine().summaries() + " summaries");
-            for (final SimulatedRun.Event e : run.events())
-            {
+            for (final SimulatedRun.Event e : run.events()) {
                 // The record's own rendering: every component, evidence sorted by name, doubles exact.
                 System.out.println(name + " " + e.type() + " " + e.anomaly());
             }

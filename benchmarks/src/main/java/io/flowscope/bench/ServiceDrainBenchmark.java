@@ -1,19 +1,18 @@
 package io.flowscope.bench;
 
-import java.io.IOException;
-import java.nio.file.Files;
-import java.nio.file.Path;
-import java.util.concurrent.TimeUnit;
-
-import io.flowscope.collector.pipeline.AnomalyStages;
 import io.flowscope.collector.config.CollectorConfig;
-import io.flowscope.collector.pipeline.Pipeline;
+import io.flowscope.collector.ingest.RingEventSource;
 import io.flowscope.collector.journal.JournalWriter;
+import io.flowscope.collector.pipeline.AnomalyStages;
+import io.flowscope.collector.pipeline.Pipeline;
 import io.flowscope.ring.RecordHandler;
 import io.flowscope.ring.RingMerge;
 import io.flowscope.ring.RingReader;
 import io.flowscope.window.WindowEngine;
-import io.flowscope.collector.ingest.RingEventSource;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.concurrent.TimeUnit;
 import net.openhft.chronicle.queue.rollcycles.LegacyRollCycles;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
@@ -55,25 +54,34 @@ import org.openjdk.jmh.annotations.Warmup;
  */
 @BenchmarkMode(Mode.AverageTime)
 @OutputTimeUnit(TimeUnit.NANOSECONDS)
-@Fork(value = 1, jvmArgsAppend = {"-Xms2g", "-Xmx2g",
-    "--add-exports=java.base/jdk.internal.misc=ALL-UNNAMED", "--add-exports=java.base/jdk.internal.ref=ALL-UNNAMED",
-    "--add-exports=java.base/sun.nio.ch=ALL-UNNAMED", "--add-exports=jdk.unsupported/sun.misc=ALL-UNNAMED",
-    "--add-exports=jdk.compiler/com.sun.tools.javac.file=ALL-UNNAMED",
-    "--add-opens=jdk.compiler/com.sun.tools.javac=ALL-UNNAMED", "--add-opens=java.base/java.lang=ALL-UNNAMED",
-    "--add-opens=java.base/java.lang.reflect=ALL-UNNAMED", "--add-opens=java.base/java.io=ALL-UNNAMED",
-    "--add-opens=java.base/java.util=ALL-UNNAMED", "--add-opens=java.base/sun.nio.ch=ALL-UNNAMED",
-    "--add-opens=java.base/java.nio=ALL-UNNAMED", "-Dchronicle.analytics.disable=true",
-    "-Dchronicle.announcer.disable=true"})
+@Fork(
+        value = 1,
+        jvmArgsAppend = {
+            "-Xms2g",
+            "-Xmx2g",
+            "--add-exports=java.base/jdk.internal.misc=ALL-UNNAMED",
+            "--add-exports=java.base/jdk.internal.ref=ALL-UNNAMED",
+            "--add-exports=java.base/sun.nio.ch=ALL-UNNAMED",
+            "--add-exports=jdk.unsupported/sun.misc=ALL-UNNAMED",
+            "--add-exports=jdk.compiler/com.sun.tools.javac.file=ALL-UNNAMED",
+            "--add-opens=jdk.compiler/com.sun.tools.javac=ALL-UNNAMED",
+            "--add-opens=java.base/java.lang=ALL-UNNAMED",
+            "--add-opens=java.base/java.lang.reflect=ALL-UNNAMED",
+            "--add-opens=java.base/java.io=ALL-UNNAMED",
+            "--add-opens=java.base/java.util=ALL-UNNAMED",
+            "--add-opens=java.base/sun.nio.ch=ALL-UNNAMED",
+            "--add-opens=java.base/java.nio=ALL-UNNAMED",
+            "-Dchronicle.analytics.disable=true",
+            "-Dchronicle.announcer.disable=true"
+        })
 @Warmup(iterations = 4, time = 2)
 @Measurement(iterations = 5, time = 2)
-public class ServiceDrainBenchmark
-{
+public class ServiceDrainBenchmark {
     /** Records per poll: the service's 1,024 a ring, a host of 4 rings. */
     static final int POLL = 4096;
 
     @State(Scope.Thread)
-    public static class ServiceState extends RingDrainBenchmark.RingState
-    {
+    public static class ServiceState extends RingDrainBenchmark.RingState {
         @Param({"decode", "journal", "engine", "engines", "service"})
         public String path;
 
@@ -88,37 +96,30 @@ public class ServiceDrainBenchmark
         long records;
 
         @Setup(Level.Trial)
-        public void setUp() throws IOException
-        {
+        public void setUp() throws IOException {
             create(8, 4, false);
             timeStepNs = 125;
             readers = new RingReader[rings];
             merge = new RingMerge();
-            for (int r = 0; r < rings; r++)
-            {
+            for (int r = 0; r < rings; r++) {
                 readers[r] = RingReader.open(writers[r].path());
                 merge.add(readers[r]);
             }
             final CollectorConfig config = CollectorConfig.defaults();
-            if (path.equals("journal") || path.equals("service"))
-            {
+            if (path.equals("journal") || path.equals("service")) {
                 journalDir = Files.createTempDirectory("servicedrain-journal");
                 journal = new JournalWriter(journalDir, LegacyRollCycles.MINUTELY, 1L << 30, 0);
             }
-            switch (path)
-            {
+            switch (path) {
                 case "decode" -> adapter = new RingEventSource(calls = new RingDrainBenchmark.Calls());
                 case "journal" -> adapter = new RingEventSource(journal);
-                case "engine" ->
-                {
-                    engine = new WindowEngine(Pipeline.windowConfig(config), s -> { }, s -> { });
+                case "engine" -> {
+                    engine = new WindowEngine(Pipeline.windowConfig(config), s -> {}, s -> {});
                     adapter = new RingEventSource(engine);
                 }
-                default ->
-                {
-                    pipeline = new Pipeline(Pipeline.windowConfig(config), AnomalyStages::create, e -> { });
-                    if (journal != null)
-                    {
+                default -> {
+                    pipeline = new Pipeline(Pipeline.windowConfig(config), AnomalyStages::create, e -> {});
+                    if (journal != null) {
                         pipeline.journal(journal);
                     }
                     adapter = new RingEventSource(pipeline);
@@ -127,60 +128,49 @@ public class ServiceDrainBenchmark
         }
 
         @Setup(Level.Invocation)
-        public void refill()
-        {
+        public void refill() {
             fill();
         }
 
         /** What the drain loop does after each poll. */
-        void endBatch()
-        {
+        void endBatch() {
             final long wallNs = System.currentTimeMillis() * 1_000_000L;
-            if (pipeline != null)
-            {
+            if (pipeline != null) {
                 pipeline.endBatch(wallNs);
-            }
-            else if (journal != null)
-            {
+            } else if (journal != null) {
                 journal.flush(wallNs);
             }
         }
 
         @TearDown(Level.Trial)
-        public void tearDown() throws IOException
-        {
-            for (final RingReader r : readers)
-            {
+        public void tearDown() throws IOException {
+            for (final RingReader r : readers) {
                 r.close();
             }
             destroy();
-            if (journal != null)
-            {
+            if (journal != null) {
                 journal.close();
-                try (var files = Files.walk(journalDir))
-                {
-                    files.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+                try (var files = Files.walk(journalDir)) {
+                    files.sorted(java.util.Comparator.reverseOrder())
+                            .forEach(p -> p.toFile().delete());
                 }
             }
-            if (pipeline != null && pipeline.failures().counts().total() > 0)
-            {
-                throw new IllegalStateException("the pipeline caught failures: " + pipeline.failures().counts());
+            if (pipeline != null && pipeline.failures().counts().total() > 0) {
+                throw new IllegalStateException(
+                        "the pipeline caught failures: " + pipeline.failures().counts());
             }
         }
     }
 
     @Benchmark
     @OperationsPerInvocation(RingDrainBenchmark.RECORDS)
-    public long drain(final ServiceState state)
-    {
+    public long drain(final ServiceState state) {
         final RingMerge merge = state.merge;
         final RecordHandler adapter = state.adapter;
         int total = 0;
-        while (total < RingDrainBenchmark.RECORDS)
-        {
+        while (total < RingDrainBenchmark.RECORDS) {
             final int n = merge.poll(adapter, POLL);
-            if (n == 0)
-            {
+            if (n == 0) {
                 throw new IllegalStateException("drained " + total + " of " + RingDrainBenchmark.RECORDS);
             }
             total += n;

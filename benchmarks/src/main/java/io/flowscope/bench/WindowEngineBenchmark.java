@@ -1,12 +1,11 @@
 package io.flowscope.bench;
 
-import java.util.concurrent.TimeUnit;
-
 import io.flowscope.api.input.TelemetryListener;
 import io.flowscope.api.summary.FlowSummary;
 import io.flowscope.api.summary.FlowSummarySink;
 import io.flowscope.window.WindowConfig;
 import io.flowscope.window.WindowEngine;
+import java.util.concurrent.TimeUnit;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
 import org.openjdk.jmh.annotations.Fork;
@@ -54,11 +53,12 @@ import org.openjdk.jmh.annotations.Warmup;
  */
 @BenchmarkMode(Mode.Throughput)
 @OutputTimeUnit(TimeUnit.SECONDS)
-@Fork(value = 1, jvmArgsAppend = {"-Xms1g", "-Xmx1g", "-XX:+UseG1GC"})
+@Fork(
+        value = 1,
+        jvmArgsAppend = {"-Xms1g", "-Xmx1g", "-XX:+UseG1GC"})
 @Warmup(iterations = 5, time = 2)
 @Measurement(iterations = 10, time = 2)
-public class WindowEngineBenchmark
-{
+public class WindowEngineBenchmark {
     /** Events per invocation. */
     public static final int EVENTS = 1 << 16;
     /** Event time generated once and replayed (ns). */
@@ -67,49 +67,41 @@ public class WindowEngineBenchmark
     static final long HOST_ID = 0x0123_4567_89AB_CDEFL;
 
     /** The stream and the cursor of the endless replay. */
-    abstract static class Replay
-    {
+    abstract static class Replay {
         ProxyStream stream;
         int position;
         long replays;
         long keyBase;
         long timeBase;
 
-        void generate(final boolean withQp)
-        {
+        void generate(final boolean withQp) {
             stream = ProxyStream.generate(42, STREAM_NS, withQp);
             timeBase = 1_000_000_000L;
         }
 
         /** Replays the next {@code count} events, wrapping around to a new replay. */
-        final void next(final int count, final TelemetryListener listener)
-        {
+        final void next(final int count, final TelemetryListener listener) {
             int remaining = count;
-            while (remaining > 0)
-            {
+            while (remaining > 0) {
                 final int to = Math.min(stream.events, position + remaining);
                 ProxyStream.replay(stream, position, to, keyBase, timeBase, listener);
                 remaining -= to - position;
                 position = to;
-                if (position == stream.events)
-                {
+                if (position == stream.events) {
                     wrap();
                 }
             }
         }
 
         /** Finishes the current replay (outside the measurement). */
-        final void finishReplay(final TelemetryListener listener)
-        {
-            if (position != 0)
-            {
+        final void finishReplay(final TelemetryListener listener) {
+            if (position != 0) {
                 ProxyStream.replay(stream, position, stream.events, keyBase, timeBase, listener);
                 wrap();
             }
         }
 
-        void wrap()
-        {
+        void wrap() {
             position = 0;
             replays++;
             keyBase += stream.keySpan;
@@ -118,8 +110,7 @@ public class WindowEngineBenchmark
     }
 
     /** Sums what the engine emits, per kind of summary. */
-    static final class CountingSink implements FlowSummarySink
-    {
+    static final class CountingSink implements FlowSummarySink {
         long summaries;
         long completions;
         long bytes;
@@ -130,11 +121,9 @@ public class WindowEngineBenchmark
         long aggregateSummaries;
 
         @Override
-        public void onSummary(final FlowSummary s)
-        {
+        public void onSummary(final FlowSummary s) {
             summaries++;
-            switch (s.kind())
-            {
+            switch (s.kind()) {
                 case FlowSummary.KIND_STEP:
                     completions += s.completions();
                     bytes += s.bytes();
@@ -153,8 +142,7 @@ public class WindowEngineBenchmark
     }
 
     @State(Scope.Thread)
-    public static class EngineState extends Replay
-    {
+    public static class EngineState extends Replay {
         /**
          * The step table (live steps + tombstones; 10–15 k in use at this stream's rate); the engine sizes its step
          * index from it (the next power of two ≥ 2 × maxSteps slots of 8 B) and its row slab (maxSteps rows of
@@ -179,105 +167,115 @@ public class WindowEngineBenchmark
         WindowEngine engine;
 
         @Setup(Level.Trial)
-        public void setUp()
-        {
+        public void setUp() {
             generate(qp);
             sink = new CountingSink();
-            engine = new WindowEngine(new WindowConfig()
-                .periodNs(1_000_000L)
-                .tombstoneTimeoutNs(tombstoneNs)
-                .maxFlows(1024)
-                .maxOps(4096)
-                .maxSteps(maxSteps), sink);
+            engine = new WindowEngine(
+                    new WindowConfig()
+                            .periodNs(1_000_000L)
+                            .tombstoneTimeoutNs(tombstoneNs)
+                            .maxFlows(1024)
+                            .maxOps(4096)
+                            .maxSteps(maxSteps),
+                    sink);
             engine.onHost(HOST_ID);
             System.out.println();
             System.out.println(stream + ", " + engine.config());
         }
 
         @TearDown(Level.Iteration)
-        public void check()
-        {
+        public void check() {
             finishReplay(engine);
             engine.flush();
             final long expectedCompletions = replays * stream.steps;
             final long expectedBytes = replays * stream.bytes;
             final long expectedWrs = replays * stream.wrs;
             final long expectedWrBytes = replays * stream.wrBytes;
-            final String state = "replays=" + replays + " completions=" + sink.completions + "/" + expectedCompletions +
-                " bytes=" + sink.bytes + "/" + expectedBytes + " posts=" + sink.posts + " qpCompletions=" +
-                sink.qpCompletions + "/" + expectedWrs + " qpBytes=" + sink.qpBytes + "/" + expectedWrBytes +
-                " qpPosts=" + sink.qpPosts + " summaries=" + sink.summaries + " (aggregates " +
-                sink.aggregateSummaries + ")" +
-                " liveFlows=" + engine.liveFlows() + " liveSteps=" + engine.liveSteps() + " late=" +
-                engine.lateCompletions() + " " + engine;
-            if (sink.completions != expectedCompletions || sink.bytes != expectedBytes ||
-                sink.posts != expectedCompletions || sink.qpCompletions != expectedWrs ||
-                sink.qpBytes != expectedWrBytes || sink.qpPosts != expectedWrs || sink.aggregateSummaries == 0 ||
-                engine.duplicateRecords() != 0 || engine.unknownOpRecords() != 0 ||
-                engine.unknownStepRecords() != 0 || engine.droppedFlowTableFull() != 0 ||
-                engine.droppedOpTableFull() != 0 || engine.droppedStepTableFull() != 0 ||
-                engine.stepsTimedOut() != 0 || engine.liveFlows() != (qp ? 2 : 1) * stream.flows)
-            {
+            final String state = "replays=" + replays + " completions=" + sink.completions + "/" + expectedCompletions
+                    + " bytes="
+                    + sink.bytes + "/" + expectedBytes + " posts=" + sink.posts + " qpCompletions=" + sink.qpCompletions
+                    + "/" + expectedWrs + " qpBytes=" + sink.qpBytes + "/" + expectedWrBytes + " qpPosts="
+                    + sink.qpPosts + " summaries=" + sink.summaries + " (aggregates " + sink.aggregateSummaries
+                    + ")" + " liveFlows="
+                    + engine.liveFlows() + " liveSteps=" + engine.liveSteps() + " late=" + engine.lateCompletions()
+                    + " " + engine;
+            if (sink.completions != expectedCompletions
+                    || sink.bytes != expectedBytes
+                    || sink.posts != expectedCompletions
+                    || sink.qpCompletions != expectedWrs
+                    || sink.qpBytes != expectedWrBytes
+                    || sink.qpPosts != expectedWrs
+                    || sink.aggregateSummaries == 0
+                    || engine.duplicateRecords() != 0
+                    || engine.unknownOpRecords() != 0
+                    || engine.unknownStepRecords() != 0
+                    || engine.droppedFlowTableFull() != 0
+                    || engine.droppedOpTableFull() != 0
+                    || engine.droppedStepTableFull() != 0
+                    || engine.stepsTimedOut() != 0
+                    || engine.liveFlows() != (qp ? 2 : 1) * stream.flows) {
                 throw new IllegalStateException("wrong engine result: " + state);
             }
-            System.out.print(" [replays=" + replays + " completions=" + sink.completions + " wrs=" + sink.qpCompletions +
-                " ok] ");
+            System.out.print(" [replays=" + replays + " completions=" + sink.completions + " wrs=" + sink.qpCompletions
+                    + " ok] ");
         }
     }
 
     /** Sums key + time of every call. */
-    static final class SumListener implements TelemetryListener
-    {
+    static final class SumListener implements TelemetryListener {
         long sum;
 
         @Override
-        public void onProxyOpStart(final long opKey, final long commHash, final int rank, final int peer,
-            final int channel, final boolean isSend, final long timeNs)
-        {
+        public void onProxyOpStart(
+                final long opKey,
+                final long commHash,
+                final int rank,
+                final int peer,
+                final int channel,
+                final boolean isSend,
+                final long timeNs) {
             sum += opKey + timeNs;
         }
 
         @Override
-        public void onProxyOpStop(final long opKey, final long timeNs)
-        {
+        public void onProxyOpStop(final long opKey, final long timeNs) {
             sum += opKey + timeNs;
         }
 
         @Override
-        public void onProxyStepStart(final long stepKey, final long opKey, final int step, final long timeNs)
-        {
+        public void onProxyStepStart(final long stepKey, final long opKey, final int step, final long timeNs) {
             sum += stepKey + timeNs;
         }
 
         @Override
-        public void onProxyStepState(final long stepKey, final int state, final long transSize, final long timeNs)
-        {
+        public void onProxyStepState(final long stepKey, final int state, final long transSize, final long timeNs) {
             sum += stepKey + timeNs;
         }
 
         @Override
-        public void onProxyStepStop(final long stepKey, final long timeNs)
-        {
+        public void onProxyStepStop(final long stepKey, final long timeNs) {
             sum += stepKey + timeNs;
         }
 
         @Override
-        public void onQpStart(final long wrKey, final int device, final long qpNum, final int opcode, final long length,
-            final long timeNs)
-        {
+        public void onQpStart(
+                final long wrKey,
+                final int device,
+                final long qpNum,
+                final int opcode,
+                final long length,
+                final long timeNs) {
             sum += wrKey + timeNs;
         }
 
         @Override
-        public void onQpStop(final long wrKey, final long timeNs)
-        {
+        public void onQpStop(final long wrKey, final long timeNs) {
             sum += wrKey + timeNs;
         }
     }
 
     @State(Scope.Thread)
-    public static class BaselineState extends Replay
-    {
+    public static class BaselineState extends Replay {
         /** As {@link EngineState#qp}. */
         @Param({"true"})
         public boolean qp;
@@ -287,29 +285,24 @@ public class WindowEngineBenchmark
         long expectedSum;
 
         @Setup(Level.Trial)
-        public void setUp()
-        {
+        public void setUp() {
             generate(qp);
             listener = new SumListener();
-            for (int i = 0; i < stream.events; i++)
-            {
+            for (int i = 0; i < stream.events; i++) {
                 streamSum += stream.key[i] + stream.time[i];
             }
         }
 
         @Override
-        void wrap()
-        {
+        void wrap() {
             expectedSum += streamSum + stream.events * (keyBase + timeBase);
             super.wrap();
         }
 
         @TearDown(Level.Iteration)
-        public void check()
-        {
+        public void check() {
             finishReplay(listener);
-            if (listener.sum != expectedSum)
-            {
+            if (listener.sum != expectedSum) {
                 throw new IllegalStateException("wrong baseline sum: " + listener.sum + " != " + expectedSum);
             }
         }
@@ -317,15 +310,13 @@ public class WindowEngineBenchmark
 
     @Benchmark
     @OperationsPerInvocation(EVENTS)
-    public void engine(final EngineState s)
-    {
+    public void engine(final EngineState s) {
         s.next(EVENTS, s.engine);
     }
 
     @Benchmark
     @OperationsPerInvocation(EVENTS)
-    public void baseline(final BaselineState s)
-    {
+    public void baseline(final BaselineState s) {
         s.next(EVENTS, s.listener);
     }
 }

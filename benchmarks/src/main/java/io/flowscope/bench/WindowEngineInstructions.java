@@ -23,41 +23,41 @@ import io.flowscope.window.WindowEngine;
  *     -cp benchmarks/target/benchmarks.jar io.flowscope.bench.WindowEngineInstructions 2500000
  * </pre>
  */
-public final class WindowEngineInstructions
-{
-    private WindowEngineInstructions()
-    {
-    }
+public final class WindowEngineInstructions {
+    private WindowEngineInstructions() {}
 
-    public static void main(final String[] args)
-    {
+    public static void main(final String[] args) {
         final long events = args.length > 0 ? Long.parseLong(args[0]) : 1_000_000L;
         final boolean baseline = args.length > 1 && "baseline".equals(args[1]);
         final ProxyStream stream = ProxyStream.generate(42, WindowEngineBenchmark.STREAM_NS, true);
         final long[] sums = new long[2];
-        final FlowSummarySink sink = s ->
-        {
+        final FlowSummarySink sink = s -> {
             sums[0] += s.completions();
             sums[1] += s.bytes();
         };
-        final WindowEngine engine = new WindowEngine(new WindowConfig().periodNs(1_000_000L)
-            .tombstoneTimeoutNs(2_000_000L).maxFlows(1024).maxOps(4096).maxSteps(65536), sink);
+        final WindowEngine engine = new WindowEngine(
+                new WindowConfig()
+                        .periodNs(1_000_000L)
+                        .tombstoneTimeoutNs(2_000_000L)
+                        .maxFlows(1024)
+                        .maxOps(4096)
+                        .maxSteps(65536),
+                sink);
         engine.onHost(WindowEngineBenchmark.HOST_ID);
         final WindowEngineBenchmark.SumListener sum = new WindowEngineBenchmark.SumListener();
         final io.flowscope.api.input.TelemetryListener target = baseline ? sum : engine;
         long keyBase = 0;
         long timeBase = 1_000_000_000L;
         long left = events;
-        while (left > 0)
-        {
-            final int to = (int)Math.min(stream.events, left);
+        while (left > 0) {
+            final int to = (int) Math.min(stream.events, left);
             ProxyStream.replay(stream, 0, to, keyBase, timeBase, target);
             left -= to;
             keyBase += stream.keySpan;
             timeBase += stream.timeSpanNs;
         }
         engine.flush();
-        System.out.println("events=" + events + " completions=" + sums[0] + " bytes=" + sums[1] + " dropped=" +
-            engine.droppedStepTableFull() + " unknown=" + engine.unknownStepRecords() + " sum=" + sum.sum);
+        System.out.println("events=" + events + " completions=" + sums[0] + " bytes=" + sums[1] + " dropped="
+                + engine.droppedStepTableFull() + " unknown=" + engine.unknownStepRecords() + " sum=" + sum.sum);
     }
 }

@@ -1,15 +1,5 @@
 package io.flowscope.collector;
 
-import java.util.List;
-import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.TimeUnit;
-import java.util.function.Consumer;
-import java.util.function.Function;
-import java.util.function.LongFunction;
-import java.util.function.Supplier;
-
 import io.flowscope.api.anomaly.AnomalySink;
 import io.flowscope.api.anomaly.AnomalyStage;
 import io.flowscope.collector.config.CollectorConfig;
@@ -20,15 +10,24 @@ import io.flowscope.collector.ingest.RingSource;
 import io.flowscope.collector.ingest.SimulatorSource;
 import io.flowscope.collector.ingest.Source;
 import io.flowscope.collector.journal.JournalLock;
+import io.flowscope.collector.pipeline.Announcements;
 import io.flowscope.collector.pipeline.AnomalyEvent;
 import io.flowscope.collector.pipeline.AnomalyStages;
-import io.flowscope.collector.pipeline.Announcements;
 import io.flowscope.collector.pipeline.Detector;
 import io.flowscope.collector.pipeline.ServiceSinks;
 import io.flowscope.collector.pipeline.Snapshot;
 import io.flowscope.sink.influx.InfluxSchema;
 import io.vertx.core.Vertx;
 import io.vertx.core.VertxOptions;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
+import java.util.function.Function;
+import java.util.function.LongFunction;
+import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -42,8 +41,7 @@ import org.slf4j.LoggerFactory;
  * name hosts as the detector knows them), the HTTP side (which serves the detector's snapshots), then the receivers
  * attached to the announcements, the HTTP side deployed and the detector started.
  */
-public final class CollectorService implements AutoCloseable
-{
+public final class CollectorService implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(CollectorService.class);
 
     private final CollectorConfig config;
@@ -56,22 +54,25 @@ public final class CollectorService implements AutoCloseable
     private final JournalLock lock;
 
     /** What a component started beside the service (the fleet agent) adds to /metrics and /api/health. */
-    private static final class Extensions
-    {
+    private static final class Extensions {
         final List<Supplier<String>> metrics = new CopyOnWriteArrayList<>();
         final Map<String, Supplier<Object>> health = new ConcurrentHashMap<>();
 
-        String metrics()
-        {
+        String metrics() {
             final StringBuilder b = new StringBuilder();
             metrics.forEach(m -> b.append(m.get()));
             return b.toString();
         }
     }
 
-    private CollectorService(final CollectorConfig config, final Vertx vertx, final HttpVerticle http,
-        final Detector detector, final ServiceSinks sinks, final Extensions extensions, final JournalLock lock)
-    {
+    private CollectorService(
+            final CollectorConfig config,
+            final Vertx vertx,
+            final HttpVerticle http,
+            final Detector detector,
+            final ServiceSinks sinks,
+            final Extensions extensions,
+            final JournalLock lock) {
         this.config = config;
         this.vertx = vertx;
         this.http = http;
@@ -82,30 +83,23 @@ public final class CollectorService implements AutoCloseable
     }
 
     /** A host id's name where the detector knows it (a ring's hostname, a simulated node's name), else null. */
-    public String hostName(final long hostId)
-    {
+    public String hostName(final long hostId) {
         return detector.hostName(hostId);
     }
 
-    public String sourceDescription()
-    {
+    public String sourceDescription() {
         return detector.describe();
     }
 
     /** The source the configuration asks for: the simulator when {@code simulate.scenario} is set, else rings. */
-    public static Source sourceOf(final CollectorConfig config)
-    {
-        if (!config.simulateScenario().isEmpty())
-        {
-            try
-            {
-                return new SimulatorSource(config.simulateScenario(), config.simulateSpeed(),
-                    config.simulateDurationSeconds());
-            }
-            catch (final IllegalArgumentException e)
-            {
-                throw new CollectorConfig.ConfigException("config: simulate.scenario = '" +
-                    config.simulateScenario() + "': " + e.getMessage());
+    public static Source sourceOf(final CollectorConfig config) {
+        if (!config.simulateScenario().isEmpty()) {
+            try {
+                return new SimulatorSource(
+                        config.simulateScenario(), config.simulateSpeed(), config.simulateDurationSeconds());
+            } catch (final IllegalArgumentException e) {
+                throw new CollectorConfig.ConfigException(
+                        "config: simulate.scenario = '" + config.simulateScenario() + "': " + e.getMessage());
             }
         }
         return new RingSource(config.ringDir(), config.ringScanMs(), config.ringDeleteDrained());
@@ -113,14 +107,12 @@ public final class CollectorService implements AutoCloseable
 
     /** A node's service (standalone or fleet agent) on the source the configuration asks for. */
     public static CollectorService start(final CollectorConfig config, final Consumer<AnomalyEvent> console)
-        throws Exception
-    {
+            throws Exception {
         return start(config, sourceOf(config), console);
     }
 
-    public static CollectorService start(final CollectorConfig config, final Source source,
-        final Consumer<AnomalyEvent> console) throws Exception
-    {
+    public static CollectorService start(
+            final CollectorConfig config, final Source source, final Consumer<AnomalyEvent> console) throws Exception {
         return start(config, source, AnomalyStages::create, console);
     }
 
@@ -129,32 +121,34 @@ public final class CollectorService implements AutoCloseable
      * directory that another service holds stops the start ({@link JournalLock.InUseException}, one line naming the
      * directory and the other process).
      */
-    static CollectorService start(final CollectorConfig config, final Source source,
-        final Function<AnomalySink, AnomalyStage> stageFactory, final Consumer<AnomalyEvent> console) throws Exception
-    {
+    static CollectorService start(
+            final CollectorConfig config,
+            final Source source,
+            final Function<AnomalySink, AnomalyStage> stageFactory,
+            final Consumer<AnomalyEvent> console)
+            throws Exception {
         final JournalLock lock;
-        try
-        {
+        try {
             lock = config.journalEnabled() ? JournalLock.acquire(config.journalDir()) : null;
-        }
-        catch (final RuntimeException e)
-        {
+        } catch (final RuntimeException e) {
             source.close();
             throw e;
         }
         // after the lock: a service that does not start says so in one line (and its configuration is not news)
         LOG.info("configuration: {}", config);
-        try
-        {
+        try {
             final Announcements announced = new Announcements();
             final DrainLoop drain = new DrainLoop(config, source, stageFactory, announced);
-            return start(config, drain, announced, console, lock, source instanceof RingSource ? config.ringDir() :
-                null, true);
-        }
-        catch (final Exception | Error e)
-        {
-            if (lock != null)
-            {
+            return start(
+                    config,
+                    drain,
+                    announced,
+                    console,
+                    lock,
+                    source instanceof RingSource ? config.ringDir() : null,
+                    true);
+        } catch (final Exception | Error e) {
+            if (lock != null) {
                 lock.close();
             }
             throw e;
@@ -165,76 +159,77 @@ public final class CollectorService implements AutoCloseable
      * A service around a detector built elsewhere with {@code announced} (the fleet aggregator, which only
      * {@code Main} knows): the same sinks, HTTP side and fan-out as a node's, no journal lock, no live-page names.
      */
-    public static CollectorService start(final CollectorConfig config, final Detector detector,
-        final Announcements announced, final Consumer<AnomalyEvent> console) throws Exception
-    {
+    public static CollectorService start(
+            final CollectorConfig config,
+            final Detector detector,
+            final Announcements announced,
+            final Consumer<AnomalyEvent> console)
+            throws Exception {
         return start(config, detector, announced, console, null, null, false);
     }
 
-    private static CollectorService start(final CollectorConfig config, final Detector detector,
-        final Announcements announced, final Consumer<AnomalyEvent> console, final JournalLock lock,
-        final java.nio.file.Path pageRingDir, final boolean pageHostNames) throws Exception
-    {
-        final Vertx vertx = Vertx.vertx(new VertxOptions().setEventLoopPoolSize(1).setWorkerPoolSize(2));
+    private static CollectorService start(
+            final CollectorConfig config,
+            final Detector detector,
+            final Announcements announced,
+            final Consumer<AnomalyEvent> console,
+            final JournalLock lock,
+            final java.nio.file.Path pageRingDir,
+            final boolean pageHostNames)
+            throws Exception {
+        final Vertx vertx =
+                Vertx.vertx(new VertxOptions().setEventLoopPoolSize(1).setWorkerPoolSize(2));
         // Hosts by name where the detector knows it (Grafana's host variable, a page's host label), else by id.
-        final LongFunction<String> hostNames = id ->
-        {
+        final LongFunction<String> hostNames = id -> {
             final String name = detector.hostName(id);
             return name != null ? name : InfluxSchema.hexHost(id);
         };
         final ServiceSinks sinks = new ServiceSinks(config.sinks(), hostNames);
         final Extensions ext = new Extensions();
-        final HttpVerticle http = new HttpVerticle(config.httpHost(), config.httpPort(), config.publishIntervalMs(),
-            detector::snapshot, () -> health(detector, sinks, ext), config.security(),
-            () -> Metrics.renderSinks(sinks.statuses()) + detector.metrics() + ext.metrics());
-        if (pageHostNames)
-        {
+        final HttpVerticle http = new HttpVerticle(
+                config.httpHost(),
+                config.httpPort(),
+                config.publishIntervalMs(),
+                detector::snapshot,
+                () -> health(detector, sinks, ext),
+                config.security(),
+                () -> Metrics.renderSinks(sinks.statuses()) + detector.metrics() + ext.metrics());
+        if (pageHostNames) {
             http.page(detector::hostName, pageRingDir);
         }
         // a recovered event (an anomaly an earlier run announced, still open) is for the sinks that keep state only
-        announced.to(e ->
-        {
-            if (!e.recovered())
-            {
-                http.publish(e);
-            }
-        }).to(sinks::onAnomaly).to(e ->
-        {
-            if (!e.recovered())
-            {
-                console.accept(e);
-            }
-        });
-        try
-        {
+        announced
+                .to(e -> {
+                    if (!e.recovered()) {
+                        http.publish(e);
+                    }
+                })
+                .to(sinks::onAnomaly)
+                .to(e -> {
+                    if (!e.recovered()) {
+                        console.accept(e);
+                    }
+                });
+        try {
             vertx.deployVerticle(http).await(30, TimeUnit.SECONDS);
-        }
-        catch (final Exception e)
-        {
-            try
-            {
+        } catch (final Exception e) {
+            try {
                 detector.close();
                 sinks.close();
-            }
-            finally
-            {
+            } finally {
                 vertx.close().await(30, TimeUnit.SECONDS);
             }
-            throw new IllegalStateException("cannot serve HTTP on " + config.httpHost() + ":" + config.httpPort() +
-                ": " + e.getMessage(), e);
+            throw new IllegalStateException(
+                    "cannot serve HTTP on " + config.httpHost() + ":" + config.httpPort() + ": " + e.getMessage(), e);
         }
         final CollectorService service = new CollectorService(config, vertx, http, detector, sinks, ext, lock);
-        try
-        {
+        try {
             detector.start(sinks);
-        }
-        catch (final Exception | Error e)
-        {
+        } catch (final Exception | Error e) {
             service.closeKeepingLock();
             throw e;
         }
-        if (!detector.awaitReady(5, TimeUnit.MINUTES))
-        {
+        if (!detector.awaitReady(5, TimeUnit.MINUTES)) {
             final Throwable t = detector.failure();
             service.closeKeepingLock();
             throw new IllegalStateException("the drain loop did not start: " + t, t);
@@ -242,9 +237,7 @@ public final class CollectorService implements AutoCloseable
         return service;
     }
 
-    private static Map<String, Object> health(final Detector detector, final ServiceSinks sinks,
-        final Extensions ext)
-    {
+    private static Map<String, Object> health(final Detector detector, final ServiceSinks sinks, final Extensions ext) {
         final Map<String, Object> h = detector.health();
         h.put("sinks", sinks.health());
         ext.health.forEach((k, v) -> h.put(k, v.get()));
@@ -252,82 +245,62 @@ public final class CollectorService implements AutoCloseable
     }
 
     /** What /api/health says now (status UP, DEGRADED or DOWN, and why), as the HTTP endpoint serves it. */
-    public Map<String, Object> health()
-    {
+    public Map<String, Object> health() {
         return health(detector, sinks, extensions);
     }
 
     /** The latest snapshot the HTTP side serves. */
-    public Snapshot snapshot()
-    {
+    public Snapshot snapshot() {
         return detector.snapshot();
     }
 
     /** Null while the detector runs; the error that stopped it otherwise (a node's drain loop died). */
-    public Throwable failure()
-    {
+    public Throwable failure() {
         return detector.failure();
     }
 
     /** True when the input has ended (a simulation of fixed duration). */
-    public boolean finished()
-    {
+    public boolean finished() {
         return detector.finished();
     }
 
-    public int port()
-    {
+    public int port() {
         return http.actualPort();
     }
 
-    public String url()
-    {
+    public String url() {
         return (config.security().tls() != null ? "https" : "http") + "://" + config.httpHost() + ":" + port() + "/";
     }
 
     /** Appends {@code metrics} (Prometheus text) to /metrics and {@code health} under {@code key} in /api/health. */
-    public void extend(final String key, final Supplier<Object> health, final Supplier<String> metrics)
-    {
+    public void extend(final String key, final Supplier<Object> health, final Supplier<String> metrics) {
         extensions.health.put(key, health);
         extensions.metrics.add(metrics);
     }
 
-    public ServiceSinks sinks()
-    {
+    public ServiceSinks sinks() {
         return sinks;
     }
 
     /** Closes all but the journal lock, which the caller releases (a start that failed). */
-    private void closeKeepingLock() throws Exception
-    {
-        try
-        {
+    private void closeKeepingLock() throws Exception {
+        try {
             detector.close();
-        }
-        finally
-        {
-            try
-            {
+        } finally {
+            try {
                 sinks.close();
-            }
-            finally
-            {
+            } finally {
                 vertx.close().await(30, TimeUnit.SECONDS);
             }
         }
     }
 
     @Override
-    public void close() throws Exception
-    {
-        try
-        {
+    public void close() throws Exception {
+        try {
             closeKeepingLock();
-        }
-        finally
-        {
-            if (lock != null)
-            {
+        } finally {
+            if (lock != null) {
                 lock.close(); // after the drain loop closed the journal
             }
         }

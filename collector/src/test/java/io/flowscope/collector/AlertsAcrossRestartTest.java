@@ -3,6 +3,13 @@ package io.flowscope.collector;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import com.fasterxml.jackson.databind.JsonNode;
+import io.flowscope.api.anomaly.AnomalyKind;
+import io.flowscope.collector.config.CollectorConfig;
+import io.flowscope.collector.pipeline.AnomalyEvent;
+import io.flowscope.collector.pipeline.FlowRow;
+import io.flowscope.collector.pipeline.Json;
+import io.flowscope.sink.webhook.WebhookConfig;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
@@ -11,14 +18,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
-
-import com.fasterxml.jackson.databind.JsonNode;
-import io.flowscope.api.anomaly.AnomalyKind;
-import io.flowscope.collector.config.CollectorConfig;
-import io.flowscope.collector.pipeline.AnomalyEvent;
-import io.flowscope.collector.pipeline.FlowRow;
-import io.flowscope.collector.pipeline.Json;
-import io.flowscope.sink.webhook.WebhookConfig;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -28,8 +27,7 @@ import org.junit.jupiter.api.io.TempDir;
  * Alertmanager-format webhook (same labels, sent at once and re-sent), without announcing it again to the generic
  * webhook or the console; when the fault ends in the second run, both get its resolution.
  */
-class AlertsAcrossRestartTest
-{
+class AlertsAcrossRestartTest {
     private static final String CLUSTER = "nodes=2,gpus=4,channels=2,size=4M,seed=3,algo=ring";
     private static final long RESEND_MS = 3000;
 
@@ -37,22 +35,21 @@ class AlertsAcrossRestartTest
     Path dir;
 
     /** One alert as Alertmanager received it, with the time its POST arrived. */
-    private record Alert(JsonNode json, Instant received)
-    {
-        Instant endsAt()
-        {
+    private record Alert(JsonNode json, Instant received) {
+        Instant endsAt() {
             return Instant.parse(json.get("endsAt").asText());
         }
 
-        boolean firing()
-        {
+        boolean firing() {
             return endsAt().isAfter(received);
         }
     }
 
-    private CollectorConfig config(final String scenario, final long seconds, final WebhookReceiver alertmanager,
-        final WebhookReceiver generic)
-    {
+    private CollectorConfig config(
+            final String scenario,
+            final long seconds,
+            final WebhookReceiver alertmanager,
+            final WebhookReceiver generic) {
         final Map<String, String> o = new LinkedHashMap<>();
         o.put("http.port", "0");
         o.put("journal.dir", dir.resolve("journal").toString());
@@ -68,13 +65,10 @@ class AlertsAcrossRestartTest
         return CollectorConfig.load(null, Map.of(), o);
     }
 
-    private static List<Alert> alerts(final List<WebhookReceiver.Post> posts) throws Exception
-    {
+    private static List<Alert> alerts(final List<WebhookReceiver.Post> posts) throws Exception {
         final List<Alert> out = new ArrayList<>();
-        for (final WebhookReceiver.Post p : posts)
-        {
-            for (final JsonNode alert : Json.MAPPER.readTree(p.body()))
-            {
+        for (final WebhookReceiver.Post p : posts) {
+            for (final JsonNode alert : Json.MAPPER.readTree(p.body())) {
                 out.add(new Alert(alert, p.received()));
             }
         }
@@ -82,13 +76,10 @@ class AlertsAcrossRestartTest
     }
 
     /** The generic webhook's notifications as "event id". */
-    private static List<String> notifications(final List<WebhookReceiver.Post> posts) throws Exception
-    {
+    private static List<String> notifications(final List<WebhookReceiver.Post> posts) throws Exception {
         final List<String> out = new ArrayList<>();
-        for (final WebhookReceiver.Post p : posts)
-        {
-            for (final JsonNode n : Json.MAPPER.readTree(p.body()).get("notifications"))
-            {
+        for (final WebhookReceiver.Post p : posts) {
+            for (final JsonNode n : Json.MAPPER.readTree(p.body()).get("notifications")) {
                 out.add(n.get("event").asText() + " " + n.get("id").asText());
             }
         }
@@ -96,17 +87,14 @@ class AlertsAcrossRestartTest
     }
 
     @Test
-    void anAlertStillOpenAfterARestartKeepsFiringWithoutBeingAnnouncedAgainAndEndsWhenTheFaultEnds()
-        throws Exception
-    {
+    void anAlertStillOpenAfterARestartKeepsFiringWithoutBeingAnnouncedAgainAndEndsWhenTheFaultEnds() throws Exception {
         try (WebhookReceiver alertmanager = new WebhookReceiver(WebhookConfig.DEFAULT_SIGNATURE_HEADER);
-             WebhookReceiver generic = new WebhookReceiver(WebhookConfig.DEFAULT_SIGNATURE_HEADER))
-        {
+                WebhookReceiver generic = new WebhookReceiver(WebhookConfig.DEFAULT_SIGNATURE_HEADER)) {
             // run 1: the link slows down at 300 ms and stays slow past the end of the run
             final List<AnomalyEvent> first = new CopyOnWriteArrayList<>();
-            try (CollectorService s = CollectorService.start(config(CLUSTER +
-                ",fault=slow-link,rank=3,peer=4,fraction=0.3,at=300ms", 2, alertmanager, generic), first::add))
-            {
+            try (CollectorService s = CollectorService.start(
+                    config(CLUSTER + ",fault=slow-link,rank=3,peer=4,fraction=0.3,at=300ms", 2, alertmanager, generic),
+                    first::add)) {
                 await().atMost(Duration.ofSeconds(90)).until(() -> s.finished());
                 s.sinks().flush(Duration.ofSeconds(30));
             }
@@ -115,7 +103,8 @@ class AlertsAcrossRestartTest
             assertThat(opened.anomaly().kind()).isEqualTo(AnomalyKind.SLOW_LINK);
             final String id = FlowRow.hex(opened.anomaly().id());
             final List<Alert> firstAlerts = alerts(alertmanager.posts);
-            assertThat(firstAlerts).isNotEmpty().allSatisfy(a -> assertThat(a.firing()).isTrue());
+            assertThat(firstAlerts).isNotEmpty().allSatisfy(a -> assertThat(a.firing())
+                    .isTrue());
             final JsonNode labels = firstAlerts.get(0).json().get("labels");
             assertThat(notifications(generic.posts)).containsExactly("opened " + id);
             final int alertmanagerBefore = alertmanager.posts.size();
@@ -125,10 +114,13 @@ class AlertsAcrossRestartTest
             // more, then heals
             final List<AnomalyEvent> second = new CopyOnWriteArrayList<>();
             final Instant restarted = Instant.now();
-            try (CollectorService s = CollectorService.start(config(CLUSTER +
-                ",epoch=2s,fault=slow-link,rank=3,peer=4,fraction=0.3,at=0ms,for=7s", 9, alertmanager, generic),
-                second::add))
-            {
+            try (CollectorService s = CollectorService.start(
+                    config(
+                            CLUSTER + ",epoch=2s,fault=slow-link,rank=3,peer=4,fraction=0.3,at=0ms,for=7s",
+                            9,
+                            alertmanager,
+                            generic),
+                    second::add)) {
                 await().atMost(Duration.ofSeconds(90)).until(() -> !second.isEmpty());
                 s.sinks().flush(Duration.ofSeconds(30));
             }
@@ -138,30 +130,33 @@ class AlertsAcrossRestartTest
             assertThat(second.get(0).anomaly().resolvedNs()).isGreaterThan(9_000_000_000L);
             // the generic webhook: its resolution only
             assertThat(notifications(generic.posts.subList(genericBefore, generic.posts.size())))
-                .containsExactly("resolved " + id);
+                    .containsExactly("resolved " + id);
 
             // Alertmanager: the same alert taken up again at once, re-sent while open, then ended
-            final List<Alert> secondAlerts = alerts(alertmanager.posts.subList(alertmanagerBefore,
-                alertmanager.posts.size()));
-            assertThat(secondAlerts).allSatisfy(a ->
-            {
+            final List<Alert> secondAlerts =
+                    alerts(alertmanager.posts.subList(alertmanagerBefore, alertmanager.posts.size()));
+            assertThat(secondAlerts).allSatisfy(a -> {
                 assertThat(a.json().get("labels")).isEqualTo(labels);
-                assertThat(a.json().get("annotations").get("anomaly_id").asText()).isEqualTo(id);
+                assertThat(a.json().get("annotations").get("anomaly_id").asText())
+                        .isEqualTo(id);
             });
             final List<Alert> firing = secondAlerts.subList(0, secondAlerts.size() - 1);
             final Alert resolved = secondAlerts.get(secondAlerts.size() - 1);
             // taken up before the alert run 1 sent last expired (4 re-send intervals: the restart and its catch-up
             // of the journal take less), then re-sent while the fault lasts its 7 s
-            assertThat(firing).hasSizeGreaterThanOrEqualTo(2).allSatisfy(a -> assertThat(a.firing()).isTrue());
-            assertThat(firing.get(0).received()).isBefore(firstAlerts.get(firstAlerts.size() - 1).endsAt())
-                .isBefore(resolved.received().minusMillis(RESEND_MS));
-            for (int i = 1; i < firing.size(); i++)
-            {
+            assertThat(firing).hasSizeGreaterThanOrEqualTo(2).allSatisfy(a -> assertThat(a.firing())
+                    .isTrue());
+            assertThat(firing.get(0).received())
+                    .isBefore(firstAlerts.get(firstAlerts.size() - 1).endsAt())
+                    .isBefore(resolved.received().minusMillis(RESEND_MS));
+            for (int i = 1; i < firing.size(); i++) {
                 // while open, no gap in which Alertmanager could let it expire (endsAt = 4 re-send intervals ahead)
                 assertThat(firing.get(i).received()).isBefore(firing.get(i - 1).endsAt());
             }
             assertThat(resolved.firing()).isFalse();
-            assertThat(resolved.endsAt()).isAfter(restarted).isBefore(firing.get(firing.size() - 1).endsAt());
+            assertThat(resolved.endsAt())
+                    .isAfter(restarted)
+                    .isBefore(firing.get(firing.size() - 1).endsAt());
         }
     }
 }

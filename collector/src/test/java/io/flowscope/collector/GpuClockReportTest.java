@@ -2,6 +2,9 @@ package io.flowscope.collector;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.flowscope.collector.tools.GpuClockReport;
 import java.io.BufferedReader;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
@@ -15,10 +18,6 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.zip.GZIPInputStream;
-
-import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
-import io.flowscope.collector.tools.GpuClockReport;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -28,20 +27,18 @@ import org.junit.jupiter.api.Test;
  * ns, so these are near −1.8e18, where a double is 256 ns coarse), and its bound is the poll-lag bound plus
  * 200 ppm of the time since that sample.
  */
-class GpuClockReportTest
-{
-    private record Gpu(long commHash, int rank)
-    {
-    }
+class GpuClockReportTest {
+    private record Gpu(long commHash, int rank) {}
 
     @Test
-    void shouldReportEachGpusLowestSampleExactlyOnARealTrace() throws IOException
-    {
+    void shouldReportEachGpusLowestSampleExactlyOnARealTrace() throws IOException {
         final Path trace = SharedTraces.events("nvlink-k-clean").get(0);
         final ByteArrayOutputStream out = new ByteArrayOutputStream();
         final ByteArrayOutputStream err = new ByteArrayOutputStream();
-        final int rc = GpuClockReport.run(new String[] {trace.toString(), "--every-ms", "100"},
-            new PrintStream(out, true, StandardCharsets.UTF_8), new PrintStream(err, true, StandardCharsets.UTF_8));
+        final int rc = GpuClockReport.run(
+                new String[] {trace.toString(), "--every-ms", "100"},
+                new PrintStream(out, true, StandardCharsets.UTF_8),
+                new PrintStream(err, true, StandardCharsets.UTF_8));
         assertThat(rc).as(err.toString(StandardCharsets.UTF_8)).isZero();
 
         // The trace's own samples: per GPU (its collective's commHash, rank) the lowest host time − pTimer.
@@ -49,36 +46,32 @@ class GpuClockReportTest
         final Map<Gpu, long[]> lowest = new HashMap<>(); // {sample, its host time, samples}
         final List<JsonNode> starts = new ArrayList<>();
         final ObjectMapper json = new ObjectMapper();
-        try (BufferedReader in = new BufferedReader(new InputStreamReader(
-            new GZIPInputStream(Files.newInputStream(trace)), StandardCharsets.UTF_8)))
-        {
-            for (String line = in.readLine(); line != null; line = in.readLine())
-            {
+        try (BufferedReader in = new BufferedReader(
+                new InputStreamReader(new GZIPInputStream(Files.newInputStream(trace)), StandardCharsets.UTF_8))) {
+            for (String line = in.readLine(); line != null; line = in.readLine()) {
                 final JsonNode o = json.readTree(line);
-                switch (o.path("type").asText())
-                {
-                    case "collStart" -> collGpu.put(o.get("collKey").asLong(),
-                        new Gpu(Long.parseUnsignedLong(o.get("commHash").asText().substring(2), 16),
-                            o.get("rank").asInt()));
+                switch (o.path("type").asText()) {
+                    case "collStart" ->
+                        collGpu.put(
+                                o.get("collKey").asLong(),
+                                new Gpu(
+                                        Long.parseUnsignedLong(
+                                                o.get("commHash").asText().substring(2), 16),
+                                        o.get("rank").asInt()));
                     case "kernelChStart" -> starts.add(o);
-                    default ->
-                    {
-                    }
+                    default -> {}
                 }
             }
         }
-        for (final JsonNode o : starts)
-        {
+        for (final JsonNode o : starts) {
             final Gpu g = collGpu.get(o.get("collKey").asLong());
-            if (g == null)
-            {
+            if (g == null) {
                 continue;
             }
             final long t = o.get("timeNs").asLong();
             final long sample = t - o.get("pTimerNs").asLong();
             final long[] l = lowest.computeIfAbsent(g, k -> new long[] {Long.MAX_VALUE, 0, 0});
-            if (sample < l[0])
-            {
+            if (sample < l[0]) {
                 l[0] = sample;
                 l[1] = t;
             }
@@ -88,23 +81,18 @@ class GpuClockReportTest
 
         final Map<Gpu, String[]> finals = new HashMap<>();
         int live = 0;
-        for (final String row : out.toString(StandardCharsets.UTF_8).split("\n"))
-        {
+        for (final String row : out.toString(StandardCharsets.UTF_8).split("\n")) {
             final String[] f = row.split(",");
-            if (f[0].equals("final"))
-            {
+            if (f[0].equals("final")) {
                 finals.put(new Gpu(Long.parseUnsignedLong(f[2], 16), Integer.parseInt(f[3])), f);
-            }
-            else if (f[0].equals("live"))
-            {
+            } else if (f[0].equals("live")) {
                 live++;
             }
         }
         // 0.29 s of kernel channels, reported every 100 ms: a few live rows per GPU.
         assertThat(live).isBetween(4, 12);
         assertThat(finals.keySet()).isEqualTo(lowest.keySet());
-        for (final Map.Entry<Gpu, long[]> e : lowest.entrySet())
-        {
+        for (final Map.Entry<Gpu, long[]> e : lowest.entrySet()) {
             final String[] f = finals.get(e.getKey());
             final long[] l = e.getValue();
             final long at = Long.parseLong(f[4]);
@@ -113,7 +101,7 @@ class GpuClockReportTest
             assertThat(Long.parseLong(f[8])).as(as).isEqualTo(l[0]); // offset
             assertThat(f[10]).as(as).isEqualTo("false"); // drift unknown
             // Poll-lag bound 20 us + 200 ppm of the distance from the lowest sample's host time.
-            assertThat(Long.parseLong(f[11])).as(as).isEqualTo(20_000 + (long)Math.ceil(200e-6 * (at - l[1])));
+            assertThat(Long.parseLong(f[11])).as(as).isEqualTo(20_000 + (long) Math.ceil(200e-6 * (at - l[1])));
         }
     }
 
@@ -124,32 +112,28 @@ class GpuClockReportTest
      * early ones that do not are unsettled.
      */
     @Test
-    void shouldCallAnEstimateSettledOnlyWhenItsBoundHolds() throws IOException
-    {
+    void shouldCallAnEstimateSettledOnlyWhenItsBoundHolds() throws IOException {
         final Path trace = SharedTraces.events("nvlink-k-clean").get(0);
         final ByteArrayOutputStream out = new ByteArrayOutputStream();
         final ByteArrayOutputStream err = new ByteArrayOutputStream();
-        final int rc = GpuClockReport.run(new String[] {trace.toString(), "--every-ms", "1"},
-            new PrintStream(out, true, StandardCharsets.UTF_8), new PrintStream(err, true, StandardCharsets.UTF_8));
+        final int rc = GpuClockReport.run(
+                new String[] {trace.toString(), "--every-ms", "1"},
+                new PrintStream(out, true, StandardCharsets.UTF_8),
+                new PrintStream(err, true, StandardCharsets.UTF_8));
         assertThat(rc).as(err.toString(StandardCharsets.UTF_8)).isZero();
         final Map<Gpu, String[]> finals = new HashMap<>();
         final List<String[]> live = new ArrayList<>();
-        for (final String row : out.toString(StandardCharsets.UTF_8).split("\n"))
-        {
+        for (final String row : out.toString(StandardCharsets.UTF_8).split("\n")) {
             final String[] f = row.split(",");
-            if (f[0].equals("final"))
-            {
+            if (f[0].equals("final")) {
                 finals.put(new Gpu(Long.parseUnsignedLong(f[2], 16), Integer.parseInt(f[3])), f);
-            }
-            else if (f[0].equals("live"))
-            {
+            } else if (f[0].equals("live")) {
                 live.add(f);
             }
         }
         int settled = 0;
         int unsettledContradicting = 0;
-        for (final String[] f : live)
-        {
+        for (final String[] f : live) {
             final String[] fin = finals.get(new Gpu(Long.parseUnsignedLong(f[2], 16), Integer.parseInt(f[3])));
             final long offset = Long.parseLong(f[8]);
             final long bound = Long.parseLong(f[11]);
@@ -157,32 +141,33 @@ class GpuClockReportTest
             final long finalBound = Long.parseLong(fin[11]);
             // Both claim the true offset lies in [offset - bound, offset] (one bucket: no drift to carry over).
             final boolean agrees = offset - bound <= finalOffset && finalOffset - finalBound <= offset;
-            if (Boolean.parseBoolean(f[12]))
-            {
+            if (Boolean.parseBoolean(f[12])) {
                 settled++;
-                assertThat(agrees).as("settled estimate %s against final %s", String.join(",", f),
-                    String.join(",", fin)).isTrue();
-            }
-            else if (!agrees)
-            {
+                assertThat(agrees)
+                        .as("settled estimate %s against final %s", String.join(",", f), String.join(",", fin))
+                        .isTrue();
+            } else if (!agrees) {
                 unsettledContradicting++;
             }
         }
         assertThat(settled).isGreaterThan(live.size() / 2);
-        assertThat(unsettledContradicting).as("the early estimates the settle time exists for").isPositive();
+        assertThat(unsettledContradicting)
+                .as("the early estimates the settle time exists for")
+                .isPositive();
     }
 
     @Test
-    void shouldSayWhatIsWrongWithItsArguments()
-    {
+    void shouldSayWhatIsWrongWithItsArguments() {
         final ByteArrayOutputStream err = new ByteArrayOutputStream();
         final PrintStream e = new PrintStream(err, true, StandardCharsets.UTF_8);
         final PrintStream o = new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8);
         assertThat(GpuClockReport.run(new String[] {}, o, e)).isEqualTo(2);
-        assertThat(GpuClockReport.run(new String[] {"/nonexistent/x.jsonl"}, o, e)).isEqualTo(3);
-        assertThat(GpuClockReport.run(new String[] {"x.jsonl", "--every-ms", "0"}, o, e)).isEqualTo(2);
+        assertThat(GpuClockReport.run(new String[] {"/nonexistent/x.jsonl"}, o, e))
+                .isEqualTo(3);
+        assertThat(GpuClockReport.run(new String[] {"x.jsonl", "--every-ms", "0"}, o, e))
+                .isEqualTo(2);
         assertThat(err.toString(StandardCharsets.UTF_8).lines())
-            .hasSize(3)
-            .allMatch(l -> l.startsWith("gpu-clock-report: "));
+                .hasSize(3)
+                .allMatch(l -> l.startsWith("gpu-clock-report: "));
     }
 }

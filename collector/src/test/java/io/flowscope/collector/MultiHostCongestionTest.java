@@ -2,7 +2,6 @@ package io.flowscope.collector;
 
 import java.io.IOException;
 import java.nio.file.Path;
-
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
@@ -16,35 +15,30 @@ import org.junit.jupiter.api.io.TempDir;
  * process per host). The 8-rank run is usually named by the period rule (work queued, NIC latency up, ~50 ms), the
  * 4-rank run by the wait-state rule (two senders' links of one host slow together, its NIC slowed: ~175 ms).
  */
-class MultiHostCongestionTest
-{
+class MultiHostCongestionTest {
     @TempDir
     Path dir;
 
     private final MultiHostHarnessTest harness = new MultiHostHarnessTest();
 
     @BeforeAll
-    static void findProducerAndNamespaces() throws Exception
-    {
+    static void findProducerAndNamespaces() throws Exception {
         MultiHostHarnessTest.findProducerAndNamespaces();
     }
 
     @BeforeEach
-    void shareTempDir()
-    {
+    void shareTempDir() {
         harness.dir = dir;
     }
 
     @AfterEach
-    void removeRings() throws IOException
-    {
+    void removeRings() throws IOException {
         harness.removeRings();
     }
 
     /** 8 ranks on 2 hosts of 4 (2 NICs each), 1 channel: NIC 1 of node-0 congested (links 2 → 3, 3 → 4). */
     @Test
-    void eightRanksCongestedNicNamed() throws Exception
-    {
+    void eightRanksCongestedNicNamed() throws Exception {
         final MultiHostHarnessTest.Result r = harness.eightRankCongestion(1);
         r.assertDrainedWhole();
         r.assertExactly();
@@ -52,8 +46,7 @@ class MultiHostCongestionTest
 
     /** 4 ranks on 2 hosts of 2 (1 NIC each), 2 channels: NIC 0 of node-1 congested (links 2 → 3, 3 → 0). */
     @Test
-    void fourRanksCongestedNicNamed() throws Exception
-    {
+    void fourRanksCongestedNicNamed() throws Exception {
         final MultiHostHarnessTest.Result r = harness.fourRankCongestion(2);
         r.assertDrainedWhole();
         r.assertExactly();

@@ -18,27 +18,23 @@ import org.junit.jupiter.api.Test;
  * The collector's package map (README "Packages") as rules over its compiled classes (not the tests): the packages
  * depend on each other in one direction only, and only {@link Main} knows the fleet.
  */
-class PackageStructureTest
-{
+class PackageStructureTest {
     private static final String ROOT = "io.flowscope.collector";
 
     private static final JavaClasses MAIN_CLASSES = new ClassFileImporter()
-        .withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS)
-        .withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_JARS).importPackages(ROOT);
+            .withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS)
+            .withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_JARS)
+            .importPackages(ROOT);
 
     /** Each package of the collector is a slice; the top package (Main and the composition root) is one too. */
-    private static final SliceAssignment BY_PACKAGE = new SliceAssignment()
-    {
+    private static final SliceAssignment BY_PACKAGE = new SliceAssignment() {
         @Override
-        public SliceIdentifier getIdentifierOf(final JavaClass c)
-        {
+        public SliceIdentifier getIdentifierOf(final JavaClass c) {
             final String p = c.getPackageName();
-            if (p.equals(ROOT))
-            {
+            if (p.equals(ROOT)) {
                 return SliceIdentifier.of("collector (top)");
             }
-            if (!p.startsWith(ROOT + "."))
-            {
+            if (!p.startsWith(ROOT + ".")) {
                 return SliceIdentifier.ignore();
             }
             final String rest = p.substring(ROOT.length() + 1);
@@ -47,23 +43,23 @@ class PackageStructureTest
         }
 
         @Override
-        public String getDescription()
-        {
+        public String getDescription() {
             return "the packages of " + ROOT;
         }
     };
 
     @Test
-    void shouldHaveNoImportCyclesBetweenPackages()
-    {
+    void shouldHaveNoImportCyclesBetweenPackages() {
         slices().assignedFrom(BY_PACKAGE).should().beFreeOfCycles().check(MAIN_CLASSES);
     }
 
     @Test
-    void shouldLetOnlyMainKnowTheFleet()
-    {
-        noClasses().that(not(resideInAPackage(ROOT + ".fleet..")).and(not(belongToAnyOf(Main.class))))
-            .should().dependOnClassesThat().resideInAPackage(ROOT + ".fleet..")
-            .check(MAIN_CLASSES);
+    void shouldLetOnlyMainKnowTheFleet() {
+        noClasses()
+                .that(not(resideInAPackage(ROOT + ".fleet..")).and(not(belongToAnyOf(Main.class))))
+                .should()
+                .dependOnClassesThat()
+                .resideInAPackage(ROOT + ".fleet..")
+                .check(MAIN_CLASSES);
     }
 }

@@ -5,7 +5,6 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.stream.Stream;
-
 import org.junit.jupiter.api.Assumptions;
 
 /**
@@ -14,32 +13,24 @@ import org.junit.jupiter.api.Assumptions;
  * or inside it. {@code -Dflowscope.sharedTraces=DIR} overrides. Missing: the test is skipped with the reason, except
  * on CI ({@code CI=true}), where it fails.
  */
-final class SharedTraces
-{
-    private SharedTraces()
-    {
-    }
+final class SharedTraces {
+    private SharedTraces() {}
 
-    static Path dir()
-    {
+    static Path dir() {
         final String override = System.getProperty("flowscope.sharedTraces");
-        if (override != null)
-        {
+        if (override != null) {
             return Path.of(override);
         }
-        for (Path p = Path.of("").toAbsolutePath(); p != null; p = p.getParent())
-        {
-            for (final Path candidate : new Path[] {p.resolve("shared/traces"), p.resolveSibling("shared/traces")})
-            {
-                if (p.getParent() != null && Files.isDirectory(candidate))
-                {
+        for (Path p = Path.of("").toAbsolutePath(); p != null; p = p.getParent()) {
+            for (final Path candidate : new Path[] {p.resolve("shared/traces"), p.resolveSibling("shared/traces")}) {
+                if (p.getParent() != null && Files.isDirectory(candidate)) {
                     return candidate;
                 }
             }
         }
-        final String why = "no shared/traces beside the repository (from " + Path.of("").toAbsolutePath() + ")";
-        if ("true".equals(System.getenv("CI")))
-        {
+        final String why =
+                "no shared/traces beside the repository (from " + Path.of("").toAbsolutePath() + ")";
+        if ("true".equals(System.getenv("CI"))) {
             throw new AssertionError(why);
         }
         Assumptions.assumeTrue(false, why);
@@ -47,23 +38,22 @@ final class SharedTraces
     }
 
     /** The {@code events.jsonl.gz} of the named trace folders, in that order. */
-    static List<Path> events(final String... names)
-    {
+    static List<Path> events(final String... names) {
         final Path root = dir();
         final List<Path> out = new ArrayList<>();
-        for (final String n : names)
-        {
+        for (final String n : names) {
             out.add(root.resolve(n).resolve("events.jsonl.gz"));
         }
         return out;
     }
 
     /** Every trace folder's {@code events.jsonl.gz}, by name. */
-    static List<Path> all() throws java.io.IOException
-    {
-        try (Stream<Path> s = Files.list(dir()))
-        {
-            return s.map(d -> d.resolve("events.jsonl.gz")).filter(Files::isRegularFile).sorted().toList();
+    static List<Path> all() throws java.io.IOException {
+        try (Stream<Path> s = Files.list(dir())) {
+            return s.map(d -> d.resolve("events.jsonl.gz"))
+                    .filter(Files::isRegularFile)
+                    .sorted()
+                    .toList();
         }
     }
 }

@@ -9,7 +9,6 @@ import io.flowscope.dashboards.model.Panel;
 import io.flowscope.dashboards.model.PromQlTarget;
 import io.flowscope.dashboards.model.Target;
 import io.flowscope.dashboards.model.TemplateVariable;
-
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
@@ -26,51 +25,40 @@ import java.util.regex.Pattern;
  * only on Prometheus, every annotation's query in its target, no empty query, every template variable used in a
  * query defined before it (Grafana's own {@code $timeFilter}, {@code $__*} excepted).
  */
-public final class DashboardChecks
-{
-    private static final Pattern VARIABLE = Pattern.compile("\\$\\{([A-Za-z0-9_]+)(?::[^}]*)?}|\\[\\[([A-Za-z0-9_]+)]]|\\$([A-Za-z0-9_]+)");
+public final class DashboardChecks {
+    private static final Pattern VARIABLE =
+            Pattern.compile("\\$\\{([A-Za-z0-9_]+)(?::[^}]*)?}|\\[\\[([A-Za-z0-9_]+)]]|\\$([A-Za-z0-9_]+)");
     private static final Set<String> BUILT_INS = Set.of("timeFilter", "interval", "timeFrom", "timeTo");
 
-    private DashboardChecks()
-    {
-    }
+    private DashboardChecks() {}
 
     /**
      * @param provisioned every provisioned datasource: uid → plugin type
      * @return the problems found, each naming the dashboard and the panel; empty when the dashboard is sound
      */
-    public static List<String> problems(final Dashboard d, final Map<String, String> provisioned)
-    {
+    public static List<String> problems(final Dashboard d, final Map<String, String> provisioned) {
         final List<String> problems = new ArrayList<>();
         final String where = "dashboard " + d.uid() + ": ";
         final Map<String, TemplateVariable> defined = new LinkedHashMap<>();
-        for (final TemplateVariable v : d.templating().list())
-        {
-            if (defined.containsKey(v.name()))
-            {
+        for (final TemplateVariable v : d.templating().list()) {
+            if (defined.containsKey(v.name())) {
                 problems.add(where + "variable $" + v.name() + " is defined twice");
             }
-            if (TemplateVariable.DATASOURCE.equals(v.type()))
-            {
+            if (TemplateVariable.DATASOURCE.equals(v.type())) {
                 final String uid = v.current() == null ? null : v.current().value();
-                if (!v.query().equals(provisioned.get(uid)))
-                {
-                    problems.add(where + "variable $" + v.name() + ": its default " + uid
-                        + " is not a provisioned " + v.query() + " datasource " + provisioned);
+                if (!v.query().equals(provisioned.get(uid))) {
+                    problems.add(where + "variable $" + v.name() + ": its default " + uid + " is not a provisioned "
+                            + v.query() + " datasource " + provisioned);
                 }
-            }
-            else
-            {
+            } else {
                 datasource(problems, where + "variable $" + v.name(), v.datasource(), provisioned, defined);
                 query(problems, where + "variable $" + v.name(), v.query(), defined.keySet());
             }
             defined.put(v.name(), v);
         }
-        for (final AnnotationQuery a : d.annotations().list())
-        {
+        for (final AnnotationQuery a : d.annotations().list()) {
             datasource(problems, where + "annotation " + a.name(), a.datasource(), provisioned, defined);
-            if (a.target() == null)
-            {
+            if (a.target() == null) {
                 problems.add(where + "annotation " + a.name() + ": no target (the query belongs in target)");
                 continue;
             }
@@ -79,42 +67,35 @@ public final class DashboardChecks
         }
         final Set<Integer> ids = new HashSet<>();
         final List<Panel> panels = d.panels();
-        for (int i = 0; i < panels.size(); i++)
-        {
+        for (int i = 0; i < panels.size(); i++) {
             final Panel p = panels.get(i);
             final String at = where + "panel " + p.id() + " \"" + p.title() + "\"";
-            if (!ids.add(p.id()))
-            {
+            if (!ids.add(p.id())) {
                 problems.add(at + ": id " + p.id() + " is not unique");
             }
             final GridPos g = p.gridPos();
-            if (g.w() < 1 || g.h() < 1 || g.x() < 0 || g.y() < 0 || g.x() + g.w() > GridPos.COLUMNS)
-            {
+            if (g.w() < 1 || g.h() < 1 || g.x() < 0 || g.y() < 0 || g.x() + g.w() > GridPos.COLUMNS) {
                 problems.add(at + ": gridPos " + g + " is outside the 24-column grid");
             }
-            for (int j = 0; j < i; j++)
-            {
-                if (g.overlaps(panels.get(j).gridPos()))
-                {
-                    problems.add(at + ": gridPos " + g + " overlaps panel " + panels.get(j).id() + " "
-                        + panels.get(j).gridPos());
+            for (int j = 0; j < i; j++) {
+                if (g.overlaps(panels.get(j).gridPos())) {
+                    problems.add(at + ": gridPos " + g + " overlaps panel "
+                            + panels.get(j).id() + " " + panels.get(j).gridPos());
                 }
             }
             datasource(problems, at, p.datasource(), provisioned, defined);
-            if (p.targets() == null || p.targets().isEmpty())
-            {
+            if (p.targets() == null || p.targets().isEmpty()) {
                 problems.add(at + ": no query");
                 continue;
             }
             final Set<String> refIds = new HashSet<>();
-            for (final Target t : p.targets())
-            {
-                if (!refIds.add(t.refId()))
-                {
+            for (final Target t : p.targets()) {
+                if (!refIds.add(t.refId())) {
                     problems.add(at + ": refId " + t.refId() + " is not unique");
                 }
-                final DatasourceRef tds = t instanceof InfluxQlTarget q ? q.datasource()
-                    : t instanceof PromQlTarget q ? q.datasource() : null;
+                final DatasourceRef tds = t instanceof InfluxQlTarget q
+                        ? q.datasource()
+                        : t instanceof PromQlTarget q ? q.datasource() : null;
                 datasource(problems, at + " target " + t.refId(), tds, provisioned, defined);
                 language(problems, at + " target " + t.refId(), p.datasource(), t);
                 query(problems, at + " target " + t.refId(), t.queryText(), defined.keySet());
@@ -124,15 +105,12 @@ public final class DashboardChecks
     }
 
     /** The template variables a query uses ({@code $x}, {@code ${x}}, {@code ${x:regex}}, {@code [[x]]}), built-ins excluded. */
-    public static Set<String> variablesUsed(final String query)
-    {
+    public static Set<String> variablesUsed(final String query) {
         final Set<String> used = new HashSet<>();
         final Matcher m = VARIABLE.matcher(query);
-        while (m.find())
-        {
+        while (m.find()) {
             final String name = m.group(1) != null ? m.group(1) : m.group(2) != null ? m.group(2) : m.group(3);
-            if (!name.startsWith("__") && !BUILT_INS.contains(name))
-            {
+            if (!name.startsWith("__") && !BUILT_INS.contains(name)) {
                 used.add(name);
             }
         }
@@ -143,59 +121,49 @@ public final class DashboardChecks
      * A datasource is either a provisioned uid of its type or a reference to a datasource variable defined before,
      * of the same plugin type.
      */
-    private static void datasource(final List<String> problems, final String at, final DatasourceRef ds,
-        final Map<String, String> provisioned, final Map<String, TemplateVariable> defined)
-    {
-        if (ds == null)
-        {
+    private static void datasource(
+            final List<String> problems,
+            final String at,
+            final DatasourceRef ds,
+            final Map<String, String> provisioned,
+            final Map<String, TemplateVariable> defined) {
+        if (ds == null) {
             problems.add(at + ": datasource missing");
             return;
         }
         final String variable = TemplateVariable.referencedBy(ds.uid());
-        if (variable == null)
-        {
-            if (!ds.type().equals(provisioned.get(ds.uid())))
-            {
-                problems.add(at + ": datasource " + ds.uid() + " is not provisioned as " + ds.type() + " "
-                    + provisioned);
+        if (variable == null) {
+            if (!ds.type().equals(provisioned.get(ds.uid()))) {
+                problems.add(
+                        at + ": datasource " + ds.uid() + " is not provisioned as " + ds.type() + " " + provisioned);
             }
             return;
         }
         final TemplateVariable v = defined.get(variable);
-        if (v == null || !TemplateVariable.DATASOURCE.equals(v.type()))
-        {
+        if (v == null || !TemplateVariable.DATASOURCE.equals(v.type())) {
             problems.add(at + ": datasource " + ds.uid() + " is not a datasource variable defined before it");
-        }
-        else if (!v.query().equals(ds.type()))
-        {
-            problems.add(at + ": datasource " + ds.uid() + " of type " + ds.type() + " names a variable of "
-                + v.query() + " datasources");
+        } else if (!v.query().equals(ds.type())) {
+            problems.add(at + ": datasource " + ds.uid() + " of type " + ds.type() + " names a variable of " + v.query()
+                    + " datasources");
         }
     }
 
     /** An InfluxQL target on an InfluxDB datasource, a PromQL one on Prometheus. */
-    private static void language(final List<String> problems, final String at, final DatasourceRef ds,
-        final Target t)
-    {
+    private static void language(final List<String> problems, final String at, final DatasourceRef ds, final Target t) {
         final String expected = t instanceof PromQlTarget ? DatasourceRef.PROMETHEUS : DatasourceRef.INFLUXDB;
-        if (ds != null && !expected.equals(ds.type()))
-        {
+        if (ds != null && !expected.equals(ds.type())) {
             problems.add(at + ": a " + t.getClass().getSimpleName() + " on a " + ds.type() + " datasource");
         }
     }
 
-    private static void query(final List<String> problems, final String at, final String query,
-        final Set<String> defined)
-    {
-        if (query == null || query.isBlank())
-        {
+    private static void query(
+            final List<String> problems, final String at, final String query, final Set<String> defined) {
+        if (query == null || query.isBlank()) {
             problems.add(at + ": empty query");
             return;
         }
-        for (final String v : variablesUsed(query))
-        {
-            if (!defined.contains(v))
-            {
+        for (final String v : variablesUsed(query)) {
+            if (!defined.contains(v)) {
                 problems.add(at + ": uses $" + v + ", which is not defined (before it)");
             }
         }

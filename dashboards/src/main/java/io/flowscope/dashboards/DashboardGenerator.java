@@ -6,7 +6,6 @@ import com.fasterxml.jackson.core.util.DefaultPrettyPrinter;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
 import io.flowscope.dashboards.model.Dashboard;
-
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -21,35 +20,29 @@ import java.util.Map;
  * {@link DashboardChecks}.
  * <pre>java -cp ... io.flowscope.dashboards.DashboardGenerator deploy/grafana</pre>
  */
-public final class DashboardGenerator
-{
-    private static final ObjectMapper JSON = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT)
-        .enable(SerializationFeature.ORDER_MAP_ENTRIES_BY_KEYS);
+public final class DashboardGenerator {
+    private static final ObjectMapper JSON = new ObjectMapper()
+            .enable(SerializationFeature.INDENT_OUTPUT)
+            .enable(SerializationFeature.ORDER_MAP_ENTRIES_BY_KEYS);
 
-    private DashboardGenerator()
-    {
-    }
+    private DashboardGenerator() {}
 
     /** Every dashboard: the InfluxDB ones, then the Prometheus ones. */
-    public static List<Dashboard> all()
-    {
+    public static List<Dashboard> all() {
         final List<Dashboard> all = new java.util.ArrayList<>(FlowscopeDashboards.all());
         all.addAll(PrometheusDashboards.all());
         return List.copyOf(all);
     }
 
     /** Every generated file: path relative to the deploy directory → content. */
-    public static Map<String, String> render()
-    {
+    public static Map<String, String> render() {
         final Map<String, String> files = new LinkedHashMap<>();
         final List<String> problems = new java.util.ArrayList<>();
-        for (final Dashboard d : all())
-        {
+        for (final Dashboard d : all()) {
             problems.addAll(DashboardChecks.problems(d, Provisioning.datasourceTypes()));
             files.put("dashboards/" + d.uid() + ".json", toJson(d));
         }
-        if (!problems.isEmpty())
-        {
+        if (!problems.isEmpty()) {
             throw new IllegalStateException("dashboards fail their checks:\n  " + String.join("\n  ", problems));
         }
         files.put("provisioning/datasources/flowscope.yaml", Provisioning.datasources());
@@ -57,33 +50,26 @@ public final class DashboardGenerator
         return files;
     }
 
-    public static String toJson(final Dashboard d)
-    {
+    public static String toJson(final Dashboard d) {
         final DefaultPrettyPrinter printer = new DefaultPrettyPrinter()
-            .withObjectIndenter(new DefaultIndenter("  ", "\n"))
-            .withArrayIndenter(new DefaultIndenter("  ", "\n"));
-        try
-        {
+                .withObjectIndenter(new DefaultIndenter("  ", "\n"))
+                .withArrayIndenter(new DefaultIndenter("  ", "\n"));
+        try {
             return JSON.writer(printer).writeValueAsString(d) + "\n";
-        }
-        catch (final JsonProcessingException e)
-        {
+        } catch (final JsonProcessingException e) {
             throw new IllegalStateException("cannot serialise dashboard " + d.uid(), e);
         }
     }
 
-    public static void write(final Path deployDir) throws IOException
-    {
-        for (final Map.Entry<String, String> f : render().entrySet())
-        {
+    public static void write(final Path deployDir) throws IOException {
+        for (final Map.Entry<String, String> f : render().entrySet()) {
             final Path path = deployDir.resolve(f.getKey());
             Files.createDirectories(path.getParent());
             Files.writeString(path, f.getValue());
         }
     }
 
-    public static void main(final String[] args) throws IOException
-    {
+    public static void main(final String[] args) throws IOException {
         final Path dir = Path.of(args.length > 0 ? args[0] : "deploy/grafana");
         write(dir);
         System.out.println("wrote " + render().size() + " files under " + dir.toAbsolutePath());

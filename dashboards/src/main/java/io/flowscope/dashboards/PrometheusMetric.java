@@ -10,8 +10,7 @@ import java.util.List;
  * {@code PrometheusDashboardsAgainstScrapeTest} checks every metric and label the dashboards use against a scrape of
  * the running service.
  */
-public enum PrometheusMetric
-{
+public enum PrometheusMetric {
     LINK_BYTES("flowscope_link_bytes_total", Kind.COUNTER, "Bps", "host", "comm", "rank", "gpu", "peer", "direction"),
     QP_BYTES("flowscope_qp_bytes_total", Kind.COUNTER, "Bps", "host", "device", "qp"),
     COLLECTIVE_BUS_BYTES("flowscope_collective_bus_bytes_total", Kind.COUNTER, "Bps", "comm", "op"),
@@ -44,9 +43,9 @@ public enum PrometheusMetric
     HTTP_INTERNAL_ERRORS("flowscope_http_internal_errors_total", Kind.COUNTER, "reqps");
 
     /** How a panel plots a metric: a counter as its per-second rate, a gauge as its sample. */
-    public enum Kind
-    {
-        COUNTER, GAUGE
+    public enum Kind {
+        COUNTER,
+        GAUGE
     }
 
     /** Labels Prometheus adds to every series of a scrape target; not on the service's own samples. */
@@ -57,45 +56,38 @@ public enum PrometheusMetric
     private final String unit;
     private final List<String> labels;
 
-    PrometheusMetric(final String metricName, final Kind kind, final String unit, final String... labels)
-    {
+    PrometheusMetric(final String metricName, final Kind kind, final String unit, final String... labels) {
         this.metricName = metricName;
         this.kind = kind;
         this.unit = unit;
         this.labels = List.of(labels);
     }
 
-    public String metricName()
-    {
+    public String metricName() {
         return metricName;
     }
 
-    public Kind kind()
-    {
+    public Kind kind() {
         return kind;
     }
 
     /** Grafana's unit id of what a panel plots: a counter's rate per second, a gauge's sample. */
-    public String unit()
-    {
+    public String unit() {
         return unit;
     }
 
     /** The labels of the service's samples that the dashboards select, group or name series by. */
-    public List<String> labels()
-    {
+    public List<String> labels() {
         return labels;
     }
 
     /** The series selected by {@code matchers} (PromQL label matchers, may be empty). */
-    public String select(final String matchers)
-    {
+    public String select(final String matchers) {
         return metricName + (matchers.isEmpty() ? "" : "{" + matchers + "}");
     }
 
     /** What a panel plots: {@code rate(m{matchers}[$__rate_interval])} for a counter, {@code m{matchers}} for a gauge. */
-    public String value(final String matchers)
-    {
+    public String value(final String matchers) {
         return kind == Kind.COUNTER ? "rate(" + select(matchers) + "[$__rate_interval])" : select(matchers);
     }
 }

@@ -1,25 +1,22 @@
 package io.flowscope.dashboards;
 
-import org.junit.jupiter.api.Test;
-
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-class PromQlTest
-{
+import org.junit.jupiter.api.Test;
+
+class PromQlTest {
     @Test
-    void metricsAreTheIdentifiersOutsideBracesThatAreNeitherFunctionsNorAggregationsNorKeywords()
-    {
+    void metricsAreTheIdentifiersOutsideBracesThatAreNeitherFunctionsNorAggregationsNorKeywords() {
         final PromQl.Uses u = PromQl.uses("sum by (host, device) (rate(a_total{comm=~\"$comm\", x!=\"}\"}"
-            + "[$__rate_interval])) / on (host) group_left (device) b or vector(0) > bool 2");
+                + "[$__rate_interval])) / on (host) group_left (device) b or vector(0) > bool 2");
 
         assertThat(u.metrics()).containsExactly("a_total", "b");
         assertThat(u.labels()).containsExactlyInAnyOrder("host", "device", "comm", "x");
     }
 
     @Test
-    void anAggregationWithItsGroupingAfterTheParenthesisAndAnOffsetAreRead()
-    {
+    void anAggregationWithItsGroupingAfterTheParenthesisAndAnOffsetAreRead() {
         final PromQl.Uses u = PromQl.uses("count(m{severity=~\"(?i)critical\"}) without (peer) offset 5m");
 
         assertThat(u.metrics()).containsExactly("m");
@@ -27,8 +24,7 @@ class PromQlTest
     }
 
     @Test
-    void aVariableQueryListsTheValuesOfItsLabelFromItsSelector()
-    {
+    void aVariableQueryListsTheValuesOfItsLabelFromItsSelector() {
         final PromQl.Uses u = PromQl.variableUses("label_values(m{host=~\"$host\", comm=~\"$comm\"}, rank)");
 
         assertThat(u.metrics()).containsExactly("m");
@@ -37,16 +33,14 @@ class PromQlTest
     }
 
     @Test
-    void legendsNameLabelsInDoubleBraces()
-    {
-        assertThat(PromQl.legendLabels("{{rank}} → {{ peer }} ch {{channel}}")).containsExactly("rank", "peer",
-            "channel");
+    void legendsNameLabelsInDoubleBraces() {
+        assertThat(PromQl.legendLabels("{{rank}} → {{ peer }} ch {{channel}}"))
+                .containsExactly("rank", "peer", "channel");
         assertThat(PromQl.legendLabels(null)).isEmpty();
     }
 
     @Test
-    void anUnclosedSelectorIsAnErrorNotASilentMiss()
-    {
+    void anUnclosedSelectorIsAnErrorNotASilentMiss() {
         assertThatThrownBy(() -> PromQl.uses("m{a=\"b\"")).hasMessageContaining("no '}' closes");
     }
 }

@@ -4,8 +4,7 @@ package io.flowscope.ring;
  * The kind of a record: the NCCL profiler event bit index ({@code ncclProfileGroup} = bit 0 ...).
  * {@link #label()} is the name used by {@code RING.md}, the harness and the JSON output.
  */
-public enum EventKind
-{
+public enum EventKind {
     GROUP("Group"),
     COLL("Coll"),
     P2P("P2p"),
@@ -29,50 +28,41 @@ public enum EventKind
 
     private final String label;
 
-    EventKind(final String label)
-    {
+    EventKind(final String label) {
         this.label = label;
     }
 
     /** The kind code stored in the record (= the NCCL event bit index). */
-    public int code()
-    {
+    public int code() {
         return ordinal();
     }
 
     /** The NCCL event mask bit of this kind. */
-    public int maskBit()
-    {
+    public int maskBit() {
         return 1 << ordinal();
     }
 
-    public String label()
-    {
+    public String label() {
         return label;
     }
 
-    public static boolean isValid(final int code)
-    {
+    public static boolean isValid(final int code) {
         return code >= 0 && code < COUNT;
     }
 
     /** @throws IllegalArgumentException for a code outside 0..14. */
-    public static EventKind of(final int code)
-    {
-        if (!isValid(code))
-        {
-            throw new IllegalArgumentException("unknown event kind " + code + " (layout 1.0 has 0.." + (COUNT - 1) + ")");
+    public static EventKind of(final int code) {
+        if (!isValid(code)) {
+            throw new IllegalArgumentException(
+                    "unknown event kind " + code + " (layout 1.0 has 0.." + (COUNT - 1) + ")");
         }
         return BY_CODE[code];
     }
 
     /** @throws IllegalArgumentException for an unknown label. */
-    public static EventKind ofLabel(final String label)
-    {
-        for (final EventKind kind : BY_CODE)
-        {
-            if (kind.label.equals(label))
-            {
+    public static EventKind ofLabel(final String label) {
+        for (final EventKind kind : BY_CODE) {
+            if (kind.label.equals(label)) {
                 return kind;
             }
         }

@@ -5,8 +5,7 @@ package io.flowscope.ring;
  * one int enum shared by all ABI versions). Constants rather than an enum: the value in the record is
  * whatever NCCL passed, known or not.
  */
-public final class NcclState
-{
+public final class NcclState {
     public static final int PROXY_OP_SEND_POSTED = 0;
     public static final int PROXY_OP_SEND_REM_FIFO_WAIT = 1;
     public static final int PROXY_OP_SEND_TRANSMITTED = 2;
@@ -40,27 +39,47 @@ public final class NcclState
     public static final int CE_BATCH_COMPLETE = 30;
 
     private static final String[] NAMES = {
-        "ProxyOpSendPosted", "ProxyOpSendRemFifoWait", "ProxyOpSendTransmitted", "ProxyOpSendDone",
-        "ProxyOpRecvPosted", "ProxyOpRecvReceived", "ProxyOpRecvTransmitted", "ProxyOpRecvDone",
-        "ProxyStepSendGPUWait", "ProxyStepSendWait", "ProxyStepRecvWait", "ProxyStepRecvFlushWait",
-        "ProxyStepRecvGPUWait", "ProxyCtrlIdle", "ProxyCtrlActive", "ProxyCtrlSleep", "ProxyCtrlWakeup",
-        "ProxyCtrlAppend", "ProxyCtrlAppendEnd", "ProxyOpInProgress", "ProxyStepSendPeerWait",
-        "NetPluginUpdate", "KernelChStop", "GroupStartApiStop", "GroupEndApiStart",
-        "CeCollStart", "CeCollComplete", "CeSyncStart", "CeSyncComplete", "CeBatchStart", "CeBatchComplete",
+        "ProxyOpSendPosted",
+        "ProxyOpSendRemFifoWait",
+        "ProxyOpSendTransmitted",
+        "ProxyOpSendDone",
+        "ProxyOpRecvPosted",
+        "ProxyOpRecvReceived",
+        "ProxyOpRecvTransmitted",
+        "ProxyOpRecvDone",
+        "ProxyStepSendGPUWait",
+        "ProxyStepSendWait",
+        "ProxyStepRecvWait",
+        "ProxyStepRecvFlushWait",
+        "ProxyStepRecvGPUWait",
+        "ProxyCtrlIdle",
+        "ProxyCtrlActive",
+        "ProxyCtrlSleep",
+        "ProxyCtrlWakeup",
+        "ProxyCtrlAppend",
+        "ProxyCtrlAppendEnd",
+        "ProxyOpInProgress",
+        "ProxyStepSendPeerWait",
+        "NetPluginUpdate",
+        "KernelChStop",
+        "GroupStartApiStop",
+        "GroupEndApiStart",
+        "CeCollStart",
+        "CeCollComplete",
+        "CeSyncStart",
+        "CeSyncComplete",
+        "CeBatchStart",
+        "CeBatchComplete",
     };
 
-    private NcclState()
-    {
-    }
+    private NcclState() {}
 
     /** The NCCL name of a state value, or {@code "State<n>"} for a value NCCL has not defined. */
-    public static String name(final int state)
-    {
+    public static String name(final int state) {
         return state >= 0 && state < NAMES.length ? NAMES[state] : "State" + state;
     }
 
-    public static boolean isKnown(final int state)
-    {
+    public static boolean isKnown(final int state) {
         return state >= 0 && state < NAMES.length;
     }
 }

@@ -5,7 +5,6 @@ package io.flowscope.ring;
  * during the call: copy what you keep (or call {@link RecordView#toEvent()}).
  */
 @FunctionalInterface
-public interface RecordHandler
-{
+public interface RecordHandler {
     void onRecord(RecordView record);
 }

@@ -57,8 +57,7 @@ package io.flowscope.ring;
  *
  * STOP: no payload. STATE: 40 u32 state, 48 u64 arg.
  */
-public final class RecordLayout
-{
+public final class RecordLayout {
     public static final int RECORD_SIZE = 64;
 
     public static final int SEQ_OFFSET = 0;
@@ -176,27 +175,21 @@ public final class RecordLayout
     public static final int STATE_STATE_OFFSET = 40;
     public static final int STATE_ARG_OFFSET = 48;
 
-    private RecordLayout()
-    {
+    private RecordLayout() {}
+
+    public static int idKind(final long id) {
+        return (int) (id >>> ID_KIND_SHIFT);
     }
 
-    public static int idKind(final long id)
-    {
-        return (int)(id >>> ID_KIND_SHIFT);
+    public static int idCommIndex(final long id) {
+        return (int) ((id >>> ID_COMM_SHIFT) & ID_COMM_MASK);
     }
 
-    public static int idCommIndex(final long id)
-    {
-        return (int)((id >>> ID_COMM_SHIFT) & ID_COMM_MASK);
-    }
-
-    public static long idSerial(final long id)
-    {
+    public static long idSerial(final long id) {
         return id & ID_SERIAL_MASK;
     }
 
-    public static long id(final int kind, final int commIndex, final long serial)
-    {
-        return (long)kind << ID_KIND_SHIFT | (commIndex & ID_COMM_MASK) << ID_COMM_SHIFT | serial & ID_SERIAL_MASK;
+    public static long id(final int kind, final int commIndex, final long serial) {
+        return (long) kind << ID_KIND_SHIFT | (commIndex & ID_COMM_MASK) << ID_COMM_SHIFT | serial & ID_SERIAL_MASK;
     }
 }

@@ -8,20 +8,17 @@ import java.nio.file.Path;
  * {@link NotPublished} and {@link Truncated} may resolve themselves (a producer is creating the file),
  * {@link NotARing} and {@link UnsupportedVersion} will not.
  */
-public abstract class RingFormatException extends IOException
-{
+public abstract class RingFormatException extends IOException {
     private static final long serialVersionUID = 1L;
 
     private final Path path;
 
-    RingFormatException(final Path path, final String message)
-    {
+    RingFormatException(final Path path, final String message) {
         super(path + ": " + message);
         this.path = path;
     }
 
-    public Path path()
-    {
+    public Path path() {
         return path;
     }
 
@@ -29,74 +26,63 @@ public abstract class RingFormatException extends IOException
     public abstract boolean isTransient();
 
     /** The magic number is not "FSRING1\n", or the header is inconsistent. */
-    public static final class NotARing extends RingFormatException
-    {
+    public static final class NotARing extends RingFormatException {
         private static final long serialVersionUID = 1L;
 
-        public NotARing(final Path path, final String message)
-        {
+        public NotARing(final Path path, final String message) {
             super(path, message);
         }
 
-        public boolean isTransient()
-        {
+        public boolean isTransient() {
             return false;
         }
     }
 
     /** A layout major version this reader does not implement. */
-    public static final class UnsupportedVersion extends RingFormatException
-    {
+    public static final class UnsupportedVersion extends RingFormatException {
         private static final long serialVersionUID = 1L;
 
         private final int layoutVersion;
 
-        public UnsupportedVersion(final Path path, final int layoutVersion)
-        {
-            super(path, "ring layout " + RingLayout.layoutVersionString(layoutVersion) +
-                " is not supported by this reader (" + RingLayout.LAYOUT_MAJOR + ".x)");
+        public UnsupportedVersion(final Path path, final int layoutVersion) {
+            super(
+                    path,
+                    "ring layout " + RingLayout.layoutVersionString(layoutVersion)
+                            + " is not supported by this reader (" + RingLayout.LAYOUT_MAJOR + ".x)");
             this.layoutVersion = layoutVersion;
         }
 
-        public int layoutVersion()
-        {
+        public int layoutVersion() {
             return layoutVersion;
         }
 
-        public boolean isTransient()
-        {
+        public boolean isTransient() {
             return false;
         }
     }
 
     /** The file is shorter than its header says: the producer may still be sizing it. */
-    public static final class Truncated extends RingFormatException
-    {
+    public static final class Truncated extends RingFormatException {
         private static final long serialVersionUID = 1L;
 
-        public Truncated(final Path path, final String message)
-        {
+        public Truncated(final Path path, final String message) {
             super(path, message);
         }
 
-        public boolean isTransient()
-        {
+        public boolean isTransient() {
             return true;
         }
     }
 
     /** {@code layout_version} is still 0: the producer has not finished writing the header. */
-    public static final class NotPublished extends RingFormatException
-    {
+    public static final class NotPublished extends RingFormatException {
         private static final long serialVersionUID = 1L;
 
-        public NotPublished(final Path path)
-        {
+        public NotPublished(final Path path) {
             super(path, "ring header not yet published (layout_version 0); retry later");
         }
 
-        public boolean isTransient()
-        {
+        public boolean isTransient() {
             return true;
         }
     }

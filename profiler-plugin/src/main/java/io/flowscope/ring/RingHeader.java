@@ -4,7 +4,6 @@ import static io.flowscope.ring.RingLayout.*;
 
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
-
 import org.agrona.DirectBuffer;
 import org.agrona.concurrent.AtomicBuffer;
 
@@ -14,8 +13,7 @@ import org.agrona.concurrent.AtomicBuffer;
  * the ones producers or the consumer update ({@code abi_version}, mask, state, the lanes' tail and head,
  * counters, tables) are read live from the mapped memory.
  */
-public final class RingHeader
-{
+public final class RingHeader {
     private final Path path;
     private final AtomicBuffer buffer;
     private final int layoutVersion;
@@ -33,8 +31,7 @@ public final class RingHeader
     private final String hostname;
     private final String pluginVersion;
 
-    private RingHeader(final Path path, final AtomicBuffer buffer, final int layoutVersion)
-    {
+    private RingHeader(final Path path, final AtomicBuffer buffer, final int layoutVersion) {
         this.path = path;
         this.buffer = buffer;
         this.layoutVersion = layoutVersion;
@@ -42,7 +39,7 @@ public final class RingHeader
         this.laneCount = buffer.getInt(LANE_COUNT_OFFSET);
         this.laneCapacity = buffer.getLong(LANE_CAPACITY_OFFSET);
         this.laneMask = laneCapacity - 1;
-        this.headerSize = (int)buffer.getLong(HEADER_SIZE_OFFSET);
+        this.headerSize = (int) buffer.getLong(HEADER_SIZE_OFFSET);
         this.producerPid = buffer.getInt(PRODUCER_PID_OFFSET);
         this.anchorRealtimeNs = buffer.getLong(ANCHOR_REALTIME_NS_OFFSET);
         this.anchorMonotonicNs = buffer.getLong(ANCHOR_MONOTONIC_NS_OFFSET);
@@ -65,40 +62,40 @@ public final class RingHeader
      * @throws RingFormatException.NotPublished       {@code layout_version} is still 0.
      */
     public static RingHeader read(final Path path, final AtomicBuffer buffer, final long fileLength)
-        throws RingFormatException
-    {
+            throws RingFormatException {
         final long available = Math.min(fileLength, buffer.capacity());
-        if (available >= 8)
-        {
+        if (available >= 8) {
             final long magic = buffer.getLong(MAGIC_OFFSET);
-            if (magic != 0 && magic != MAGIC)
-            {
-                throw new RingFormatException.NotARing(path, String.format(
-                    "not a flowscope ring (magic 0x%016x, expected 0x%016x \"FSRING1\\n\")", magic, MAGIC));
+            if (magic != 0 && magic != MAGIC) {
+                throw new RingFormatException.NotARing(
+                        path,
+                        String.format(
+                                "not a flowscope ring (magic 0x%016x, expected 0x%016x \"FSRING1\\n\")", magic, MAGIC));
             }
         }
-        if (available < LAYOUT_VERSION_OFFSET + 4)
-        {
-            throw new RingFormatException.Truncated(path, "file of " + fileLength + " bytes is shorter than a ring header");
+        if (available < LAYOUT_VERSION_OFFSET + 4) {
+            throw new RingFormatException.Truncated(
+                    path, "file of " + fileLength + " bytes is shorter than a ring header");
         }
         final int layoutVersion = buffer.getIntVolatile(LAYOUT_VERSION_OFFSET);
-        if (layoutVersion == 0)
-        {
+        if (layoutVersion == 0) {
             throw new RingFormatException.NotPublished(path);
         }
-        if (buffer.getLong(MAGIC_OFFSET) != MAGIC)
-        {
-            throw new RingFormatException.NotARing(path, String.format(
-                "not a flowscope ring (magic 0x%016x with layout_version 0x%08x)", buffer.getLong(MAGIC_OFFSET), layoutVersion));
+        if (buffer.getLong(MAGIC_OFFSET) != MAGIC) {
+            throw new RingFormatException.NotARing(
+                    path,
+                    String.format(
+                            "not a flowscope ring (magic 0x%016x with layout_version 0x%08x)",
+                            buffer.getLong(MAGIC_OFFSET), layoutVersion));
         }
-        if (layoutMajor(layoutVersion) != LAYOUT_MAJOR)
-        {
+        if (layoutMajor(layoutVersion) != LAYOUT_MAJOR) {
             throw new RingFormatException.UnsupportedVersion(path, layoutVersion);
         }
-        if (available < MIN_HEADER_SIZE)
-        {
-            throw new RingFormatException.Truncated(path, "file of " + fileLength +
-                " bytes is shorter than the tables of a ring header (" + MIN_HEADER_SIZE + ")");
+        if (available < MIN_HEADER_SIZE) {
+            throw new RingFormatException.Truncated(
+                    path,
+                    "file of " + fileLength + " bytes is shorter than the tables of a ring header (" + MIN_HEADER_SIZE
+                            + ")");
         }
         final int recordSize = buffer.getInt(RECORD_SIZE_OFFSET);
         final long capacity = buffer.getLong(CAPACITY_OFFSET);
@@ -107,51 +104,55 @@ public final class RingHeader
         final long headerSize = buffer.getLong(HEADER_SIZE_OFFSET);
         final int stringCapacity = buffer.getInt(STRING_CAPACITY_OFFSET);
         final int commCapacity = buffer.getInt(COMM_CAPACITY_OFFSET);
-        if (recordSize != RecordLayout.RECORD_SIZE)
-        {
+        if (recordSize != RecordLayout.RECORD_SIZE) {
             throw new RingFormatException.NotARing(path, "record_size " + recordSize + ", layout 1.x has 64");
         }
-        if (laneCount < 1 || laneCount > MAX_LANES || Integer.bitCount(laneCount) != 1)
-        {
-            throw new RingFormatException.NotARing(path, "lane_count " + Integer.toUnsignedString(laneCount) +
-                " is not a power of two in [1, " + MAX_LANES + "]");
+        if (laneCount < 1 || laneCount > MAX_LANES || Integer.bitCount(laneCount) != 1) {
+            throw new RingFormatException.NotARing(
+                    path,
+                    "lane_count " + Integer.toUnsignedString(laneCount) + " is not a power of two in [1, " + MAX_LANES
+                            + "]");
         }
-        if (laneCapacity < 2 || Long.bitCount(laneCapacity) != 1)
-        {
-            throw new RingFormatException.NotARing(path, "lane_capacity " + Long.toUnsignedString(laneCapacity) +
-                " is not a power of two >= 2");
+        if (laneCapacity < 2 || Long.bitCount(laneCapacity) != 1) {
+            throw new RingFormatException.NotARing(
+                    path, "lane_capacity " + Long.toUnsignedString(laneCapacity) + " is not a power of two >= 2");
         }
-        if (laneCapacity > Integer.MAX_VALUE / RecordLayout.RECORD_SIZE || capacity != laneCount * laneCapacity)
-        {
-            throw new RingFormatException.NotARing(path, "capacity " + Long.toUnsignedString(capacity) +
-                " is not lane_count * lane_capacity (" + laneCount + " * " + laneCapacity + ")");
+        if (laneCapacity > Integer.MAX_VALUE / RecordLayout.RECORD_SIZE || capacity != laneCount * laneCapacity) {
+            throw new RingFormatException.NotARing(
+                    path,
+                    "capacity " + Long.toUnsignedString(capacity) + " is not lane_count * lane_capacity (" + laneCount
+                            + " * " + laneCapacity + ")");
         }
-        if (headerSize < MIN_HEADER_SIZE || headerSize % RecordLayout.RECORD_SIZE != 0 || headerSize > Integer.MAX_VALUE)
-        {
-            throw new RingFormatException.NotARing(path, "header_size " + headerSize + " is invalid (1.0 has " + HEADER_SIZE + ")");
+        if (headerSize < MIN_HEADER_SIZE
+                || headerSize % RecordLayout.RECORD_SIZE != 0
+                || headerSize > Integer.MAX_VALUE) {
+            throw new RingFormatException.NotARing(
+                    path, "header_size " + headerSize + " is invalid (1.0 has " + HEADER_SIZE + ")");
         }
-        if (stringCapacity < 0 || stringCapacity > STRING_CAPACITY || commCapacity < 0 || commCapacity > COMM_CAPACITY)
-        {
-            throw new RingFormatException.NotARing(path, "string_capacity " + stringCapacity + " / comm_capacity " +
-                commCapacity + " exceed the tables of layout 1.0 (" + STRING_CAPACITY + " / " + COMM_CAPACITY + ")");
+        if (stringCapacity < 0
+                || stringCapacity > STRING_CAPACITY
+                || commCapacity < 0
+                || commCapacity > COMM_CAPACITY) {
+            throw new RingFormatException.NotARing(
+                    path,
+                    "string_capacity " + stringCapacity + " / comm_capacity " + commCapacity
+                            + " exceed the tables of layout 1.0 (" + STRING_CAPACITY + " / " + COMM_CAPACITY + ")");
         }
-        if (capacity > (Integer.MAX_VALUE - headerSize) / RecordLayout.RECORD_SIZE)
-        {
-            throw new RingFormatException.NotARing(path, "capacity " + capacity + " slots is larger than this reader maps (2 GiB)");
+        if (capacity > (Integer.MAX_VALUE - headerSize) / RecordLayout.RECORD_SIZE) {
+            throw new RingFormatException.NotARing(
+                    path, "capacity " + capacity + " slots is larger than this reader maps (2 GiB)");
         }
         final long expectedLength = fileLength(headerSize, capacity);
-        if (fileLength < expectedLength)
-        {
-            throw new RingFormatException.Truncated(path, "file of " + fileLength + " bytes, header says " + expectedLength);
+        if (fileLength < expectedLength) {
+            throw new RingFormatException.Truncated(
+                    path, "file of " + fileLength + " bytes, header says " + expectedLength);
         }
         return new RingHeader(path, buffer, layoutVersion);
     }
 
-    static String cString(final AtomicBuffer buffer, final int offset, final int maxLength)
-    {
+    static String cString(final AtomicBuffer buffer, final int offset, final int maxLength) {
         int length = 0;
-        while (length < maxLength && buffer.getByte(offset + length) != 0)
-        {
+        while (length < maxLength && buffer.getByte(offset + length) != 0) {
             length++;
         }
         final byte[] bytes = new byte[length];
@@ -159,224 +160,182 @@ public final class RingHeader
         return new String(bytes, StandardCharsets.UTF_8);
     }
 
-    public Path path()
-    {
+    public Path path() {
         return path;
     }
 
     /** The mapped file, from offset 0. */
-    public AtomicBuffer buffer()
-    {
+    public AtomicBuffer buffer() {
         return buffer;
     }
 
-    public int layoutVersion()
-    {
+    public int layoutVersion() {
         return layoutVersion;
     }
 
-    public long capacity()
-    {
+    public long capacity() {
         return capacity;
     }
 
     /** {@code lane_count}: a power of two in [1, 64]. */
-    public int laneCount()
-    {
+    public int laneCount() {
         return laneCount;
     }
 
     /** {@code lane_capacity}: slots per lane, a power of two &gt;= 2. */
-    public long laneCapacity()
-    {
+    public long laneCapacity() {
         return laneCapacity;
     }
 
     /** {@code lane_capacity - 1}. */
-    public long laneMask()
-    {
+    public long laneMask() {
         return laneMask;
     }
 
-    public int headerSize()
-    {
+    public int headerSize() {
         return headerSize;
     }
 
-    public int producerPid()
-    {
+    public int producerPid() {
         return producerPid;
     }
 
-    public long anchorRealtimeNs()
-    {
+    public long anchorRealtimeNs() {
         return anchorRealtimeNs;
     }
 
-    public long anchorMonotonicNs()
-    {
+    public long anchorMonotonicNs() {
         return anchorMonotonicNs;
     }
 
     /** 1 TSC scaled to CLOCK_MONOTONIC ns, 2 clock_gettime. */
-    public int clockSource()
-    {
+    public int clockSource() {
         return clockSource;
     }
 
-    public int stringCapacity()
-    {
+    public int stringCapacity() {
         return stringCapacity;
     }
 
-    public int commCapacity()
-    {
+    public int commCapacity() {
         return commCapacity;
     }
 
-    public String hostname()
-    {
+    public String hostname() {
         return hostname;
     }
 
-    public String pluginVersion()
-    {
+    public String pluginVersion() {
         return pluginVersion;
     }
 
     /** Wall-clock ns (CLOCK_REALTIME) of a record's CLOCK_MONOTONIC {@code time_ns}. */
-    public long toWallClockNs(final long monotonicNs)
-    {
+    public long toWallClockNs(final long monotonicNs) {
         return monotonicNs - anchorMonotonicNs + anchorRealtimeNs;
     }
 
     // Live fields.
 
-    public int abiVersion()
-    {
+    public int abiVersion() {
         return buffer.getIntVolatile(ABI_VERSION_OFFSET);
     }
 
-    public int ncclVersion()
-    {
+    public int ncclVersion() {
         return buffer.getIntVolatile(NCCL_VERSION_OFFSET);
     }
 
-    public int eventMask()
-    {
+    public int eventMask() {
         return buffer.getIntVolatile(EVENT_MASK_OFFSET);
     }
 
-    public int producerState()
-    {
+    public int producerState() {
         return buffer.getIntVolatile(PRODUCER_STATE_OFFSET);
     }
 
-    public boolean isProducerClosed()
-    {
+    public boolean isProducerClosed() {
         return producerState() == PRODUCER_STATE_CLOSED;
     }
 
-    public long closedMonotonicNs()
-    {
+    public long closedMonotonicNs() {
         return buffer.getLongVolatile(CLOSED_MONOTONIC_NS_OFFSET);
     }
 
-    public int stringCount()
-    {
+    public int stringCount() {
         return buffer.getIntVolatile(STRING_COUNT_OFFSET);
     }
 
-    public int commCount()
-    {
+    public int commCount() {
         return buffer.getIntVolatile(COMM_COUNT_OFFSET);
     }
 
     /** Lane {@code lane}'s tail: the next position a producer of that lane claims. */
-    public long tail(final int lane)
-    {
+    public long tail(final int lane) {
         return buffer.getLongVolatile(laneTailOffset(checkLane(lane)));
     }
 
     /** Lane {@code lane}'s head as the consumer last stored it. */
-    public long head(final int lane)
-    {
+    public long head(final int lane) {
         return buffer.getLongVolatile(laneHeadOffset(checkLane(lane)));
     }
 
     /** Positions claimed in lane {@code lane} and not yet consumed, per the stored head. */
-    public long lag(final int lane)
-    {
+    public long lag(final int lane) {
         return Math.max(0, tail(lane) - head(lane));
     }
 
     /** {@link #lag(int)} summed over the lanes. */
-    public long lag()
-    {
+    public long lag() {
         long lag = 0;
-        for (int lane = 0; lane < laneCount; lane++)
-        {
+        for (int lane = 0; lane < laneCount; lane++) {
             lag += lag(lane);
         }
         return lag;
     }
 
-    private int checkLane(final int lane)
-    {
-        if (lane < 0 || lane >= laneCount)
-        {
+    private int checkLane(final int lane) {
+        if (lane < 0 || lane >= laneCount) {
             throw new IndexOutOfBoundsException("lane " + lane + " of " + laneCount);
         }
         return lane;
     }
 
-    public long consumerHeartbeatNs()
-    {
+    public long consumerHeartbeatNs() {
         return buffer.getLongVolatile(CONSUMER_HEARTBEAT_NS_OFFSET);
     }
 
-    public int consumerPid()
-    {
+    public int consumerPid() {
         return buffer.getIntVolatile(CONSUMER_PID_OFFSET);
     }
 
-    public long consumerSkippedStale()
-    {
+    public long consumerSkippedStale() {
         return buffer.getLongVolatile(CONSUMER_SKIPPED_STALE_OFFSET);
     }
 
-    public long consumerCorrupt()
-    {
+    public long consumerCorrupt() {
         return buffer.getLongVolatile(CONSUMER_CORRUPT_OFFSET);
     }
 
-    public long droppedFull()
-    {
+    public long droppedFull() {
         return buffer.getLongVolatile(DROPPED_FULL_OFFSET);
     }
 
-    public long droppedAbandoned()
-    {
+    public long droppedAbandoned() {
         return buffer.getLongVolatile(DROPPED_ABANDONED_OFFSET);
     }
 
-    public long droppedContended()
-    {
+    public long droppedContended() {
         return buffer.getLongVolatile(DROPPED_CONTENDED_OFFSET);
     }
 
-    public long invalidCalls()
-    {
+    public long invalidCalls() {
         return buffer.getLongVolatile(INVALID_CALLS_OFFSET);
     }
 
-    public long stringsOverflow()
-    {
+    public long stringsOverflow() {
         return buffer.getLongVolatile(STRINGS_OVERFLOW_OFFSET);
     }
 
-    public long commsOverflow()
-    {
+    public long commsOverflow() {
         return buffer.getLongVolatile(COMMS_OVERFLOW_OFFSET);
     }
 
@@ -384,16 +343,13 @@ public final class RingHeader
      * The string at {@code index}, or null for index 0, an index outside the table, or an entry not yet
      * published. Allocates: callers cache the result ({@link RecordView} does).
      */
-    public String string(final int index)
-    {
-        if (index <= NO_STRING || index >= stringCapacity)
-        {
+    public String string(final int index) {
+        if (index <= NO_STRING || index >= stringCapacity) {
             return null;
         }
         final int entry = stringEntryOffset(index);
         final int length = buffer.getIntVolatile(entry + STRING_LENGTH_OFFSET);
-        if (length <= 0)
-        {
+        if (length <= 0) {
             return null;
         }
         final byte[] bytes = new byte[Math.min(length, STRING_NAME_MAX)];
@@ -402,55 +358,49 @@ public final class RingHeader
     }
 
     /** The state of communicator entry {@code index}: 0 not published (or out of the table), 1 active, 2 finalized. */
-    public int commState(final int index)
-    {
-        if (index < 0 || index >= commCapacity)
-        {
+    public int commState(final int index) {
+        if (index < 0 || index >= commCapacity) {
             return COMM_STATE_UNPUBLISHED;
         }
         return buffer.getIntVolatile(commEntryOffset(index) + COMM_STATE_OFFSET);
     }
 
     /** Reads communicator entry {@code index} (allocates); null when not published or out of the table. */
-    public CommInfo comm(final int index)
-    {
+    public CommInfo comm(final int index) {
         final int state = commState(index);
-        if (state == COMM_STATE_UNPUBLISHED)
-        {
+        if (state == COMM_STATE_UNPUBLISHED) {
             return null;
         }
         final int entry = commEntryOffset(index);
         final boolean hasDevice = layoutMinor(layoutVersion) >= COMM_DEVICE_SINCE_MINOR;
         return new CommInfo(
-            index,
-            buffer.getLong(entry + COMM_HASH_OFFSET),
-            state,
-            buffer.getInt(entry + COMM_RANK_OFFSET),
-            buffer.getInt(entry + COMM_NRANKS_OFFSET),
-            buffer.getInt(entry + COMM_NNODES_OFFSET),
-            buffer.getLong(entry + COMM_INIT_MONOTONIC_NS_OFFSET),
-            buffer.getLongVolatile(entry + COMM_FINALIZE_MONOTONIC_NS_OFFSET),
-            cString(buffer, entry + COMM_NAME_OFFSET, hasDevice ? COMM_NAME_LENGTH : COMM_NAME_LENGTH_1_0),
-            hasDevice ? buffer.getInt(entry + COMM_CUDA_DEV_OFFSET) : CommInfo.NO_DEVICE,
-            hasDevice ? cString(buffer, entry + COMM_PCI_BUS_ID_OFFSET, COMM_PCI_BUS_ID_LENGTH) : "",
-            layoutMinor(layoutVersion) >= GPU_UUID_SINCE_MINOR ? gpuUuid(buffer, GPU_UUID_TABLE_OFFSET
-                + GPU_UUID_SIZE * index) : "");
+                index,
+                buffer.getLong(entry + COMM_HASH_OFFSET),
+                state,
+                buffer.getInt(entry + COMM_RANK_OFFSET),
+                buffer.getInt(entry + COMM_NRANKS_OFFSET),
+                buffer.getInt(entry + COMM_NNODES_OFFSET),
+                buffer.getLong(entry + COMM_INIT_MONOTONIC_NS_OFFSET),
+                buffer.getLongVolatile(entry + COMM_FINALIZE_MONOTONIC_NS_OFFSET),
+                cString(buffer, entry + COMM_NAME_OFFSET, hasDevice ? COMM_NAME_LENGTH : COMM_NAME_LENGTH_1_0),
+                hasDevice ? buffer.getInt(entry + COMM_CUDA_DEV_OFFSET) : CommInfo.NO_DEVICE,
+                hasDevice ? cString(buffer, entry + COMM_PCI_BUS_ID_OFFSET, COMM_PCI_BUS_ID_LENGTH) : "",
+                layoutMinor(layoutVersion) >= GPU_UUID_SINCE_MINOR
+                        ? gpuUuid(buffer, GPU_UUID_TABLE_OFFSET + GPU_UUID_SIZE * index)
+                        : "");
     }
 
     /**
      * The 16 UUID bytes at {@code offset} as nvidia-smi prints them ({@code GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx});
      * "" when all zero.
      */
-    static String gpuUuid(final DirectBuffer buffer, final int offset)
-    {
+    static String gpuUuid(final DirectBuffer buffer, final int offset) {
         final StringBuilder b = new StringBuilder(40).append("GPU-");
         boolean zero = true;
-        for (int i = 0; i < GPU_UUID_SIZE; i++)
-        {
+        for (int i = 0; i < GPU_UUID_SIZE; i++) {
             final int v = buffer.getByte(offset + i) & 0xFF;
             zero &= v == 0;
-            if (i == 4 || i == 6 || i == 8 || i == 10)
-            {
+            if (i == 4 || i == 6 || i == 8 || i == 10) {
                 b.append('-');
             }
             b.append(Character.forDigit(v >> 4, 16)).append(Character.forDigit(v & 0xF, 16));
@@ -470,22 +420,30 @@ public final class RingHeader
      *                   process's numbering and across hosts); empty when unknown or before layout 1.2
      */
     public record CommInfo(
-        int index, long commHash, int state, int rank, int nranks, int nnodes, long initMonotonicNs,
-        long finalizeMonotonicNs, String name, int cudaDevice, String pciBusId, String gpuUuid)
-    {
+            int index,
+            long commHash,
+            int state,
+            int rank,
+            int nranks,
+            int nnodes,
+            long initMonotonicNs,
+            long finalizeMonotonicNs,
+            String name,
+            int cudaDevice,
+            String pciBusId,
+            String gpuUuid) {
         /** {@link #cudaDevice} when the producer could not tell it. */
         public static final int NO_DEVICE = -1;
 
-        public boolean hasDevice()
-        {
+        public boolean hasDevice() {
             return cudaDevice >= 0;
         }
     }
 
-    public String toString()
-    {
-        return "RingHeader{path=" + path + ", layout=" + layoutVersionString(layoutVersion) + ", capacity=" + capacity +
-            ", lanes=" + laneCount + 'x' + laneCapacity +
-            ", pid=" + producerPid + ", host=" + hostname + '}';
+    public String toString() {
+        return "RingHeader{path=" + path + ", layout=" + layoutVersionString(layoutVersion) + ", capacity=" + capacity
+                + ", lanes="
+                + laneCount + 'x' + laneCapacity + ", pid="
+                + producerPid + ", host=" + hostname + '}';
     }
 }

@@ -111,8 +111,7 @@ package io.flowscope.ring;
  *                             empty when unknown (1.1)
  * </pre>
  */
-public final class RingLayout
-{
+public final class RingLayout {
     /** "FSRING1\n" read as a little-endian u64. */
     public static final long MAGIC = 0x0A31474E49525346L;
     /** The major version this reader understands. */
@@ -188,15 +187,18 @@ public final class RingLayout
     public static final int COMM_CUDA_DEV_OFFSET = 96;
     /** char[28] (1.1): the device's PCI bus id as CUDA gives it, NUL-terminated; empty when unknown. */
     public static final int COMM_PCI_BUS_ID_OFFSET = 100;
+
     public static final int COMM_PCI_BUS_ID_LENGTH = 28;
     /** The first minor version whose communicator entries hold the device. */
     public static final int COMM_DEVICE_SINCE_MINOR = 1;
+
     public static final int COMM_CAPACITY = 1024;
     /**
      * (1.2) Communicator entry i's GPU UUID, the 16 bytes cuDeviceGetUuid gives, at
      * {@code GPU_UUID_TABLE_OFFSET + GPU_UUID_SIZE * i}, written before the entry's state; all zero: unknown.
      */
     public static final int GPU_UUID_TABLE_OFFSET = 163840;
+
     public static final int GPU_UUID_SIZE = 16;
     /** The first minor version with the GPU UUID table. */
     public static final int GPU_UUID_SINCE_MINOR = 2;
@@ -227,56 +229,45 @@ public final class RingLayout
     public static final int CLOCK_SOURCE_TSC = 1;
     public static final int CLOCK_SOURCE_CLOCK_GETTIME = 2;
 
-    private RingLayout()
-    {
-    }
+    private RingLayout() {}
 
-    public static int layoutMajor(final int layoutVersion)
-    {
+    public static int layoutMajor(final int layoutVersion) {
         return layoutVersion >>> 16;
     }
 
-    public static int layoutMinor(final int layoutVersion)
-    {
+    public static int layoutMinor(final int layoutVersion) {
         return layoutVersion & 0xFFFF;
     }
 
-    public static String layoutVersionString(final int layoutVersion)
-    {
+    public static String layoutVersionString(final int layoutVersion) {
         return layoutMajor(layoutVersion) + "." + layoutMinor(layoutVersion);
     }
 
-    public static int stringEntryOffset(final int index)
-    {
+    public static int stringEntryOffset(final int index) {
         return STRING_TABLE_OFFSET + index * STRING_ENTRY_SIZE;
     }
 
-    public static int commEntryOffset(final int index)
-    {
+    public static int commEntryOffset(final int index) {
         return COMM_TABLE_OFFSET + index * COMM_ENTRY_SIZE;
     }
 
     /** Offset of lane {@code lane}'s tail (u64). */
-    public static int laneTailOffset(final int lane)
-    {
+    public static int laneTailOffset(final int lane) {
         return LANE_TABLE_OFFSET + lane * LANE_ENTRY_SIZE + LANE_TAIL_OFFSET;
     }
 
     /** Offset of lane {@code lane}'s head (u64). */
-    public static int laneHeadOffset(final int lane)
-    {
+    public static int laneHeadOffset(final int lane) {
         return LANE_TABLE_OFFSET + lane * LANE_ENTRY_SIZE + LANE_HEAD_OFFSET;
     }
 
     /** File offset of the slot holding position {@code position} of lane {@code lane}. */
-    public static long slotOffset(final long headerSize, final long laneCapacity, final int lane, final long position)
-    {
+    public static long slotOffset(final long headerSize, final long laneCapacity, final int lane, final long position) {
         return headerSize + (lane * laneCapacity + (position & (laneCapacity - 1))) * RecordLayout.RECORD_SIZE;
     }
 
     /** Total file length of a ring of {@code capacity} slots (all lanes). */
-    public static long fileLength(final long headerSize, final long capacity)
-    {
+    public static long fileLength(final long headerSize, final long capacity) {
         return headerSize + capacity * RecordLayout.RECORD_SIZE;
     }
 }

@@ -23,8 +23,7 @@ import java.util.Arrays;
  * Cost: a peek per lane per poll and per look, and a scan of the lanes with records for the oldest and next oldest head
  * per run of records delivered from one lane. No allocation per poll or record. Single-threaded, as its readers.
  */
-public final class RingMerge
-{
+public final class RingMerge {
     /**
      * The default skew, 50 µs: a twentieth of the service's 1 ms summary period, and the order of the drain loop's own
      * cadence (it parks 20 µs when idle), far under any detector's threshold.
@@ -43,44 +42,39 @@ public final class RingMerge
     private long[] nows = new long[0];
     /** Per lane of every reader: its reader's index, its lane index, its head's time while it has one. */
     private int[] laneOwner = new int[0];
+
     private int[] laneIndex = new int[0];
     private long[] headTimes = new long[0];
     /** The lanes with a record at their head, this poll, and which those are. */
     private int[] active = new int[0];
+
     private int activeCount;
     private boolean[] isActive = new boolean[0];
 
     /** A merge with the {@link #DEFAULT_SKEW_NS default skew}. */
-    public RingMerge()
-    {
+    public RingMerge() {
         this(DEFAULT_SKEW_NS);
     }
 
     /** A merge whose lanes may run {@code skewNs} past the next oldest head (0: an exact merge). */
-    public RingMerge(final long skewNs)
-    {
-        if (skewNs < 0)
-        {
+    public RingMerge(final long skewNs) {
+        if (skewNs < 0) {
             throw new IllegalArgumentException("skew must be >= 0: " + skewNs);
         }
         this.skewNs = skewNs;
     }
 
     /** Adds a ring; its lanes join the merge from the next poll. */
-    public void add(final RingReader reader)
-    {
+    public void add(final RingReader reader) {
         readers = Arrays.copyOf(readers, readers.length + 1);
         readers[readers.length - 1] = reader;
         relane();
     }
 
     /** Removes a ring; false when it was not here. */
-    public boolean remove(final RingReader reader)
-    {
-        for (int i = 0; i < readers.length; i++)
-        {
-            if (readers[i] == reader)
-            {
+    public boolean remove(final RingReader reader) {
+        for (int i = 0; i < readers.length; i++) {
+            if (readers[i] == reader) {
                 final RingReader[] fewer = new RingReader[readers.length - 1];
                 System.arraycopy(readers, 0, fewer, 0, i);
                 System.arraycopy(readers, i + 1, fewer, i, readers.length - i - 1);
@@ -92,11 +86,9 @@ public final class RingMerge
         return false;
     }
 
-    private void relane()
-    {
+    private void relane() {
         int lanes = 0;
-        for (final RingReader r : readers)
-        {
+        for (final RingReader r : readers) {
             lanes += r.laneCount();
         }
         nows = new long[readers.length];
@@ -106,10 +98,8 @@ public final class RingMerge
         active = new int[lanes];
         isActive = new boolean[lanes];
         int c = 0;
-        for (int r = 0; r < readers.length; r++)
-        {
-            for (int lane = 0; lane < readers[r].laneCount(); lane++)
-            {
+        for (int r = 0; r < readers.length; r++) {
+            for (int lane = 0; lane < readers[r].laneCount(); lane++) {
                 laneOwner[c] = r;
                 laneIndex[c++] = lane;
             }
@@ -117,14 +107,12 @@ public final class RingMerge
     }
 
     /** The number of rings. */
-    public int size()
-    {
+    public int size() {
         return readers.length;
     }
 
     /** The ring at {@code index}, in [0, {@link #size()}). */
-    public RingReader reader(final int index)
-    {
+    public RingReader reader(final int index) {
         return readers[index];
     }
 
@@ -133,16 +121,13 @@ public final class RingMerge
      * Each ring's heartbeat is written. A handler that throws leaves its record unconsumed, as in
      * {@link RingReader#poll}.
      */
-    public int poll(final RecordHandler handler, final int limit)
-    {
+    public int poll(final RecordHandler handler, final int limit) {
         final RingReader[] readers = this.readers;
         final long[] nows = this.nows;
-        for (int r = 0; r < readers.length; r++)
-        {
+        for (int r = 0; r < readers.length; r++) {
             nows[r] = readers[r].beginMerge();
         }
-        if (limit <= 0)
-        {
+        if (limit <= 0) {
             return 0;
         }
         final int[] laneOwner = this.laneOwner;
@@ -154,15 +139,12 @@ public final class RingMerge
         activeCount = 0;
         int count = 0;
         int sinceLook = LOOK_EVERY;
-        while (count < limit)
-        {
-            if (activeCount <= 1 || sinceLook >= LOOK_EVERY)
-            {
+        while (count < limit) {
+            if (activeCount <= 1 || sinceLook >= LOOK_EVERY) {
                 // the lanes that had nothing to read: what they published since joins the merge
                 look();
                 sinceLook = 0;
-                if (activeCount == 0)
-                {
+                if (activeCount == 0) {
                     break;
                 }
             }
@@ -171,18 +153,14 @@ public final class RingMerge
             long min = headTimes[active[0]];
             long next = 0;
             boolean hasNext = false;
-            for (int i = 1; i < activeCount; i++)
-            {
+            for (int i = 1; i < activeCount; i++) {
                 final long t = headTimes[active[i]];
-                if (t - min < 0)
-                {
+                if (t - min < 0) {
                     next = min;
                     min = t;
                     oldest = i;
                     hasNext = true;
-                }
-                else if (!hasNext || t - next < 0)
-                {
+                } else if (!hasNext || t - next < 0) {
                     next = t;
                     hasNext = true;
                 }
@@ -195,12 +173,9 @@ public final class RingMerge
             final int n = reader.drainUntil(laneIndex[c], handler, quota, hasNext, until, nows[laneOwner[c]]);
             count += n;
             sinceLook += Math.max(1, n);
-            if (reader.headReady())
-            {
+            if (reader.headReady()) {
                 headTimes[c] = reader.headTimeNs();
-            }
-            else
-            {
+            } else {
                 isActive[c] = false;
                 active[oldest] = active[--activeCount];
             }
@@ -209,16 +184,12 @@ public final class RingMerge
     }
 
     /** Peeks the lanes not in the merge now; those with a record join it. */
-    private void look()
-    {
+    private void look() {
         final RingReader[] readers = this.readers;
-        for (int c = 0; c < laneOwner.length; c++)
-        {
-            if (!isActive[c])
-            {
+        for (int c = 0; c < laneOwner.length; c++) {
+            if (!isActive[c]) {
                 final RingReader reader = readers[laneOwner[c]];
-                if (reader.peek(laneIndex[c], nows[laneOwner[c]]))
-                {
+                if (reader.peek(laneIndex[c], nows[laneOwner[c]])) {
                     headTimes[c] = reader.headTimeNs();
                     isActive[c] = true;
                     active[activeCount++] = c;
@@ -227,8 +198,7 @@ public final class RingMerge
         }
     }
 
-    public String toString()
-    {
+    public String toString() {
         return "RingMerge{rings=" + readers.length + ", lanes=" + laneOwner.length + ", skewNs=" + skewNs + '}';
     }
 }

@@ -11,7 +11,6 @@ import java.nio.channels.OverlappingFileLockException;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.concurrent.TimeUnit;
-
 import org.agrona.IoUtil;
 import org.agrona.UnsafeApi;
 import org.agrona.concurrent.NanoClock;
@@ -46,12 +45,11 @@ import org.agrona.concurrent.UnsafeBuffer;
  * {@code peek} / {@code drainUntil}). Single-threaded: one thread polls. Records
  * with a kind or op outside layout 1.0 fail like a bad checksum. The hot path does not allocate.
  */
-public final class RingReader implements AutoCloseable
-{
+public final class RingReader implements AutoCloseable {
     /** Default time a claimed slot may stay unpublished before the reader skips it. */
     public static final long DEFAULT_STALE_TIMEOUT_NS = TimeUnit.MILLISECONDS.toNanos(100);
 
-    private static final int CURRENT_PID = (int)ProcessHandle.current().pid();
+    private static final int CURRENT_PID = (int) ProcessHandle.current().pid();
 
     private final Path path;
     private final FileChannel channel;
@@ -60,6 +58,7 @@ public final class RingReader implements AutoCloseable
     private final UnsafeBuffer buffer;
     /** The mapping's address (slots are read in place). */
     private final long address;
+
     private final RingHeader header;
     private final RecordView view;
     private final NanoClock clock;
@@ -70,6 +69,7 @@ public final class RingReader implements AutoCloseable
     private final long laneMask;
     /** Per lane: offset of its slot 0, of its head, of its tail. */
     private final int[] laneBase;
+
     private final int[] headOffsets;
     private final int[] tailOffsets;
     /** Per lane: the next position to read. */
@@ -78,6 +78,7 @@ public final class RingReader implements AutoCloseable
     private final long[] pollEnds;
     /** Per lane: the position seen unpublished (seq == pos), and since when (-1: none yet). */
     private final long[] stalePositions;
+
     private final long[] staleSinceNs;
     /** Per lane: tail &gt; stalePositions was seen (at staleSinceNs): the slot is claimed. */
     private final boolean[] staleClaimed;
@@ -85,6 +86,7 @@ public final class RingReader implements AutoCloseable
     private int nextLane;
     /** What the last {@link #drainLane} in a bounded or peek mode stopped at: a record, and its time. */
     private boolean headReady;
+
     private long headTimeNs;
     private long delivered;
     private long corruptChecksum;
@@ -95,9 +97,14 @@ public final class RingReader implements AutoCloseable
     private boolean closed;
 
     private RingReader(
-        final Path path, final FileChannel channel, final FileLock lock, final MappedByteBuffer mapped,
-        final UnsafeBuffer buffer, final RingHeader header, final NanoClock clock, final long staleTimeoutNs)
-    {
+            final Path path,
+            final FileChannel channel,
+            final FileLock lock,
+            final MappedByteBuffer mapped,
+            final UnsafeBuffer buffer,
+            final RingHeader header,
+            final NanoClock clock,
+            final long staleTimeoutNs) {
         this.path = path;
         this.channel = channel;
         this.lock = lock;
@@ -120,9 +127,8 @@ public final class RingReader implements AutoCloseable
         this.stalePositions = new long[laneCount];
         this.staleSinceNs = new long[laneCount];
         this.staleClaimed = new boolean[laneCount];
-        for (int lane = 0; lane < laneCount; lane++)
-        {
-            laneBase[lane] = (int)slotOffset(header.headerSize(), laneCapacity, lane, 0);
+        for (int lane = 0; lane < laneCount; lane++) {
+            laneBase[lane] = (int) slotOffset(header.headerSize(), laneCapacity, lane, 0);
             headOffsets[lane] = laneHeadOffset(lane);
             tailOffsets[lane] = laneTailOffset(lane);
             heads[lane] = buffer.getLongVolatile(headOffsets[lane]);
@@ -133,8 +139,7 @@ public final class RingReader implements AutoCloseable
     }
 
     /** Opens a ring with the default stale timeout and the system clock. */
-    public static RingReader open(final Path path) throws IOException
-    {
+    public static RingReader open(final Path path) throws IOException {
         return open(path, SystemNanoClock.INSTANCE, DEFAULT_STALE_TIMEOUT_NS);
     }
 
@@ -147,43 +152,33 @@ public final class RingReader implements AutoCloseable
      * @throws RingLockedException    another consumer holds the ring.
      */
     public static RingReader open(final Path path, final NanoClock clock, final long staleTimeoutNs)
-        throws IOException
-    {
-        if (ByteOrder.nativeOrder() != ByteOrder.LITTLE_ENDIAN)
-        {
+            throws IOException {
+        if (ByteOrder.nativeOrder() != ByteOrder.LITTLE_ENDIAN) {
             throw new IOException("the flowscope ring is little-endian; this platform is not");
         }
         final FileChannel channel = FileChannel.open(path, StandardOpenOption.READ, StandardOpenOption.WRITE);
         MappedByteBuffer mapped = null;
-        try
-        {
+        try {
             final long size = channel.size();
-            if (size > Integer.MAX_VALUE)
-            {
-                throw new RingFormatException.NotARing(path, "file of " + size + " bytes is larger than this reader maps (2 GiB)");
+            if (size > Integer.MAX_VALUE) {
+                throw new RingFormatException.NotARing(
+                        path, "file of " + size + " bytes is larger than this reader maps (2 GiB)");
             }
             mapped = channel.map(FileChannel.MapMode.READ_WRITE, 0, size);
             final UnsafeBuffer buffer = new UnsafeBuffer(mapped);
             final RingHeader header = RingHeader.read(path, buffer, size);
             final FileLock lock;
-            try
-            {
+            try {
                 lock = channel.tryLock();
-            }
-            catch (final OverlappingFileLockException ex)
-            {
+            } catch (final OverlappingFileLockException ex) {
                 throw new RingLockedException(path, "this process");
             }
-            if (lock == null)
-            {
+            if (lock == null) {
                 throw new RingLockedException(path, "consumer_pid " + header.consumerPid());
             }
             return new RingReader(path, channel, lock, mapped, buffer, header, clock, staleTimeoutNs);
-        }
-        catch (final IOException | RuntimeException ex)
-        {
-            if (mapped != null)
-            {
+        } catch (final IOException | RuntimeException ex) {
+            if (mapped != null) {
                 IoUtil.unmap(mapped);
             }
             channel.close();
@@ -199,45 +194,37 @@ public final class RingReader implements AutoCloseable
      * {@code lane_capacity} positions of each lane are visited per call. A handler that throws leaves its
      * record unconsumed: the next poll delivers it again.
      */
-    public int poll(final RecordHandler handler, final int limit)
-    {
+    public int poll(final RecordHandler handler, final int limit) {
         final long now = clock.nanoTime();
         buffer.putLongOrdered(CONSUMER_HEARTBEAT_NS_OFFSET, now);
-        if (limit <= 0)
-        {
+        if (limit <= 0) {
             return 0;
         }
         final int lanes = laneCount;
-        if (lanes == 1)
-        {
+        if (lanes == 1) {
             return drainLane(0, handler, limit, heads[0] + laneCapacity, now, ALL, 0);
         }
         final long[] heads = this.heads;
         final long[] pollEnds = this.pollEnds;
-        for (int lane = 0; lane < lanes; lane++)
-        {
+        for (int lane = 0; lane < lanes; lane++) {
             pollEnds[lane] = heads[lane] + laneCapacity;
         }
         int count = 0;
         int lane = nextLane;
-        while (true)
-        {
+        while (true) {
             final int share = Math.max(1, (limit - count + lanes - 1) / lanes);
             boolean progress = false;
-            for (int i = 0; i < lanes; i++)
-            {
+            for (int i = 0; i < lanes; i++) {
                 final long before = heads[lane];
                 count += drainLane(lane, handler, Math.min(share, limit - count), pollEnds[lane], now, ALL, 0);
                 progress |= heads[lane] != before;
                 lane = (lane + 1) & laneIndexMask;
-                if (count >= limit)
-                {
+                if (count >= limit) {
                     nextLane = lane;
                     return count;
                 }
             }
-            if (!progress)
-            {
+            if (!progress) {
                 break;
             }
         }
@@ -248,12 +235,10 @@ public final class RingReader implements AutoCloseable
     // ---- time-ordered draining (RingMerge): one lane at a time, up to a time ------------------------------
 
     /** Starts a merge pass over this ring's lanes: the heartbeat, each lane's visit bound; returns the clock's now. */
-    long beginMerge()
-    {
+    long beginMerge() {
         final long now = clock.nanoTime();
         buffer.putLongOrdered(CONSUMER_HEARTBEAT_NS_OFFSET, now);
-        for (int lane = 0; lane < laneCount; lane++)
-        {
+        for (int lane = 0; lane < laneCount; lane++) {
             pollEnds[lane] = heads[lane] + laneCapacity;
         }
         return now;
@@ -264,8 +249,7 @@ public final class RingReader implements AutoCloseable
      * claims: as {@link #poll} does) and tells whether a record is at its head now; its time is then
      * {@link #headTimeNs()}. Delivers nothing; the record is checked again when it is delivered.
      */
-    boolean peek(final int lane, final long now)
-    {
+    boolean peek(final int lane, final long now) {
         drainLane(lane, null, 1, pollEnds[lane], now, PEEK, 0);
         return headReady;
     }
@@ -276,26 +260,29 @@ public final class RingReader implements AutoCloseable
      * peeked it as the oldest); {@code bounded} false: no time bound. Afterwards {@link #headReady()} tells whether
      * it stopped at a later record (its time: {@link #headTimeNs()}) rather than at nothing to read or the quota.
      */
-    int drainUntil(final int lane, final RecordHandler handler, final int quota, final boolean bounded,
-        final long untilNs, final long now)
-    {
+    int drainUntil(
+            final int lane,
+            final RecordHandler handler,
+            final int quota,
+            final boolean bounded,
+            final long untilNs,
+            final long now) {
         return drainLane(lane, handler, quota, pollEnds[lane], now, bounded ? UNTIL : ALL, untilNs);
     }
 
     /** Whether the last {@link #peek} or {@link #drainUntil} stopped at a record it did not deliver. */
-    boolean headReady()
-    {
+    boolean headReady() {
         return headReady;
     }
 
     /** The time of that record. */
-    long headTimeNs()
-    {
+    long headTimeNs() {
         return headTimeNs;
     }
 
     /** {@link #drainLane} modes: every record up to the quota; records up to a time; none (find the head). */
     private static final int ALL = 0;
+
     private static final int UNTIL = 1;
     private static final int PEEK = 2;
 
@@ -304,9 +291,14 @@ public final class RingReader implements AutoCloseable
      * read; in mode UNTIL also until a record later than {@code untilNs} (not the first), in mode PEEK until the first
      * record (neither delivered: {@link #headReady}).
      */
-    private int drainLane(final int lane, final RecordHandler handler, final int quota, final long end, final long now,
-        final int mode, final long untilNs)
-    {
+    private int drainLane(
+            final int lane,
+            final RecordHandler handler,
+            final int quota,
+            final long end,
+            final long now,
+            final int mode,
+            final long untilNs) {
         final UnsafeBuffer buffer = this.buffer;
         final long address = this.address;
         final long capacity = this.laneCapacity;
@@ -319,12 +311,10 @@ public final class RingReader implements AutoCloseable
         int count = 0;
         headReady = false;
 
-        while (count < quota && pos - end < 0)
-        {
-            final int slot = base + (int)((pos & mask) << 6);
+        while (count < quota && pos - end < 0) {
+            final int slot = base + (int) ((pos & mask) << 6);
             final long seq = buffer.getLongVolatile(slot);
-            if (seq == pos + 1)
-            {
+            if (seq == pos + 1) {
                 // read in place, unchecked: the slot lies within the mapping by construction (a lane's base plus
                 // its masked position), and the bounds checks were 7-13 % of the drain's profile
                 final long at = address + slot;
@@ -335,14 +325,14 @@ public final class RingReader implements AutoCloseable
                 final long w5 = UnsafeApi.getLong(at + 40);
                 final long w6 = UnsafeApi.getLong(at + 48);
                 final long w7 = UnsafeApi.getLong(at + 56);
-                final int kind = (int)w1 & 0xFF;
-                final int op = (int)(w1 >>> 8) & 0xFF;
-                if ((int)(w1 >>> 32) == RecordChecksum.compute(pos, w1, w2, w3, w4, w5, w6, w7) &&
-                    kind < EventKind.COUNT && op >= RecordLayout.OP_START && op <= RecordLayout.OP_STATE)
-                {
+                final int kind = (int) w1 & 0xFF;
+                final int op = (int) (w1 >>> 8) & 0xFF;
+                if ((int) (w1 >>> 32) == RecordChecksum.compute(pos, w1, w2, w3, w4, w5, w6, w7)
+                        && kind < EventKind.COUNT
+                        && op >= RecordLayout.OP_START
+                        && op <= RecordLayout.OP_STATE) {
                     // w2 is the record's time
-                    if (mode != ALL && (mode == PEEK || pos != first && w2 - untilNs > 0))
-                    {
+                    if (mode != ALL && (mode == PEEK || pos != first && w2 - untilNs > 0)) {
                         headReady = true;
                         headTimeNs = w2;
                         break;
@@ -351,52 +341,41 @@ public final class RingReader implements AutoCloseable
                     handler.onRecord(view);
                     count++;
                     delivered++;
-                }
-                else
-                {
+                } else {
                     corruptChecksum++;
                     addCorrupt();
                 }
                 buffer.putLongOrdered(slot, pos + capacity);
                 heads[lane] = ++pos;
                 buffer.putLongOrdered(headOffset, pos);
-            }
-            else if (seq == pos + capacity || seq == pos + capacity + 1)
-            {
+            } else if (seq == pos + capacity || seq == pos + capacity + 1) {
                 recoveredConsumed++;
                 heads[lane] = ++pos;
                 buffer.putLongOrdered(headOffset, pos);
-            }
-            else if (seq == pos)
-            {
+            } else if (seq == pos) {
                 // Empty, or claimed and not yet published: tail is read only once the stale timeout has passed.
-                if (stalePositions[lane] != pos)
-                {
+                if (stalePositions[lane] != pos) {
                     stalePositions[lane] = pos;
                     staleSinceNs[lane] = now;
                     staleClaimed[lane] = false;
                     break;
                 }
-                if (now - staleSinceNs[lane] < staleTimeoutNs)
-                {
+                if (now - staleSinceNs[lane] < staleTimeoutNs) {
                     break;
                 }
-                if (buffer.getLongVolatile(tailOffsets[lane]) - pos <= 0)
-                {
+                if (buffer.getLongVolatile(tailOffsets[lane]) - pos <= 0) {
                     // Empty: the timer restarts.
                     staleSinceNs[lane] = now;
                     staleClaimed[lane] = false;
                     break;
                 }
-                if (!staleClaimed[lane])
-                {
+                if (!staleClaimed[lane]) {
                     // Claimed, maybe nanoseconds ago: give the producer one more timeout from now.
                     staleClaimed[lane] = true;
                     staleSinceNs[lane] = now;
                     break;
                 }
-                if (!buffer.compareAndSetLong(slot, pos, pos + capacity))
-                {
+                if (!buffer.compareAndSetLong(slot, pos, pos + capacity)) {
                     // Published meanwhile: the next round reads it.
                     break;
                 }
@@ -404,30 +383,21 @@ public final class RingReader implements AutoCloseable
                 buffer.putLongOrdered(CONSUMER_SKIPPED_STALE_OFFSET, buffer.getLong(CONSUMER_SKIPPED_STALE_OFFSET) + 1);
                 heads[lane] = ++pos;
                 buffer.putLongOrdered(headOffset, pos);
-            }
-            else if (seq == pos - capacity + 1)
-            {
+            } else if (seq == pos - capacity + 1) {
                 // A lane owner stalled past the stale timeout published late, by a store, over the slot skipped a lap
                 // ago (RING.md, "Late publication"); that record was counted as skipped. Free the slot for pos.
-                if (buffer.compareAndSetLong(slot, seq, pos))
-                {
+                if (buffer.compareAndSetLong(slot, seq, pos)) {
                     latePublications++;
                 }
-            }
-            else
-            {
+            } else {
                 corruptSequence++;
                 addCorrupt();
-                if (buffer.getLongVolatile(tailOffsets[lane]) - pos > 0)
-                {
-                    if (buffer.compareAndSetLong(slot, seq, pos + capacity))
-                    {
+                if (buffer.getLongVolatile(tailOffsets[lane]) - pos > 0) {
+                    if (buffer.compareAndSetLong(slot, seq, pos + capacity)) {
                         heads[lane] = ++pos;
                         buffer.putLongOrdered(headOffset, pos);
                     }
-                }
-                else
-                {
+                } else {
                     buffer.compareAndSetLong(slot, seq, pos);
                     break;
                 }
@@ -436,18 +406,14 @@ public final class RingReader implements AutoCloseable
         return count;
     }
 
-    private void addCorrupt()
-    {
+    private void addCorrupt() {
         buffer.putLongOrdered(CONSUMER_CORRUPT_OFFSET, buffer.getLong(CONSUMER_CORRUPT_OFFSET) + 1);
     }
 
     /** True when the reader has consumed every position producers have claimed, in every lane ({@code head >= tail}). */
-    public boolean isDrained()
-    {
-        for (int lane = 0; lane < laneCount; lane++)
-        {
-            if (heads[lane] - buffer.getLongVolatile(tailOffsets[lane]) < 0)
-            {
+    public boolean isDrained() {
+        for (int lane = 0; lane < laneCount; lane++) {
+            if (heads[lane] - buffer.getLongVolatile(tailOffsets[lane]) < 0) {
                 return false;
             }
         }
@@ -455,70 +421,58 @@ public final class RingReader implements AutoCloseable
     }
 
     /** Positions claimed by producers and not yet consumed, summed over the lanes. */
-    public long lag()
-    {
+    public long lag() {
         long lag = 0;
-        for (int lane = 0; lane < laneCount; lane++)
-        {
+        for (int lane = 0; lane < laneCount; lane++) {
             lag += lag(lane);
         }
         return lag;
     }
 
     /** Positions claimed in lane {@code lane} and not yet consumed. */
-    public long lag(final int lane)
-    {
+    public long lag(final int lane) {
         return Math.max(0, buffer.getLongVolatile(tailOffsets[lane]) - heads[lane]);
     }
 
-    public Path path()
-    {
+    public Path path() {
         return path;
     }
 
-    public RingHeader header()
-    {
+    public RingHeader header() {
         return header;
     }
 
-    public int laneCount()
-    {
+    public int laneCount() {
         return laneCount;
     }
 
     /** The next position this reader reads in lane {@code lane}. */
-    public long head(final int lane)
-    {
+    public long head(final int lane) {
         return heads[lane];
     }
 
     /** Records delivered to handlers by this reader. */
-    public long delivered()
-    {
+    public long delivered() {
         return delivered;
     }
 
     /** Published records skipped because of a bad checksum or an unknown kind/op. */
-    public long corruptChecksum()
-    {
+    public long corruptChecksum() {
         return corruptChecksum;
     }
 
     /** Slots with a sequence that fits no state of the protocol. */
-    public long corruptSequence()
-    {
+    public long corruptSequence() {
         return corruptSequence;
     }
 
     /** {@link #corruptChecksum()} + {@link #corruptSequence()}. */
-    public long corrupt()
-    {
+    public long corrupt() {
         return corruptChecksum + corruptSequence;
     }
 
     /** Claimed slots skipped after the stale timeout. */
-    public long skippedStale()
-    {
+    public long skippedStale() {
         return skippedStale;
     }
 
@@ -526,45 +480,36 @@ public final class RingReader implements AutoCloseable
      * Slots freed a lap after a lane owner published into a slot already skipped as stale (its record was counted in
      * {@link #skippedStale()} then).
      */
-    public long latePublications()
-    {
+    public long latePublications() {
         return latePublications;
     }
 
     /** Positions found already consumed by an earlier consumer that died before moving head. */
-    public long recoveredConsumed()
-    {
+    public long recoveredConsumed() {
         return recoveredConsumed;
     }
 
-    public boolean isClosed()
-    {
+    public boolean isClosed() {
         return closed;
     }
 
     /** Clears {@code consumer_pid}, releases the lock and unmaps the file. */
-    public void close() throws IOException
-    {
-        if (closed)
-        {
+    public void close() throws IOException {
+        if (closed) {
             return;
         }
         closed = true;
-        try
-        {
+        try {
             buffer.putIntOrdered(CONSUMER_PID_OFFSET, 0);
             lock.release();
-        }
-        finally
-        {
+        } finally {
             channel.close();
             IoUtil.unmap(mapped);
         }
     }
 
-    public String toString()
-    {
-        return "RingReader{path=" + path + ", lanes=" + laneCount + ", delivered=" + delivered + ", corrupt=" + corrupt() +
-            ", skippedStale=" + skippedStale + '}';
+    public String toString() {
+        return "RingReader{path=" + path + ", lanes=" + laneCount + ", delivered=" + delivered + ", corrupt="
+                + corrupt() + ", skippedStale=" + skippedStale + '}';
     }
 }

@@ -6,28 +6,28 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-class RingHeaderTest
-{
+class RingHeaderTest {
     @TempDir
     Path dir;
 
     @Test
-    void readsEveryHeaderFieldWrittenByTheProducer() throws IOException
-    {
+    void readsEveryHeaderFieldWrittenByTheProducer() throws IOException {
         final Path path = dir.resolve("flowscope-4242-0.ring");
-        try (TestRingWriter writer = TestRingWriter.builder(path).capacity(64).pid(4242).abiVersion(6)
-            .hostname("gpu-node-7").anchors(1_700_000_000_123_000_000L, 5_000_000_000L).create())
-        {
+        try (TestRingWriter writer = TestRingWriter.builder(path)
+                .capacity(64)
+                .pid(4242)
+                .abiVersion(6)
+                .hostname("gpu-node-7")
+                .anchors(1_700_000_000_123_000_000L, 5_000_000_000L)
+                .create()) {
             final int allReduce = writer.string("AllReduce");
             final int comm = writer.comm(0xFEEDFACECAFEBEEFL, 3, 8, 2, "trainer");
             writer.markClosed(9_000_000_000L);
 
-            try (RingReader reader = RingReader.open(path))
-            {
+            try (RingReader reader = RingReader.open(path)) {
                 final RingHeader header = reader.header();
                 assertThat(header.layoutVersion()).isEqualTo(0x00010003);
                 assertThat(header.capacity()).isEqualTo(64);
@@ -49,8 +49,7 @@ class RingHeaderTest
                 assertThat(header.string(allReduce)).isEqualTo("AllReduce");
                 assertThat(header.string(0)).isNull();
                 assertThat(header.commCount()).isEqualTo(1);
-                assertThat(header.comm(comm)).satisfies(c ->
-                {
+                assertThat(header.comm(comm)).satisfies(c -> {
                     assertThat(c.commHash()).isEqualTo(0xFEEDFACECAFEBEEFL);
                     assertThat(c.rank()).isEqualTo(3);
                     assertThat(c.nranks()).isEqualTo(8);
@@ -67,27 +66,25 @@ class RingHeaderTest
     }
 
     @Test
-    void readsTheCudaDeviceAndBusIdOfEachCommunicatorsRank() throws IOException
-    {
+    void readsTheCudaDeviceAndBusIdOfEachCommunicatorsRank() throws IOException {
         final Path path = dir.resolve("flowscope-48213-0.ring");
-        try (TestRingWriter writer = TestRingWriter.builder(path).capacity(16).pid(48213).hostname("gpu-node-17")
-            .create())
-        {
+        try (TestRingWriter writer = TestRingWriter.builder(path)
+                .capacity(16)
+                .pid(48213)
+                .hostname("gpu-node-17")
+                .create()) {
             final String longName = "n".repeat(80);
             final int world = writer.comm(0x1111L, 1, 2, 1, "world", 1, "0000:19:00.0");
             final int split = writer.comm(0x2222L, 0, 1, 1, longName, 1, "0000:19:00.0");
             final int unknown = writer.comm(0x3333L, 0, 1, 1, "no-context", -1, "");
             final byte[] uuid = new byte[16];
-            for (int i = 0; i < 16; i++)
-            {
-                uuid[i] = (byte)(0xa0 + i);
+            for (int i = 0; i < 16; i++) {
+                uuid[i] = (byte) (0xa0 + i);
             }
             final int withUuid = writer.comm(0x4444L, 2, 4, 1, "uuid", 2, "0000:1A:00.0", uuid);
-            try (RingReader reader = RingReader.open(path))
-            {
+            try (RingReader reader = RingReader.open(path)) {
                 final RingHeader h = reader.header();
-                assertThat(h.comm(world)).satisfies(c ->
-                {
+                assertThat(h.comm(world)).satisfies(c -> {
                     assertThat(c.rank()).isEqualTo(1);
                     assertThat(c.cudaDevice()).isEqualTo(1);
                     assertThat(c.pciBusId()).isEqualTo("0000:19:00.0");
@@ -109,15 +106,15 @@ class RingHeaderTest
 
     /** Rings the 1.0 plugin wrote stay readable: the 88-byte name, the device unknown (its bytes are the name's). */
     @Test
-    void readsALayout10RingsNameWholeAndItsDeviceAsUnknown() throws IOException
-    {
+    void readsALayout10RingsNameWholeAndItsDeviceAsUnknown() throws IOException {
         final Path path = dir.resolve("v1_0.ring");
-        try (TestRingWriter writer = TestRingWriter.builder(path).capacity(16).layoutVersion(0x00010000).create())
-        {
+        try (TestRingWriter writer = TestRingWriter.builder(path)
+                .capacity(16)
+                .layoutVersion(0x00010000)
+                .create()) {
             final String name = "a-communicator-name-longer-than-the-56-bytes-of-layout-1.1-entries-x";
             final int comm = writer.comm(0xABCDL, 2, 4, 1, name, 3, "0000:3B:00.0");
-            try (RingReader reader = RingReader.open(path))
-            {
+            try (RingReader reader = RingReader.open(path)) {
                 final RingHeader.CommInfo c = reader.header().comm(comm);
                 assertThat(reader.header().layoutVersion()).isEqualTo(0x00010000);
                 assertThat(c.name()).isEqualTo(name);
@@ -129,138 +126,134 @@ class RingHeaderTest
     }
 
     @Test
-    void truncatesStringsLongerThan28Bytes() throws IOException
-    {
+    void truncatesStringsLongerThan28Bytes() throws IOException {
         final Path path = dir.resolve("r.ring");
-        try (TestRingWriter writer = TestRingWriter.create(path, 16))
-        {
+        try (TestRingWriter writer = TestRingWriter.create(path, 16)) {
             final int index = writer.string("a-very-long-string-name-of-40-characters");
-            try (RingReader reader = RingReader.open(path))
-            {
+            try (RingReader reader = RingReader.open(path)) {
                 assertThat(reader.header().string(index)).isEqualTo("a-very-long-string-name-of-4");
             }
         }
     }
 
     @Test
-    void refusesAFileWithBadMagicAsNotAFlowscopeRing() throws IOException
-    {
+    void refusesAFileWithBadMagicAsNotAFlowscopeRing() throws IOException {
         final Path path = dir.resolve("bad.ring");
-        TestRingWriter.builder(path).capacity(16).magic(0x1122334455667788L).create().close();
+        TestRingWriter.builder(path)
+                .capacity(16)
+                .magic(0x1122334455667788L)
+                .create()
+                .close();
 
         assertThatThrownBy(() -> RingReader.open(path))
-            .isInstanceOf(RingFormatException.NotARing.class)
-            .hasMessageContaining("not a flowscope ring")
-            .hasMessageContaining("0x1122334455667788");
+                .isInstanceOf(RingFormatException.NotARing.class)
+                .hasMessageContaining("not a flowscope ring")
+                .hasMessageContaining("0x1122334455667788");
     }
 
     @Test
-    void refusesATextFileAsNotAFlowscopeRing() throws IOException
-    {
+    void refusesATextFileAsNotAFlowscopeRing() throws IOException {
         final Path path = dir.resolve("notes.ring");
         Files.writeString(path, "hello, this is not a ring\n");
 
         assertThatThrownBy(() -> RingReader.open(path))
-            .isInstanceOf(RingFormatException.NotARing.class)
-            .satisfies(ex -> assertThat(((RingFormatException)ex).isTransient()).isFalse());
+                .isInstanceOf(RingFormatException.NotARing.class)
+                .satisfies(ex ->
+                        assertThat(((RingFormatException) ex).isTransient()).isFalse());
     }
 
     @Test
-    void refusesAnotherMajorVersionNamingBothVersions() throws IOException
-    {
+    void refusesAnotherMajorVersionNamingBothVersions() throws IOException {
         final Path path = dir.resolve("v2.ring");
-        TestRingWriter.builder(path).capacity(16).layoutVersion(0x00020000).create().close();
+        TestRingWriter.builder(path)
+                .capacity(16)
+                .layoutVersion(0x00020000)
+                .create()
+                .close();
 
         assertThatThrownBy(() -> RingReader.open(path))
-            .isInstanceOf(RingFormatException.UnsupportedVersion.class)
-            .hasMessageContaining("ring layout 2.0 is not supported by this reader (1.x)");
+                .isInstanceOf(RingFormatException.UnsupportedVersion.class)
+                .hasMessageContaining("ring layout 2.0 is not supported by this reader (1.x)");
     }
 
     @Test
-    void acceptsANewerMinorVersionOfTheSameMajor() throws IOException
-    {
+    void acceptsANewerMinorVersionOfTheSameMajor() throws IOException {
         final Path path = dir.resolve("v1_3.ring");
-        TestRingWriter.builder(path).capacity(16).layoutVersion(0x00010003).create().close();
+        TestRingWriter.builder(path)
+                .capacity(16)
+                .layoutVersion(0x00010003)
+                .create()
+                .close();
 
-        try (RingReader reader = RingReader.open(path))
-        {
+        try (RingReader reader = RingReader.open(path)) {
             assertThat(reader.header().layoutVersion()).isEqualTo(0x00010003);
         }
     }
 
     @Test
-    void reportsAnUnpublishedHeaderAsTransientUntilTheVersionIsWritten() throws IOException
-    {
+    void reportsAnUnpublishedHeaderAsTransientUntilTheVersionIsWritten() throws IOException {
         final Path path = dir.resolve("new.ring");
-        try (TestRingWriter writer = TestRingWriter.builder(path).capacity(16).publish(false).create())
-        {
+        try (TestRingWriter writer =
+                TestRingWriter.builder(path).capacity(16).publish(false).create()) {
             assertThatThrownBy(() -> RingReader.open(path))
-                .isInstanceOf(RingFormatException.NotPublished.class)
-                .hasMessageContaining("not yet published")
-                .satisfies(ex -> assertThat(((RingFormatException)ex).isTransient()).isTrue());
+                    .isInstanceOf(RingFormatException.NotPublished.class)
+                    .hasMessageContaining("not yet published")
+                    .satisfies(ex ->
+                            assertThat(((RingFormatException) ex).isTransient()).isTrue());
 
             writer.publishHeader(RingLayout.LAYOUT_VERSION);
 
-            try (RingReader reader = RingReader.open(path))
-            {
+            try (RingReader reader = RingReader.open(path)) {
                 assertThat(reader.header().capacity()).isEqualTo(16);
             }
         }
     }
 
     @Test
-    void reportsAnEmptyFileAsTruncatedAndTransient() throws IOException
-    {
+    void reportsAnEmptyFileAsTruncatedAndTransient() throws IOException {
         final Path path = dir.resolve("empty.ring");
         Files.createFile(path);
 
         assertThatThrownBy(() -> RingReader.open(path))
-            .isInstanceOf(RingFormatException.Truncated.class)
-            .satisfies(ex -> assertThat(((RingFormatException)ex).isTransient()).isTrue());
+                .isInstanceOf(RingFormatException.Truncated.class)
+                .satisfies(ex ->
+                        assertThat(((RingFormatException) ex).isTransient()).isTrue());
     }
 
     @Test
-    void reportsAFileShorterThanItsHeaderSaysAsTruncated() throws IOException
-    {
+    void reportsAFileShorterThanItsHeaderSaysAsTruncated() throws IOException {
         final Path path = dir.resolve("short.ring");
         TestRingWriter.create(path, 1024).close();
-        try (var channel = java.nio.channels.FileChannel.open(path, java.nio.file.StandardOpenOption.WRITE))
-        {
+        try (var channel = java.nio.channels.FileChannel.open(path, java.nio.file.StandardOpenOption.WRITE)) {
             channel.truncate(RingLayout.HEADER_SIZE + 64 * 10);
         }
 
         assertThatThrownBy(() -> RingReader.open(path))
-            .isInstanceOf(RingFormatException.Truncated.class)
-            .hasMessageContaining("header says " + (RingLayout.HEADER_SIZE + 64 * 1024));
+                .isInstanceOf(RingFormatException.Truncated.class)
+                .hasMessageContaining("header says " + (RingLayout.HEADER_SIZE + 64 * 1024));
     }
 
     @Test
-    void refusesACapacityThatIsNotAPowerOfTwo() throws IOException
-    {
+    void refusesACapacityThatIsNotAPowerOfTwo() throws IOException {
         final Path path = dir.resolve("odd.ring");
-        try (TestRingWriter writer = TestRingWriter.create(path, 16))
-        {
+        try (TestRingWriter writer = TestRingWriter.create(path, 16)) {
             writer.buffer().putLong(RingLayout.CAPACITY_OFFSET, 12);
         }
 
         assertThatThrownBy(() -> RingReader.open(path))
-            .isInstanceOf(RingFormatException.NotARing.class)
-            .hasMessageContaining("capacity 12 is not lane_count * lane_capacity (1 * 16)");
+                .isInstanceOf(RingFormatException.NotARing.class)
+                .hasMessageContaining("capacity 12 is not lane_count * lane_capacity (1 * 16)");
     }
 
     @Test
-    void readsLaneCountAndLaneCapacityAndEachLanesTailAndHead() throws IOException
-    {
+    void readsLaneCountAndLaneCapacityAndEachLanesTailAndHead() throws IOException {
         final Path path = dir.resolve("lanes.ring");
-        try (TestRingWriter writer = TestRingWriter.create(path, 8, 16))
-        {
+        try (TestRingWriter writer = TestRingWriter.create(path, 8, 16)) {
             final TestRingWriter.Draft draft = new TestRingWriter.Draft();
-            for (int thread = 0; thread < 11; thread++)
-            {
+            for (int thread = 0; thread < 11; thread++) {
                 writer.append(draft.start(EventKind.GROUP, thread, 1, RecordLayout.id(0, 0, thread + 1), 0));
             }
-            try (RingReader reader = RingReader.open(path))
-            {
+            try (RingReader reader = RingReader.open(path)) {
                 final RingHeader header = reader.header();
                 assertThat(header.capacity()).isEqualTo(128);
                 assertThat(header.laneCount()).isEqualTo(8);
@@ -276,54 +269,55 @@ class RingHeaderTest
         }
     }
 
-    private void assertRefused(final TestRingWriter.Builder builder, final String message) throws IOException
-    {
+    private void assertRefused(final TestRingWriter.Builder builder, final String message) throws IOException {
         final Path path = builder.create().path();
         assertThatThrownBy(() -> RingReader.open(path))
-            .isInstanceOf(RingFormatException.NotARing.class)
-            .hasMessageContaining(message)
-            .satisfies(ex -> assertThat(((RingFormatException)ex).isTransient()).isFalse());
+                .isInstanceOf(RingFormatException.NotARing.class)
+                .hasMessageContaining(message)
+                .satisfies(ex ->
+                        assertThat(((RingFormatException) ex).isTransient()).isFalse());
     }
 
     @Test
-    void refusesALaneCountThatIsNotAPowerOfTwoFrom1To64() throws IOException
-    {
-        assertRefused(TestRingWriter.builder(dir.resolve("a.ring")).capacity(16).laneFields(0, 16),
-            "lane_count 0 is not a power of two in [1, 64]");
-        assertRefused(TestRingWriter.builder(dir.resolve("b.ring")).capacity(48).laneFields(3, 16),
-            "lane_count 3 is not a power of two in [1, 64]");
-        assertRefused(TestRingWriter.builder(dir.resolve("c.ring")).capacity(256).laneFields(128, 2),
-            "lane_count 128 is not a power of two in [1, 64]");
+    void refusesALaneCountThatIsNotAPowerOfTwoFrom1To64() throws IOException {
+        assertRefused(
+                TestRingWriter.builder(dir.resolve("a.ring")).capacity(16).laneFields(0, 16),
+                "lane_count 0 is not a power of two in [1, 64]");
+        assertRefused(
+                TestRingWriter.builder(dir.resolve("b.ring")).capacity(48).laneFields(3, 16),
+                "lane_count 3 is not a power of two in [1, 64]");
+        assertRefused(
+                TestRingWriter.builder(dir.resolve("c.ring")).capacity(256).laneFields(128, 2),
+                "lane_count 128 is not a power of two in [1, 64]");
     }
 
     @Test
-    void refusesALaneCapacityThatIsNotAPowerOfTwoOfAtLeastTwo() throws IOException
-    {
-        assertRefused(TestRingWriter.builder(dir.resolve("a.ring")).capacity(16).laneFields(1, 12),
-            "lane_capacity 12 is not a power of two >= 2");
-        assertRefused(TestRingWriter.builder(dir.resolve("b.ring")).capacity(16).laneFields(16, 1),
-            "lane_capacity 1 is not a power of two >= 2");
+    void refusesALaneCapacityThatIsNotAPowerOfTwoOfAtLeastTwo() throws IOException {
+        assertRefused(
+                TestRingWriter.builder(dir.resolve("a.ring")).capacity(16).laneFields(1, 12),
+                "lane_capacity 12 is not a power of two >= 2");
+        assertRefused(
+                TestRingWriter.builder(dir.resolve("b.ring")).capacity(16).laneFields(16, 1),
+                "lane_capacity 1 is not a power of two >= 2");
     }
 
     @Test
-    void refusesACapacityThatIsNotLaneCountTimesLaneCapacity() throws IOException
-    {
-        assertRefused(TestRingWriter.builder(dir.resolve("a.ring")).capacity(64).laneFields(2, 16),
-            "capacity 64 is not lane_count * lane_capacity (2 * 16)");
+    void refusesACapacityThatIsNotLaneCountTimesLaneCapacity() throws IOException {
+        assertRefused(
+                TestRingWriter.builder(dir.resolve("a.ring")).capacity(64).laneFields(2, 16),
+                "capacity 64 is not lane_count * lane_capacity (2 * 16)");
     }
 
     @Test
-    void reportsAMultiLaneFileShorterThanItsLanesAsTruncated() throws IOException
-    {
+    void reportsAMultiLaneFileShorterThanItsLanesAsTruncated() throws IOException {
         final Path path = dir.resolve("short-lanes.ring");
         TestRingWriter.create(path, 4, 64).close();
-        try (var channel = java.nio.channels.FileChannel.open(path, java.nio.file.StandardOpenOption.WRITE))
-        {
+        try (var channel = java.nio.channels.FileChannel.open(path, java.nio.file.StandardOpenOption.WRITE)) {
             channel.truncate(RingLayout.HEADER_SIZE + 64 * (3 * 64));
         }
 
         assertThatThrownBy(() -> RingReader.open(path))
-            .isInstanceOf(RingFormatException.Truncated.class)
-            .hasMessageContaining("header says " + (RingLayout.HEADER_SIZE + 64 * 256));
+                .isInstanceOf(RingFormatException.Truncated.class)
+                .hasMessageContaining("header says " + (RingLayout.HEADER_SIZE + 64 * 256));
     }
 }

@@ -18,8 +18,7 @@ import java.util.concurrent.locks.ReentrantLock;
  * dropped and counted; the worker then goes on with the next batch, so a destination that comes back is used
  * again at once.
  */
-public final class BatchingProcessor<T> implements AutoCloseable
-{
+public final class BatchingProcessor<T> implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger(BatchingProcessor.class.getName());
 
     private final ProcessorConfig config;
@@ -41,14 +40,14 @@ public final class BatchingProcessor<T> implements AutoCloseable
 
     /** Guarded by lock: items accepted into the queue, items finished (any outcome) or evicted. */
     private long enqueued;
+
     private long finished;
     private boolean flushRequested;
     private volatile boolean closing;
     private volatile boolean stopNow;
     private volatile String lastFailure = "";
 
-    public BatchingProcessor(final ProcessorConfig config, final Exporter<T> exporter)
-    {
+    public BatchingProcessor(final ProcessorConfig config, final Exporter<T> exporter) {
         this.config = config;
         this.exporter = exporter;
         this.queue = new ArrayDeque<>(Math.min(config.queueCapacity(), 1 << 16));
@@ -63,34 +62,25 @@ public final class BatchingProcessor<T> implements AutoCloseable
      *
      * @return false when this item was dropped (queue full and no room in time, or the processor is closed)
      */
-    public boolean offer(final T item)
-    {
+    public boolean offer(final T item) {
         offered.incrementAndGet();
-        if (closing)
-        {
+        if (closing) {
             droppedQueueFull.incrementAndGet();
             return false;
         }
         lock.lock();
-        try
-        {
-            if (queue.size() >= config.queueCapacity())
-            {
-                if (config.backPressure() == BackPressure.DROP_OLDEST)
-                {
+        try {
+            if (queue.size() >= config.queueCapacity()) {
+                if (config.backPressure() == BackPressure.DROP_OLDEST) {
                     queue.pollFirst();
                     droppedQueueFull.incrementAndGet();
                     finished++;
-                }
-                else
-                {
+                } else {
                     long waitNs = config.blockTimeout().toNanos();
-                    while (queue.size() >= config.queueCapacity() && waitNs > 0 && !closing)
-                    {
+                    while (queue.size() >= config.queueCapacity() && waitNs > 0 && !closing) {
                         waitNs = notFull.awaitNanos(waitNs);
                     }
-                    if (queue.size() >= config.queueCapacity() || closing)
-                    {
+                    if (queue.size() >= config.queueCapacity() || closing) {
                         droppedQueueFull.incrementAndGet();
                         return false;
                     }
@@ -98,20 +88,15 @@ public final class BatchingProcessor<T> implements AutoCloseable
             }
             queue.addLast(item);
             enqueued++;
-            if (queue.size() >= config.maxBatch())
-            {
+            if (queue.size() >= config.maxBatch()) {
                 notEmpty.signal();
             }
             return true;
-        }
-        catch (final InterruptedException e)
-        {
+        } catch (final InterruptedException e) {
             Thread.currentThread().interrupt();
             droppedQueueFull.incrementAndGet();
             return false;
-        }
-        finally
-        {
+        } finally {
             lock.unlock();
         }
     }
@@ -122,28 +107,21 @@ public final class BatchingProcessor<T> implements AutoCloseable
      *
      * @return true when everything queued before the call was finished in time
      */
-    public boolean flush(final Duration timeout)
-    {
+    public boolean flush(final Duration timeout) {
         lock.lock();
-        try
-        {
+        try {
             final long target = enqueued;
             flushRequested = true;
             notEmpty.signal();
             long waitNs = timeout.toNanos();
-            while (finished < target && waitNs > 0)
-            {
+            while (finished < target && waitNs > 0) {
                 waitNs = progress.awaitNanos(waitNs);
             }
             return finished >= target;
-        }
-        catch (final InterruptedException e)
-        {
+        } catch (final InterruptedException e) {
             Thread.currentThread().interrupt();
             return false;
-        }
-        finally
-        {
+        } finally {
             lock.unlock();
         }
     }
@@ -154,41 +132,31 @@ public final class BatchingProcessor<T> implements AutoCloseable
      *
      * @return true when everything queued was finished in time
      */
-    public boolean shutdown(final Duration timeout)
-    {
+    public boolean shutdown(final Duration timeout) {
         final boolean drained = flush(timeout);
         closing = true;
         stopNow = true;
         lock.lock();
-        try
-        {
+        try {
             notEmpty.signalAll();
             notFull.signalAll();
-        }
-        finally
-        {
+        } finally {
             lock.unlock();
         }
         worker.interrupt();
-        try
-        {
+        try {
             worker.join(TimeUnit.SECONDS.toMillis(5));
-        }
-        catch (final InterruptedException e)
-        {
+        } catch (final InterruptedException e) {
             Thread.currentThread().interrupt();
         }
         lock.lock();
-        try
-        {
+        try {
             // items that raced in after the final flush: never exported, so counted as dropped
             droppedQueueFull.addAndGet(queue.size());
             finished += queue.size();
             queue.clear();
             progress.signalAll();
-        }
-        finally
-        {
+        } finally {
             lock.unlock();
         }
         exporter.shutdown();
@@ -196,35 +164,36 @@ public final class BatchingProcessor<T> implements AutoCloseable
     }
 
     @Override
-    public void close()
-    {
+    public void close() {
         shutdown(Duration.ofSeconds(5));
     }
 
-    public SinkCounters counters()
-    {
+    public SinkCounters counters() {
         final long queued;
         lock.lock();
-        try
-        {
+        try {
             queued = queue.size();
-        }
-        finally
-        {
+        } finally {
             lock.unlock();
         }
-        return new SinkCounters(offered.get(), exported.get(), droppedQueueFull.get(), droppedAfterRetries.get(),
-            rejected.get(), retries.get(), batches.get(), queued, 0);
+        return new SinkCounters(
+                offered.get(),
+                exported.get(),
+                droppedQueueFull.get(),
+                droppedAfterRetries.get(),
+                rejected.get(),
+                retries.get(),
+                batches.get(),
+                queued,
+                0);
     }
 
     /** The message of the last failed attempt ("" when none failed yet). */
-    public String lastFailure()
-    {
+    public String lastFailure() {
         return lastFailure;
     }
 
-    public ProcessorConfig config()
-    {
+    public ProcessorConfig config() {
         return config;
     }
 
@@ -232,118 +201,99 @@ public final class BatchingProcessor<T> implements AutoCloseable
      * The back-off before attempt {@code attempt + 1}: {@code min(maxBackoff, initialBackoff × 2^(attempt−1))},
      * less up to {@code jitter} of it: {@code × (1 − jitter × random)}, random in [0, 1).
      */
-    public static long backoffNanos(final ProcessorConfig config, final int attempt, final double random)
-    {
+    public static long backoffNanos(final ProcessorConfig config, final int attempt, final double random) {
         final long initial = config.initialBackoff().toNanos();
         final long max = config.maxBackoff().toNanos();
         final int shift = Math.min(Math.max(attempt - 1, 0), 62);
         final long base = initial > (max >> shift) ? max : Math.min(max, initial << shift);
-        return (long)(base * (1.0 - config.jitter() * random));
+        return (long) (base * (1.0 - config.jitter() * random));
     }
 
-    private void run()
-    {
+    private void run() {
         final List<T> batch = new ArrayList<>(config.maxBatch());
-        while (!stopNow)
-        {
+        while (!stopNow) {
             batch.clear();
             lock.lock();
-            try
-            {
+            try {
                 long waitNs = config.flushInterval().toNanos();
-                while (queue.size() < config.maxBatch() && !flushRequested && waitNs > 0 && !stopNow)
-                {
+                while (queue.size() < config.maxBatch() && !flushRequested && waitNs > 0 && !stopNow) {
                     waitNs = notEmpty.awaitNanos(waitNs);
                 }
-                while (batch.size() < config.maxBatch() && !queue.isEmpty())
-                {
+                while (batch.size() < config.maxBatch() && !queue.isEmpty()) {
                     batch.add(queue.pollFirst());
                 }
-                if (queue.isEmpty())
-                {
+                if (queue.isEmpty()) {
                     flushRequested = false;
                 }
                 notFull.signalAll();
-                if (batch.isEmpty())
-                {
+                if (batch.isEmpty()) {
                     progress.signalAll();
                     continue;
                 }
-            }
-            catch (final InterruptedException e)
-            {
-                if (stopNow)
-                {
+            } catch (final InterruptedException e) {
+                if (stopNow) {
                     break;
                 }
                 continue;
-            }
-            finally
-            {
+            } finally {
                 lock.unlock();
             }
             exportWithRetries(batch);
             lock.lock();
-            try
-            {
+            try {
                 finished += batch.size();
                 progress.signalAll();
-            }
-            finally
-            {
+            } finally {
                 lock.unlock();
             }
         }
     }
 
-    private void exportWithRetries(final List<T> batch)
-    {
-        for (int attempt = 1; ; attempt++)
-        {
+    private void exportWithRetries(final List<T> batch) {
+        for (int attempt = 1; ; attempt++) {
             ExportResult result;
-            try
-            {
+            try {
                 result = exporter.export(batch);
-            }
-            catch (final RuntimeException e)
-            {
+            } catch (final RuntimeException e) {
                 lastFailure = e.toString();
                 result = ExportResult.RETRYABLE;
             }
-            if (result != ExportResult.SUCCESS && !exporter.lastError().isEmpty())
-            {
+            if (result != ExportResult.SUCCESS && !exporter.lastError().isEmpty()) {
                 lastFailure = exporter.lastError();
             }
-            if (result == ExportResult.SUCCESS)
-            {
+            if (result == ExportResult.SUCCESS) {
                 exported.addAndGet(batch.size());
                 batches.incrementAndGet();
                 return;
             }
-            if (result == ExportResult.FAILED)
-            {
+            if (result == ExportResult.FAILED) {
                 rejected.addAndGet(batch.size());
-                LOG.log(System.Logger.Level.WARNING, "{0}: {1} items rejected by the destination: {2}",
-                    config.name(), batch.size(), lastFailure);
+                LOG.log(
+                        System.Logger.Level.WARNING,
+                        "{0}: {1} items rejected by the destination: {2}",
+                        config.name(),
+                        batch.size(),
+                        lastFailure);
                 return;
             }
-            if (attempt >= config.maxAttempts() || stopNow)
-            {
+            if (attempt >= config.maxAttempts() || stopNow) {
                 droppedAfterRetries.addAndGet(batch.size());
-                LOG.log(System.Logger.Level.WARNING, "{0}: {1} items dropped after {2} attempts: {3}",
-                    config.name(), batch.size(), attempt, lastFailure);
+                LOG.log(
+                        System.Logger.Level.WARNING,
+                        "{0}: {1} items dropped after {2} attempts: {3}",
+                        config.name(),
+                        batch.size(),
+                        attempt,
+                        lastFailure);
                 return;
             }
             retries.incrementAndGet();
-            final long sleepNs = backoffNanos(config, attempt, ThreadLocalRandom.current().nextDouble());
-            try
-            {
+            final long sleepNs =
+                    backoffNanos(config, attempt, ThreadLocalRandom.current().nextDouble());
+            try {
                 TimeUnit.NANOSECONDS.sleep(sleepNs);
-            }
-            catch (final InterruptedException e)
-            {
-                if (stopNow)
-                {
+            } catch (final InterruptedException e) {
+                if (stopNow) {
                     droppedAfterRetries.addAndGet(batch.size());
                     return;
                 }
@@ -352,8 +302,7 @@ public final class BatchingProcessor<T> implements AutoCloseable
     }
 
     @Override
-    public String toString()
-    {
+    public String toString() {
         return "BatchingProcessor{" + config + ", exporter=" + exporter + '}';
     }
 }

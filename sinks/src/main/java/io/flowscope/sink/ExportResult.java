@@ -1,8 +1,7 @@
 package io.flowscope.sink;
 
 /** The outcome of one {@link Exporter#export} call. */
-public enum ExportResult
-{
+public enum ExportResult {
     /** Delivered. */
     SUCCESS,
     /** Not delivered, may succeed later (server down, 5xx, timeout): the processor backs off and retries. */

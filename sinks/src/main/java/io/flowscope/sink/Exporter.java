@@ -9,19 +9,15 @@ import java.util.List;
  *
  * @param <T> what is exported (a line-protocol point, a notification)
  */
-public interface Exporter<T>
-{
+public interface Exporter<T> {
     /** Sends one batch, once (no retry here): the processor retries a {@link ExportResult#RETRYABLE} batch. */
     ExportResult export(List<T> batch);
 
     /** Pushes out anything the exporter buffers itself (most buffer nothing). */
-    default void flush()
-    {
-    }
+    default void flush() {}
 
     /** Why the last export did not succeed, for logs and counters ("" when none failed). */
-    default String lastError()
-    {
+    default String lastError() {
         return "";
     }
 

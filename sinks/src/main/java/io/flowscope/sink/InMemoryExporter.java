@@ -6,8 +6,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /** Keeps what it is given, for tests; can be told to fail its next exports. */
-public final class InMemoryExporter<T> implements Exporter<T>
-{
+public final class InMemoryExporter<T> implements Exporter<T> {
     private final List<T> received = new CopyOnWriteArrayList<>();
     private final List<Integer> batchSizes = new CopyOnWriteArrayList<>();
     private final AtomicInteger failNext = new AtomicInteger();
@@ -16,15 +15,12 @@ public final class InMemoryExporter<T> implements Exporter<T>
     private volatile boolean shutdown;
 
     @Override
-    public ExportResult export(final List<T> batch)
-    {
+    public ExportResult export(final List<T> batch) {
         calls.incrementAndGet();
-        if (shutdown)
-        {
+        if (shutdown) {
             return ExportResult.FAILED;
         }
-        if (failNext.get() > 0 && failNext.getAndDecrement() > 0)
-        {
+        if (failNext.get() > 0 && failNext.getAndDecrement() > 0) {
             return failure;
         }
         batchSizes.add(batch.size());
@@ -33,36 +29,30 @@ public final class InMemoryExporter<T> implements Exporter<T>
     }
 
     @Override
-    public void shutdown()
-    {
+    public void shutdown() {
         shutdown = true;
     }
 
     /** The next {@code n} export calls answer {@code result} without keeping anything. */
-    public void failNext(final int n, final ExportResult result)
-    {
+    public void failNext(final int n, final ExportResult result) {
         failure = result;
         failNext.set(n);
     }
 
-    public List<T> received()
-    {
+    public List<T> received() {
         return new ArrayList<>(received);
     }
 
-    public List<Integer> batchSizes()
-    {
+    public List<Integer> batchSizes() {
         return new ArrayList<>(batchSizes);
     }
 
-    public int calls()
-    {
+    public int calls() {
         return calls.get();
     }
 
     @Override
-    public String toString()
-    {
+    public String toString() {
         return "InMemoryExporter{received=" + received.size() + ", shutdown=" + shutdown + '}';
     }
 }

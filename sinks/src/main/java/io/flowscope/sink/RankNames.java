@@ -6,8 +6,7 @@ package io.flowscope.sink;
  * Called on the sink's caller thread and on a webhook's re-send timer: an implementation must be thread-safe.
  */
 @FunctionalInterface
-public interface RankNames
-{
+public interface RankNames {
     /** Nothing known of any rank (a simulated cluster, a test). */
     RankNames NONE = (hostId, commHash, rank) -> null;
 
@@ -20,7 +19,5 @@ public interface RankNames
      * @param pciBusId that device's PCI bus id as CUDA writes it ("0000:19:00.0"), empty when unknown
      * @param gpuUuid  that device's UUID as nvidia-smi prints it ("GPU-1a2b3c4d-..."), empty when unknown
      */
-    record Name(int pid, int gpu, String pciBusId, String gpuUuid)
-    {
-    }
+    record Name(int pid, int gpu, String pciBusId, String gpuUuid) {}
 }

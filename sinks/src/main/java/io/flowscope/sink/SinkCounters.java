@@ -14,18 +14,31 @@ package io.flowscope.sink;
  * @param queued              items waiting now
  * @param refused             items refused before the queue by the sink itself (series cap, duplicates)
  */
-public record SinkCounters(long offered, long exported, long droppedQueueFull, long droppedAfterRetries,
-    long rejected, long retries, long batches, long queued, long refused)
-{
-    public SinkCounters withRefused(final long refusedItems)
-    {
-        return new SinkCounters(offered, exported, droppedQueueFull, droppedAfterRetries, rejected, retries,
-            batches, queued, refusedItems);
+public record SinkCounters(
+        long offered,
+        long exported,
+        long droppedQueueFull,
+        long droppedAfterRetries,
+        long rejected,
+        long retries,
+        long batches,
+        long queued,
+        long refused) {
+    public SinkCounters withRefused(final long refusedItems) {
+        return new SinkCounters(
+                offered,
+                exported,
+                droppedQueueFull,
+                droppedAfterRetries,
+                rejected,
+                retries,
+                batches,
+                queued,
+                refusedItems);
     }
 
     /** Items lost for any reason (queue full, retries exhausted, rejected, refused). */
-    public long lost()
-    {
+    public long lost() {
         return droppedQueueFull + droppedAfterRetries + rejected + refused;
     }
 }

@@ -1,60 +1,52 @@
 package io.flowscope.sink;
 
-import io.flowscope.sink.testing.Eventually;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.Test;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.IntStream;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
 
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
-
-class BatchingProcessorTest
-{
+class BatchingProcessorTest {
     private final List<BatchingProcessor<?>> started = new ArrayList<>();
 
-    private <T> BatchingProcessor<T> start(final ProcessorConfig config, final Exporter<T> exporter)
-    {
+    private <T> BatchingProcessor<T> start(final ProcessorConfig config, final Exporter<T> exporter) {
         final BatchingProcessor<T> p = new BatchingProcessor<>(config, exporter);
         started.add(p);
         return p;
     }
 
     @AfterEach
-    void stopEveryProcessor()
-    {
+    void stopEveryProcessor() {
         started.forEach(p -> p.shutdown(Duration.ofSeconds(1)));
     }
 
-    private static ProcessorConfig.Builder fast()
-    {
-        return ProcessorConfig.builder().name("test").flushInterval(Duration.ofMillis(10))
-            .initialBackoff(Duration.ofMillis(1)).maxBackoff(Duration.ofMillis(4));
+    private static ProcessorConfig.Builder fast() {
+        return ProcessorConfig.builder()
+                .name("test")
+                .flushInterval(Duration.ofMillis(10))
+                .initialBackoff(Duration.ofMillis(1))
+                .maxBackoff(Duration.ofMillis(4));
     }
 
     /** An exporter whose first export waits until released, so the queue behind it fills deterministically. */
-    private static final class GateExporter implements Exporter<Integer>
-    {
+    private static final class GateExporter implements Exporter<Integer> {
         final CountDownLatch entered = new CountDownLatch(1);
         final CountDownLatch release = new CountDownLatch(1);
         final List<Integer> received = new CopyOnWriteArrayList<>();
 
         @Override
-        public ExportResult export(final List<Integer> batch)
-        {
+        public ExportResult export(final List<Integer> batch) {
             entered.countDown();
-            try
-            {
+            try {
                 release.await(60, TimeUnit.SECONDS);
-            }
-            catch (final InterruptedException e)
-            {
+            } catch (final InterruptedException e) {
                 Thread.currentThread().interrupt();
             }
             received.addAll(batch);
@@ -62,31 +54,30 @@ class BatchingProcessorTest
         }
 
         @Override
-        public void shutdown()
-        {
+        public void shutdown() {
             release.countDown();
         }
     }
 
     @Test
-    void batchesNeverExceedMaxBatchAndKeepTheOfferedOrder()
-    {
+    void batchesNeverExceedMaxBatchAndKeepTheOfferedOrder() {
         final InMemoryExporter<Integer> memory = new InMemoryExporter<>();
         final BatchingProcessor<Integer> p = start(fast().maxBatch(7).build(), memory);
 
         IntStream.range(0, 100).forEach(p::offer);
 
         assertThat(p.flush(Duration.ofSeconds(60))).isTrue();
-        assertThat(memory.received()).containsExactlyElementsOf(IntStream.range(0, 100).boxed().toList());
+        assertThat(memory.received())
+                .containsExactlyElementsOf(IntStream.range(0, 100).boxed().toList());
         assertThat(memory.batchSizes()).allSatisfy(size -> assertThat(size).isBetween(1, 7));
         assertThat(p.counters().exported()).isEqualTo(100);
     }
 
     @Test
-    void aFullQueueUnderDropOldestEvictsTheOldestItemsAndCountsThem() throws Exception
-    {
+    void aFullQueueUnderDropOldestEvictsTheOldestItemsAndCountsThem() throws Exception {
         final GateExporter gate = new GateExporter();
-        final BatchingProcessor<Integer> p = start(fast().maxBatch(1).queueCapacity(10).build(), gate);
+        final BatchingProcessor<Integer> p =
+                start(fast().maxBatch(1).queueCapacity(10).build(), gate);
         p.offer(-1);
         assertThat(gate.entered.await(60, TimeUnit.SECONDS)).isTrue();
 
@@ -94,8 +85,10 @@ class BatchingProcessorTest
         gate.release.countDown();
 
         assertThat(p.flush(Duration.ofSeconds(60))).isTrue();
-        assertThat(gate.received).containsExactlyElementsOf(
-            IntStream.concat(IntStream.of(-1), IntStream.range(15, 25)).boxed().toList());
+        assertThat(gate.received)
+                .containsExactlyElementsOf(IntStream.concat(IntStream.of(-1), IntStream.range(15, 25))
+                        .boxed()
+                        .toList());
         final SinkCounters c = p.counters();
         assertThat(c.offered()).isEqualTo(26);
         assertThat(c.droppedQueueFull()).isEqualTo(15);
@@ -103,11 +96,15 @@ class BatchingProcessorTest
     }
 
     @Test
-    void aFullQueueUnderBlockWithTimeoutDropsTheNewItemAfterTheTimeoutAndCountsIt() throws Exception
-    {
+    void aFullQueueUnderBlockWithTimeoutDropsTheNewItemAfterTheTimeoutAndCountsIt() throws Exception {
         final GateExporter gate = new GateExporter();
-        final BatchingProcessor<Integer> p = start(fast().maxBatch(1).queueCapacity(3)
-            .backPressure(BackPressure.BLOCK_WITH_TIMEOUT).blockTimeout(Duration.ofMillis(1)).build(), gate);
+        final BatchingProcessor<Integer> p = start(
+                fast().maxBatch(1)
+                        .queueCapacity(3)
+                        .backPressure(BackPressure.BLOCK_WITH_TIMEOUT)
+                        .blockTimeout(Duration.ofMillis(1))
+                        .build(),
+                gate);
         p.offer(-1);
         assertThat(gate.entered.await(60, TimeUnit.SECONDS)).isTrue();
 
@@ -121,8 +118,7 @@ class BatchingProcessorTest
     }
 
     @Test
-    void aRetryableFailureIsRetriedAndTheBatchArrivesOnce()
-    {
+    void aRetryableFailureIsRetriedAndTheBatchArrivesOnce() {
         final InMemoryExporter<Integer> memory = new InMemoryExporter<>();
         memory.failNext(2, ExportResult.RETRYABLE);
         final BatchingProcessor<Integer> p = start(fast().maxAttempts(5).build(), memory);
@@ -136,8 +132,7 @@ class BatchingProcessorTest
     }
 
     @Test
-    void aBatchStillFailingAfterTheLastAttemptIsDroppedCountedAndTheNextBatchIsSent()
-    {
+    void aBatchStillFailingAfterTheLastAttemptIsDroppedCountedAndTheNextBatchIsSent() {
         final InMemoryExporter<Integer> memory = new InMemoryExporter<>();
         memory.failNext(3, ExportResult.RETRYABLE);
         final BatchingProcessor<Integer> p = start(fast().maxAttempts(3).build(), memory);
@@ -155,8 +150,7 @@ class BatchingProcessorTest
     }
 
     @Test
-    void aBatchTheDestinationRejectsIsNotRetriedButCountedAsRejected()
-    {
+    void aBatchTheDestinationRejectsIsNotRetriedButCountedAsRejected() {
         final InMemoryExporter<Integer> memory = new InMemoryExporter<>();
         memory.failNext(1, ExportResult.FAILED);
         final BatchingProcessor<Integer> p = start(fast().maxAttempts(5).build(), memory);
@@ -170,17 +164,13 @@ class BatchingProcessorTest
     }
 
     @Test
-    void anExporterThatThrowsIsTreatedAsARetryableFailureWithItsMessageKept()
-    {
+    void anExporterThatThrowsIsTreatedAsARetryableFailureWithItsMessageKept() {
         final List<Integer> received = new CopyOnWriteArrayList<>();
         final int[] calls = {0};
-        final Exporter<Integer> throwing = new Exporter<>()
-        {
+        final Exporter<Integer> throwing = new Exporter<>() {
             @Override
-            public ExportResult export(final List<Integer> batch)
-            {
-                if (calls[0]++ == 0)
-                {
+            public ExportResult export(final List<Integer> batch) {
+                if (calls[0]++ == 0) {
                     throw new IllegalStateException("boom at the destination");
                 }
                 received.addAll(batch);
@@ -188,9 +178,7 @@ class BatchingProcessorTest
             }
 
             @Override
-            public void shutdown()
-            {
-            }
+            public void shutdown() {}
         };
         final BatchingProcessor<Integer> p = start(fast().build(), throwing);
 
@@ -202,8 +190,7 @@ class BatchingProcessorTest
     }
 
     @Test
-    void itemsOfferedAfterShutdownAreDroppedAndCounted()
-    {
+    void itemsOfferedAfterShutdownAreDroppedAndCounted() {
         final InMemoryExporter<Integer> memory = new InMemoryExporter<>();
         final BatchingProcessor<Integer> p = start(fast().build(), memory);
         p.offer(1);
@@ -216,10 +203,10 @@ class BatchingProcessorTest
     }
 
     @Test
-    void itemsStillQueuedWhenShutdownGivesUpAreCountedAsDropped() throws Exception
-    {
+    void itemsStillQueuedWhenShutdownGivesUpAreCountedAsDropped() throws Exception {
         final GateExporter gate = new GateExporter();
-        final BatchingProcessor<Integer> p = new BatchingProcessor<>(fast().maxBatch(1).build(), gate);
+        final BatchingProcessor<Integer> p =
+                new BatchingProcessor<>(fast().maxBatch(1).build(), gate);
         p.offer(-1);
         assertThat(gate.entered.await(60, TimeUnit.SECONDS)).isTrue();
         IntStream.range(0, 4).forEach(p::offer);
@@ -227,16 +214,19 @@ class BatchingProcessorTest
         assertThat(p.shutdown(Duration.ZERO)).isFalse();
 
         final SinkCounters c = p.counters();
-        assertThat(c.exported() + c.droppedQueueFull() + c.droppedAfterRetries()).isEqualTo(c.offered());
+        assertThat(c.exported() + c.droppedQueueFull() + c.droppedAfterRetries())
+                .isEqualTo(c.offered());
         assertThat(c.queued()).isZero();
         assertThat(c.droppedQueueFull() + c.droppedAfterRetries()).isGreaterThanOrEqualTo(4);
     }
 
     @Test
-    void theBackoffDoublesPerAttemptUpToTheCeilingAndJitterOnlyShortensIt()
-    {
-        final ProcessorConfig c = ProcessorConfig.builder().initialBackoff(Duration.ofMillis(100))
-            .maxBackoff(Duration.ofSeconds(1)).jitter(0.5).build();
+    void theBackoffDoublesPerAttemptUpToTheCeilingAndJitterOnlyShortensIt() {
+        final ProcessorConfig c = ProcessorConfig.builder()
+                .initialBackoff(Duration.ofMillis(100))
+                .maxBackoff(Duration.ofSeconds(1))
+                .jitter(0.5)
+                .build();
 
         assertThat(BatchingProcessor.backoffNanos(c, 1, 0)).isEqualTo(100_000_000L);
         assertThat(BatchingProcessor.backoffNanos(c, 2, 0)).isEqualTo(200_000_000L);
@@ -248,11 +238,12 @@ class BatchingProcessorTest
     }
 
     @Test
-    void aConfigurationThatCannotWorkIsRefusedWithTheOffendingValues()
-    {
+    void aConfigurationThatCannotWorkIsRefusedWithTheOffendingValues() {
         assertThatThrownBy(() -> ProcessorConfig.builder().queueCapacity(0).build())
-            .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("0");
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("0");
         assertThatThrownBy(() -> ProcessorConfig.builder().jitter(1.5).build())
-            .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("1.5");
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("1.5");
     }
 }

@@ -1,20 +1,18 @@
 package io.flowscope.sink;
 
-import io.flowscope.sink.testing.Eventually;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.Test;
+import static org.assertj.core.api.Assertions.assertThat;
 
+import io.flowscope.sink.testing.Eventually;
 import java.time.Duration;
 import java.util.List;
-
-import static org.assertj.core.api.Assertions.assertThat;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
 
 /**
  * The contract every exporter passes (in-memory, InfluxDB, webhook): what it accepts arrives, once; after
  * shutdown it refuses; through the shared processor, batches arrive whole and are counted.
  */
-public abstract class ExporterContractTest<T>
-{
+public abstract class ExporterContractTest<T> {
     private Exporter<T> exporter;
 
     /** A fresh exporter to a fresh (empty) destination. */
@@ -26,39 +24,30 @@ public abstract class ExporterContractTest<T>
     /** How many items the destination holds now. */
     protected abstract long delivered() throws Exception;
 
-    private Exporter<T> exporter() throws Exception
-    {
-        if (exporter == null)
-        {
+    private Exporter<T> exporter() throws Exception {
+        if (exporter == null) {
             exporter = newExporter();
         }
         return exporter;
     }
 
     @AfterEach
-    void shutDownTheExporter()
-    {
-        if (exporter != null)
-        {
+    void shutDownTheExporter() {
+        if (exporter != null) {
             exporter.shutdown();
         }
     }
 
-    private long deliveredUnchecked()
-    {
-        try
-        {
+    private long deliveredUnchecked() {
+        try {
             return delivered();
-        }
-        catch (final Exception e)
-        {
+        } catch (final Exception e) {
             throw new AssertionError(e);
         }
     }
 
     @Test
-    void aBatchThatIsExportedArrivesAtTheDestinationOnce() throws Exception
-    {
+    void aBatchThatIsExportedArrivesAtTheDestinationOnce() throws Exception {
         assertThat(exporter().export(items(0, 3))).isEqualTo(ExportResult.SUCCESS);
 
         Eventually.await(() -> deliveredUnchecked() >= 3, () -> "delivered " + deliveredUnchecked());
@@ -66,8 +55,7 @@ public abstract class ExporterContractTest<T>
     }
 
     @Test
-    void anExporterThatWasShutDownRefusesInsteadOfSending() throws Exception
-    {
+    void anExporterThatWasShutDownRefusesInsteadOfSending() throws Exception {
         final Exporter<T> e = exporter();
         e.shutdown();
 
@@ -76,13 +64,15 @@ public abstract class ExporterContractTest<T>
     }
 
     @Test
-    void itemsOfferedThroughTheSharedProcessorArriveInBatchesAndAreCounted() throws Exception
-    {
-        final ProcessorConfig config = ProcessorConfig.builder().name("contract").maxBatch(2).queueCapacity(100)
-            .flushInterval(Duration.ofMillis(20)).build();
+    void itemsOfferedThroughTheSharedProcessorArriveInBatchesAndAreCounted() throws Exception {
+        final ProcessorConfig config = ProcessorConfig.builder()
+                .name("contract")
+                .maxBatch(2)
+                .queueCapacity(100)
+                .flushInterval(Duration.ofMillis(20))
+                .build();
         final BatchingProcessor<T> processor = new BatchingProcessor<>(config, exporter());
-        try
-        {
+        try {
             items(10, 5).forEach(processor::offer);
 
             assertThat(processor.flush(Duration.ofSeconds(60))).isTrue();
@@ -92,17 +82,14 @@ public abstract class ExporterContractTest<T>
             assertThat(c.exported()).isEqualTo(5);
             assertThat(c.batches()).isGreaterThanOrEqualTo(3);
             assertThat(c.lost()).isZero();
-        }
-        finally
-        {
+        } finally {
             processor.shutdown(Duration.ofSeconds(10));
             exporter = null;
         }
     }
 
     @Test
-    void toStringNamesTheExporterAndItsDestination() throws Exception
-    {
+    void toStringNamesTheExporterAndItsDestination() throws Exception {
         assertThat(exporter().toString()).contains("Exporter{");
     }
 }

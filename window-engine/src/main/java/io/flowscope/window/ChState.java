@@ -1,8 +1,7 @@
 package io.flowscope.window;
 
 /** Pooled state of one KernelCh event: its collective and whether its stop (state 22) came. */
-final class ChState extends Pooled
-{
+final class ChState extends Pooled {
     long key;
     HostState host;
     CollState coll;

@@ -1,8 +1,7 @@
 package io.flowscope.window;
 
 /** Pooled state of one live collective (Coll or P2p event) and what its KernelCh children reported. */
-final class CollState extends Pooled
-{
+final class CollState extends Pooled {
     long key;
     HostState host;
     int generation;

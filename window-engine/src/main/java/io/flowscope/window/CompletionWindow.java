@@ -21,8 +21,7 @@ package io.flowscope.window;
  * reaches the window with one load and no object in between (an object's line, and the array's header line, were
  * two misses a completion); an instance wraps one array for everyone else.
  */
-public final class CompletionWindow
-{
+public final class CompletionWindow {
     /** Default window size (VCCL's paper picks 8). */
     public static final int DEFAULT_SIZE = 8;
 
@@ -35,10 +34,12 @@ public final class CompletionWindow
 
     /** Header: the array index of the oldest entry's first field, the entry count, the bytes in the window. */
     private static final int HEAD = 0;
+
     private static final int COUNT = 1;
     private static final int IN_WINDOW = 2;
     /** Entry p's fields at [ENTRIES + 4p, + 4): {@link #ID}, {@link #COMPLETE}, {@link #BYTES}, {@link #POST}. */
     private static final int ENTRIES = 4;
+
     private static final int ID = 0;
     private static final int COMPLETE = 1;
     private static final int BYTES = 2;
@@ -48,16 +49,13 @@ public final class CompletionWindow
 
     private final long[] w;
 
-    public CompletionWindow(final int size)
-    {
+    public CompletionWindow(final int size) {
         w = allocate(size);
     }
 
     /** An empty window of {@code size} entries, as an array for the static methods. */
-    static long[] allocate(final int size)
-    {
-        if (size < 1)
-        {
+    static long[] allocate(final int size) {
+        if (size < 1) {
             throw new IllegalArgumentException("window size must be >= 1, was " + size);
         }
         final long[] w = new long[ENTRIES + 4 * size];
@@ -65,33 +63,27 @@ public final class CompletionWindow
         return w;
     }
 
-    public int capacity()
-    {
+    public int capacity() {
         return capacity(w);
     }
 
-    static int capacity(final long[] w)
-    {
+    static int capacity(final long[] w) {
         return (w.length - ENTRIES) >> 2;
     }
 
-    public int size()
-    {
+    public int size() {
         return size(w);
     }
 
-    static int size(final long[] w)
-    {
-        return (int)w[COUNT];
+    static int size(final long[] w) {
+        return (int) w[COUNT];
     }
 
-    public void clear()
-    {
+    public void clear() {
         clear(w);
     }
 
-    static void clear(final long[] w)
-    {
+    static void clear(final long[] w) {
         w[HEAD] = ENTRIES;
         w[COUNT] = 0;
         w[IN_WINDOW] = 0;
@@ -104,14 +96,11 @@ public final class CompletionWindow
      * @param bytes    bytes it moved
      * @return {@link #ACCEPTED}, {@link #DUPLICATE} or {@link #LATE}
      */
-    public int record(final long id, final long postNs, final long completeNs, final long bytes)
-    {
+    public int record(final long id, final long postNs, final long completeNs, final long bytes) {
         final long[] w = this.w;
         final int n = size(w);
-        for (int i = 0; i < n; i++)
-        {
-            if (w[ENTRIES + 4 * i + ID] == id)
-            {
+        for (int i = 0; i < n; i++) {
+            if (w[ENTRIES + 4 * i + ID] == id) {
                 return DUPLICATE;
             }
         }
@@ -123,23 +112,18 @@ public final class CompletionWindow
      * engine: a step or work request completes once, its COMPLETED flag), so it skips the duplicate scan.
      * @return {@link #ACCEPTED} or {@link #LATE}
      */
-    public int recordUnique(final long id, final long postNs, final long completeNs, final long bytes)
-    {
+    public int recordUnique(final long id, final long postNs, final long completeNs, final long bytes) {
         return recordUnique(w, id, postNs, completeNs, bytes);
     }
 
-    static int recordUnique(final long[] w, final long id, final long postNs, final long completeNs,
-        final long bytes)
-    {
+    static int recordUnique(final long[] w, final long id, final long postNs, final long completeNs, final long bytes) {
         // The usual case, a full window of the default size and a completion later than all in it, kept small
         // enough (bytecode) for C2 to inline into the engine's handlers, with constant bounds (one range check).
-        if (w.length == DEFAULT_LENGTH && w[COUNT] == DEFAULT_SIZE)
-        {
-            final int oldest = (int)w[HEAD];
+        if (w.length == DEFAULT_LENGTH && w[COUNT] == DEFAULT_SIZE) {
+            final int oldest = (int) w[HEAD];
             final int last = oldest == ENTRIES ? DEFAULT_LENGTH - 4 : oldest - 4;
-            if (after(completeNs, id, w[last + COMPLETE], w[last + ID]) &&
-                after(completeNs, id, w[oldest + COMPLETE], w[oldest + ID]))
-            {
+            if (after(completeNs, id, w[last + COMPLETE], w[last + ID])
+                    && after(completeNs, id, w[oldest + COMPLETE], w[oldest + ID])) {
                 // It replaces the oldest and becomes the last, no shifting.
                 w[HEAD] = oldest + 4 == DEFAULT_LENGTH ? ENTRIES : oldest + 4;
                 w[IN_WINDOW] += bytes - w[oldest + BYTES];
@@ -153,23 +137,19 @@ public final class CompletionWindow
         return recordAny(w, id, postNs, completeNs, bytes);
     }
 
-    private static int recordAny(final long[] w, final long id, final long postNs, final long completeNs,
-        final long bytes)
-    {
+    private static int recordAny(
+            final long[] w, final long id, final long postNs, final long completeNs, final long bytes) {
         final int cap = capacity(w);
         final int n = size(w);
         int at;
-        if (n == cap)
-        {
-            final int oldest = (int)w[HEAD];
-            if (!after(completeNs, id, w[oldest + COMPLETE], w[oldest + ID]))
-            {
+        if (n == cap) {
+            final int oldest = (int) w[HEAD];
+            if (!after(completeNs, id, w[oldest + COMPLETE], w[oldest + ID])) {
                 return LATE;
             }
             w[IN_WINDOW] -= w[oldest + BYTES];
             final int last = slot(w, n - 1);
-            if (after(completeNs, id, w[last + COMPLETE], w[last + ID]))
-            {
+            if (after(completeNs, id, w[last + COMPLETE], w[last + ID])) {
                 // In order: the new one replaces the oldest and becomes the last, no shifting.
                 w[HEAD] = oldest + 4 == w.length ? ENTRIES : oldest + 4;
                 set(w, oldest, id, postNs, completeNs, bytes);
@@ -177,18 +157,14 @@ public final class CompletionWindow
             }
             // Drop the oldest and shift left while the new one belongs further on.
             at = 0;
-            while (at + 1 < n && after(completeNs, id, w[slot(w, at + 1) + COMPLETE], w[slot(w, at + 1) + ID]))
-            {
+            while (at + 1 < n && after(completeNs, id, w[slot(w, at + 1) + COMPLETE], w[slot(w, at + 1) + ID])) {
                 System.arraycopy(w, slot(w, at + 1), w, slot(w, at), 4);
                 at++;
             }
-        }
-        else
-        {
+        } else {
             // Not full: the head has not moved, the entries are slots [0, n).
             at = n;
-            while (at > 0 && after(w[slot(w, at - 1) + COMPLETE], w[slot(w, at - 1) + ID], completeNs, id))
-            {
+            while (at > 0 && after(w[slot(w, at - 1) + COMPLETE], w[slot(w, at - 1) + ID], completeNs, id)) {
                 System.arraycopy(w, slot(w, at - 1), w, slot(w, at), 4);
                 at--;
             }
@@ -198,9 +174,8 @@ public final class CompletionWindow
         return ACCEPTED;
     }
 
-    private static void set(final long[] w, final int at, final long id, final long postNs, final long completeNs,
-        final long bytes)
-    {
+    private static void set(
+            final long[] w, final int at, final long id, final long postNs, final long completeNs, final long bytes) {
         w[at + ID] = id;
         w[at + COMPLETE] = completeNs;
         w[at + BYTES] = bytes;
@@ -209,54 +184,44 @@ public final class CompletionWindow
     }
 
     /** The array index of the i-th entry's first field (oldest first): the entries are a ring from the head. */
-    private static int slot(final long[] w, final int i)
-    {
-        final int at = (int)w[HEAD] + 4 * i;
+    private static int slot(final long[] w, final int i) {
+        final int at = (int) w[HEAD] + 4 * i;
         return at >= w.length ? at - (w.length - ENTRIES) : at;
     }
 
     /** True when (t1, id1) comes strictly after (t2, id2): by time (signed difference), then by id. */
-    static boolean after(final long t1, final long id1, final long t2, final long id2)
-    {
+    static boolean after(final long t1, final long id1, final long t2, final long id2) {
         final long d = t1 - t2;
         return d > 0 || (d == 0 && id1 > id2);
     }
 
-    public long bytesInWindow()
-    {
+    public long bytesInWindow() {
         return bytesInWindow(w);
     }
 
-    static long bytesInWindow(final long[] w)
-    {
+    static long bytesInWindow(final long[] w) {
         return w[IN_WINDOW];
     }
 
     /** The latest completion time in the window; meaningless when empty. */
-    public long lastCompletionNs()
-    {
+    public long lastCompletionNs() {
         return lastCompletionNs(w);
     }
 
-    static long lastCompletionNs(final long[] w)
-    {
+    static long lastCompletionNs(final long[] w) {
         return w[slot(w, size(w) - 1) + COMPLETE];
     }
 
     /** The earliest post time of the entries in the window (signed-difference minimum); meaningless when empty. */
-    public long firstPostNs()
-    {
+    public long firstPostNs() {
         return firstPostNs(w);
     }
 
-    static long firstPostNs(final long[] w)
-    {
-        long first = w[(int)w[HEAD] + POST];
-        for (int i = 1; i < size(w); i++)
-        {
+    static long firstPostNs(final long[] w) {
+        long first = w[(int) w[HEAD] + POST];
+        for (int i = 1; i < size(w); i++) {
             final long p = w[slot(w, i) + POST];
-            if (p - first < 0)
-            {
+            if (p - first < 0) {
                 first = p;
             }
         }
@@ -264,41 +229,34 @@ public final class CompletionWindow
     }
 
     /** last completion − first post, 0 when empty. */
-    public long spanNs()
-    {
+    public long spanNs() {
         return spanNs(w);
     }
 
-    static long spanNs(final long[] w)
-    {
+    static long spanNs(final long[] w) {
         return size(w) == 0 ? 0 : lastCompletionNs(w) - firstPostNs(w);
     }
 
     /** Bytes in the window / span, in bytes per second; 0 when empty or when the span is not positive. */
-    public double bandwidthBytesPerSecond()
-    {
+    public double bandwidthBytesPerSecond() {
         final long span = spanNs(w);
         return span <= 0 ? 0.0 : w[IN_WINDOW] * 1e9 / span;
     }
 
     /** The i-th entry's id, oldest completion first. */
-    public long id(final int i)
-    {
+    public long id(final int i) {
         return w[slot(w, i) + ID];
     }
 
-    public long postNs(final int i)
-    {
+    public long postNs(final int i) {
         return w[slot(w, i) + POST];
     }
 
-    public long completeNs(final int i)
-    {
+    public long completeNs(final int i) {
         return w[slot(w, i) + COMPLETE];
     }
 
-    public long bytes(final int i)
-    {
+    public long bytes(final int i) {
         return w[slot(w, i) + BYTES];
     }
 }

@@ -8,12 +8,12 @@ import io.flowscope.api.summary.FlowSummary;
  * changes on every reuse so that stale references (from ops and the QP cache) are recognised; steps of an evicted
  * flow are dropped with it.
  */
-final class FlowState extends Pooled
-{
+final class FlowState extends Pooled {
     long key;
     HostState host;
     /** {@link FlowSummary#KIND_STEP} or {@link FlowSummary#KIND_QP}. */
     int kind;
+
     int device;
     long qpNum;
     long commHash;
@@ -35,6 +35,7 @@ final class FlowState extends Pooled
      * {@code PeriodSweep.foldLiveStamps} (a state record then writes one field, not two).
      */
     long lastActivityNs;
+
     long outstandingSteps;
     long outstandingBytes;
     /** Bytes of the flow's completed periods: {@link #totalBytes()} adds the current one's. */
@@ -45,19 +46,25 @@ final class FlowState extends Pooled
     long periodBytes;
     /** Ops' first steps stopped this period, and the sum of their waits (see {@link FlowSummary#firstSteps}). */
     long periodFirstSteps;
+
     long periodFirstStepWaitNs;
     /** The period's phase statistics and duration buckets, for per-flow percentiles ({@link PhaseBuckets}). */
     final long[] phases = PhaseBuckets.allocate();
 
-    FlowState(final int windowSize, final boolean series)
-    {
+    FlowState(final int windowSize, final boolean series) {
         window = CompletionWindow.allocate(windowSize);
         this.series = series ? new Series() : null;
     }
 
-    void reset(final long key, final HostState host, final long commHash, final int rank, final int peer,
-        final int channel, final boolean isSend, final long nowNs)
-    {
+    void reset(
+            final long key,
+            final HostState host,
+            final long commHash,
+            final int rank,
+            final int peer,
+            final int channel,
+            final boolean isSend,
+            final long nowNs) {
         this.key = key;
         this.host = host;
         this.kind = FlowSummary.KIND_STEP;
@@ -69,8 +76,7 @@ final class FlowState extends Pooled
         this.channel = channel;
         this.isSend = isSend;
         CompletionWindow.clear(window);
-        if (series != null)
-        {
+        if (series != null) {
             series.clear();
         }
         lastActivityNs = nowNs;
@@ -80,31 +86,37 @@ final class FlowState extends Pooled
         bytesBeforePeriod = 0;
     }
 
-    boolean is(final long hostId, final long commHash, final int rank, final int peer, final int channel,
-        final boolean isSend)
-    {
-        return kind == FlowSummary.KIND_STEP && host.hostId == hostId && this.commHash == commHash && this.rank == rank && this.peer == peer && this.channel == channel &&
-            this.isSend == isSend;
+    boolean is(
+            final long hostId,
+            final long commHash,
+            final int rank,
+            final int peer,
+            final int channel,
+            final boolean isSend) {
+        return kind == FlowSummary.KIND_STEP
+                && host.hostId == hostId
+                && this.commHash == commHash
+                && this.rank == rank
+                && this.peer == peer
+                && this.channel == channel
+                && this.isSend == isSend;
     }
 
     /** Makes this a QP flow: (host, device, qpNum); the step identity fields are -1 / 0. */
-    void resetQp(final long key, final HostState host, final int device, final long qpNum, final long nowNs)
-    {
+    void resetQp(final long key, final HostState host, final int device, final long qpNum, final long nowNs) {
         reset(key, host, 0, -1, -1, -1, true, nowNs);
         kind = FlowSummary.KIND_QP;
         this.device = device;
         this.qpNum = qpNum;
     }
 
-    boolean isQp(final long hostId, final int device, final long qpNum)
-    {
+    boolean isQp(final long hostId, final int device, final long qpNum) {
         return kind == FlowSummary.KIND_QP && host.hostId == hostId && this.device == device && this.qpNum == qpNum;
     }
 
-    static long qpKey(final long hostId, final int device, final long qpNum, final int attempt)
-    {
+    static long qpKey(final long hostId, final int device, final long qpNum, final int attempt) {
         long h = mix(hostId ^ 0x51505150L) ^ qpNum * 0x9E3779B97F4A7C15L;
-        h = mix(h ^ (long)device << 40);
+        h = mix(h ^ (long) device << 40);
         return mix(h + attempt);
     }
 
@@ -112,24 +124,20 @@ final class FlowState extends Pooled
      * Records one phase duration of this period; {@code slot} = {@link PhaseBuckets#slot}(phase, isSend), a constant
      * where the callers know the direction (no load and branch on {@link #isSend} per record).
      */
-    void phase(final int slot, final long ns)
-    {
+    void phase(final int slot, final long ns) {
         PhaseBuckets.record(phases, slot, ns);
     }
 
-    boolean activeInPeriod()
-    {
+    boolean activeInPeriod() {
         return periodPosts != 0 || periodCompletions != 0 || PhaseBuckets.recorded(phases);
     }
 
     /** Lifetime bytes completed. */
-    long totalBytes()
-    {
+    long totalBytes() {
         return bytesBeforePeriod + periodBytes;
     }
 
-    void resetPeriod()
-    {
+    void resetPeriod() {
         bytesBeforePeriod += periodBytes;
         periodPosts = 0;
         periodCompletions = 0;
@@ -140,18 +148,22 @@ final class FlowState extends Pooled
     }
 
     /** The flow key: a 64-bit mix of the identity; {@code attempt} > 0 rehashes after a collision. */
-    static long key(final long hostId, final long commHash, final int rank, final int peer, final int channel,
-        final boolean isSend, final int attempt)
-    {
+    static long key(
+            final long hostId,
+            final long commHash,
+            final int rank,
+            final int peer,
+            final int channel,
+            final boolean isSend,
+            final int attempt) {
         long h = mix(hostId) ^ commHash * 0x9E3779B97F4A7C15L;
         h = mix(h ^ rank);
-        h = mix(h ^ ((long)peer << 20 ^ (long)channel << 8 ^ (isSend ? 1 : 0)));
+        h = mix(h ^ ((long) peer << 20 ^ (long) channel << 8 ^ (isSend ? 1 : 0)));
         h = mix(h + attempt);
         return h;
     }
 
-    static long mix(final long x)
-    {
+    static long mix(final long x) {
         long z = x * 0xBF58476D1CE4E5B9L;
         z = (z ^ (z >>> 31)) * 0x94D049BB133111EBL;
         return z ^ (z >>> 29);

@@ -23,8 +23,7 @@ package io.flowscope.window;
  * run's first samples can all be late (its proxy thread busy with the first operations), so an estimate is
  * {@linkplain GpuClockEstimate#settled() settled} only once the samples span {@code gpuClockSettleNs} of host time.
  */
-final class GpuClock extends Pooled
-{
+final class GpuClock extends Pooled {
     long key;
     HostState host;
     long commHash;
@@ -38,48 +37,42 @@ final class GpuClock extends Pooled
     long newest;
     /** The oldest bucket index still valid (after a step, older ones are dropped). */
     long validFrom;
+
     private final long[] bucketId;
     private final long[] minSample;
     private final long[] minHostNs;
 
-    GpuClock(final int buckets)
-    {
+    GpuClock(final int buckets) {
         bucketId = new long[buckets];
         minSample = new long[buckets];
         minHostNs = new long[buckets];
     }
 
-    void reset(final long key, final HostState host, final long commHash, final int rank)
-    {
+    void reset(final long key, final HostState host, final long commHash, final int rank) {
         this.key = key;
         this.host = host;
         this.commHash = commHash;
         this.rank = rank;
         samples = 0;
         steps = 0;
-        for (int i = 0; i < bucketId.length; i++)
-        {
+        for (int i = 0; i < bucketId.length; i++) {
             bucketId[i] = Long.MIN_VALUE;
         }
     }
 
-    boolean is(final long hostId, final long commHash, final int rank)
-    {
+    boolean is(final long hostId, final long commHash, final int rank) {
         return host.hostId == hostId && this.commHash == commHash && this.rank == rank;
     }
 
-    static long key(final long hostId, final long commHash, final int rank, final int attempt)
-    {
+    static long key(final long hostId, final long commHash, final int rank, final int attempt) {
         long h = FlowState.mix(hostId ^ 0x6C6F636BL) ^ commHash * 0x9E3779B97F4A7C15L;
         h = FlowState.mix(h ^ rank);
         return FlowState.mix(h + attempt);
     }
 
-    void sample(final long hostNs, final long sampleNs, final WindowConfig config)
-    {
+    void sample(final long hostNs, final long sampleNs, final WindowConfig config) {
         final int k = bucketId.length;
-        if (samples == 0)
-        {
+        if (samples == 0) {
             // Half a bucket before the first sample: records a little out of order (other ring lanes) share its
             // bucket.
             originNs = hostNs - config.gpuClockBucketNs / 2;
@@ -91,43 +84,37 @@ final class GpuClock extends Pooled
         samples++;
         lastHostNs = WindowEngine.latestOf(lastHostNs, hostNs);
         final long b = Math.floorDiv(hostNs - originNs, config.gpuClockBucketNs);
-        if (b > newest)
-        {
+        if (b > newest) {
             // The newest bucket is complete: a step against the buckets before it drops those.
             final int verdict = closed(newest, config);
-            if (verdict != KEEP)
-            {
+            if (verdict != KEEP) {
                 steps += verdict == STEP ? 1 : 0;
                 validFrom = newest;
             }
             newest = b;
             validFrom = Math.max(validFrom, b - k + 1);
         }
-        if (b < validFrom)
-        {
+        if (b < validFrom) {
             return;
         }
-        final int slot = (int)Math.floorMod(b, (long)k);
-        if (bucketId[slot] != b)
-        {
+        final int slot = (int) Math.floorMod(b, (long) k);
+        if (bucketId[slot] != b) {
             bucketId[slot] = b;
             minSample[slot] = sampleNs;
             minHostNs[slot] = hostNs;
-        }
-        else if (sampleNs < minSample[slot])
-        {
+        } else if (sampleNs < minSample[slot]) {
             minSample[slot] = sampleNs;
             minHostNs[slot] = hostNs;
         }
     }
 
-    private boolean has(final long b)
-    {
-        return b >= validFrom && b <= newest && bucketId[(int)Math.floorMod(b, (long)bucketId.length)] == b;
+    private boolean has(final long b) {
+        return b >= validFrom && b <= newest && bucketId[(int) Math.floorMod(b, (long) bucketId.length)] == b;
     }
 
     /** The drift allowed for in the error bound while only one bucket is known (GPU vs host oscillators). */
     static final double MAX_UNFITTED_DRIFT_PPM = 200;
+
     private static final int KEEP = 0;
     private static final int CONTRADICTED = 1;
     private static final int STEP = 2;
@@ -138,17 +125,14 @@ final class GpuClock extends Pooled
      * line's error bound (no lag explains that: a step inside the bucket before, or a change of drift); either
      * way the buckets before it are dropped.
      */
-    private int closed(final long b, final WindowConfig config)
-    {
-        if (!has(b) || !fit(validFrom, b - 1))
-        {
+    private int closed(final long b, final WindowConfig config) {
+        if (!has(b) || !fit(validFrom, b - 1)) {
             return KEEP;
         }
-        final int slot = (int)Math.floorMod(b, (long)bucketId.length);
+        final int slot = (int) Math.floorMod(b, (long) bucketId.length);
         final double x = minHostNs[slot] - originNs;
-        final double dev = (double)(minSample[slot] - queryRef) - (query[0] + query[1] * x);
-        if (Math.abs(dev) > config.gpuClockStepNs)
-        {
+        final double dev = (double) (minSample[slot] - queryRef) - (query[0] + query[1] * x);
+        if (Math.abs(dev) > config.gpuClockStepNs) {
             return STEP;
         }
         return -dev > config.gpuPollLagBoundNs + query[2] + extrapolation(x, config) ? CONTRADICTED : KEEP;
@@ -166,8 +150,7 @@ final class GpuClock extends Pooled
     private long queryRef;
 
     /** Least squares over the valid buckets in [from, to] into {@link #query}; false when none. */
-    private boolean fit(final long from, final long to)
-    {
+    private boolean fit(final long from, final long to) {
         final int k = bucketId.length;
         int n = 0;
         long ref = 0;
@@ -175,15 +158,12 @@ final class GpuClock extends Pooled
         double sy = 0;
         double minX = Double.MAX_VALUE;
         double maxX = -Double.MAX_VALUE;
-        for (long b = Math.max(from, validFrom); b <= to; b++)
-        {
-            if (!has(b))
-            {
+        for (long b = Math.max(from, validFrom); b <= to; b++) {
+            if (!has(b)) {
                 continue;
             }
-            final int slot = (int)Math.floorMod(b, (long)k);
-            if (n == 0)
-            {
+            final int slot = (int) Math.floorMod(b, (long) k);
+            if (n == 0) {
                 ref = minSample[slot];
             }
             n++;
@@ -192,19 +172,16 @@ final class GpuClock extends Pooled
             sx += minHostNs[slot] - originNs;
             sy += minSample[slot] - ref;
         }
-        if (n == 0)
-        {
+        if (n == 0) {
             return false;
         }
         final double mx = sx / n;
         final double my = sy / n;
         double sxx = 0;
         double sxy = 0;
-        for (long b = Math.max(from, validFrom); b <= to; b++)
-        {
-            if (has(b))
-            {
-                final int slot = (int)Math.floorMod(b, (long)k);
+        for (long b = Math.max(from, validFrom); b <= to; b++) {
+            if (has(b)) {
+                final int slot = (int) Math.floorMod(b, (long) k);
                 final double dx = minHostNs[slot] - originNs - mx;
                 sxx += dx * dx;
                 sxy += dx * (minSample[slot] - ref - my);
@@ -213,11 +190,9 @@ final class GpuClock extends Pooled
         final double slope = n >= 2 && sxx > 0 ? sxy / sxx : 0;
         final double intercept = my - slope * mx;
         double maxResidual = 0;
-        for (long b = Math.max(from, validFrom); b <= to; b++)
-        {
-            if (has(b))
-            {
-                final int slot = (int)Math.floorMod(b, (long)k);
+        for (long b = Math.max(from, validFrom); b <= to; b++) {
+            if (has(b)) {
+                final int slot = (int) Math.floorMod(b, (long) k);
                 final double r = minSample[slot] - ref - (intercept + slope * (minHostNs[slot] - originNs));
                 maxResidual = Math.max(maxResidual, Math.abs(r));
             }
@@ -241,37 +216,29 @@ final class GpuClock extends Pooled
      * beyond the step threshold, or a step inside the last complete bucket). An upward step shows when the first
      * bucket wholly after it completes: until then (up to two buckets) the estimate is the old offset.
      */
-    boolean estimate(final long atHostNs, final WindowConfig config, final GpuClockEstimate target)
-    {
-        if (samples == 0)
-        {
+    boolean estimate(final long atHostNs, final WindowConfig config, final GpuClockEstimate target) {
+        if (samples == 0) {
             return false;
         }
         boolean stepNow = false;
-        if (newest - 1 < validFrom || !fit(validFrom, newest - 1))
-        {
-            if (!fit(newest, newest))
-            {
+        if (newest - 1 < validFrom || !fit(validFrom, newest - 1)) {
+            if (!fit(newest, newest)) {
                 return false;
             }
-        }
-        else if (has(newest))
-        {
-            final int slot = (int)Math.floorMod(newest, (long)bucketId.length);
+        } else if (has(newest)) {
+            final int slot = (int) Math.floorMod(newest, (long) bucketId.length);
             final double predicted = query[0] + query[1] * (minHostNs[slot] - originNs);
-            final double below = predicted - (double)(minSample[slot] - queryRef);
+            final double below = predicted - (double) (minSample[slot] - queryRef);
             // No lag puts a sample below the true offset: a newest minimum below the line by more than the line's
             // own error contradicts it (a step inside the last complete bucket, or a drift change): newest alone.
-            if (below > config.gpuPollLagBoundNs + query[2] + extrapolation(minHostNs[slot] - originNs, config))
-            {
+            if (below > config.gpuPollLagBoundNs + query[2] + extrapolation(minHostNs[slot] - originNs, config)) {
                 final boolean step = below > config.gpuClockStepNs;
-                if (fit(newest, newest))
-                {
+                if (fit(newest, newest)) {
                     stepNow = step;
                 }
             }
         }
-        final int n = (int)query[4];
+        final int n = (int) query[4];
         final double x = atHostNs - originNs;
         final double r = query[2];
         final double extrapolation = extrapolation(x, config);
@@ -285,17 +252,15 @@ final class GpuClock extends Pooled
         target.driftKnown = n >= 2;
         target.driftPpm = query[1] * 1e6;
         target.offsetNs = queryRef + Math.round(query[0] + query[1] * x);
-        target.errorBoundNs = config.gpuPollLagBoundNs + (long)Math.ceil(r + extrapolation);
+        target.errorBoundNs = config.gpuPollLagBoundNs + (long) Math.ceil(r + extrapolation);
         target.settled = lastHostNs - firstHostNs >= config.gpuClockSettleNs;
         target.spreadNs = -1;
         return true;
     }
 
     /** Beyond the span of the {@link #query} fit, the slope's error (two minima each off by up to bound + r). */
-    private double extrapolation(final double x, final WindowConfig config)
-    {
-        if (query[4] < 2 || query[6] <= query[5])
-        {
+    private double extrapolation(final double x, final WindowConfig config) {
+        if (query[4] < 2 || query[6] <= query[5]) {
             // One bucket: no drift fitted; allow the largest drift assumed between a GPU and its host.
             return MAX_UNFITTED_DRIFT_PPM * 1e-6 * Math.abs(x - query[5]);
         }
@@ -304,8 +269,7 @@ final class GpuClock extends Pooled
     }
 
     /** A GPU time on the host clock, by the estimate at host time {@code atHostNs}; for collectives. */
-    long toHostNs(final long gpuNs, final long atHostNs, final WindowConfig config, final GpuClockEstimate scratch)
-    {
+    long toHostNs(final long gpuNs, final long atHostNs, final WindowConfig config, final GpuClockEstimate scratch) {
         return estimate(atHostNs, config, scratch) ? gpuNs + scratch.offsetNs : gpuNs;
     }
 }

@@ -12,8 +12,7 @@ package io.flowscope.window;
  * bound ({@link WindowConfig#gpuPollLagBoundNs}). {@link #spreadNs()} (next-lowest − lowest) shows how well the
  * floor is sampled: near 0 when several samples touch it.
  */
-public final class GpuClockEstimate
-{
+public final class GpuClockEstimate {
     long hostId;
     long commHash;
     int rank = -1;
@@ -28,68 +27,57 @@ public final class GpuClockEstimate
     boolean settled;
     long spreadNs;
 
-    public long hostId()
-    {
+    public long hostId() {
         return hostId;
     }
 
     /** Per-GPU estimates ({@code WindowEngine.gpuClock(host, commHash, rank, ...)}): the communicator; 0 per host. */
-    public long commHash()
-    {
+    public long commHash() {
         return commHash;
     }
 
     /** Per-GPU estimates: the rank (one GPU of the communicator); -1 for a per-host estimate. */
-    public int rank()
-    {
+    public int rank() {
         return rank;
     }
 
     /** Per-GPU estimates: the time buckets whose minima the estimate fits (1 = no drift known yet). */
-    public int buckets()
-    {
+    public int buckets() {
         return buckets;
     }
 
     /** Per-GPU estimates: steps detected (a bucket minimum off the fitted line by more than the step threshold). */
-    public long steps()
-    {
+    public long steps() {
         return steps;
     }
 
     /** The host time the offset is given at. */
-    public long atHostNs()
-    {
+    public long atHostNs() {
         return atHostNs;
     }
 
     /** Whether {@link #driftPpm()} was fitted (at least two buckets since the last step). */
-    public boolean driftKnown()
-    {
+    public boolean driftKnown() {
         return driftKnown;
     }
 
     /** d(offset)/d(host time) in parts per million (GPU clock slower than the host: positive); 0 if unknown. */
-    public double driftPpm()
-    {
+    public double driftPpm() {
         return driftPpm;
     }
 
     /** KernelCh starts seen on this host (per-GPU estimates: of that GPU). */
-    public long samples()
-    {
+    public long samples() {
         return samples;
     }
 
     /** min over samples of (host time − pTimer): host time ≈ GPU time + offsetNs; an upper bound of the offset. */
-    public long offsetNs()
-    {
+    public long offsetNs() {
         return offsetNs;
     }
 
     /** The true offset is at least offsetNs − errorBoundNs (the configured poll-lag bound). */
-    public long errorBoundNs()
-    {
+    public long errorBoundNs() {
         return errorBoundNs;
     }
 
@@ -98,30 +86,30 @@ public final class GpuClockEstimate
      * ({@code WindowConfig.gpuClockSettleNs}, 50 ms); before, the lowest sample may still carry a run's first,
      * late polls. Per-host estimates: false (a lifetime minimum, no settle time kept).
      */
-    public boolean settled()
-    {
+    public boolean settled() {
         return settled;
     }
 
     /** Next-lowest sample − lowest; -1 with fewer than two samples. */
-    public long spreadNs()
-    {
+    public long spreadNs() {
         return spreadNs;
     }
 
     /** A GPU time ({@code %globaltimer} ns) on this host's clock (with the drift from {@link #atHostNs()} on). */
-    public long toHostNs(final long gpuNs)
-    {
+    public long toHostNs(final long gpuNs) {
         final long host = gpuNs + offsetNs;
         return host + Math.round(driftPpm * 1e-6 * (host - atHostNs));
     }
 
     @Override
-    public String toString()
-    {
-        return "GpuClockEstimate{host=" + Long.toHexString(hostId) + (rank >= 0 ? " comm=" + Long.toHexString(commHash) +
-            " rank=" + rank + " buckets=" + buckets + " steps=" + steps + " drift=" + driftPpm + "ppm" : "") +
-            " samples=" + samples + " offset=" + offsetNs + "ns at=" + atHostNs + " bound=" + errorBoundNs +
-            "ns" + (settled ? "" : " (unsettled)") + " spread=" + spreadNs + "ns}";
+    public String toString() {
+        return "GpuClockEstimate{host=" + Long.toHexString(hostId)
+                + (rank >= 0
+                        ? " comm=" + Long.toHexString(commHash) + " rank=" + rank + " buckets=" + buckets + " steps="
+                                + steps + " drift=" + driftPpm + "ppm"
+                        : "")
+                + " samples="
+                + samples + " offset=" + offsetNs + "ns at=" + atHostNs + " bound=" + errorBoundNs + "ns"
+                + (settled ? "" : " (unsettled)") + " spread=" + spreadNs + "ns}";
     }
 }

@@ -4,10 +4,10 @@ package io.flowscope.window;
  * One host's clock domain: its own periods (event times of different hosts are never compared), and the
  * passive GPU clock estimator of that host. Pooled; hosts are never evicted (a few hundred at most).
  */
-final class HostState extends Pooled
-{
+final class HostState extends Pooled {
     /** Index of this object among the engine's hosts, fixed at construction. */
     int index;
+
     long hostId;
     boolean started;
     long periodStartNs;
@@ -16,11 +16,11 @@ final class HostState extends Pooled
     long seriesEpochNs;
     /** Passive GPU clock estimator: samples (host time − pTimer at KernelCh start), the lowest two. */
     long clockSamples;
+
     long clockMinNs;
     long clockNextNs;
 
-    void reset(final long hostId)
-    {
+    void reset(final long hostId) {
         this.hostId = hostId;
         started = false;
         periodStartNs = 0;

@@ -5,8 +5,7 @@ package io.flowscope.window;
  * that a step start reads the op and not the flow (an op's flow is live: the sweep that evicts a flow removes its
  * ops).
  */
-final class OpState extends Pooled
-{
+final class OpState extends Pooled {
     long key;
     HostState host;
     FlowState flow;

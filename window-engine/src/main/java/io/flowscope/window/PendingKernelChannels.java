@@ -15,8 +15,7 @@ package io.flowscope.window;
  *   stopped    its state-22 stop came    stopPTimer, stopNs   that stop's pTimer and host time
  * </pre>
  */
-final class PendingKernelChannels
-{
+final class PendingKernelChannels {
     final long[] key;
     final long[] coll;
     final int[] channel;
@@ -28,8 +27,7 @@ final class PendingKernelChannels
     final long[] stopNs;
     private int count;
 
-    PendingKernelChannels(final int capacity)
-    {
+    PendingKernelChannels(final int capacity) {
         key = new long[capacity];
         coll = new long[capacity];
         channel = new int[capacity];
@@ -41,17 +39,19 @@ final class PendingKernelChannels
         stopNs = new long[capacity];
     }
 
-    int count()
-    {
+    int count() {
         return count;
     }
 
     /** Holds a KernelCh start; false when the table is full. */
-    boolean add(final long chKey, final long collKey, final int ch, final long pTimerNs, final long timeNs,
-        final HostState h)
-    {
-        if (count == key.length)
-        {
+    boolean add(
+            final long chKey,
+            final long collKey,
+            final int ch,
+            final long pTimerNs,
+            final long timeNs,
+            final HostState h) {
+        if (count == key.length) {
             return false;
         }
         final int n = count++;
@@ -66,12 +66,9 @@ final class PendingKernelChannels
     }
 
     /** The entry of KernelCh {@code chKey} of host {@code h}, or -1. */
-    int find(final long chKey, final HostState h)
-    {
-        for (int i = 0; i < count; i++)
-        {
-            if (key[i] == chKey && host[i] == h)
-            {
+    int find(final long chKey, final HostState h) {
+        for (int i = 0; i < count; i++) {
+            if (key[i] == chKey && host[i] == h) {
                 return i;
             }
         }
@@ -79,16 +76,14 @@ final class PendingKernelChannels
     }
 
     /** Records the stop (state 22) of entry i. */
-    void stop(final int i, final long pTimerNs, final long timeNs)
-    {
+    void stop(final int i, final long pTimerNs, final long timeNs) {
         stopped[i] = true;
         stopPTimer[i] = pTimerNs;
         stopNs[i] = timeNs;
     }
 
     /** Removes entry i, keeping the table dense (the last entry moves into i; order is not needed). */
-    void remove(final int i)
-    {
+    void remove(final int i) {
         final int last = --count;
         key[i] = key[last];
         coll[i] = coll[last];

@@ -35,8 +35,7 @@ import org.agrona.collections.Long2ObjectHashMap;
  * <p>
  * Single-threaded, as the engine.
  */
-final class PeriodSweep
-{
+final class PeriodSweep {
     private final WindowConfig config;
     private final FlowSummarySink sink;
     private final EngineCounters counters;
@@ -47,6 +46,7 @@ final class PeriodSweep
     private final Pool<OpState> ops;
     /** Removes a live op from the engine's op index by key (the index stays the engine's: a hot-path lookup). */
     private final LongConsumer removeOp;
+
     private final Aggregates aggregates;
     private final CollectiveTracker collectives;
     private final GpuClocks gpuClocks;
@@ -54,14 +54,23 @@ final class PeriodSweep
     private final FlowSummary.Builder summaryBuilder = FlowSummary.into(summary);
     /** Where {@link PhaseBuckets#percentiles} puts a phase's percentiles before they go into the summary. */
     private final long[] p50Scratch = new long[Phase.COUNT];
+
     private final long[] p90Scratch = new long[Phase.COUNT];
     private final long[] p99Scratch = new long[Phase.COUNT];
 
-    PeriodSweep(final WindowConfig config, final FlowSummarySink sink, final EngineCounters counters,
-        final StepTable steps, final Pool<FlowState> flows, final FlowState[] flowById,
-        final Long2ObjectHashMap<FlowState> flowByKey, final Pool<OpState> ops, final LongConsumer removeOp,
-        final Aggregates aggregates, final CollectiveTracker collectives, final GpuClocks gpuClocks)
-    {
+    PeriodSweep(
+            final WindowConfig config,
+            final FlowSummarySink sink,
+            final EngineCounters counters,
+            final StepTable steps,
+            final Pool<FlowState> flows,
+            final FlowState[] flowById,
+            final Long2ObjectHashMap<FlowState> flowByKey,
+            final Pool<OpState> ops,
+            final LongConsumer removeOp,
+            final Aggregates aggregates,
+            final CollectiveTracker collectives,
+            final GpuClocks gpuClocks) {
         this.config = config;
         this.sink = sink;
         this.counters = counters;
@@ -80,8 +89,7 @@ final class PeriodSweep
      * Ends host {@code h}'s current period (summaries and aggregates into the sink), moves it to the period that
      * starts at {@code nextStartNs}, and sweeps the host's entries as of that start.
      */
-    void close(final HostState h, final long nextStartNs)
-    {
+    void close(final HostState h, final long nextStartNs) {
         endPeriod(h);
         h.periodStartNs = nextStartNs;
         h.periodEndNs = nextStartNs + config.periodNs;
@@ -92,29 +100,42 @@ final class PeriodSweep
      * Fills the reused summary with flow {@code f}'s state as at its host's period end (period fields hold the
      * period so far) and returns it: valid until the next call.
      */
-    FlowSummary fill(final FlowState f)
-    {
+    FlowSummary fill(final FlowState f) {
         final FlowSummary.Builder s = summaryBuilder;
         // One span (a scan of the window's posts) for both fields: bandwidthBytesPerSecond() would scan again.
         final long span = CompletionWindow.spanNs(f.window);
         final long windowBytes = CompletionWindow.bytesInWindow(f.window);
-        s.periodStartNs(f.host.periodStartNs).periodEndNs(f.host.periodEndNs).hostId(f.host.hostId).kind(f.kind)
-            .device(f.device).qpNum(f.qpNum).flowKey(f.key).commHash(f.commHash).rank(f.rank).peer(f.peer)
-            .channel(f.channel).isSend(f.isSend).flows(1)
-            .periodBandwidthBytesPerSecond(f.periodBytes * 1e9 / config.periodNs).posts(f.periodPosts)
-            .completions(f.periodCompletions).bytes(f.periodBytes).windowCompletions(CompletionWindow.size(f.window))
-            .windowBytes(windowBytes).windowSpanNs(span)
-            .windowBandwidthBytesPerSecond(span <= 0 ? 0.0 : windowBytes * 1e9 / span)
-            .outstandingSteps(f.outstandingSteps).outstandingBytes(f.outstandingBytes).firstSteps(f.periodFirstSteps)
-            .firstStepWaitSumNs(f.periodFirstStepWaitNs);
+        s.periodStartNs(f.host.periodStartNs)
+                .periodEndNs(f.host.periodEndNs)
+                .hostId(f.host.hostId)
+                .kind(f.kind)
+                .device(f.device)
+                .qpNum(f.qpNum)
+                .flowKey(f.key)
+                .commHash(f.commHash)
+                .rank(f.rank)
+                .peer(f.peer)
+                .channel(f.channel)
+                .isSend(f.isSend)
+                .flows(1)
+                .periodBandwidthBytesPerSecond(f.periodBytes * 1e9 / config.periodNs)
+                .posts(f.periodPosts)
+                .completions(f.periodCompletions)
+                .bytes(f.periodBytes)
+                .windowCompletions(CompletionWindow.size(f.window))
+                .windowBytes(windowBytes)
+                .windowSpanNs(span)
+                .windowBandwidthBytesPerSecond(span <= 0 ? 0.0 : windowBytes * 1e9 / span)
+                .outstandingSteps(f.outstandingSteps)
+                .outstandingBytes(f.outstandingBytes)
+                .firstSteps(f.periodFirstSteps)
+                .firstStepWaitSumNs(f.periodFirstStepWaitNs);
         // The phases the flow cannot have (two of five) are empty; the others by their slot (PhaseBuckets.slot).
         s.clearPhases();
         final long[] phases = f.phases;
-        for (int slot = 0; slot < PhaseBuckets.SLOTS; slot++)
-        {
+        for (int slot = 0; slot < PhaseBuckets.SLOTS; slot++) {
             final long count = PhaseBuckets.count(phases, slot);
-            if (count != 0)
-            {
+            if (count != 0) {
                 final int p = PhaseBuckets.phase(slot, f.isSend);
                 s.phase(p, count, PhaseBuckets.sumNs(phases, slot), PhaseBuckets.maxNs(phases, slot));
                 PhaseBuckets.percentiles(phases, slot, p50Scratch, p90Scratch, p99Scratch, p);
@@ -124,20 +145,15 @@ final class PeriodSweep
         return summary;
     }
 
-    private void endPeriod(final HostState h)
-    {
-        for (int i = 0; i < flows.activeCount(); i++)
-        {
+    private void endPeriod(final HostState h) {
+        for (int i = 0; i < flows.activeCount(); i++) {
             final FlowState f = flows.active(i);
-            if (f.host != h)
-            {
+            if (f.host != h) {
                 continue;
             }
-            if (f.activeInPeriod() || f.outstandingSteps != 0)
-            {
+            if (f.activeInPeriod() || f.outstandingSteps != 0) {
                 sink.onSummary(fill(f));
-                if (f.kind == FlowSummary.KIND_STEP)
-                {
+                if (f.kind == FlowSummary.KIND_STEP) {
                     aggregates.add(f);
                 }
             }
@@ -146,8 +162,7 @@ final class PeriodSweep
         aggregates.emit(h, summaryBuilder, sink);
     }
 
-    private void sweep(final HostState h, final long nowNs)
-    {
+    private void sweep(final HostState h, final long nowNs) {
         final long stepTimeoutNs = config.stepTimeoutNs;
         final long tombstoneTimeoutNs = config.effectiveTombstoneTimeoutNs();
         final long[] t = steps.t;
@@ -155,36 +170,29 @@ final class PeriodSweep
         final long[] stamps = steps.stamp;
         // Live (not stopped) steps and work requests: their stamps (last record times) first, so that only entries
         // that may have expired are touched.
-        for (int r = steps.highWater() - 1; r >= 0; r--)
-        {
+        for (int r = steps.highWater() - 1; r >= 0; r--) {
             final long idleNs = nowNs - stamps[r];
-            if (idleNs < stepTimeoutNs)
-            {
+            if (idleNs < stepTimeoutNs) {
                 continue;
             }
             final int b = StepTable.base(r);
             final long flags = t[b + StepTable.FLAGS];
-            if ((flags & StepTable.OCCUPIED) != 0 && StepTable.hostId(flags) == h.index)
-            {
+            if ((flags & StepTable.OCCUPIED) != 0 && StepTable.hostId(flags) == h.index) {
                 // The stamp is the start (or an earlier sweep's look): the state records may be later.
                 final long lastNs = steps.lastRecordNs(b);
-                if (nowNs - lastNs < stepTimeoutNs)
-                {
+                if (nowNs - lastNs < stepTimeoutNs) {
                     stamps[r] = lastNs;
                     continue;
                 }
                 final long f = t[b + StepTable.FLOW];
                 // Its state records count for the flow's idleness (see foldLiveStamps).
                 foldStamp(f, lastNs);
-                if ((flags & StepTable.COMPLETED) == 0)
-                {
+                if ((flags & StepTable.COMPLETED) == 0) {
                     counters.stepsTimedOut++;
                     final FlowState flow = flowById[StepTable.flowId(f)];
-                    if ((flags & StepTable.POSTED) != 0)
-                    {
+                    if ((flags & StepTable.POSTED) != 0) {
                         flow.outstandingSteps--;
-                        if ((flags & StepTable.SEND) != 0)
-                        {
+                        if ((flags & StepTable.SEND) != 0) {
                             flow.outstandingBytes -= t[b + StepTable.BYTES];
                         }
                     }
@@ -196,29 +204,23 @@ final class PeriodSweep
         final long[] tombStamps = steps.tombStamp;
         final int[] tombHosts = steps.tombHost;
         final int hostIndex = h.index;
-        for (int i = steps.tombHighWater() - 1; i >= 0; i--)
-        {
-            if (nowNs - tombStamps[i] >= tombstoneTimeoutNs && tombHosts[i] == hostIndex)
-            {
+        for (int i = steps.tombHighWater() - 1; i >= 0; i--) {
+            if (nowNs - tombStamps[i] >= tombstoneTimeoutNs && tombHosts[i] == hostIndex) {
                 steps.removeTomb(i);
             }
         }
         collectives.sweep(h, nowNs);
         gpuClocks.sweep(h, nowNs, config.idleTimeoutNs);
         boolean folded = false;
-        for (int i = flows.activeCount() - 1; i >= 0; i--)
-        {
+        for (int i = flows.activeCount() - 1; i >= 0; i--) {
             final FlowState f = flows.active(i);
-            if (f.host == h && nowNs - f.lastActivityNs >= config.idleTimeoutNs)
-            {
-                if (!folded)
-                {
+            if (f.host == h && nowNs - f.lastActivityNs >= config.idleTimeoutNs) {
+                if (!folded) {
                     // The first flow that looks idle: bring every flow of the host up to date first (rare: only
                     // when some flow may be evicted), then look again.
                     folded = true;
                     foldLiveStamps(h);
-                    if (nowNs - f.lastActivityNs < config.idleTimeoutNs)
-                    {
+                    if (nowNs - f.lastActivityNs < config.idleTimeoutNs) {
                         continue;
                     }
                 }
@@ -231,11 +233,10 @@ final class PeriodSweep
         }
         // After the flows: the ops of a flow evicted just now go in this sweep, so that a live op's flow is always
         // live (a step start reads only the op).
-        for (int i = ops.activeCount() - 1; i >= 0; i--)
-        {
+        for (int i = ops.activeCount() - 1; i >= 0; i--) {
             final OpState op = ops.active(i);
-            if (op.host == h && (nowNs - op.lastNs >= config.stepTimeoutNs || op.flow.generation != op.flowGeneration))
-            {
+            if (op.host == h
+                    && (nowNs - op.lastNs >= config.stepTimeoutNs || op.flow.generation != op.flowGeneration)) {
                 counters.opsTimedOut++;
                 removeOp.accept(op.key);
                 op.flow = null;
@@ -249,17 +250,13 @@ final class PeriodSweep
      * may be shorter than the step timeout), counted as timed out unless completed: their later records are then
      * unknown, as the evicted flow's.
      */
-    private void dropLiveSteps(final FlowState flow)
-    {
+    private void dropLiveSteps(final FlowState flow) {
         final long[] t = steps.t;
-        for (int r = steps.highWater() - 1; r >= 0; r--)
-        {
+        for (int r = steps.highWater() - 1; r >= 0; r--) {
             final int b = StepTable.base(r);
             final long flags = t[b + StepTable.FLAGS];
-            if ((flags & StepTable.OCCUPIED) != 0 && StepTable.flowId(t[b + StepTable.FLOW]) == flow.id)
-            {
-                if ((flags & StepTable.COMPLETED) == 0)
-                {
+            if ((flags & StepTable.OCCUPIED) != 0 && StepTable.flowId(t[b + StepTable.FLOW]) == flow.id) {
+                if ((flags & StepTable.COMPLETED) == 0) {
                     counters.stepsTimedOut++;
                 }
                 steps.remove(b);
@@ -272,23 +269,19 @@ final class PeriodSweep
      * {@link FlowState#lastActivityNs}, which state records leave alone: afterwards each flow of the host holds its
      * latest record time, as if every record had updated it.
      */
-    private void foldLiveStamps(final HostState h)
-    {
+    private void foldLiveStamps(final HostState h) {
         final long[] t = steps.t;
-        for (int r = steps.highWater() - 1; r >= 0; r--)
-        {
+        for (int r = steps.highWater() - 1; r >= 0; r--) {
             final int b = StepTable.base(r);
             final long flags = t[b + StepTable.FLAGS];
-            if ((flags & StepTable.OCCUPIED) != 0 && StepTable.hostId(flags) == h.index)
-            {
+            if ((flags & StepTable.OCCUPIED) != 0 && StepTable.hostId(flags) == h.index) {
                 foldStamp(t[b + StepTable.FLOW], steps.lastRecordNs(b));
             }
         }
     }
 
     /** Folds a live step's last record time into its flow's idleness (row field FLOW: a live step's flow is live). */
-    private void foldStamp(final long flowField, final long stampNs)
-    {
+    private void foldStamp(final long flowField, final long stampNs) {
         final FlowState flow = flowById[StepTable.flowId(flowField)];
         flow.lastActivityNs = WindowEngine.latestOf(flow.lastActivityNs, stampNs);
     }

@@ -33,14 +33,14 @@ import io.flowscope.api.summary.Phase;
  * only the touched words. A count that would pass 65,535 in one period halves every count of that slot first
  * (ranks keep their proportions; the percentiles then sum the counts instead of using the phase's count).
  */
-final class PhaseBuckets
-{
+final class PhaseBuckets {
     static final int SUB_BITS = 2;
     static final int SUB_COUNT = 1 << SUB_BITS;
     static final long MAX_VALUE_NS = (1L << 36) - 1;
     static final int COUNT = index(MAX_VALUE_NS) + 1;
     /** The largest relative error of a reported percentile (before the 1 ns of rounding). */
     static final double RELATIVE_ERROR = 1.0 / 9;
+
     static final int SLOTS = 3;
 
     /** The reported percentiles, per mille (p50, p90, p99). */
@@ -52,92 +52,78 @@ final class PhaseBuckets
     private static final int LANES = 4;
     /** The touched mask's bit of a slot halved this period (its counts no longer sum to its count). */
     private static final long HALVED = 1L << 63;
+
     private static final long LANE_MASK = 0xFFFF;
     /** Bucket words a slot. */
     static final int WORDS = (COUNT + LANES - 1) / LANES;
+
     private static final int STATS = SLOTS;
     private static final int BUCKETS = STATS + 3 * SLOTS;
     /** The array's length. */
     static final int LENGTH = BUCKETS + SLOTS * WORDS;
 
-    static
-    {
-        for (int i = 0; i < COUNT; i++)
-        {
+    static {
+        for (int i = 0; i < COUNT; i++) {
             REPRESENTATIVE[i] = representative(i);
         }
     }
 
-    private PhaseBuckets()
-    {
-    }
+    private PhaseBuckets() {}
 
     /** A flow's empty statistics. */
-    static long[] allocate()
-    {
+    static long[] allocate() {
         return new long[LENGTH];
     }
 
-    static int index(final long valueNs)
-    {
+    static int index(final long valueNs) {
         final long v = Math.min(valueNs, MAX_VALUE_NS);
-        if (v < SUB_COUNT)
-        {
-            return (int)v;
+        if (v < SUB_COUNT) {
+            return (int) v;
         }
         final int e = 63 - Long.numberOfLeadingZeros(v);
-        return (e - 1 << SUB_BITS) + (int)(v >>> e - SUB_BITS & SUB_COUNT - 1);
+        return (e - 1 << SUB_BITS) + (int) (v >>> e - SUB_BITS & SUB_COUNT - 1);
     }
 
-    static long lowerBound(final int index)
-    {
-        if (index < SUB_COUNT)
-        {
+    static long lowerBound(final int index) {
+        if (index < SUB_COUNT) {
             return index;
         }
         final int e = (index >> SUB_BITS) + 1;
-        return (long)(SUB_COUNT + (index & SUB_COUNT - 1)) << e - SUB_BITS;
+        return (long) (SUB_COUNT + (index & SUB_COUNT - 1)) << e - SUB_BITS;
     }
 
-    static long width(final int index)
-    {
+    static long width(final int index) {
         return index < SUB_COUNT ? 1 : 1L << (index >> SUB_BITS) + 1 - SUB_BITS;
     }
 
     /** The value reported for a percentile in bucket {@code index}: 2LU / (L + U), exact below 4 ns. */
-    static long representative(final int index)
-    {
-        if (index < SUB_COUNT)
-        {
+    static long representative(final int index) {
+        if (index < SUB_COUNT) {
             return index;
         }
         final long l = lowerBound(index);
         final long u = l + width(index);
         // 2LU / (L + U) without overflow: L, U < 2^37.
-        return (long)((double)(2 * l) * u / (l + u));
+        return (long) ((double) (2 * l) * u / (l + u));
     }
 
     /** The slot of a phase in a flow of direction {@code isSend} (a QP flow is a send flow with NETWORK only). */
-    static int slot(final int phase, final boolean isSend)
-    {
+    static int slot(final int phase, final boolean isSend) {
         return isSend ? phase : phase - 2;
     }
 
     /** The phase of slot {@code slot} in a flow of direction {@code isSend} ({@link #slot}'s inverse). */
-    static int phase(final int slot, final boolean isSend)
-    {
+    static int phase(final int slot, final boolean isSend) {
         return isSend ? slot : slot + 2;
     }
 
     /** Records one duration (≥ 0) of slot {@code slot}. */
-    static void record(final long[] w, final int slot, final long valueNs)
-    {
+    static void record(final long[] w, final int slot, final long valueNs) {
         final int i = index(valueNs);
         final int word = i >>> 2;
         final int at = BUCKETS + slot * WORDS + word;
         final int shift = (i & LANES - 1) << 4;
-        if ((w[at] >>> shift & LANE_MASK) == LANE_MASK)
-        {
+        if ((w[at] >>> shift & LANE_MASK) == LANE_MASK) {
             halve(w, slot);
         }
         w[at] += 1L << shift;
@@ -149,16 +135,13 @@ final class PhaseBuckets
     }
 
     /** Halves every count of a slot (rounding up, so that no touched bucket empties). */
-    private static void halve(final long[] w, final int slot)
-    {
+    private static void halve(final long[] w, final int slot) {
         final int base = BUCKETS + slot * WORDS;
         w[slot] |= HALVED;
-        for (long touched = w[slot] & ~HALVED; touched != 0; touched &= touched - 1)
-        {
+        for (long touched = w[slot] & ~HALVED; touched != 0; touched &= touched - 1) {
             final int at = base + Long.numberOfTrailingZeros(touched);
             long halved = 0;
-            for (int lane = 0; lane < LANES; lane++)
-            {
+            for (int lane = 0; lane < LANES; lane++) {
                 final long c = w[at] >>> 16 * lane & LANE_MASK;
                 halved |= (c + 1 >>> 1) << 16 * lane;
             }
@@ -166,18 +149,15 @@ final class PhaseBuckets
         }
     }
 
-    static long count(final long[] w, final int slot)
-    {
+    static long count(final long[] w, final int slot) {
         return w[STATS + 3 * slot];
     }
 
-    static long sumNs(final long[] w, final int slot)
-    {
+    static long sumNs(final long[] w, final int slot) {
         return w[STATS + 3 * slot + 1];
     }
 
-    static long maxNs(final long[] w, final int slot)
-    {
+    static long maxNs(final long[] w, final int slot) {
         return w[STATS + 3 * slot + 2];
     }
 
@@ -185,22 +165,18 @@ final class PhaseBuckets
      * Writes the p50, p90, p99 of a slot's period into {@code p50[phase]}, {@code p90[phase]}, {@code p99[phase]},
      * each at most the slot's maximum; {@link Phase#ABSENT} when the slot recorded nothing.
      */
-    static void percentiles(final long[] w, final int slot, final long[] p50, final long[] p90, final long[] p99,
-        final int phase)
-    {
+    static void percentiles(
+            final long[] w, final int slot, final long[] p50, final long[] p90, final long[] p99, final int phase) {
         final int base = BUCKETS + slot * WORDS;
         final long touched = w[slot] & ~HALVED;
         long total = count(w, slot);
-        if ((w[slot] & HALVED) != 0)
-        {
+        if ((w[slot] & HALVED) != 0) {
             total = 0;
-            for (long m = touched; m != 0; m &= m - 1)
-            {
+            for (long m = touched; m != 0; m &= m - 1) {
                 total += laneSum(w[base + Long.numberOfTrailingZeros(m)]);
             }
         }
-        if (total == 0)
-        {
+        if (total == 0) {
             p50[phase] = Phase.ABSENT;
             p90[phase] = Phase.ABSENT;
             p99[phase] = Phase.ABSENT;
@@ -210,26 +186,21 @@ final class PhaseBuckets
         int k = 0;
         long rank = rank(total, PERMILLE[0]);
         long seen = 0;
-        for (long m = touched; m != 0; m &= m - 1)
-        {
+        for (long m = touched; m != 0; m &= m - 1) {
             final int word = Long.numberOfTrailingZeros(m);
             final long counts = w[base + word];
             final long inWord = laneSum(counts);
-            if (seen + inWord < rank)
-            {
+            if (seen + inWord < rank) {
                 // No percentile in this word's four buckets.
                 seen += inWord;
                 continue;
             }
-            for (int lane = 0; lane < LANES; lane++)
-            {
+            for (int lane = 0; lane < LANES; lane++) {
                 seen += counts >>> 16 * lane & LANE_MASK;
-                while (seen >= rank)
-                {
+                while (seen >= rank) {
                     final long v = Math.min(REPRESENTATIVE[word * LANES + lane], maxNs);
                     (k == 0 ? p50 : k == 1 ? p90 : p99)[phase] = v;
-                    if (++k == PERMILLE.length)
-                    {
+                    if (++k == PERMILLE.length) {
                         return;
                     }
                     rank = rank(total, PERMILLE[k]);
@@ -239,32 +210,26 @@ final class PhaseBuckets
     }
 
     /** The sum of a word's four 16-bit counts. */
-    private static long laneSum(final long word)
-    {
+    private static long laneSum(final long word) {
         final long pairs = (word & 0x0000_FFFF_0000_FFFFL) + (word >>> 16 & 0x0000_FFFF_0000_FFFFL);
         return (pairs & 0xFFFF_FFFFL) + (pairs >>> 32);
     }
 
     /** Whether any slot recorded a duration this period. */
-    static boolean recorded(final long[] w)
-    {
+    static boolean recorded(final long[] w) {
         return (w[STATS] | w[STATS + 3] | w[STATS + 6]) != 0;
     }
 
     /** The 1-based rank of a percentile: ceil(n · permille / 1000), at least 1. */
-    static long rank(final long n, final int permille)
-    {
+    static long rank(final long n, final int permille) {
         return Math.max(1, (n * permille + 999) / 1000);
     }
 
     /** Clears the period's statistics and counts (the touched words only). */
-    static void clear(final long[] w)
-    {
-        for (int s = 0; s < SLOTS; s++)
-        {
+    static void clear(final long[] w) {
+        for (int s = 0; s < SLOTS; s++) {
             final int base = BUCKETS + s * WORDS;
-            for (long m = w[s] & ~HALVED; m != 0; m &= m - 1)
-            {
+            for (long m = w[s] & ~HALVED; m != 0; m &= m - 1) {
                 w[base + Long.numberOfTrailingZeros(m)] = 0;
             }
             w[s] = 0;

@@ -24,10 +24,10 @@ import org.HdrHistogram.Histogram;
  * histogram's total, min and max (reported as bucket-equivalent values) are then those of recording each value
  * ({@code PhaseHistogramsTest}).
  */
-final class PhaseHistograms
-{
+final class PhaseHistograms {
     /** Highest trackable value (1 h), as the engine's histograms. */
     static final long HIGHEST = 3_600_000_000_000L;
+
     static final int DIGITS = 2;
     private static final int SUB_HALF_MAGNITUDE = 7;
     private static final int SUB_HALF = 1 << SUB_HALF_MAGNITUDE;
@@ -40,60 +40,50 @@ final class PhaseHistograms
      * into its histogram at once.
      */
     private final int[] counts = new int[2 * Phase.COUNT * LENGTH];
+
     private final Histogram[] histograms = new Histogram[2 * Phase.COUNT];
 
-    PhaseHistograms()
-    {
-        for (int h = 0; h < histograms.length; h++)
-        {
+    PhaseHistograms() {
+        for (int h = 0; h < histograms.length; h++) {
             histograms[h] = new Histogram(HIGHEST, DIGITS);
         }
     }
 
-    static int index(final long value)
-    {
+    static int index(final long value) {
         final int bucket = LEADING_ZERO_BASE - Long.numberOfLeadingZeros(value | SUB_HALF * 2 - 1);
-        return (bucket + 1 << SUB_HALF_MAGNITUDE) + (int)(value >>> bucket) - SUB_HALF;
+        return (bucket + 1 << SUB_HALF_MAGNITUDE) + (int) (value >>> bucket) - SUB_HALF;
     }
 
-    static long value(final int index)
-    {
+    static long value(final int index) {
         int bucket = (index >> SUB_HALF_MAGNITUDE) - 1;
         int sub = (index & SUB_HALF - 1) + SUB_HALF;
-        if (bucket < 0)
-        {
+        if (bucket < 0) {
             sub -= SUB_HALF;
             bucket = 0;
         }
-        return (long)sub << bucket;
+        return (long) sub << bucket;
     }
 
     /** Records a duration (≥ 0) of a phase; clamped to {@link #HIGHEST} as the histograms would need. */
-    void record(final boolean isSend, final int phase, final long ns)
-    {
+    void record(final boolean isSend, final int phase, final long ns) {
         final int at = (isSend ? phase : Phase.COUNT + phase) * LENGTH + index(Math.min(ns, HIGHEST));
-        if (++counts[at] == Integer.MAX_VALUE)
-        {
+        if (++counts[at] == Integer.MAX_VALUE) {
             fold(at);
         }
     }
 
-    private void fold(final int at)
-    {
+    private void fold(final int at) {
         histograms[at / LENGTH].recordValueWithCount(value(at % LENGTH), counts[at]);
         counts[at] = 0;
     }
 
     /** Adds every duration recorded so far of one direction and phase to {@code target}. */
-    void addTo(final boolean isSend, final int phase, final Histogram target)
-    {
+    void addTo(final boolean isSend, final int phase, final Histogram target) {
         final int h = isSend ? phase : Phase.COUNT + phase;
         final Histogram histogram = histograms[h];
         final int base = h * LENGTH;
-        for (int i = 0; i < LENGTH; i++)
-        {
-            if (counts[base + i] != 0)
-            {
+        for (int i = 0; i < LENGTH; i++) {
+            if (counts[base + i] != 0) {
                 fold(base + i);
             }
         }

@@ -9,8 +9,7 @@ package io.flowscope.window;
  * indexes are of event time relative to the host's series epoch (a signed difference: a wrapping clock works).
  * Fixed footprint: 270 longs plus 4 indexes. No allocation after construction.
  */
-public final class Series
-{
+public final class Series {
     public static final int LEVEL_10US = 0;
     public static final int LEVEL_1MS = 1;
     public static final int LEVEL_100MS = 2;
@@ -25,34 +24,27 @@ public final class Series
     private boolean empty = true;
     private long late;
 
-    public Series()
-    {
-        for (int l = 0; l < LEVELS; l++)
-        {
+    public Series() {
+        for (int l = 0; l < LEVELS; l++) {
             bytes[l] = new long[CAPACITY[l]];
         }
     }
 
-    public static long widthNs(final int level)
-    {
+    public static long widthNs(final int level) {
         return WIDTH_NS[level];
     }
 
-    public static int capacity(final int level)
-    {
+    public static int capacity(final int level) {
         return CAPACITY[level];
     }
 
     /** The bucket index of {@code relNs} (event time − epoch) at {@code level}. */
-    public static long bucket(final int level, final long relNs)
-    {
+    public static long bucket(final int level, final long relNs) {
         return Math.floorDiv(relNs, WIDTH_NS[level]);
     }
 
-    public void clear()
-    {
-        for (int l = 0; l < LEVELS; l++)
-        {
+    public void clear() {
+        for (int l = 0; l < LEVELS; l++) {
             java.util.Arrays.fill(bytes[l], 0);
         }
         empty = true;
@@ -60,61 +52,49 @@ public final class Series
     }
 
     /** Adds a completion of {@code n} bytes at {@code relNs} (event time − the host's series epoch). */
-    public void add(final long relNs, final long n)
-    {
-        if (empty)
-        {
+    public void add(final long relNs, final long n) {
+        if (empty) {
             empty = false;
-            for (int l = 0; l < LEVELS; l++)
-            {
+            for (int l = 0; l < LEVELS; l++) {
                 newest[l] = bucket(l, relNs);
             }
         }
-        for (int l = 0; l < LEVELS; l++)
-        {
+        for (int l = 0; l < LEVELS; l++) {
             final long[] b = bytes[l];
             final int cap = b.length;
             final long idx = bucket(l, relNs);
             final long ahead = idx - newest[l];
-            if (ahead > 0)
-            {
+            if (ahead > 0) {
                 // Zero the buckets the ring moves past (at most all of them).
                 final long clear = Math.min(ahead, cap);
-                for (long k = 1; k <= clear; k++)
-                {
-                    b[(int)Math.floorMod(newest[l] + k, (long)cap)] = 0;
+                for (long k = 1; k <= clear; k++) {
+                    b[(int) Math.floorMod(newest[l] + k, (long) cap)] = 0;
                 }
                 newest[l] = idx;
-            }
-            else if (ahead <= -cap)
-            {
+            } else if (ahead <= -cap) {
                 late++;
                 continue;
             }
-            b[(int)Math.floorMod(idx, (long)cap)] += n;
+            b[(int) Math.floorMod(idx, (long) cap)] += n;
         }
     }
 
     /** The bytes of bucket {@code index} at {@code level}, or -1 when the level does not retain it. */
-    public long bytes(final int level, final long index)
-    {
+    public long bytes(final int level, final long index) {
         final int cap = CAPACITY[level];
-        if (empty || index > newest[level] || index <= newest[level] - cap)
-        {
+        if (empty || index > newest[level] || index <= newest[level] - cap) {
             return -1;
         }
-        return bytes[level][(int)Math.floorMod(index, (long)cap)];
+        return bytes[level][(int) Math.floorMod(index, (long) cap)];
     }
 
     /** The newest bucket index at {@code level} (meaningless when nothing was added). */
-    public long newest(final int level)
-    {
+    public long newest(final int level) {
         return newest[level];
     }
 
     /** Completions older than a level's ring, counted once per level. */
-    public long late()
-    {
+    public long late() {
         return late;
     }
 }

@@ -1,7 +1,5 @@
 package io.flowscope.window;
 
-import io.flowscope.api.summary.FlowSummary;
-
 /**
  * The live steps and work requests, and the tombstones of stopped ones: a compact open-addressing key index over
  * a slab of fixed rows (live entries) and a slab of small tombstone slots. Nothing is allocated after construction.
@@ -64,8 +62,7 @@ import io.flowscope.api.summary.FlowSummary;
  * {@link #tombStamp} over {@link #tombHighWater}, then {@link #tombHost}. A removal pushes the row (slot) and
  * clears its index slot; no other entry moves.
  */
-final class StepTable
-{
+final class StepTable {
     // Flag bit positions. WindowEngine's branch-free state path computes with them (see
     // WindowEngine#onProxyStepState): a seen bit's position is its field's index in WindowEngine's STATE_FIELD,
     // SEND_BIT shifted down to RECV_STATE_BIT makes the STATE_BITS index, and the two transSize states' bits are
@@ -93,14 +90,17 @@ final class StepTable
     static final long COMPLETED = 1L << COMPLETED_BIT;
     /** The step is its op's first (step index 0): its wait is the op's entry wait ({@code FlowSummary#firstStepWaits}). */
     static final long FIRST = 1L << FIRST_BIT;
+
     static final long SEND = 1L << SEND_BIT;
     /** Set in every occupied row's flags. */
     static final long OCCUPIED = 1L << OCCUPIED_BIT;
+
     static final int HOST_SHIFT = 11;
     static final long HOST_MASK = (1L << 21) - 1;
 
     /** Row layout, offsets in longs. */
     static final int KEY = 0;
+
     static final int FLOW = 1;
     static final int FLAGS = 2;
     static final int START = 3;
@@ -120,6 +120,7 @@ final class StepTable
 
     /** {@link #find} results other than a row base. */
     static final int ABSENT = -1;
+
     static final int BURIED = -2;
 
     private static final long TAG_MASK = 0xFFFF_FFFF_0000_0000L;
@@ -128,14 +129,17 @@ final class StepTable
 
     /** The rows. */
     final long[] t;
+
     private final long[] index;
     private final int mask;
     private final int directMask;
     /** 64 − log2(capacity): an entry's (or a hash's) home slot is its value {@code >>> shift}. */
     private final int shift;
+
     private final int maxEntries;
     /** Free rows, a LIFO stack: the most recently freed row (hot in cache) is reused first. */
     private final int[] free;
+
     private int freeCount;
     /** Each row's start, or the last record time a sweep found (stale for a free row); read in place by the sweep. */
     final long[] stamp;
@@ -143,6 +147,7 @@ final class StepTable
     private int highWater;
     /** Tombstones: key, last record time, host index (-1: free slot); read in place by the sweep. */
     final long[] tombKey;
+
     final long[] tombStamp;
     final int[] tombHost;
     private final int[] tombFree;
@@ -164,13 +169,12 @@ final class StepTable
     private long probedTag;
     /** The slot of the last row that {@link #find} returned, for {@link #bury} (no second probe). */
     private int foundSlot;
+
     private boolean foundDirect;
 
-    StepTable(final int maxSteps)
-    {
+    StepTable(final int maxSteps) {
         int capacity = 16;
-        while (capacity < 2L * maxSteps)
-        {
+        while (capacity < 2L * maxSteps) {
             capacity <<= 1;
         }
         index = new long[capacity];
@@ -184,8 +188,7 @@ final class StepTable
         t = new long[ALIGN + rows * STRIDE + (STRIDE - ALIGN)];
         free = new int[rows];
         tombFree = new int[rows];
-        for (int r = 0; r < rows; r++)
-        {
+        for (int r = 0; r < rows; r++) {
             free[r] = rows - 1 - r;
             tombFree[r] = rows - 1 - r;
         }
@@ -198,8 +201,7 @@ final class StepTable
         java.util.Arrays.fill(tombHost, -1);
     }
 
-    private static long hash(final long key)
-    {
+    private static long hash(final long key) {
         long h = key * 0x9E3779B97F4A7C15L;
         h ^= h >>> 29;
         return h * 0xBF58476D1CE4E5B9L;
@@ -209,55 +211,42 @@ final class StepTable
      * The row base (index into {@link #t}) of the live entry {@code key}; {@link #BURIED} when {@code key} is a
      * tombstone, {@link #ABSENT} when it is neither.
      */
-    int find(final long key)
-    {
-        final int s = (int)key & directMask;
+    int find(final long key) {
+        final int s = (int) key & directMask;
         final int ref = direct[s];
-        if (ref > 0)
-        {
+        if (ref > 0) {
             final int b = base(ref - 1);
-            if (t[b + KEY] == key)
-            {
+            if (t[b + KEY] == key) {
                 foundSlot = s;
                 foundDirect = true;
                 return b;
             }
-        }
-        else if (ref < 0 && tombKey[(ref & Integer.MAX_VALUE) - 1] == key)
-        {
+        } else if (ref < 0 && tombKey[(ref & Integer.MAX_VALUE) - 1] == key) {
             return BURIED;
         }
         return spilled[s] == 0 ? ABSENT : findSpilled(key);
     }
 
-    private int findSpilled(final long key)
-    {
+    private int findSpilled(final long key) {
         final long[] index = this.index;
         final long h = hash(key);
         final long tag = h & TAG_MASK;
-        int i = (int)(h >>> shift);
-        while (true)
-        {
+        int i = (int) (h >>> shift);
+        while (true) {
             final long e = index[i];
-            if (e == 0)
-            {
+            if (e == 0) {
                 return ABSENT;
             }
-            if ((e & TAG_MASK) == tag)
-            {
-                final int ref = (int)e;
-                if (ref >= 0)
-                {
+            if ((e & TAG_MASK) == tag) {
+                final int ref = (int) e;
+                if (ref >= 0) {
                     final int b = base(ref - 1);
-                    if (t[b + KEY] == key)
-                    {
+                    if (t[b + KEY] == key) {
                         foundSlot = i;
                         foundDirect = false;
                         return b;
                     }
-                }
-                else if (tombKey[(ref & Integer.MAX_VALUE) - 1] == key)
-                {
+                } else if (tombKey[(ref & Integer.MAX_VALUE) - 1] == key) {
                     return BURIED;
                 }
             }
@@ -269,16 +258,13 @@ final class StepTable
      * One probe for a new key: its (empty) index slot as a non-negative number, or -1 when the key is present
      * (live or a tombstone), or {@link Integer#MIN_VALUE} when the table holds maxSteps entries.
      */
-    int probeInsert(final long key)
-    {
-        final int s = (int)key & directMask;
+    int probeInsert(final long key) {
+        final int s = (int) key & directMask;
         final int ref = direct[s];
-        if (ref != 0 && keyOf(ref) == key)
-        {
+        if (ref != 0 && keyOf(ref) == key) {
             return -1;
         }
-        if (ref == 0 && spilled[s] == 0)
-        {
+        if (ref == 0 && spilled[s] == 0) {
             probedDirect = true;
             return count == maxEntries ? Integer.MIN_VALUE : s;
         }
@@ -286,22 +272,18 @@ final class StepTable
         final long[] index = this.index;
         final long h = hash(key);
         final long tag = h & TAG_MASK;
-        int i = (int)(h >>> shift);
-        while (true)
-        {
+        int i = (int) (h >>> shift);
+        while (true) {
             final long e = index[i];
-            if (e == 0)
-            {
-                if (count == maxEntries)
-                {
+            if (e == 0) {
+                if (count == maxEntries) {
                     return Integer.MIN_VALUE;
                 }
                 probedDirect = ref == 0;
                 probedTag = tag;
                 return ref == 0 ? s : i;
             }
-            if ((e & TAG_MASK) == tag && keyOf((int)e) == key)
-            {
+            if ((e & TAG_MASK) == tag && keyOf((int) e) == key) {
                 return -1;
             }
             i = i + 1 & mask;
@@ -309,8 +291,7 @@ final class StepTable
     }
 
     /** The key of a non-zero reference (a direct slot, or an index entry's low word): its row's or its tombstone's. */
-    private long keyOf(final int ref)
-    {
+    private long keyOf(final int ref) {
         return ref > 0 ? t[base(ref - 1)] : tombKey[(ref & Integer.MAX_VALUE) - 1];
     }
 
@@ -319,30 +300,25 @@ final class StepTable
      * nothing inserted or removed in between) with a free row; the caller sets the rest of the fields. @return the
      * row base.
      */
-    int occupy(final int slot, final long key, final int flowId, final long flags, final int hostId,
-        final long startNs)
-    {
+    int occupy(
+            final int slot, final long key, final int flowId, final long flags, final int hostId, final long startNs) {
         final long[] t = this.t;
         final int row = free[--freeCount];
-        if (probedDirect)
-        {
+        if (probedDirect) {
             direct[slot] = row + 1;
-        }
-        else
-        {
+        } else {
             index[slot] = probedTag | row + 1;
-            spilled[(int)key & directMask]++;
+            spilled[(int) key & directMask]++;
         }
         count++;
-        if (row >= highWater)
-        {
+        if (row >= highWater) {
             highWater = row + 1;
         }
         stamp[row] = startNs;
         final int b = base(row);
         t[b + KEY] = key;
         t[b + FLOW] = flowId & 0xFFFF_FFFFL;
-        t[b + FLAGS] = flags | OCCUPIED | ((long)hostId & HOST_MASK) << HOST_SHIFT;
+        t[b + FLAGS] = flags | OCCUPIED | ((long) hostId & HOST_MASK) << HOST_SHIFT;
         t[b + START] = startNs;
         t[b + TA] = 0;
         t[b + TB] = 0;
@@ -355,24 +331,19 @@ final class StepTable
      * Turns the live entry of row base {@code b} (the last row {@link #find} returned, nothing inserted or removed
      * in between) into a tombstone of its key, host and last record time {@code lastNs}, and frees its row.
      */
-    void bury(final int b, final long lastNs)
-    {
+    void bury(final int b, final long lastNs) {
         final int row = b >>> SHIFT;
         // A tombstone slot is always free: live entries + tombstones ≤ maxSteps, and each slab has maxSteps.
         final int tomb = tombFree[--tombFreeCount];
-        if (tomb >= tombHighWater)
-        {
+        if (tomb >= tombHighWater) {
             tombHighWater = tomb + 1;
         }
         tombKey[tomb] = t[b + KEY];
         tombStamp[tomb] = lastNs;
         tombHost[tomb] = hostId(t[b + FLAGS]);
-        if (foundDirect)
-        {
-            direct[foundSlot] = (int)TOMB | tomb + 1;
-        }
-        else
-        {
+        if (foundDirect) {
+            direct[foundSlot] = (int) TOMB | tomb + 1;
+        } else {
             index[foundSlot] = index[foundSlot] & TAG_MASK | TOMB | tomb + 1;
         }
         t[b + FLAGS] = 0;
@@ -380,35 +351,29 @@ final class StepTable
     }
 
     /** The base (index of its first long in {@link #t}) of row {@code row}; {@code b >>> SHIFT} is the row again. */
-    static int base(final int row)
-    {
+    static int base(final int row) {
         return (row << SHIFT) + ALIGN;
     }
 
-    static int hostId(final long flags)
-    {
-        return (int)(flags >>> HOST_SHIFT & HOST_MASK);
+    static int hostId(final long flags) {
+        return (int) (flags >>> HOST_SHIFT & HOST_MASK);
     }
 
-    static int flowId(final long flow)
-    {
-        return (int)flow;
+    static int flowId(final long flow) {
+        return (int) flow;
     }
 
-    int count()
-    {
+    int count() {
         return count;
     }
 
     /** Rows {@code [0, highWater())} are all that were ever occupied. */
-    int highWater()
-    {
+    int highWater() {
         return highWater;
     }
 
     /** Tombstone slots {@code [0, tombHighWater())} are all that were ever used. */
-    int tombHighWater()
-    {
+    int tombHighWater() {
         return tombHighWater;
     }
 
@@ -417,30 +382,25 @@ final class StepTable
      * states it has seen (a state record writes its time into its field, 8 / 10 TA, 20 / 11 TB, 9 / 12 TC, and
      * leaves the stamp alone). Signed differences, as every time comparison of the engine.
      */
-    long lastRecordNs(final int b)
-    {
+    long lastRecordNs(final int b) {
         // The start, not the stamp: the row's line is at hand, and the stamp (start, or an earlier sweep's
         // lastRecordNs) is never later than start and state times.
         long last = t[b + START];
         final long flags = t[b + FLAGS];
-        if ((flags & (SEEN_8 | SEEN_10)) != 0 && t[b + TA] - last > 0)
-        {
+        if ((flags & (SEEN_8 | SEEN_10)) != 0 && t[b + TA] - last > 0) {
             last = t[b + TA];
         }
-        if ((flags & (SEEN_20 | SEEN_11)) != 0 && t[b + TB] - last > 0)
-        {
+        if ((flags & (SEEN_20 | SEEN_11)) != 0 && t[b + TB] - last > 0) {
             last = t[b + TB];
         }
-        if ((flags & (SEEN_9 | SEEN_12)) != 0 && t[b + TC] - last > 0)
-        {
+        if ((flags & (SEEN_9 | SEEN_12)) != 0 && t[b + TC] - last > 0) {
             last = t[b + TC];
         }
         return last;
     }
 
     /** Removes the live entry of row base {@code b}: its row back on the free stack, backward shift in the index. */
-    void remove(final int b)
-    {
+    void remove(final int b) {
         count--;
         final int row = b >>> SHIFT;
         free[freeCount++] = row;
@@ -449,20 +409,17 @@ final class StepTable
     }
 
     /** Removes tombstone {@code tomb}: its slot back on the free stack, backward shift in the index. */
-    void removeTomb(final int tomb)
-    {
+    void removeTomb(final int tomb) {
         count--;
         tombHost[tomb] = -1;
         tombFree[tombFreeCount++] = tomb;
-        unref(tombKey[tomb], (int)TOMB | tomb + 1);
+        unref(tombKey[tomb], (int) TOMB | tomb + 1);
     }
 
     /** Clears the slot of {@code key}, whose reference is {@code ref}: its direct slot or its overflow slot. */
-    private void unref(final long key, final int ref)
-    {
-        final int s = (int)key & directMask;
-        if (direct[s] == ref)
-        {
+    private void unref(final long key, final int ref) {
+        final int s = (int) key & directMask;
+        if (direct[s] == ref) {
             direct[s] = 0;
             return;
         }
@@ -471,28 +428,23 @@ final class StepTable
     }
 
     /** Clears the index slot of {@code key} (low word {@code ref}) and shifts back the entries of its chain. */
-    private void unindex(final long key, final long ref)
-    {
+    private void unindex(final long key, final long ref) {
         final long[] index = this.index;
-        int hole = (int)(hash(key) >>> shift);
-        while ((index[hole] & 0xFFFF_FFFFL) != ref)
-        {
+        int hole = (int) (hash(key) >>> shift);
+        while ((index[hole] & 0xFFFF_FFFFL) != ref) {
             hole = hole + 1 & mask;
         }
         int j = hole;
-        while (true)
-        {
+        while (true) {
             j = j + 1 & mask;
             final long e = index[j];
-            if (e == 0)
-            {
+            if (e == 0) {
                 break;
             }
-            final int k = (int)(e >>> shift);
+            final int k = (int) (e >>> shift);
             // The entry at j may move to the hole unless its home lies cyclically in (hole, j].
             final boolean stays = hole <= j ? (hole < k && k <= j) : (hole < k || k <= j);
-            if (!stays)
-            {
+            if (!stays) {
                 index[hole] = e;
                 hole = j;
             }

@@ -3,56 +3,46 @@ package io.flowscope.window;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.within;
 
-import java.util.Arrays;
-import java.util.SplittableRandom;
-
 import io.flowscope.api.summary.CollectiveSummary;
 import io.flowscope.api.summary.Collectives;
+import java.util.Arrays;
+import java.util.SplittableRandom;
 import org.junit.jupiter.api.Test;
 
 /** The passive GPU clock estimator against synthetic clocks: known offsets, known poll lags. */
-class GpuClockEstimateTest
-{
+class GpuClockEstimateTest {
     @Test
-    void shouldEstimateEachHostsOffsetWithinTheBoundFromSyntheticClocks()
-    {
-        for (int seed = 1; seed <= 300; seed++)
-        {
+    void shouldEstimateEachHostsOffsetWithinTheBoundFromSyntheticClocks() {
+        for (int seed = 1; seed <= 300; seed++) {
             final SplittableRandom rnd = new SplittableRandom(seed);
             final long bound = 20_000;
-            final WindowEngine e = new WindowEngine(new WindowConfig().gpuPollLagBoundNs(bound), s ->
-            {
-            });
+            final WindowEngine e = new WindowEngine(new WindowConfig().gpuPollLagBoundNs(bound), s -> {});
             final int hosts = 1 + rnd.nextInt(4);
             final long[] offset = new long[hosts];
             final long[][] lags = new long[hosts][];
-            for (int h = 0; h < hosts; h++)
-            {
+            for (int h = 0; h < hosts; h++) {
                 // CLOCK_MONOTONIC (host) vs %globaltimer (epoch ns): offsets far negative, different per host.
                 offset[h] = -1_700_000_000_000_000_000L + rnd.nextLong(1L << 45);
                 lags[h] = new long[1 + rnd.nextInt(200)];
-                for (int i = 0; i < lags[h].length; i++)
-                {
+                for (int i = 0; i < lags[h].length; i++) {
                     // Mostly large lags (a busy poller), at least one within the bound (an idle one).
                     lags[h][i] = i == 0 ? rnd.nextLong(bound + 1) : rnd.nextLong(5_000_000);
                 }
             }
             long key = 1;
             final int[] next = new int[hosts];
-            for (int left = Arrays.stream(lags).mapToInt(l -> l.length).sum(); left > 0; )
-            {
+            for (int left = Arrays.stream(lags).mapToInt(l -> l.length).sum(); left > 0; ) {
                 final int h = rnd.nextInt(hosts);
-                if (next[h] == lags[h].length)
-                {
+                if (next[h] == lags[h].length) {
                     continue;
                 }
                 final long gpu = 1_700_000_000_000_000_000L + rnd.nextLong(1L << 40);
                 e.onHost(h);
-                e.onKernelChStart(key++, 999, 0, gpu, gpu + offset[h] + lags[h][next[h]++]); // parent unknown: still a sample
+                e.onKernelChStart(
+                        key++, 999, 0, gpu, gpu + offset[h] + lags[h][next[h]++]); // parent unknown: still a sample
                 left--;
             }
-            for (int h = 0; h < hosts; h++)
-            {
+            for (int h = 0; h < hosts; h++) {
                 final GpuClockEstimate g = new GpuClockEstimate();
                 assertThat(e.gpuClock(h, g)).isTrue();
                 final long[] sorted = lags[h].clone();
@@ -68,19 +58,26 @@ class GpuClockEstimateTest
     }
 
     @Test
-    void shouldPutACollectivesGpuStartOnTheHostClock()
-    {
+    void shouldPutACollectivesGpuStartOnTheHostClock() {
         final CollectiveSummary[] last = new CollectiveSummary[1];
-        final WindowEngine e = new WindowEngine(new WindowConfig(), s ->
-        {
-        }, s ->
-        {
+        final WindowEngine e = new WindowEngine(new WindowConfig(), s -> {}, s -> {
             last[0] = new CollectiveSummary();
             last[0].copyFrom(s);
         });
         final long offset = -5_000_000;
-        e.onCollStart(1, 9, 0, 2, Collectives.ALL_REDUCE, Collectives.ALGO_RING, Collectives.PROTO_SIMPLE, 100, 4, 1,
-            0, 10_000_000);
+        e.onCollStart(
+                1,
+                9,
+                0,
+                2,
+                Collectives.ALL_REDUCE,
+                Collectives.ALGO_RING,
+                Collectives.PROTO_SIMPLE,
+                100,
+                4,
+                1,
+                0,
+                10_000_000);
         e.onKernelChStart(2, 1, 0, 20_000_000, 20_000_000 + offset + 700);
         e.onKernelChStop(2, 20_001_000, 20_100_000 + offset);
         e.onCollStop(1, 20_200_000);
@@ -90,43 +87,52 @@ class GpuClockEstimateTest
     }
 
     /** host = GPU + offset(host time) + lag; the clock of one GPU, fed through a collective of (comm 9, rank r). */
-    private static void feedGpu(final WindowEngine e, final long host, final int rank, final long[] keys,
-        final long hostNs, final long offsetNs)
-    {
+    private static void feedGpu(
+            final WindowEngine e,
+            final long host,
+            final int rank,
+            final long[] keys,
+            final long hostNs,
+            final long offsetNs) {
         final long coll = keys[0]++;
         final long ch = keys[0]++;
         e.onHost(host);
-        e.onCollStart(coll, 9, rank, 2, Collectives.ALL_REDUCE, Collectives.ALGO_RING, Collectives.PROTO_SIMPLE, 100, 4,
-            1, 0, hostNs - 1);
+        e.onCollStart(
+                coll,
+                9,
+                rank,
+                2,
+                Collectives.ALL_REDUCE,
+                Collectives.ALGO_RING,
+                Collectives.PROTO_SIMPLE,
+                100,
+                4,
+                1,
+                0,
+                hostNs - 1);
         e.onKernelChStart(ch, coll, 0, hostNs - offsetNs, hostNs);
         e.onKernelChStop(ch, hostNs - offsetNs + 1, hostNs);
         e.onCollStop(coll, hostNs);
     }
 
     /** Lags: mostly a busy poller (up to 3 ms), one sample in 20 within the bound. */
-    private static long lag(final SplittableRandom rnd, final long bound)
-    {
+    private static long lag(final SplittableRandom rnd, final long bound) {
         return rnd.nextInt(20) == 0 ? rnd.nextLong(bound + 1) : rnd.nextLong(3_000_000);
     }
 
     @Test
-    void shouldTrackAGpuClockThatDriftsWithinTheBoundAndMeasureTheDrift()
-    {
-        for (int seed = 1; seed <= 40; seed++)
-        {
+    void shouldTrackAGpuClockThatDriftsWithinTheBoundAndMeasureTheDrift() {
+        for (int seed = 1; seed <= 40; seed++) {
             final SplittableRandom rnd = new SplittableRandom(seed);
             final long bound = 20_000;
-            final WindowEngine e = new WindowEngine(new WindowConfig().gpuPollLagBoundNs(bound)
-                .gpuClockWindow(1_000_000_000L, 8), s ->
-            {
-            });
+            final WindowEngine e = new WindowEngine(
+                    new WindowConfig().gpuPollLagBoundNs(bound).gpuClockWindow(1_000_000_000L, 8), s -> {});
             final long offset0 = -1_700_000_000_000_000_000L + rnd.nextLong(1L << 45);
             final double ppm = rnd.nextDouble() * 200 - 100;
             final long[] keys = {1};
             long t = 1_000_000_000_000L;
             // 20 s of samples, one every ~2 ms: the lifetime minimum would be 20 s x drift stale.
-            for (int i = 0; i < 10_000; i++)
-            {
+            for (int i = 0; i < 10_000; i++) {
                 t += 1_000_000 + rnd.nextInt(2_000_000);
                 final long trueOffset = offset0 + Math.round(ppm * 1e-6 * (t - 1_000_000_000_000L));
                 feedGpu(e, 3, 1, keys, t, trueOffset + lag(rnd, bound));
@@ -144,8 +150,7 @@ class GpuClockEstimateTest
             assertThat(g.driftPpm()).as(as).isCloseTo(ppm, within(8.0));
             // Bound + residual + the extrapolation past the last complete bucket: well under the stale minimum's error.
             assertThat(g.errorBoundNs()).as(as).isLessThan(3 * bound);
-            if (ppm > 5)
-            {
+            if (ppm > 5) {
                 // An offset that grows: the per-host lifetime minimum stays at the first seconds' value.
                 final GpuClockEstimate perHost = new GpuClockEstimate();
                 assertThat(e.gpuClock(3, perHost)).isTrue();
@@ -155,24 +160,19 @@ class GpuClockEstimateTest
     }
 
     @Test
-    void shouldGiveAnEpochScaleOffsetToTheNanosecond()
-    {
+    void shouldGiveAnEpochScaleOffsetToTheNanosecond() {
         // %globaltimer counts Unix-epoch ns, so host CLOCK_MONOTONIC − GPU is near −1.8e18, where doubles step by
         // 256 ns: this offset is rank 0's lowest sample in the real trace nvlink-k-clean, which came out 107 ns off.
         final long offset = -1_795_642_929_819_298_453L;
-        final WindowEngine e = new WindowEngine(new WindowConfig().gpuClockWindow(1_000_000_000L, 8), s ->
-        {
-        });
+        final WindowEngine e = new WindowEngine(new WindowConfig().gpuClockWindow(1_000_000_000L, 8), s -> {});
         final long[] keys = {1};
         final GpuClockEstimate g = new GpuClockEstimate();
         long t = 49_697_787_572L;
-        for (int i = 0; i < 6_000; i++)
-        {
+        for (int i = 0; i < 6_000; i++) {
             t += 1_000_000 + (i * 7919L) % 1_000_000;
             // One sample in 50 polled at once (lag 0), the others late; no drift: every bucket minimum is the offset.
             feedGpu(e, 5, 0, keys, t, offset + (i % 50 == 0 ? 0 : 1_000 + i % 977));
-            if (i == 100)
-            {
+            if (i == 100) {
                 assertThat(e.gpuClock(5, 9, 0, g)).isTrue();
                 assertThat(g.buckets()).as(g.toString()).isEqualTo(1);
                 assertThat(g.offsetNs()).as(g.toString()).isEqualTo(offset);
@@ -185,34 +185,33 @@ class GpuClockEstimateTest
     }
 
     @Test
-    void shouldForgetTheOldMinimumAfterAClockStepInEitherDirection()
-    {
-        for (final long stepNs : new long[] {5_000_000L, -5_000_000L, 300_000_000L})
-        {
+    void shouldForgetTheOldMinimumAfterAClockStepInEitherDirection() {
+        for (final long stepNs : new long[] {5_000_000L, -5_000_000L, 300_000_000L}) {
             final SplittableRandom rnd = new SplittableRandom(stepNs);
             final long bound = 20_000;
-            final WindowEngine e = new WindowEngine(new WindowConfig().gpuPollLagBoundNs(bound)
-                .gpuClockWindow(1_000_000_000L, 8).gpuClockStepNs(1_000_000L), s ->
-            {
-            });
+            final WindowEngine e = new WindowEngine(
+                    new WindowConfig()
+                            .gpuPollLagBoundNs(bound)
+                            .gpuClockWindow(1_000_000_000L, 8)
+                            .gpuClockStepNs(1_000_000L),
+                    s -> {});
             final long offset = 123_456_789L;
             final long[] keys = {1};
             long t = 50_000_000_000L;
             final long stepAt = t + 4_500_000_000L;
             final GpuClockEstimate g = new GpuClockEstimate();
             boolean checkedInsideTheBucket = false;
-            for (int i = 0; i < 6_000; i++)
-            {
+            for (int i = 0; i < 6_000; i++) {
                 t += 1_000_000 + rnd.nextInt(1_000_000);
                 final long trueOffset = offset + (t >= stepAt ? stepNs : 0);
                 feedGpu(e, 4, 0, keys, t, trueOffset + lag(rnd, bound));
                 // A downward step shows at once (a sample below the floor); an upward one when its bucket completes.
-                if (!checkedInsideTheBucket && t >= stepAt + (stepNs < 0 ? 400_000_000L : 1_600_000_000L))
-                {
+                if (!checkedInsideTheBucket && t >= stepAt + (stepNs < 0 ? 400_000_000L : 1_600_000_000L)) {
                     checkedInsideTheBucket = true;
                     assertThat(e.gpuClock(4, 9, 0, g)).isTrue();
-                    assertThat(Math.abs(g.offsetNs() - trueOffset)).as("step " + stepNs + " " + g)
-                        .isLessThanOrEqualTo(g.errorBoundNs());
+                    assertThat(Math.abs(g.offsetNs() - trueOffset))
+                            .as("step " + stepNs + " " + g)
+                            .isLessThanOrEqualTo(g.errorBoundNs());
                     assertThat(g.steps()).as(g.toString()).isEqualTo(1);
                 }
             }
@@ -227,11 +226,8 @@ class GpuClockEstimateTest
     }
 
     @Test
-    void shouldKeepOneEstimatePerGpuOfAHost()
-    {
-        final WindowEngine e = new WindowEngine(new WindowConfig(), s ->
-        {
-        });
+    void shouldKeepOneEstimatePerGpuOfAHost() {
+        final WindowEngine e = new WindowEngine(new WindowConfig(), s -> {});
         final long[] keys = {1};
         // Two GPUs of one host (ranks 0 and 1 of communicator 9), offsets 1 ms apart, and one of another host.
         feedGpu(e, 1, 0, keys, 10_000_000, 1_000_000 + 300);

@@ -2,35 +2,28 @@ package io.flowscope.window;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import java.util.SplittableRandom;
-
 import io.flowscope.api.summary.Phase;
+import java.util.SplittableRandom;
 import org.HdrHistogram.Histogram;
 import org.junit.jupiter.api.Test;
 
 /** The deferred engine-wide phase histograms read exactly as histograms that recorded every value. */
-class PhaseHistogramsTest
-{
-    private static long sample(final SplittableRandom rnd, final int i)
-    {
-        if (i % 97 == 0)
-        {
+class PhaseHistogramsTest {
+    private static long sample(final SplittableRandom rnd, final int i) {
+        if (i % 97 == 0) {
             return rnd.nextInt(300); // small values, 0 included
         }
-        if (i % 1009 == 0)
-        {
+        if (i % 1009 == 0) {
             return PhaseHistograms.HIGHEST + rnd.nextLong(1_000_000); // clamped, as the engine did
         }
-        return (long)Math.pow(2, rnd.nextDouble() * 41.7); // log-uniform up to ~HIGHEST
+        return (long) Math.pow(2, rnd.nextDouble() * 41.7); // log-uniform up to ~HIGHEST
     }
 
     @Test
-    void indexIsHdrHistogramsBucketAndValueMapsBack()
-    {
+    void indexIsHdrHistogramsBucketAndValueMapsBack() {
         final Histogram h = new Histogram(PhaseHistograms.HIGHEST, PhaseHistograms.DIGITS);
         final SplittableRandom rnd = new SplittableRandom(3);
-        for (int i = 0; i < 300_000; i++)
-        {
+        for (int i = 0; i < 300_000; i++) {
             final long v = Math.min(sample(rnd, i), PhaseHistograms.HIGHEST);
             final int index = PhaseHistograms.index(v);
             assertThat(index).isBetween(0, PhaseHistograms.LENGTH - 1);
@@ -40,19 +33,15 @@ class PhaseHistogramsTest
     }
 
     @Test
-    void addToEqualsRecordingEveryValue()
-    {
+    void addToEqualsRecordingEveryValue() {
         final PhaseHistograms deferred = new PhaseHistograms();
         final Histogram[] direct = new Histogram[2 * Phase.COUNT];
-        for (int k = 0; k < direct.length; k++)
-        {
+        for (int k = 0; k < direct.length; k++) {
             direct[k] = new Histogram(PhaseHistograms.HIGHEST, PhaseHistograms.DIGITS);
         }
         final SplittableRandom rnd = new SplittableRandom(11);
-        for (int round = 0; round < 3; round++)
-        {
-            for (int i = 0; i < 100_000; i++)
-            {
+        for (int round = 0; round < 3; round++) {
+            for (int i = 0; i < 100_000; i++) {
                 final boolean isSend = rnd.nextBoolean();
                 final int phase = rnd.nextInt(Phase.COUNT);
                 final long v = sample(rnd, i);
@@ -60,8 +49,7 @@ class PhaseHistogramsTest
                 direct[(isSend ? 0 : Phase.COUNT) + phase].recordValue(Math.min(v, PhaseHistograms.HIGHEST));
             }
             // Read after every round: what was folded in before stays, what came since is added.
-            for (int k = 0; k < direct.length; k++)
-            {
+            for (int k = 0; k < direct.length; k++) {
                 final Histogram got = new Histogram(PhaseHistograms.HIGHEST, PhaseHistograms.DIGITS);
                 final Histogram want = new Histogram(PhaseHistograms.HIGHEST, PhaseHistograms.DIGITS);
                 deferred.addTo(k < Phase.COUNT, k % Phase.COUNT, got);
@@ -72,8 +60,7 @@ class PhaseHistogramsTest
                 assertThat(got.getMinValue()).isEqualTo(want.getMinValue());
                 assertThat(got.getMean()).isEqualTo(want.getMean());
                 assertThat(got.getStdDeviation()).isEqualTo(want.getStdDeviation());
-                for (final double q : new double[] {0, 1, 25, 50, 90, 99, 99.9, 100})
-                {
+                for (final double q : new double[] {0, 1, 25, 50, 90, 99, 99.9, 100}) {
                     assertThat(got.getValueAtPercentile(q)).isEqualTo(want.getValueAtPercentile(q));
                 }
                 assertThat(got).isEqualTo(want);
@@ -82,13 +69,11 @@ class PhaseHistogramsTest
     }
 
     @Test
-    void aCountAboutToOverflowIsFoldedIntoItsHistogramAndNothingIsLost()
-    {
+    void aCountAboutToOverflowIsFoldedIntoItsHistogramAndNothingIsLost() {
         // 2^31 + 2 records of one value in one bucket (an int count holds 2^31 - 1): ~2 G increments, a few s.
         final PhaseHistograms deferred = new PhaseHistograms();
         final long records = Integer.MAX_VALUE + 3L;
-        for (long i = 0; i < records; i++)
-        {
+        for (long i = 0; i < records; i++) {
             deferred.record(false, Phase.FLUSH, 1_500);
         }
         deferred.record(false, Phase.FLUSH, 70_000);

@@ -2,33 +2,28 @@ package io.flowscope.window;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import java.util.ArrayList;
-import java.util.List;
-
 import io.flowscope.api.summary.CollectiveSummary;
 import io.flowscope.api.summary.Collectives;
 import io.flowscope.api.summary.FlowSummary;
 import io.flowscope.api.summary.Phase;
+import java.util.ArrayList;
+import java.util.List;
 import org.HdrHistogram.Histogram;
 import org.junit.jupiter.api.Test;
 
-class WindowEngineTest
-{
+class WindowEngineTest {
     private final List<FlowSummary> out = new ArrayList<>();
     private final List<FlowSummary> aggregates = new ArrayList<>();
 
-    private WindowEngine engine(final WindowConfig config)
-    {
-        return new WindowEngine(config, s ->
-        {
+    private WindowEngine engine(final WindowConfig config) {
+        return new WindowEngine(config, s -> {
             final FlowSummary c = new FlowSummary();
             c.copyFrom(s);
             (s.kind() >= FlowSummary.KIND_RANK ? aggregates : out).add(c);
         });
     }
 
-    private static void recvStep(final WindowEngine e, final long step, final long op, final long t, final long bytes)
-    {
+    private static void recvStep(final WindowEngine e, final long step, final long op, final long t, final long bytes) {
         e.onProxyStepStart(step, op, 0, t);
         e.onProxyStepState(step, 10, 0, t + 10);
         e.onProxyStepState(step, 11, bytes, t + 110);
@@ -37,8 +32,7 @@ class WindowEngineTest
     }
 
     @Test
-    void shouldSplitARecvStepIntoNetworkFlushAndGpuConsume()
-    {
+    void shouldSplitARecvStepIntoNetworkFlushAndGpuConsume() {
         final WindowEngine e = engine(new WindowConfig());
         e.onProxyOpStart(1, 9, 0, 1, 0, false, 1_000);
         recvStep(e, 2, 1, 1_000, 4096);
@@ -59,8 +53,7 @@ class WindowEngineTest
     }
 
     @Test
-    void anOpsFirstStepsWaitsAreItsEntryWaitsAndOnlyTheFirstStepCounts()
-    {
+    void anOpsFirstStepsWaitsAreItsEntryWaitsAndOnlyTheFirstStepCounts() {
         final WindowEngine e = engine(new WindowConfig());
         e.onProxyOpStart(1, 9, 0, 1, 0, false, 1_000);
         // Receive steps 0 and 1: only step 0's 10 -> 11 (100 ns) is the entry wait.
@@ -83,20 +76,25 @@ class WindowEngineTest
         e.flush();
 
         assertThat(out).hasSize(2);
-        final FlowSummary recv = out.stream().filter(s -> !s.isSend()).findFirst().orElseThrow();
-        final FlowSummary send = out.stream().filter(FlowSummary::isSend).findFirst().orElseThrow();
+        final FlowSummary recv =
+                out.stream().filter(s -> !s.isSend()).findFirst().orElseThrow();
+        final FlowSummary send =
+                out.stream().filter(FlowSummary::isSend).findFirst().orElseThrow();
         assertThat(recv.firstSteps()).isEqualTo(1);
         assertThat(recv.firstStepWaitSumNs()).isEqualTo(100);
-        assertThat(recv.phaseSumNs(Phase.NETWORK)).as("every step's network phase").isEqualTo(1_000);
+        assertThat(recv.phaseSumNs(Phase.NETWORK))
+                .as("every step's network phase")
+                .isEqualTo(1_000);
         assertThat(send.firstSteps()).isEqualTo(1);
         assertThat(send.firstStepWaitSumNs()).isEqualTo(300);
-        assertThat(aggregates).filteredOn(a -> a.kind() == FlowSummary.KIND_RANK && !a.isSend())
-            .extracting(FlowSummary::firstStepWaitSumNs).containsExactly(100L);
+        assertThat(aggregates)
+                .filteredOn(a -> a.kind() == FlowSummary.KIND_RANK && !a.isSend())
+                .extracting(FlowSummary::firstStepWaitSumNs)
+                .containsExactly(100L);
     }
 
     @Test
-    void shouldCountPostedSendBytesAsOutstandingUntilTheStop()
-    {
+    void shouldCountPostedSendBytesAsOutstandingUntilTheStop() {
         final WindowEngine e = engine(new WindowConfig());
         e.onProxyOpStart(1, 9, 0, 1, 0, true, 0);
         e.onProxyStepStart(2, 1, 0, 10);
@@ -113,8 +111,7 @@ class WindowEngineTest
     }
 
     @Test
-    void shouldEmitOneSummaryPerActiveFlowPerPeriodOfEventTime()
-    {
+    void shouldEmitOneSummaryPerActiveFlowPerPeriodOfEventTime() {
         final WindowEngine e = engine(new WindowConfig().periodNs(1_000));
         e.onProxyOpStart(1, 9, 0, 1, 0, false, 100);
         e.onProxyOpStart(3, 9, 0, 2, 0, false, 100);
@@ -135,10 +132,12 @@ class WindowEngineTest
     }
 
     @Test
-    void shouldEvictAFlowIdleForTheIdleTimeoutAndReuseItsSlot()
-    {
-        final WindowEngine e = engine(new WindowConfig().periodNs(1_000).idleTimeoutNs(10_000).stepTimeoutNs(5_000)
-            .maxFlows(1));
+    void shouldEvictAFlowIdleForTheIdleTimeoutAndReuseItsSlot() {
+        final WindowEngine e = engine(new WindowConfig()
+                .periodNs(1_000)
+                .idleTimeoutNs(10_000)
+                .stepTimeoutNs(5_000)
+                .maxFlows(1));
         e.onProxyOpStart(1, 9, 0, 1, 0, false, 0);
         recvStep(e, 2, 1, 100, 10);
         e.onProxyOpStop(1, 500);
@@ -156,18 +155,16 @@ class WindowEngineTest
      * An engine whose idle timeout (10 µs) is shorter than its step timeout (1 ms), with op 1 of flow (9, 0, 1, 0,
      * send) started at 0 and its step 2 at 10.
      */
-    private WindowEngine idleFlowEngineWithStepOfOp1()
-    {
-        final WindowEngine e = engine(new WindowConfig().periodNs(1_000).idleTimeoutNs(10_000)
-            .stepTimeoutNs(1_000_000));
+    private WindowEngine idleFlowEngineWithStepOfOp1() {
+        final WindowEngine e =
+                engine(new WindowConfig().periodNs(1_000).idleTimeoutNs(10_000).stepTimeoutNs(1_000_000));
         e.onProxyOpStart(1, 9, 0, 1, 0, true, 0);
         e.onProxyStepStart(2, 1, 0, 10);
         return e;
     }
 
     @Test
-    void shouldCountTheStateRecordsOfALiveStepAsActivityOfItsFlow()
-    {
+    void shouldCountTheStateRecordsOfALiveStepAsActivityOfItsFlow() {
         // State records update the step's stamp, not the flow (folded in before an eviction): same idleness.
         final WindowEngine e = idleFlowEngineWithStepOfOp1();
         e.onProxyStepState(2, 8, 0, 5_000);
@@ -185,8 +182,7 @@ class WindowEngineTest
     }
 
     @Test
-    void shouldDropAStepWhoseStopNeverCameAfterTheStepTimeout()
-    {
+    void shouldDropAStepWhoseStopNeverCameAfterTheStepTimeout() {
         final WindowEngine e = engine(new WindowConfig().periodNs(1_000).stepTimeoutNs(5_000));
         e.onProxyOpStart(1, 9, 0, 1, 0, true, 0);
         e.onProxyStepStart(2, 1, 0, 10);
@@ -201,8 +197,7 @@ class WindowEngineTest
     }
 
     @Test
-    void shouldKeepOpsWhoseKeysShareASlot()
-    {
+    void shouldKeepOpsWhoseKeysShareASlot() {
         // maxOps 8: 64 op slots; keys 5, 69, 133 and 197 share slot 5 (one held there, the others spilled).
         final WindowEngine e = engine(new WindowConfig().maxOps(8));
         e.onProxyOpStart(5, 9, 0, 1, 0, true, 0);
@@ -213,8 +208,7 @@ class WindowEngineTest
         e.onProxyOpStop(5, 4); // the slot frees; 69 and 133 stay findable
         e.onProxyOpStart(197, 9, 0, 4, 0, true, 5); // into the freed slot
         final long[] opKeys = {69, 133, 197};
-        for (int i = 0; i < opKeys.length; i++)
-        {
+        for (int i = 0; i < opKeys.length; i++) {
             final long stepKey = 100 + i;
             e.onProxyStepStart(stepKey, opKeys[i], 0, 10);
             e.onProxyStepState(stepKey, 9, 1_000L * (i + 1), 20);
@@ -237,8 +231,7 @@ class WindowEngineTest
     }
 
     @Test
-    void shouldDropTheLiveStepsOfAnEvictedFlowSoThatTheirRecordsAreUnknown()
-    {
+    void shouldDropTheLiveStepsOfAnEvictedFlowSoThatTheirRecordsAreUnknown() {
         // Idle timeout shorter than the step timeout: flow 1 is evicted with its step still live.
         final WindowEngine e = idleFlowEngineWithStepOfOp1();
         e.onProxyStepState(2, 8, 0, 100);
@@ -253,8 +246,7 @@ class WindowEngineTest
 
         assertThat(e.unknownStepRecords()).isEqualTo(unknown + 2);
         final FlowSummary snap = new FlowSummary();
-        for (final int peer : new int[] {2, 3})
-        {
+        for (final int peer : new int[] {2, 3}) {
             assertThat(e.snapshot(9, 0, peer, 0, true, snap)).isTrue();
             assertThat(snap.outstandingSteps()).isZero();
             assertThat(snap.outstandingBytes()).isZero();
@@ -263,8 +255,7 @@ class WindowEngineTest
     }
 
     @Test
-    void shouldRemoveTheOpsOfAnEvictedFlowInTheSameSweepSoThatTheirNewStepsAreUnknown()
-    {
+    void shouldRemoveTheOpsOfAnEvictedFlowInTheSameSweepSoThatTheirNewStepsAreUnknown() {
         final WindowEngine e = idleFlowEngineWithStepOfOp1();
         e.onProxyStepStop(2, 20);
         e.onProxyOpStart(3, 9, 0, 2, 0, true, 20_000); // sweep as of 20,000: flow 1 evicted, op 1 with it
@@ -283,8 +274,7 @@ class WindowEngineTest
     }
 
     @Test
-    void shouldTimeAStepOutFromItsLastStateRecordNotFromItsStart()
-    {
+    void shouldTimeAStepOutFromItsLastStateRecordNotFromItsStart() {
         final WindowEngine e = engine(new WindowConfig().periodNs(1_000).stepTimeoutNs(5_000));
         e.onProxyOpStart(1, 9, 0, 1, 0, true, 0);
         e.onProxyStepStart(2, 1, 0, 10);
@@ -304,11 +294,13 @@ class WindowEngineTest
     }
 
     @Test
-    void shouldExpireAStoppedStepsTombstoneAfterTheTombstoneTimeoutButKeepALiveStep()
-    {
-        assertThat(new WindowConfig().effectiveTombstoneTimeoutNs()).isEqualTo(WindowConfig.DEFAULT_TOMBSTONE_TIMEOUT_NS);
-        assertThat(new WindowConfig().stepTimeoutNs(1_000).effectiveTombstoneTimeoutNs()).isEqualTo(1_000);
-        final WindowEngine e = engine(new WindowConfig().periodNs(1_000).stepTimeoutNs(100_000).tombstoneTimeoutNs(5_000));
+    void shouldExpireAStoppedStepsTombstoneAfterTheTombstoneTimeoutButKeepALiveStep() {
+        assertThat(new WindowConfig().effectiveTombstoneTimeoutNs())
+                .isEqualTo(WindowConfig.DEFAULT_TOMBSTONE_TIMEOUT_NS);
+        assertThat(new WindowConfig().stepTimeoutNs(1_000).effectiveTombstoneTimeoutNs())
+                .isEqualTo(1_000);
+        final WindowEngine e =
+                engine(new WindowConfig().periodNs(1_000).stepTimeoutNs(100_000).tombstoneTimeoutNs(5_000));
         e.onProxyOpStart(1, 9, 0, 1, 0, true, 0);
         e.onProxyStepStart(2, 1, 0, 10); // stopped: a tombstone
         e.onProxyStepState(2, 9, 1000, 20);
@@ -328,9 +320,9 @@ class WindowEngineTest
     }
 
     @Test
-    void shouldKeepATombstoneForTheTimeoutAfterTheStopNotAfterTheStart()
-    {
-        final WindowEngine e = engine(new WindowConfig().periodNs(1_000).stepTimeoutNs(100_000).tombstoneTimeoutNs(5_000));
+    void shouldKeepATombstoneForTheTimeoutAfterTheStopNotAfterTheStart() {
+        final WindowEngine e =
+                engine(new WindowConfig().periodNs(1_000).stepTimeoutNs(100_000).tombstoneTimeoutNs(5_000));
         e.onProxyOpStart(1, 9, 0, 1, 0, true, 0);
         e.onProxyStepStart(2, 1, 0, 10);
         e.onProxyStepState(2, 9, 1000, 20);
@@ -350,8 +342,7 @@ class WindowEngineTest
     }
 
     @Test
-    void shouldIgnoreRecordsOfUnknownStepsAndStepsOfUnknownOps()
-    {
+    void shouldIgnoreRecordsOfUnknownStepsAndStepsOfUnknownOps() {
         final WindowEngine e = engine(new WindowConfig());
         e.onProxyStepStart(2, 77, 0, 10);
         e.onProxyStepState(5, 9, 100, 11);
@@ -364,8 +355,7 @@ class WindowEngineTest
     }
 
     @Test
-    void shouldKeepFlowsWithTheSameKeyHashApart()
-    {
+    void shouldKeepFlowsWithTheSameKeyHashApart() {
         final WindowEngine e = engine(new WindowConfig());
         // Same communicator and peer, different direction and channel: four flows.
         e.onProxyOpStart(1, 9, 0, 1, 0, true, 0);
@@ -376,8 +366,7 @@ class WindowEngineTest
     }
 
     @Test
-    void shouldKeepTheClocksOfDifferentHostsApart()
-    {
+    void shouldKeepTheClocksOfDifferentHostsApart() {
         final WindowEngine e = engine(new WindowConfig().periodNs(1_000).idleTimeoutNs(10_000));
         final long far = 1_000_000_000_000_000L; // host 2's clock is 10^18 ns ahead of host 1's
         e.onHost(1);
@@ -408,8 +397,7 @@ class WindowEngineTest
     }
 
     @Test
-    void shouldEndAnIdleHostsPeriodOnAdvanceToWithoutCountingAnythingOrChangingTheCurrentHost()
-    {
+    void shouldEndAnIdleHostsPeriodOnAdvanceToWithoutCountingAnythingOrChangingTheCurrentHost() {
         final WindowEngine e = engine(new WindowConfig().periodNs(1_000));
         e.onHost(1);
         e.onProxyOpStart(1, 9, 0, 1, 0, false, 100);
@@ -438,8 +426,7 @@ class WindowEngineTest
     }
 
     @Test
-    void shouldDropTheEventsOfAHostBeyondTheHostTable()
-    {
+    void shouldDropTheEventsOfAHostBeyondTheHostTable() {
         final WindowEngine e = engine(new WindowConfig().maxHosts(2));
         e.onHost(1);
         e.onProxyOpStart(1, 9, 0, 1, 0, false, 100);
@@ -450,8 +437,7 @@ class WindowEngineTest
     }
 
     @Test
-    void shouldTrackAQpFlowsOutstandingWorkRequestsAndWindow()
-    {
+    void shouldTrackAQpFlowsOutstandingWorkRequestsAndWindow() {
         final WindowEngine e = engine(new WindowConfig().periodNs(1_000_000));
         e.onHost(5);
         e.onQpStart(1, 0, 77, 0, 1_000, 100);
@@ -475,13 +461,12 @@ class WindowEngineTest
         e.flush();
         assertThat(out).extracting(FlowSummary::kind).containsOnly(FlowSummary.KIND_QP);
         assertThat(out).extracting(FlowSummary::device).containsExactlyInAnyOrder(0, 1);
-        assertThat(out).filteredOn(s -> s.device() == 1).singleElement()
-            .satisfies(s -> assertThat(s.outstandingBytes()).isEqualTo(8));
+        assertThat(out).filteredOn(s -> s.device() == 1).singleElement().satisfies(s -> assertThat(s.outstandingBytes())
+                .isEqualTo(8));
     }
 
     @Test
-    void shouldEmitRankLinkAndCommunicatorAggregatesPerPeriod()
-    {
+    void shouldEmitRankLinkAndCommunicatorAggregatesPerPeriod() {
         final WindowEngine e = engine(new WindowConfig().periodNs(1_000));
         e.onProxyOpStart(1, 9, 0, 1, 0, false, 100); // rank 0 <- 1, channel 0
         e.onProxyOpStart(3, 9, 0, 1, 1, false, 100); // rank 0 <- 1, channel 1
@@ -493,42 +478,53 @@ class WindowEngineTest
         recvStep(e, 8, 7, 100, 80);
         e.flush();
         assertThat(out).hasSize(4);
-        assertThat(aggregates).filteredOn(s -> s.kind() == FlowSummary.KIND_LINK)
-            .extracting(s -> s.rank() + "<" + s.peer() + ":" + s.bytes() + "/" + s.flows())
-            .containsExactlyInAnyOrder("0<1:30/2", "0<2:40/1", "1<0:80/1");
-        assertThat(aggregates).filteredOn(s -> s.kind() == FlowSummary.KIND_RANK)
-            .extracting(s -> s.rank() + ":" + s.bytes() + "/" + s.completions())
-            .containsExactlyInAnyOrder("0:70/3", "1:80/1");
-        assertThat(aggregates).filteredOn(s -> s.kind() == FlowSummary.KIND_COMM).singleElement().satisfies(s ->
-        {
-            assertThat(s.bytes()).isEqualTo(150);
-            assertThat(s.flows()).isEqualTo(4);
-            assertThat(s.periodBandwidthBytesPerSecond()).isEqualTo(150 * 1e9 / 1_000);
-            assertThat(s.phaseSumNs(Phase.NETWORK)).isEqualTo(4 * 100);
-            assertThat(s.isSend()).isFalse();
-        });
+        assertThat(aggregates)
+                .filteredOn(s -> s.kind() == FlowSummary.KIND_LINK)
+                .extracting(s -> s.rank() + "<" + s.peer() + ":" + s.bytes() + "/" + s.flows())
+                .containsExactlyInAnyOrder("0<1:30/2", "0<2:40/1", "1<0:80/1");
+        assertThat(aggregates)
+                .filteredOn(s -> s.kind() == FlowSummary.KIND_RANK)
+                .extracting(s -> s.rank() + ":" + s.bytes() + "/" + s.completions())
+                .containsExactlyInAnyOrder("0:70/3", "1:80/1");
+        assertThat(aggregates)
+                .filteredOn(s -> s.kind() == FlowSummary.KIND_COMM)
+                .singleElement()
+                .satisfies(s -> {
+                    assertThat(s.bytes()).isEqualTo(150);
+                    assertThat(s.flows()).isEqualTo(4);
+                    assertThat(s.periodBandwidthBytesPerSecond()).isEqualTo(150 * 1e9 / 1_000);
+                    assertThat(s.phaseSumNs(Phase.NETWORK)).isEqualTo(4 * 100);
+                    assertThat(s.isSend()).isFalse();
+                });
     }
 
     @Test
-    void shouldEmitACollectiveWhoseChannelsNeverReportAtTheCollectiveTimeoutWithItsHostSpan()
-    {
+    void shouldEmitACollectiveWhoseChannelsNeverReportAtTheCollectiveTimeoutWithItsHostSpan() {
         final List<CollectiveSummary> colls = new ArrayList<>();
-        final WindowEngine e = new WindowEngine(new WindowConfig().periodNs(1_000).collectiveTimeoutNs(10_000), s ->
-        {
-        }, s ->
-        {
-            final CollectiveSummary c = new CollectiveSummary();
-            c.copyFrom(s);
-            colls.add(c);
-        });
-        e.onCollStart(1, 9, 0, 4, Collectives.ALL_GATHER, Collectives.ALGO_RING, Collectives.PROTO_LL, 1_000, 4, 2, 7,
-            100);
+        final WindowEngine e =
+                new WindowEngine(new WindowConfig().periodNs(1_000).collectiveTimeoutNs(10_000), s -> {}, s -> {
+                    final CollectiveSummary c = new CollectiveSummary();
+                    c.copyFrom(s);
+                    colls.add(c);
+                });
+        e.onCollStart(
+                1, 9, 0, 4, Collectives.ALL_GATHER, Collectives.ALGO_RING, Collectives.PROTO_LL, 1_000, 4, 2, 7, 100);
         e.onCollStop(1, 2_100);
         assertThat(colls).isEmpty();
-        e.onCollStart(2, 9, 0, 4, Collectives.BROADCAST, Collectives.ALGO_RING, Collectives.PROTO_LL, 10, 1, 2, 8,
-            20_000); // a later event: the first one's timeout has passed at this period's start
-        assertThat(colls).singleElement().satisfies(c ->
-        {
+        e.onCollStart(
+                2,
+                9,
+                0,
+                4,
+                Collectives.BROADCAST,
+                Collectives.ALGO_RING,
+                Collectives.PROTO_LL,
+                10,
+                1,
+                2,
+                8,
+                20_000); // a later event: the first one's timeout has passed at this period's start
+        assertThat(colls).singleElement().satisfies(c -> {
             assertThat(c.complete()).isFalse();
             assertThat(c.gpuTimed()).isFalse();
             assertThat(c.durationNs()).isEqualTo(2_000);
@@ -541,18 +537,14 @@ class WindowEngineTest
     }
 
     @Test
-    void shouldAttachKernelChannelsThatCameBeforeTheirCollStartWhenItComes()
-    {
+    void shouldAttachKernelChannelsThatCameBeforeTheirCollStartWhenItComes() {
         final List<CollectiveSummary> colls = new ArrayList<>();
-        final WindowEngine e = new WindowEngine(new WindowConfig().periodNs(1_000).pendingKernelChannels(4, 50_000),
-            s ->
-            {
-            }, s ->
-            {
-                final CollectiveSummary c = new CollectiveSummary();
-                c.copyFrom(s);
-                colls.add(c);
-            });
+        final WindowEngine e =
+                new WindowEngine(new WindowConfig().periodNs(1_000).pendingKernelChannels(4, 50_000), s -> {}, s -> {
+                    final CollectiveSummary c = new CollectiveSummary();
+                    c.copyFrom(s);
+                    colls.add(c);
+                });
         // Channel 0 starts and stops, channel 1 only starts, before the Coll START (another ring lane).
         e.onKernelChStart(11, 1, 0, 5_000_000, 10_000);
         e.onKernelChStop(11, 5_004_000, 14_000);
@@ -560,14 +552,24 @@ class WindowEngineTest
         e.onKernelChStart(12, 1, 1, 5_001_000, 11_000); // a duplicate while pending
         assertThat(e.pendingKernelChannels()).isEqualTo(2);
         assertThat(e.unknownCollRecords()).isZero();
-        e.onCollStart(1, 9, 2, 4, Collectives.ALL_REDUCE, Collectives.ALGO_RING, Collectives.PROTO_SIMPLE, 1_000, 4, 2,
-            7, 12_000);
+        e.onCollStart(
+                1,
+                9,
+                2,
+                4,
+                Collectives.ALL_REDUCE,
+                Collectives.ALGO_RING,
+                Collectives.PROTO_SIMPLE,
+                1_000,
+                4,
+                2,
+                7,
+                12_000);
         assertThat(e.pendingKernelChannels()).isZero();
         assertThat(e.pendingKernelChAttached()).isEqualTo(2);
         e.onKernelChStop(12, 5_006_000, 16_000);
         e.onCollStop(1, 17_000);
-        assertThat(colls).singleElement().satisfies(c ->
-        {
+        assertThat(colls).singleElement().satisfies(c -> {
             assertThat(c.complete()).isTrue();
             assertThat(c.kernelChannels()).isEqualTo(2);
             assertThat(c.gpuStartNs()).isEqualTo(5_000_000);
@@ -584,12 +586,9 @@ class WindowEngineTest
     }
 
     @Test
-    void shouldCountAPendingKernelChannelAsUnknownWhenItsCollStartNeverComes()
-    {
-        final WindowEngine e = new WindowEngine(new WindowConfig().periodNs(1_000).pendingKernelChannels(2, 50_000),
-            s ->
-            {
-            });
+    void shouldCountAPendingKernelChannelAsUnknownWhenItsCollStartNeverComes() {
+        final WindowEngine e =
+                new WindowEngine(new WindowConfig().periodNs(1_000).pendingKernelChannels(2, 50_000), s -> {});
         e.onKernelChStart(11, 1, 0, 5_000_000, 10_000);
         e.onKernelChStart(12, 1, 1, 5_000_000, 10_000);
         e.onKernelChStart(13, 1, 2, 5_000_000, 10_000); // the table (2) is full: unknown at once
@@ -601,8 +600,19 @@ class WindowEngineTest
         e.onCollStop(5, 60_000);
         assertThat(e.pendingKernelChannels()).isZero();
         assertThat(e.unknownCollRecords()).isEqualTo(1 + 2 + 2); // the full table, two expired, two unknown stops
-        e.onCollStart(1, 9, 2, 4, Collectives.ALL_REDUCE, Collectives.ALGO_RING, Collectives.PROTO_SIMPLE, 1_000, 4, 3,
-            7, 61_000);
+        e.onCollStart(
+                1,
+                9,
+                2,
+                4,
+                Collectives.ALL_REDUCE,
+                Collectives.ALGO_RING,
+                Collectives.PROTO_SIMPLE,
+                1_000,
+                4,
+                3,
+                7,
+                61_000);
         assertThat(e.pendingKernelChAttached()).isZero();
     }
 }

@@ -20,25 +20,41 @@ import java.util.SortedMap;
  * @param windowEndNs   the evidence window
  * @param summary     one sentence for a human ("rank 3 → 4 of comm 0x1a2b at 31% of its peers' median")
  */
-public record Anomaly(long id, AnomalyKind kind, Culprit culprit, Severity severity, long startNs, long detectedNs,
-    long resolvedNs, SortedMap<String, Double> evidence, long windowStartNs, long windowEndNs, String summary)
-{
-    public boolean isOpen()
-    {
+public record Anomaly(
+        long id,
+        AnomalyKind kind,
+        Culprit culprit,
+        Severity severity,
+        long startNs,
+        long detectedNs,
+        long resolvedNs,
+        SortedMap<String, Double> evidence,
+        long windowStartNs,
+        long windowEndNs,
+        String summary) {
+    public boolean isOpen() {
         return resolvedNs == -1;
     }
 
     /** This anomaly as it resolves at {@code nowNs}: all else as it was last published. */
-    public Anomaly resolvedAt(final long nowNs)
-    {
-        return new Anomaly(id, kind, culprit, severity, startNs, detectedNs, nowNs, evidence, windowStartNs,
-            windowEndNs, summary);
+    public Anomaly resolvedAt(final long nowNs) {
+        return new Anomaly(
+                id, kind, culprit, severity, startNs, detectedNs, nowNs, evidence, windowStartNs, windowEndNs, summary);
     }
 
     /** The same anomaly under another sentence (a presentation's: the culprit's host name prefixed). */
-    public Anomaly withSummary(final String text)
-    {
-        return new Anomaly(id, kind, culprit, severity, startNs, detectedNs, resolvedNs, evidence, windowStartNs,
-            windowEndNs, text);
+    public Anomaly withSummary(final String text) {
+        return new Anomaly(
+                id,
+                kind,
+                culprit,
+                severity,
+                startNs,
+                detectedNs,
+                resolvedNs,
+                evidence,
+                windowStartNs,
+                windowEndNs,
+                text);
     }
 }

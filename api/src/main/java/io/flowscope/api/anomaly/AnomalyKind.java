@@ -1,8 +1,7 @@
 package io.flowscope.api.anomaly;
 
 /** What went wrong. Each kind has its own detector and its own culprit rule (see the module README). */
-public enum AnomalyKind
-{
+public enum AnomalyKind {
     /** One direction between two ranks moves data slower than the same links of its communicator. */
     SLOW_LINK,
     /** One rank (its GPU) is late: the others wait for it (compute straggler). */

@@ -3,8 +3,7 @@ package io.flowscope.api.anomaly;
 import java.util.function.BiConsumer;
 
 /** Receives anomalies as they open, change and resolve (same {@link Anomaly#id()} throughout). */
-public interface AnomalySink
-{
+public interface AnomalySink {
     String OPENED = "opened";
     String UPDATED = "updated";
     String RESOLVED = "resolved";
@@ -12,9 +11,7 @@ public interface AnomalySink
     void onOpened(Anomaly anomaly);
 
     /** Severity or evidence changed while open. */
-    default void onUpdated(final Anomaly anomaly)
-    {
-    }
+    default void onUpdated(final Anomaly anomaly) {}
 
     void onResolved(Anomaly anomaly);
 
@@ -23,30 +20,23 @@ public interface AnomalySink
      * state about open anomalies takes it up again (the Alertmanager webhook re-sends its alert); one that announces
      * each event does nothing. Its update or resolution follows as for any other.
      */
-    default void onStillOpen(final Anomaly anomaly)
-    {
-    }
+    default void onStillOpen(final Anomaly anomaly) {}
 
     /** A sink that hands each callback on as one event: {@link #OPENED}, {@link #UPDATED} or {@link #RESOLVED}. */
-    static AnomalySink of(final BiConsumer<String, Anomaly> onEvent)
-    {
-        return new AnomalySink()
-        {
+    static AnomalySink of(final BiConsumer<String, Anomaly> onEvent) {
+        return new AnomalySink() {
             @Override
-            public void onOpened(final Anomaly anomaly)
-            {
+            public void onOpened(final Anomaly anomaly) {
                 onEvent.accept(OPENED, anomaly);
             }
 
             @Override
-            public void onUpdated(final Anomaly anomaly)
-            {
+            public void onUpdated(final Anomaly anomaly) {
                 onEvent.accept(UPDATED, anomaly);
             }
 
             @Override
-            public void onResolved(final Anomaly anomaly)
-            {
+            public void onResolved(final Anomaly anomaly) {
                 onEvent.accept(RESOLVED, anomaly);
             }
         };

@@ -1,9 +1,7 @@
 package io.flowscope.api.anomaly;
 
-
 import io.flowscope.api.summary.CollectiveSink;
 import io.flowscope.api.summary.FlowSummarySink;
-
 import java.util.List;
 
 /**
@@ -11,8 +9,7 @@ import java.util.List;
  * summaries) and publishes anomalies to its {@link AnomalySink}. Deterministic: driven by event time only.
  * The implementation is {@code AnomalyEngine(AnomalyConfig, AnomalySink)}.
  */
-public interface AnomalyStage extends FlowSummarySink, CollectiveSink
-{
+public interface AnomalyStage extends FlowSummarySink, CollectiveSink {
     /**
      * Event time on {@code hostId} has reached {@code timeNs} with nothing else to report (lets a hang be
      * named when no summaries arrive; the service calls it from its drain loop with the last event time).

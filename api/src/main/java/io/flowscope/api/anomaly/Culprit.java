@@ -12,20 +12,16 @@ package io.flowscope.api.anomaly;
  * @param device   the NIC device index, for NIC/QP anomalies
  * @param qpNum    the queue pair, for a single-QP anomaly
  */
-public record Culprit(long hostId, long commHash, int rank, int peer, int channel, int device, long qpNum)
-{
-    public static Culprit rank(final long hostId, final long commHash, final int rank)
-    {
+public record Culprit(long hostId, long commHash, int rank, int peer, int channel, int device, long qpNum) {
+    public static Culprit rank(final long hostId, final long commHash, final int rank) {
         return new Culprit(hostId, commHash, rank, -1, -1, -1, -1);
     }
 
-    public static Culprit link(final long hostId, final long commHash, final int rank, final int peer)
-    {
+    public static Culprit link(final long hostId, final long commHash, final int rank, final int peer) {
         return new Culprit(hostId, commHash, rank, peer, -1, -1, -1);
     }
 
-    public static Culprit nic(final long hostId, final int device)
-    {
+    public static Culprit nic(final long hostId, final int device) {
         return new Culprit(hostId, 0, -1, -1, -1, device, -1);
     }
 }

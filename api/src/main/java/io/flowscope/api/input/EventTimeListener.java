@@ -6,79 +6,88 @@ package io.flowscope.api.input;
  * the rings' communicator entries stay the listener's defaults, to override where wanted; so does {@link #advanceTo}
  * (an idle host's time is not a record's: by default it is not handed to {@link #onEventTime}).
  */
-public abstract class EventTimeListener implements TelemetryListener
-{
+public abstract class EventTimeListener implements TelemetryListener {
     /** The event time of one input call, in the order the calls arrive. */
     protected abstract void onEventTime(long timeNs);
 
     @Override
-    public void onProxyOpStart(final long opKey, final long commHash, final int rank, final int peer,
-        final int channel, final boolean isSend, final long timeNs)
-    {
+    public void onProxyOpStart(
+            final long opKey,
+            final long commHash,
+            final int rank,
+            final int peer,
+            final int channel,
+            final boolean isSend,
+            final long timeNs) {
         onEventTime(timeNs);
     }
 
     @Override
-    public void onProxyOpStop(final long opKey, final long timeNs)
-    {
+    public void onProxyOpStop(final long opKey, final long timeNs) {
         onEventTime(timeNs);
     }
 
     @Override
-    public void onProxyStepStart(final long stepKey, final long opKey, final int step, final long timeNs)
-    {
+    public void onProxyStepStart(final long stepKey, final long opKey, final int step, final long timeNs) {
         onEventTime(timeNs);
     }
 
     @Override
-    public void onProxyStepState(final long stepKey, final int state, final long transSize, final long timeNs)
-    {
+    public void onProxyStepState(final long stepKey, final int state, final long transSize, final long timeNs) {
         onEventTime(timeNs);
     }
 
     @Override
-    public void onProxyStepStop(final long stepKey, final long timeNs)
-    {
+    public void onProxyStepStop(final long stepKey, final long timeNs) {
         onEventTime(timeNs);
     }
 
     @Override
-    public void onQpStart(final long wrKey, final int device, final long qpNum, final int opcode, final long length,
-        final long timeNs)
-    {
+    public void onQpStart(
+            final long wrKey,
+            final int device,
+            final long qpNum,
+            final int opcode,
+            final long length,
+            final long timeNs) {
         onEventTime(timeNs);
     }
 
     @Override
-    public void onQpStop(final long wrKey, final long timeNs)
-    {
+    public void onQpStop(final long wrKey, final long timeNs) {
         onEventTime(timeNs);
     }
 
     @Override
-    public void onCollStart(final long collKey, final long commHash, final int rank, final int nranks, final int func,
-        final int algo, final int proto, final long count, final int datatypeSize, final int nChannels,
-        final long seqNumber, final long timeNs)
-    {
+    public void onCollStart(
+            final long collKey,
+            final long commHash,
+            final int rank,
+            final int nranks,
+            final int func,
+            final int algo,
+            final int proto,
+            final long count,
+            final int datatypeSize,
+            final int nChannels,
+            final long seqNumber,
+            final long timeNs) {
         onEventTime(timeNs);
     }
 
     @Override
-    public void onCollStop(final long collKey, final long timeNs)
-    {
+    public void onCollStop(final long collKey, final long timeNs) {
         onEventTime(timeNs);
     }
 
     @Override
-    public void onKernelChStart(final long chKey, final long collKey, final int channel, final long pTimerNs,
-        final long timeNs)
-    {
+    public void onKernelChStart(
+            final long chKey, final long collKey, final int channel, final long pTimerNs, final long timeNs) {
         onEventTime(timeNs);
     }
 
     @Override
-    public void onKernelChStop(final long chKey, final long pTimerNs, final long timeNs)
-    {
+    public void onKernelChStop(final long chKey, final long pTimerNs, final long timeNs) {
         onEventTime(timeNs);
     }
 }

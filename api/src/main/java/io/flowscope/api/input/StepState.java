@@ -6,8 +6,7 @@ package io.flowscope.api.input;
  * ({@code io.flowscope.ring.NcclState}); these are the ones the input interface gives a meaning, and the collector's
  * {@code StepStateNamesTest} keeps the two equal.
  */
-public final class StepState
-{
+public final class StepState {
     /** Send: the step waits for the GPU to fill its slot. */
     public static final int SEND_GPU_WAIT = 8;
     /** Send: the data is handed to the network ({@code transSize} set). */
@@ -23,7 +22,5 @@ public final class StepState
     /** The highest state value NCCL defines (CeBatchComplete, NCCL 2.28): tables indexed by state cover it. */
     public static final int HIGHEST_NCCL_STATE = 30;
 
-    private StepState()
-    {
-    }
+    private StepState() {}
 }

@@ -21,12 +21,9 @@ package io.flowscope.api.input;
  * Records may come out of order across producer threads; the records of one step come in their thread's
  * order, but may be missing, duplicated or late. See {@link WindowEngine} for how each case is handled.
  */
-public interface TelemetryListener
-{
+public interface TelemetryListener {
     /** The calls that follow come from host {@code hostId} (its clock domain), until the next {@code onHost}. */
-    default void onHost(long hostId)
-    {
-    }
+    default void onHost(long hostId) {}
 
     /**
      * Who a communicator's rank is, from a ring's communicator table: the process {@code pid} on host
@@ -36,18 +33,21 @@ public interface TelemetryListener
      * communicator entry of a ring, before the first record it hands on after the entry appeared, so that the
      * journal and whoever names a culprit know the rank's process and GPU. Takes no time and no host.
      */
-    default void onRingComm(long hostId, String hostname, int pid, long commHash, int rank, int nranks,
-        int cudaDevice, String pciBusId)
-    {
-    }
+    default void onRingComm(
+            long hostId,
+            String hostname,
+            int pid,
+            long commHash,
+            int rank,
+            int nranks,
+            int cudaDevice,
+            String pciBusId) {}
 
     /**
      * The GPU UUID of a rank {@link #onRingComm} just described ({@code GPU-1a2b3c4d-...} as nvidia-smi prints it;
      * ring layout 1.2): handed on right after that call, only when the ring knows it. Not an engine input.
      */
-    default void onRingGpuUuid(long hostId, int pid, long commHash, int rank, String gpuUuid)
-    {
-    }
+    default void onRingGpuUuid(long hostId, int pid, long commHash, int rank, String gpuUuid) {}
 
     /**
      * A ProxyOp started: the flow it belongs to is (commHash, rank, peer, channel, isSend).
@@ -72,39 +72,38 @@ public interface TelemetryListener
      * {@code length} bytes (the SGE length; stale for receives, where NCCL does not set it), {@code opcode}
      * the {@code ibv_wr_opcode}. {@code wrKey} identifies the event like a step key.
      */
-    default void onQpStart(long wrKey, int device, long qpNum, int opcode, long length, long timeNs)
-    {
-    }
+    default void onQpStart(long wrKey, int device, long qpNum, int opcode, long length, long timeNs) {}
 
     /** The work request {@code wrKey} completed (its CQ completion: NetPlugin STOP). */
-    default void onQpStop(long wrKey, long timeNs)
-    {
-    }
+    default void onQpStop(long wrKey, long timeNs) {}
 
     /**
      * A collective (Coll START) or a P2p operation (func {@link Collectives#SEND} / {@link Collectives#RECV},
      * algo and proto {@link Collectives#UNKNOWN}) started on the host. {@code func}, {@code algo}, {@code proto}:
      * {@link Collectives} codes; {@code datatypeSize} in bytes; {@code nranks} of the communicator.
      */
-    default void onCollStart(long collKey, long commHash, int rank, int nranks, int func, int algo, int proto,
-        long count, int datatypeSize, int nChannels, long seqNumber, long timeNs)
-    {
-    }
+    default void onCollStart(
+            long collKey,
+            long commHash,
+            int rank,
+            int nranks,
+            int func,
+            int algo,
+            int proto,
+            long count,
+            int datatypeSize,
+            int nChannels,
+            long seqNumber,
+            long timeNs) {}
 
     /** The collective's host-side stop (Coll STOP; NCCL may call it before the kernel finished). */
-    default void onCollStop(long collKey, long timeNs)
-    {
-    }
+    default void onCollStop(long collKey, long timeNs) {}
 
     /** A KernelCh child of {@code collKey} started on the GPU at {@code pTimerNs} ({@code %globaltimer}). */
-    default void onKernelChStart(long chKey, long collKey, int channel, long pTimerNs, long timeNs)
-    {
-    }
+    default void onKernelChStart(long chKey, long collKey, int channel, long pTimerNs, long timeNs) {}
 
     /** The KernelCh {@code chKey} stopped on the GPU at {@code pTimerNs} (state 22 KernelChStop). */
-    default void onKernelChStop(long chKey, long pTimerNs, long timeNs)
-    {
-    }
+    default void onKernelChStop(long chKey, long pTimerNs, long timeNs) {}
 
     /**
      * Event time on host {@code hostId} has reached {@code timeNs} with nothing to report (not an event: no record,
@@ -112,37 +111,30 @@ public interface TelemetryListener
      * host's periods up to it, as an event at that time would; the journal records it; a listener that follows
      * records only ignores it (the default).
      */
-    default void advanceTo(long hostId, long timeNs)
-    {
-    }
+    default void advanceTo(long hostId, long timeNs) {}
 
     /** Takes every call and does nothing: for a reader that wants only a log's metadata, or nothing of a stretch. */
-    TelemetryListener IGNORE = new TelemetryListener()
-    {
+    TelemetryListener IGNORE = new TelemetryListener() {
         @Override
-        public void onProxyOpStart(final long opKey, final long commHash, final int rank, final int peer,
-            final int channel, final boolean isSend, final long timeNs)
-        {
-        }
+        public void onProxyOpStart(
+                final long opKey,
+                final long commHash,
+                final int rank,
+                final int peer,
+                final int channel,
+                final boolean isSend,
+                final long timeNs) {}
 
         @Override
-        public void onProxyOpStop(final long opKey, final long timeNs)
-        {
-        }
+        public void onProxyOpStop(final long opKey, final long timeNs) {}
 
         @Override
-        public void onProxyStepStart(final long stepKey, final long opKey, final int step, final long timeNs)
-        {
-        }
+        public void onProxyStepStart(final long stepKey, final long opKey, final int step, final long timeNs) {}
 
         @Override
-        public void onProxyStepState(final long stepKey, final int state, final long transSize, final long timeNs)
-        {
-        }
+        public void onProxyStepState(final long stepKey, final int state, final long transSize, final long timeNs) {}
 
         @Override
-        public void onProxyStepStop(final long stepKey, final long timeNs)
-        {
-        }
+        public void onProxyStepStop(final long stepKey, final long timeNs) {}
     };
 }

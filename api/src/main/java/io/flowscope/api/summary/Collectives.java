@@ -4,8 +4,7 @@ package io.flowscope.api.summary;
  * Codes of collective functions, algorithms and protocols (the names NCCL hands the profiler mapped to small
  * ints, without allocation), datatype sizes, and nccl-tests' bus-bandwidth factors.
  */
-public final class Collectives
-{
+public final class Collectives {
     public static final int UNKNOWN = -1;
 
     public static final int ALL_REDUCE = 0;
@@ -29,97 +28,99 @@ public final class Collectives
     public static final int PROTO_LL128 = 1;
     public static final int PROTO_SIMPLE = 2;
 
-    private Collectives()
-    {
-    }
+    private Collectives() {}
 
     /** "AllReduce", "AllGather", "ReduceScatter", "Broadcast", "Reduce", "Send", "Recv", "SendRecv"; else UNKNOWN. */
-    public static int funcCode(final String name)
-    {
-        if (name == null)
-        {
+    public static int funcCode(final String name) {
+        if (name == null) {
             return UNKNOWN;
         }
-        switch (name)
-        {
-            case "AllReduce": return ALL_REDUCE;
-            case "AllGather": return ALL_GATHER;
-            case "ReduceScatter": return REDUCE_SCATTER;
-            case "Broadcast": return BROADCAST;
-            case "Reduce": return REDUCE;
-            case "Send": return SEND;
-            case "Recv": return RECV;
-            case "SendRecv": return SEND_RECV;
-            default: return UNKNOWN;
+        switch (name) {
+            case "AllReduce":
+                return ALL_REDUCE;
+            case "AllGather":
+                return ALL_GATHER;
+            case "ReduceScatter":
+                return REDUCE_SCATTER;
+            case "Broadcast":
+                return BROADCAST;
+            case "Reduce":
+                return REDUCE;
+            case "Send":
+                return SEND;
+            case "Recv":
+                return RECV;
+            case "SendRecv":
+                return SEND_RECV;
+            default:
+                return UNKNOWN;
         }
     }
 
-    public static int algoCode(final String name)
-    {
-        if (name == null)
-        {
+    public static int algoCode(final String name) {
+        if (name == null) {
             return UNKNOWN;
         }
-        if ("Tree".equalsIgnoreCase(name))
-        {
+        if ("Tree".equalsIgnoreCase(name)) {
             return ALGO_TREE;
         }
-        if ("Ring".equalsIgnoreCase(name))
-        {
+        if ("Ring".equalsIgnoreCase(name)) {
             return ALGO_RING;
         }
-        if ("CollNetDirect".equalsIgnoreCase(name) || "COLLNET_DIRECT".equalsIgnoreCase(name))
-        {
+        if ("CollNetDirect".equalsIgnoreCase(name) || "COLLNET_DIRECT".equalsIgnoreCase(name)) {
             return ALGO_COLLNET_DIRECT;
         }
-        if ("CollNetChain".equalsIgnoreCase(name) || "COLLNET_CHAIN".equalsIgnoreCase(name))
-        {
+        if ("CollNetChain".equalsIgnoreCase(name) || "COLLNET_CHAIN".equalsIgnoreCase(name)) {
             return ALGO_COLLNET_CHAIN;
         }
-        if ("NVLS".equalsIgnoreCase(name))
-        {
+        if ("NVLS".equalsIgnoreCase(name)) {
             return ALGO_NVLS;
         }
-        if ("NVLSTree".equalsIgnoreCase(name) || "NVLS_TREE".equalsIgnoreCase(name))
-        {
+        if ("NVLSTree".equalsIgnoreCase(name) || "NVLS_TREE".equalsIgnoreCase(name)) {
             return ALGO_NVLS_TREE;
         }
         return "PAT".equalsIgnoreCase(name) ? ALGO_PAT : UNKNOWN;
     }
 
-    public static int protoCode(final String name)
-    {
-        if (name == null)
-        {
+    public static int protoCode(final String name) {
+        if (name == null) {
             return UNKNOWN;
         }
-        if ("LL".equalsIgnoreCase(name))
-        {
+        if ("LL".equalsIgnoreCase(name)) {
             return PROTO_LL;
         }
-        if ("LL128".equalsIgnoreCase(name))
-        {
+        if ("LL128".equalsIgnoreCase(name)) {
             return PROTO_LL128;
         }
         return "Simple".equalsIgnoreCase(name) ? PROTO_SIMPLE : UNKNOWN;
     }
 
     /** Bytes of an NCCL datatype name ("ncclFloat32", "ncclBfloat16", ...); 0 when unknown. */
-    public static int datatypeSize(final String name)
-    {
-        if (name == null)
-        {
+    public static int datatypeSize(final String name) {
+        if (name == null) {
             return 0;
         }
-        switch (name)
-        {
-            case "ncclInt8": case "ncclChar": case "ncclUint8": case "ncclFloat8e4m3": case "ncclFloat8e5m2":
+        switch (name) {
+            case "ncclInt8":
+            case "ncclChar":
+            case "ncclUint8":
+            case "ncclFloat8e4m3":
+            case "ncclFloat8e5m2":
                 return 1;
-            case "ncclFloat16": case "ncclHalf": case "ncclBfloat16":
+            case "ncclFloat16":
+            case "ncclHalf":
+            case "ncclBfloat16":
                 return 2;
-            case "ncclInt32": case "ncclInt": case "ncclUint32": case "ncclFloat32": case "ncclFloat":
+            case "ncclInt32":
+            case "ncclInt":
+            case "ncclUint32":
+            case "ncclFloat32":
+            case "ncclFloat":
                 return 4;
-            case "ncclInt64": case "ncclUint64": case "ncclFloat64": case "ncclDouble":
+            case "ncclInt64":
+            case "ncclUint64":
+            case "ncclFloat64":
+            case "ncclDouble":
                 return 8;
             default:
                 return 0;
@@ -130,8 +131,7 @@ public final class Collectives
      * The bytes nccl-tests divides by the time for algorithm bandwidth: count × size, and for AllGather and
      * ReduceScatter (whose NCCL count is the per-rank count) count × size × nranks, the whole buffer.
      */
-    public static long algorithmBytes(final int func, final long count, final int datatypeSize, final int nranks)
-    {
+    public static long algorithmBytes(final int func, final long count, final int datatypeSize, final int nranks) {
         final long bytes = count * datatypeSize;
         return func == ALL_GATHER || func == REDUCE_SCATTER ? bytes * Math.max(1, nranks) : bytes;
     }
@@ -140,18 +140,24 @@ public final class Collectives
      * nccl-tests' bus-bandwidth factor: AllReduce 2(n−1)/n, AllGather and ReduceScatter (n−1)/n, Broadcast,
      * Reduce, Send, Recv, SendRecv 1; 0 for an unknown function or n &lt; 1.
      */
-    public static double busFactor(final int func, final int nranks)
-    {
-        if (nranks < 1)
-        {
+    public static double busFactor(final int func, final int nranks) {
+        if (nranks < 1) {
             return 0;
         }
-        switch (func)
-        {
-            case ALL_REDUCE: return 2.0 * (nranks - 1) / nranks;
-            case ALL_GATHER: case REDUCE_SCATTER: return (double)(nranks - 1) / nranks;
-            case BROADCAST: case REDUCE: case SEND: case RECV: case SEND_RECV: return 1.0;
-            default: return 0;
+        switch (func) {
+            case ALL_REDUCE:
+                return 2.0 * (nranks - 1) / nranks;
+            case ALL_GATHER:
+            case REDUCE_SCATTER:
+                return (double) (nranks - 1) / nranks;
+            case BROADCAST:
+            case REDUCE:
+            case SEND:
+            case RECV:
+            case SEND_RECV:
+                return 1.0;
+            default:
+                return 0;
         }
     }
 }

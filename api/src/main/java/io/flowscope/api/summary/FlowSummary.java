@@ -5,8 +5,7 @@ package io.flowscope.api.summary;
  * record the engine fills through a {@link Builder} and hands to a {@link FlowSummarySink}; the sink copies what it
  * keeps.
  */
-public final class FlowSummary
-{
+public final class FlowSummary {
     /** Schema version of the fields below. */
     public static final int SCHEMA_VERSION = 4;
 
@@ -54,8 +53,7 @@ public final class FlowSummary
     private final long[] phaseP99Ns = new long[Phase.COUNT];
 
     /** A builder of a new summary (fields zero until set): for producers other than the engine, and for tests. */
-    public static Builder builder()
-    {
+    public static Builder builder() {
         return new Builder(new FlowSummary());
     }
 
@@ -64,174 +62,145 @@ public final class FlowSummary
      * that hands one record on per flow and period (the window engine) sets every field each time and allocates
      * nothing.
      */
-    public static Builder into(final FlowSummary reused)
-    {
+    public static Builder into(final FlowSummary reused) {
         return new Builder(reused);
     }
 
     /** Sets a summary's fields by name (see the getters above for what each means); {@link #build} hands it out. */
-    public static final class Builder
-    {
+    public static final class Builder {
         private final FlowSummary summary;
 
-        private Builder(final FlowSummary summary)
-        {
+        private Builder(final FlowSummary summary) {
             this.summary = summary;
         }
 
-        public Builder periodStartNs(final long value)
-        {
+        public Builder periodStartNs(final long value) {
             summary.periodStartNs = value;
             return this;
         }
 
-        public Builder periodEndNs(final long value)
-        {
+        public Builder periodEndNs(final long value) {
             summary.periodEndNs = value;
             return this;
         }
 
-        public Builder hostId(final long value)
-        {
+        public Builder hostId(final long value) {
             summary.hostId = value;
             return this;
         }
 
-        public Builder kind(final int value)
-        {
+        public Builder kind(final int value) {
             summary.kind = value;
             return this;
         }
 
-        public Builder device(final int value)
-        {
+        public Builder device(final int value) {
             summary.device = value;
             return this;
         }
 
-        public Builder qpNum(final long value)
-        {
+        public Builder qpNum(final long value) {
             summary.qpNum = value;
             return this;
         }
 
-        public Builder flowKey(final long value)
-        {
+        public Builder flowKey(final long value) {
             summary.flowKey = value;
             return this;
         }
 
-        public Builder commHash(final long value)
-        {
+        public Builder commHash(final long value) {
             summary.commHash = value;
             return this;
         }
 
-        public Builder rank(final int value)
-        {
+        public Builder rank(final int value) {
             summary.rank = value;
             return this;
         }
 
-        public Builder peer(final int value)
-        {
+        public Builder peer(final int value) {
             summary.peer = value;
             return this;
         }
 
-        public Builder channel(final int value)
-        {
+        public Builder channel(final int value) {
             summary.channel = value;
             return this;
         }
 
-        public Builder isSend(final boolean value)
-        {
+        public Builder isSend(final boolean value) {
             summary.isSend = value;
             return this;
         }
 
-        public Builder flows(final int value)
-        {
+        public Builder flows(final int value) {
             summary.flows = value;
             return this;
         }
 
-        public Builder periodBandwidthBytesPerSecond(final double value)
-        {
+        public Builder periodBandwidthBytesPerSecond(final double value) {
             summary.periodBandwidthBytesPerSecond = value;
             return this;
         }
 
-        public Builder posts(final long value)
-        {
+        public Builder posts(final long value) {
             summary.posts = value;
             return this;
         }
 
-        public Builder completions(final long value)
-        {
+        public Builder completions(final long value) {
             summary.completions = value;
             return this;
         }
 
-        public Builder bytes(final long value)
-        {
+        public Builder bytes(final long value) {
             summary.bytes = value;
             return this;
         }
 
-        public Builder windowCompletions(final int value)
-        {
+        public Builder windowCompletions(final int value) {
             summary.windowCompletions = value;
             return this;
         }
 
-        public Builder windowBytes(final long value)
-        {
+        public Builder windowBytes(final long value) {
             summary.windowBytes = value;
             return this;
         }
 
-        public Builder windowSpanNs(final long value)
-        {
+        public Builder windowSpanNs(final long value) {
             summary.windowSpanNs = value;
             return this;
         }
 
-        public Builder windowBandwidthBytesPerSecond(final double value)
-        {
+        public Builder windowBandwidthBytesPerSecond(final double value) {
             summary.windowBandwidthBytesPerSecond = value;
             return this;
         }
 
-        public Builder outstandingSteps(final long value)
-        {
+        public Builder outstandingSteps(final long value) {
             summary.outstandingSteps = value;
             return this;
         }
 
-        public Builder outstandingBytes(final long value)
-        {
+        public Builder outstandingBytes(final long value) {
             summary.outstandingBytes = value;
             return this;
         }
 
-        public Builder firstSteps(final long value)
-        {
+        public Builder firstSteps(final long value) {
             summary.firstSteps = value;
             return this;
         }
 
-        public Builder firstStepWaitSumNs(final long value)
-        {
+        public Builder firstStepWaitSumNs(final long value) {
             summary.firstStepWaitSumNs = value;
             return this;
         }
 
         /** One phase's count, sum and max (ns). */
-        public Builder phase(final int phase, final long count, final long sumNs, final long maxNs)
-        {
+        public Builder phase(final int phase, final long count, final long sumNs, final long maxNs) {
             summary.phaseCount[phase] = count;
             summary.phaseSumNs[phase] = sumNs;
             summary.phaseMaxNs[phase] = maxNs;
@@ -239,8 +208,7 @@ public final class FlowSummary
         }
 
         /** One phase's period percentiles (ns; {@link Phase#ABSENT} when the phase has no record). */
-        public Builder phasePercentiles(final int phase, final long p50Ns, final long p90Ns, final long p99Ns)
-        {
+        public Builder phasePercentiles(final int phase, final long p50Ns, final long p90Ns, final long p99Ns) {
             summary.phaseP50Ns[phase] = p50Ns;
             summary.phaseP90Ns[phase] = p90Ns;
             summary.phaseP99Ns[phase] = p99Ns;
@@ -248,8 +216,7 @@ public final class FlowSummary
         }
 
         /** Every phase empty: counts, sums and maxima 0, percentiles {@link Phase#ABSENT}. */
-        public Builder clearPhases()
-        {
+        public Builder clearPhases() {
             java.util.Arrays.fill(summary.phaseCount, 0);
             java.util.Arrays.fill(summary.phaseSumNs, 0);
             java.util.Arrays.fill(summary.phaseMaxNs, 0);
@@ -260,138 +227,114 @@ public final class FlowSummary
         }
 
         /** The summary (for {@link #into}, the reused record: valid until the builder sets it again). */
-        public FlowSummary build()
-        {
+        public FlowSummary build() {
             return summary;
         }
     }
 
-    public long periodStartNs()
-    {
+    public long periodStartNs() {
         return periodStartNs;
     }
 
-    public long periodEndNs()
-    {
+    public long periodEndNs() {
         return periodEndNs;
     }
 
     /** The host (clock domain) of the flow; the period times are of that host's clock. */
-    public long hostId()
-    {
+    public long hostId() {
         return hostId;
     }
 
     /** What the record summarises: {@link #KIND_STEP}, {@link #KIND_QP}, or an aggregate kind. */
-    public int kind()
-    {
+    public int kind() {
         return kind;
     }
 
     /** QP flows: the NIC device index; -1 otherwise. */
-    public int device()
-    {
+    public int device() {
         return device;
     }
 
     /** QP flows: the queue pair number; -1 otherwise. */
-    public long qpNum()
-    {
+    public long qpNum() {
         return qpNum;
     }
 
-    public long flowKey()
-    {
+    public long flowKey() {
         return flowKey;
     }
 
-    public long commHash()
-    {
+    public long commHash() {
         return commHash;
     }
 
-    public int rank()
-    {
+    public int rank() {
         return rank;
     }
 
-    public int peer()
-    {
+    public int peer() {
         return peer;
     }
 
-    public int channel()
-    {
+    public int channel() {
         return channel;
     }
 
-    public boolean isSend()
-    {
+    public boolean isSend() {
         return isSend;
     }
 
     /** Flows summed in this record: 1 for a flow, the step flows of the aggregate for an aggregate kind. */
-    public int flows()
-    {
+    public int flows() {
         return flows;
     }
 
     /** bytes / period length, bytes per second. */
-    public double periodBandwidthBytesPerSecond()
-    {
+    public double periodBandwidthBytesPerSecond() {
         return periodBandwidthBytesPerSecond;
     }
 
     /** Steps posted to the network (state 9 / 10) during the period. */
-    public long posts()
-    {
+    public long posts() {
         return posts;
     }
 
     /** Steps completed during the period (each step once, duplicates and late repeats excluded). */
-    public long completions()
-    {
+    public long completions() {
         return completions;
     }
 
     /** Bytes of the steps completed during the period. */
-    public long bytes()
-    {
+    public long bytes() {
         return bytes;
     }
 
     /** Entries in the completion window at the period's end (≤ N). */
-    public int windowCompletions()
-    {
+    public int windowCompletions() {
         return windowCompletions;
     }
 
-    public long windowBytes()
-    {
+    public long windowBytes() {
         return windowBytes;
     }
 
     /** last completion − first post of the window at the period's end. */
-    public long windowSpanNs()
-    {
+    public long windowSpanNs() {
         return windowSpanNs;
     }
 
     /** windowBytes / windowSpan, bytes per second (0 when the span is not positive). */
-    public double windowBandwidthBytesPerSecond()
-    {
+    public double windowBandwidthBytesPerSecond() {
         return windowBandwidthBytesPerSecond;
     }
 
     /** Steps posted and not yet completed at the period's end. */
-    public long outstandingSteps()
-    {
+    public long outstandingSteps() {
         return outstandingSteps;
     }
 
     /** Bytes of the outstanding send steps (recv steps learn their size only on arrival). */
-    public long outstandingBytes()
-    {
+    public long outstandingBytes() {
         return outstandingBytes;
     }
 
@@ -400,29 +343,24 @@ public final class FlowSummary
      * an operation meet: on a receive flow its wait is 10 → 11, how long the peer's first data took after the
      * receive was posted; on a send flow 8 → 20 (or 9), how long the own GPU took to fill the first slot.
      */
-    public long firstSteps()
-    {
+    public long firstSteps() {
         return firstSteps;
     }
 
     /** The sum of the waits of {@link #firstSteps()}, ns. */
-    public long firstStepWaitSumNs()
-    {
+    public long firstStepWaitSumNs() {
         return firstStepWaitSumNs;
     }
 
-    public long phaseCount(final int phase)
-    {
+    public long phaseCount(final int phase) {
         return phaseCount[phase];
     }
 
-    public long phaseSumNs(final int phase)
-    {
+    public long phaseSumNs(final int phase) {
         return phaseSumNs[phase];
     }
 
-    public long phaseMaxNs(final int phase)
-    {
+    public long phaseMaxNs(final int phase) {
         return phaseMaxNs[phase];
     }
 
@@ -431,25 +369,21 @@ public final class FlowSummary
      * 11.1 % (+1 ns) of the exact percentile, at most {@link #phaseMaxNs}; {@link Phase#ABSENT} (-1) when the
      * phase has no record in the period, and for aggregates.
      */
-    public long phaseP50Ns(final int phase)
-    {
+    public long phaseP50Ns(final int phase) {
         return phaseP50Ns[phase];
     }
 
     /** The period's 90th percentile of a phase (schema v3); see {@link #phaseP50Ns}. */
-    public long phaseP90Ns(final int phase)
-    {
+    public long phaseP90Ns(final int phase) {
         return phaseP90Ns[phase];
     }
 
     /** The period's 99th percentile of a phase (schema v3); see {@link #phaseP50Ns}. */
-    public long phaseP99Ns(final int phase)
-    {
+    public long phaseP99Ns(final int phase) {
         return phaseP99Ns[phase];
     }
 
-    public void copyFrom(final FlowSummary o)
-    {
+    public void copyFrom(final FlowSummary o) {
         periodStartNs = o.periodStartNs;
         periodEndNs = o.periodEndNs;
         hostId = o.hostId;
@@ -484,11 +418,13 @@ public final class FlowSummary
     }
 
     @Override
-    public String toString()
-    {
-        return "FlowSummary{period=[" + periodStartNs + "," + periodEndNs + ") host=" + Long.toHexString(hostId)  + " kind=" + kind + (kind == KIND_QP ? " dev=" + device + " qp=" + qpNum : "") + " comm=" + Long.toHexString(commHash) +
-            " rank=" + rank + " peer=" + peer + " ch=" + channel + (isSend ? " send" : " recv") + " posts=" + posts +
-            " completions=" + completions + " bytes=" + bytes + " window=" + windowCompletions + "/" + windowBytes +
-            "B/" + windowSpanNs + "ns outstanding=" + outstandingSteps + "/" + outstandingBytes + "B}";
+    public String toString() {
+        return "FlowSummary{period=[" + periodStartNs + "," + periodEndNs + ") host=" + Long.toHexString(hostId)
+                + " kind=" + kind + (kind == KIND_QP ? " dev=" + device + " qp=" + qpNum : "") + " comm="
+                + Long.toHexString(commHash) + " rank="
+                + rank + " peer=" + peer + " ch=" + channel + (isSend ? " send" : " recv") + " posts=" + posts
+                + " completions="
+                + completions + " bytes=" + bytes + " window=" + windowCompletions + "/" + windowBytes + "B/"
+                + windowSpanNs + "ns outstanding=" + outstandingSteps + "/" + outstandingBytes + "B}";
     }
 }

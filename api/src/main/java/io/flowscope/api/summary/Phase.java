@@ -14,8 +14,7 @@ package io.flowscope.api.summary;
  * </pre>
  * A phase whose bounding records are missing is not measured.
  */
-public final class Phase
-{
+public final class Phase {
     public static final int GPU_WAIT = 0;
     public static final int PEER_WAIT = 1;
     public static final int NETWORK = 2;
@@ -28,12 +27,9 @@ public final class Phase
 
     private static final String[] NAMES = {"gpu_wait", "peer_wait", "network", "flush", "gpu_consume"};
 
-    private Phase()
-    {
-    }
+    private Phase() {}
 
-    public static String name(final int phase)
-    {
+    public static String name(final int phase) {
         return NAMES[phase];
     }
 }

@@ -3,14 +3,13 @@ package io.flowscope.collector.fleet;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import io.flowscope.collector.CollectorService;
+import io.flowscope.collector.config.CollectorConfig;
+import io.flowscope.collector.config.FleetConfig;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Map;
-
-import io.flowscope.collector.config.CollectorConfig;
-import io.flowscope.collector.CollectorService;
-import io.flowscope.collector.config.FleetConfig;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.condition.EnabledIfSystemProperty;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -24,8 +23,7 @@ import org.junit.jupiter.api.io.TempDir;
  * docs/benchmarks.md section 8.
  */
 @EnabledIfSystemProperty(named = "flowscope.bench", matches = "true")
-class FleetBenchmark
-{
+class FleetBenchmark {
     @RegisterExtension
     static final KafkaBroker BROKER = new KafkaBroker();
 
@@ -33,8 +31,7 @@ class FleetBenchmark
     Path dir;
 
     @Test
-    void shouldMeasureEventsAndSummariesPerSecondThroughKafka() throws Exception
-    {
+    void shouldMeasureEventsAndSummariesPerSecondThroughKafka() throws Exception {
         final long seconds = Long.getLong("flowscope.bench.seconds", 5);
         final Map<String, String> o = new LinkedHashMap<>();
         o.put("http.port", "0");
@@ -44,8 +41,7 @@ class FleetBenchmark
         o.put("simulate.durationSeconds", Long.toString(seconds));
         o.put("simulate.speed", "1000");
         final CollectorConfig config = CollectorConfig.load(null, Map.of(), o);
-        try (CollectorService s = CollectorService.start(config, e -> { }))
-        {
+        try (CollectorService s = CollectorService.start(config, e -> {})) {
             await().atMost(Duration.ofMinutes(5)).until(() -> s.finished());
         }
         final JournalCounts counts = JournalCounts.of(config, 1000);
@@ -54,37 +50,62 @@ class FleetBenchmark
         final long expected = counts.outputs();
 
         // both encodings of fleet.wire, each on its own topics: the JSON one is the baseline of the same run
-        for (final String wire : new String[] {"json", "binary"})
-        {
-            final FleetConfig fleet = CollectorConfig.load(null, Map.of(), Map.of("fleet.bootstrap", BROKER.bootstrap(),
-                "fleet.topicPrefix", "bench-" + wire, "fleet.agentId", "bench-agent", "fleet.eventSampleEvery",
-                "1000", "fleet.group", "bench-group-" + wire, "fleet.wire", wire)).fleet();
+        for (final String wire : new String[] {"json", "binary"}) {
+            final FleetConfig fleet = CollectorConfig.load(
+                            null,
+                            Map.of(),
+                            Map.of(
+                                    "fleet.bootstrap",
+                                    BROKER.bootstrap(),
+                                    "fleet.topicPrefix",
+                                    "bench-" + wire,
+                                    "fleet.agentId",
+                                    "bench-agent",
+                                    "fleet.eventSampleEvery",
+                                    "1000",
+                                    "fleet.group",
+                                    "bench-group-" + wire,
+                                    "fleet.wire",
+                                    wire))
+                    .fleet();
             Topics.ensure(fleet);
             // the journal's "published up to" mark of the previous encoding's agent: this one publishes it all
             java.nio.file.Files.deleteIfExists(Path.of(config.journalDir() + ".fleet-published"));
             final long t0 = System.nanoTime();
-            try (AgentPublisher agent = new AgentPublisher(config, fleet).start())
-            {
-                await().atMost(Duration.ofMinutes(10)).pollInterval(Duration.ofMillis(50))
-                    .until(() -> agent.publishedUpTo() == expected);
+            try (AgentPublisher agent = new AgentPublisher(config, fleet).start()) {
+                await().atMost(Duration.ofMinutes(10))
+                        .pollInterval(Duration.ofMillis(50))
+                        .until(() -> agent.publishedUpTo() == expected);
             }
             final double agentS = (System.nanoTime() - t0) / 1e9;
 
             final long t1 = System.nanoTime();
-            try (Aggregator agg = new Aggregator(fleet, "bench", e -> { }).start())
-            {
-                await().atMost(Duration.ofMinutes(10)).pollInterval(Duration.ofMillis(50))
-                    .until(() -> agg.records() >= summaries);
+            try (Aggregator agg = new Aggregator(fleet, "bench", e -> {}).start()) {
+                await().atMost(Duration.ofMinutes(10))
+                        .pollInterval(Duration.ofMillis(50))
+                        .until(() -> agg.records() >= summaries);
                 final double aggS = (System.nanoTime() - t1) / 1e9;
                 assertThat(agg.anomalies()).isNotEmpty();
-                System.out.printf("FLEET BENCH (fleet.wire=%s): %d engine input events, %d summaries, %d records " +
-                        "in all%n" +
-                        "FLEET BENCH (fleet.wire=%s): agent journal -> Kafka (acked): %.2f s = %.0f events/s, " +
-                        "%.0f summaries/s, %.0f records/s%n" +
-                        "FLEET BENCH (fleet.wire=%s): aggregator Kafka -> anomaly stage (transactions committed): " +
-                        "%.2f s = %.0f summaries/s; %d transactions, %d anomalies%n",
-                    wire, events, summaries, expected, wire, agentS, events / agentS, summaries / agentS,
-                    expected / agentS, wire, aggS, summaries / aggS, agg.transactions(), agg.anomalies().size());
+                System.out.printf(
+                        "FLEET BENCH (fleet.wire=%s): %d engine input events, %d summaries, %d records " + "in all%n"
+                                + "FLEET BENCH (fleet.wire=%s): agent journal -> Kafka (acked): %.2f s = %.0f events/s, "
+                                + "%.0f summaries/s, %.0f records/s%n"
+                                + "FLEET BENCH (fleet.wire=%s): aggregator Kafka -> anomaly stage (transactions committed): "
+                                + "%.2f s = %.0f summaries/s; %d transactions, %d anomalies%n",
+                        wire,
+                        events,
+                        summaries,
+                        expected,
+                        wire,
+                        agentS,
+                        events / agentS,
+                        summaries / agentS,
+                        expected / agentS,
+                        wire,
+                        aggS,
+                        summaries / aggS,
+                        agg.transactions(),
+                        agg.anomalies().size());
             }
         }
     }

@@ -2,6 +2,14 @@ package io.flowscope.collector.fleet;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.flowscope.collector.CollectorService;
+import io.flowscope.collector.config.CollectorConfig;
+import io.flowscope.collector.config.FleetConfig;
+import io.flowscope.collector.pipeline.Announcements;
+import io.flowscope.collector.pipeline.ServiceSinks;
+import io.flowscope.sink.SinkCounters;
+import io.flowscope.sink.influx.InfluxSink;
+import io.flowscope.sink.testing.InfluxServer;
 import java.lang.management.ManagementFactory;
 import java.lang.management.ThreadInfo;
 import java.lang.management.ThreadMXBean;
@@ -13,15 +21,6 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.atomic.AtomicLong;
-
-import io.flowscope.collector.config.CollectorConfig;
-import io.flowscope.collector.CollectorService;
-import io.flowscope.collector.config.FleetConfig;
-import io.flowscope.collector.pipeline.Announcements;
-import io.flowscope.collector.pipeline.ServiceSinks;
-import io.flowscope.sink.SinkCounters;
-import io.flowscope.sink.influx.InfluxSink;
-import io.flowscope.sink.testing.InfluxServer;
 import jdk.jfr.Configuration;
 import jdk.jfr.Recording;
 import org.junit.jupiter.api.Test;
@@ -46,8 +45,7 @@ import org.junit.jupiter.api.io.TempDir;
  * docs/benchmarks.md section 8.
  */
 @EnabledIfSystemProperty(named = "flowscope.bench", matches = "true")
-class FleetEndToEndBenchmark
-{
+class FleetEndToEndBenchmark {
     @RegisterExtension
     static final KafkaBroker BROKER = new KafkaBroker();
 
@@ -59,12 +57,10 @@ class FleetEndToEndBenchmark
     private final Map<Long, Long> threadCpu = new HashMap<>();
 
     @Test
-    void shouldMeasureTheAgentToKafkaToAggregatorToInfluxDbPathEndToEnd() throws Exception
-    {
+    void shouldMeasureTheAgentToKafkaToAggregatorToInfluxDbPathEndToEnd() throws Exception {
         final long seconds = Long.getLong("flowscope.bench.seconds", 5);
         final long timeoutNs = Long.getLong("flowscope.bench.timeoutSeconds", 900) * 1_000_000_000L;
-        try (InfluxServer influx = new InfluxServer().start())
-        {
+        try (InfluxServer influx = new InfluxServer().start()) {
             final FleetConfig aggFleet = fleet("aggregator", "bench-aggregator");
             final FleetConfig agentFleet = fleet("agent", "bench-agent");
             Topics.ensure(agentFleet);
@@ -77,9 +73,8 @@ class FleetEndToEndBenchmark
             final AtomicLong fleetEvents = new AtomicLong();
             final Announcements announced = new Announcements();
             final Aggregator agg = new Aggregator(aggFleet, "bench", announced);
-            try (CollectorService served = CollectorService.start(CollectorConfig.load(null, Map.of(), ao), agg,
-                announced, e -> fleetEvents.incrementAndGet()))
-            {
+            try (CollectorService served = CollectorService.start(
+                    CollectorConfig.load(null, Map.of(), ao), agg, announced, e -> fleetEvents.incrementAndGet())) {
                 final InfluxSink aggSink = influxOf(served.sinks());
                 waitFor(() -> agg.assigned().size() == agentFleet.partitions(), 120, "aggregator owns the partitions");
 
@@ -118,64 +113,62 @@ class FleetEndToEndBenchmark
                 long tFleetPoints = 0;
                 long summaries = -1;
                 try (CollectorService s = CollectorService.start(config, e -> agentEvents.incrementAndGet());
-                     AgentPublisher publisher = Agents.start(s, config, agentFleet))
-                {
+                        AgentPublisher publisher = Agents.start(s, config, agentFleet)) {
                     final InfluxSink agentSink = influxOf(s.sinks());
-                    while (tAgentInflux == 0 || tFleetInflux == 0)
-                    {
+                    while (tAgentInflux == 0 || tFleetInflux == 0) {
                         Thread.sleep(100);
                         final long now = System.nanoTime();
                         sampleThreads();
                         assertThat(now - t0).as("timed out").isLessThan(timeoutNs);
                         assertThat(s.failure()).isNull();
                         assertThat(agg.failed()).isNull();
-                        if (publisher.publishedUpTo() != lastPublished)
-                        {
+                        if (publisher.publishedUpTo() != lastPublished) {
                             lastPublished = publisher.publishedUpTo();
                             tPublished = now;
                         }
-                        if (agg.records() != lastRecords)
-                        {
+                        if (agg.records() != lastRecords) {
                             lastRecords = agg.records();
                             tRecords = now;
                         }
                         // the aggregator's anomaly points (few): the time the last of them was first seen queryable
                         final long fleetPoints = influx.count("fs_fleet", "SELECT count(\"summary\") FROM \"anomaly\"");
-                        if (fleetPoints != lastFleetPoints)
-                        {
+                        if (fleetPoints != lastFleetPoints) {
                             lastFleetPoints = fleetPoints;
                             tFleetPoints = System.nanoTime();
                         }
-                        if (tDrain == 0 && s.finished())
-                        {
+                        if (tDrain == 0 && s.finished()) {
                             tDrain = now;
                         }
-                        if (tDrain == 0)
-                        {
+                        if (tDrain == 0) {
                             continue;
                         }
                         final SinkCounters flows = flowCounters(agentSink);
                         summaries = flows.offered() + agentSink.counters().refused();
-                        if (tAgentInflux == 0 && settled(flows) && settled(agentSink.anomalyCounters()) &&
-                            points(influx, "fs_agent") == flows.exported() &&
-                            influx.count("fs_agent", "SELECT count(\"summary\") FROM \"anomaly\"") ==
-                                agentSink.anomalyCounters().exported())
-                        {
+                        if (tAgentInflux == 0
+                                && settled(flows)
+                                && settled(agentSink.anomalyCounters())
+                                && points(influx, "fs_agent") == flows.exported()
+                                && influx.count("fs_agent", "SELECT count(\"summary\") FROM \"anomaly\"")
+                                        == agentSink.anomalyCounters().exported()) {
                             tAgentInflux = System.nanoTime();
                         }
                         // the publisher follows the journal and does not close the last period (the service's drain
                         // does, at the source's end): it is done when it has published all it produced, and the
                         // aggregator when it has no lag and its count no longer moves (time: its last change)
-                        if (tAggregated == 0 && publisher.publishedUpTo() == publisher.produced() &&
-                            publisher.produced() > 0 && agg.lag() == 0 && now - tRecords > 1_000_000_000L &&
-                            now - tPublished > 1_000_000_000L)
-                        {
+                        if (tAggregated == 0
+                                && publisher.publishedUpTo() == publisher.produced()
+                                && publisher.produced() > 0
+                                && agg.lag() == 0
+                                && now - tRecords > 1_000_000_000L
+                                && now - tPublished > 1_000_000_000L) {
                             tAggregated = tRecords;
                         }
                         final SinkCounters fa = aggSink.anomalyCounters();
-                        if (tAggregated != 0 && tFleetInflux == 0 && settled(fa) && fa.offered() == fleetEvents.get()
-                            && fleetPoints == fa.exported())
-                        {
+                        if (tAggregated != 0
+                                && tFleetInflux == 0
+                                && settled(fa)
+                                && fa.offered() == fleetEvents.get()
+                                && fleetPoints == fa.exported()) {
                             tFleetInflux = tFleetPoints;
                         }
                     }
@@ -192,52 +185,80 @@ class FleetEndToEndBenchmark
                     final SinkCounters fleetAnoms = aggSink.anomalyCounters();
                     final long flowPoints = influx.count("fs_agent", "SELECT count(\"bytes\") FROM \"flow\"");
                     final long collPoints = influx.count("fs_agent", "SELECT count(\"bytes\") FROM \"collective\"");
-                    final long agentAnomPoints = influx.count("fs_agent",
-                        "SELECT count(\"summary\") FROM \"anomaly\"");
-                    final long fleetAnomPoints = influx.count("fs_fleet",
-                        "SELECT count(\"summary\") FROM \"anomaly\"");
+                    final long agentAnomPoints = influx.count("fs_agent", "SELECT count(\"summary\") FROM \"anomaly\"");
+                    final long fleetAnomPoints = influx.count("fs_fleet", "SELECT count(\"summary\") FROM \"anomaly\"");
 
                     // the reference (untimed): the journal replayed through the engines, as the publisher does
                     final long[] ref = replay(config);
                     final double total = (tEnd - t0) / 1e9;
-                    System.out.printf("FLEET E2E: %d simulated s; %d engine input events (service), %d summaries " +
-                            "(flow + collective; the publisher: %d), %d agent anomaly events, %d aggregator anomaly " +
-                            "events%n", seconds, events, summaries, ref[0], agentEvents.get(), fleetEvents.get());
-                    System.out.printf("FLEET E2E: agent drain (simulate + journal + engines + sink encode) done at " +
-                        "%.2f s; summary points all queryable in influxd at %.2f s; publisher's last mark at %.2f s; " +
-                        "aggregator consumed all summaries at %.2f s; its anomaly points all queryable at %.2f s%n",
-                        sec(tDrain - t0), sec(tAgentInflux - t0), sec(tPublished - t0), sec(tAggregated - t0),
-                        sec(tFleetInflux - t0));
-                    System.out.printf("FLEET E2E: end to end %.2f s: %.0f events/s, %.0f summaries/s, %.0f points/s " +
-                            "(%d flow + %d collective + %d anomaly points in fs_agent, %d anomaly points in fs_fleet)%n",
-                        total, events / total, summaries / total,
-                        (flowPoints + collPoints + agentAnomPoints + fleetAnomPoints) / total, flowPoints, collPoints,
-                        agentAnomPoints, fleetAnomPoints);
-                    System.out.printf("FLEET E2E: agent influx sink: summaries %s; anomalies %s; aggregator influx " +
-                        "sink anomalies %s; series %d%n", flows, agentAnoms, fleetAnoms, agentSink.series());
-                    System.out.printf("FLEET E2E: publisher: publishedUpTo %d (replay: %d outputs, %d summaries, " +
-                            "%d events), sent %d, sessions %d, failures %d; aggregator: records %d, duplicates %d, " +
-                            "transactions %d, anomalies %d%n",
-                        publisher.publishedUpTo(), ref[1], ref[0], ref[2], publisher.sent(), publisher.sessions(),
-                        publisher.failures(), agg.records(), agg.duplicates(), agg.transactions(),
-                        agg.anomalies().size());
-                    System.out.printf("FLEET E2E: CPU seconds over the timed %.2f s: influxd %.1f, Kafka broker " +
-                        "%.1f, test JVM threads %s%n", total, influxCpu, brokerCpu, cpuByGroup(threadCpu0));
-                    if (jfrFile != null)
-                    {
+                    System.out.printf(
+                            "FLEET E2E: %d simulated s; %d engine input events (service), %d summaries "
+                                    + "(flow + collective; the publisher: %d), %d agent anomaly events, %d aggregator anomaly "
+                                    + "events%n",
+                            seconds, events, summaries, ref[0], agentEvents.get(), fleetEvents.get());
+                    System.out.printf(
+                            "FLEET E2E: agent drain (simulate + journal + engines + sink encode) done at "
+                                    + "%.2f s; summary points all queryable in influxd at %.2f s; publisher's last mark at %.2f s; "
+                                    + "aggregator consumed all summaries at %.2f s; its anomaly points all queryable at %.2f s%n",
+                            sec(tDrain - t0),
+                            sec(tAgentInflux - t0),
+                            sec(tPublished - t0),
+                            sec(tAggregated - t0),
+                            sec(tFleetInflux - t0));
+                    System.out.printf(
+                            "FLEET E2E: end to end %.2f s: %.0f events/s, %.0f summaries/s, %.0f points/s "
+                                    + "(%d flow + %d collective + %d anomaly points in fs_agent, %d anomaly points in fs_fleet)%n",
+                            total,
+                            events / total,
+                            summaries / total,
+                            (flowPoints + collPoints + agentAnomPoints + fleetAnomPoints) / total,
+                            flowPoints,
+                            collPoints,
+                            agentAnomPoints,
+                            fleetAnomPoints);
+                    System.out.printf(
+                            "FLEET E2E: agent influx sink: summaries %s; anomalies %s; aggregator influx "
+                                    + "sink anomalies %s; series %d%n",
+                            flows, agentAnoms, fleetAnoms, agentSink.series());
+                    System.out.printf(
+                            "FLEET E2E: publisher: publishedUpTo %d (replay: %d outputs, %d summaries, "
+                                    + "%d events), sent %d, sessions %d, failures %d; aggregator: records %d, duplicates %d, "
+                                    + "transactions %d, anomalies %d%n",
+                            publisher.publishedUpTo(),
+                            ref[1],
+                            ref[0],
+                            ref[2],
+                            publisher.sent(),
+                            publisher.sessions(),
+                            publisher.failures(),
+                            agg.records(),
+                            agg.duplicates(),
+                            agg.transactions(),
+                            agg.anomalies().size());
+                    System.out.printf(
+                            "FLEET E2E: CPU seconds over the timed %.2f s: influxd %.1f, Kafka broker "
+                                    + "%.1f, test JVM threads %s%n",
+                            total, influxCpu, brokerCpu, cpuByGroup(threadCpu0));
+                    if (jfrFile != null) {
                         System.out.println("FLEET E2E: JFR recording " + jfrFile);
                     }
 
                     // correctness: every point the sinks exported is queryable; nothing refused or lost unseen
-                    assertThat(flowPoints + collPoints).as("summary points in influxd").isEqualTo(flows.exported());
-                    assertThat(flows.offered()).isEqualTo(flows.exported() + flows.droppedQueueFull() +
-                        flows.droppedAfterRetries() + flows.rejected());
+                    assertThat(flowPoints + collPoints)
+                            .as("summary points in influxd")
+                            .isEqualTo(flows.exported());
+                    assertThat(flows.offered())
+                            .isEqualTo(flows.exported()
+                                    + flows.droppedQueueFull()
+                                    + flows.droppedAfterRetries()
+                                    + flows.rejected());
                     assertThat(agentAnomPoints).isEqualTo(agentAnoms.exported());
                     assertThat(agentAnoms.offered()).isEqualTo(agentEvents.get());
                     assertThat(fleetAnomPoints).isEqualTo(fleetAnoms.exported());
                     assertThat(fleetAnoms.offered()).isEqualTo(fleetEvents.get());
-                    assertThat(fleetAnoms.exported()).as("fleet anomaly points, none dropped")
-                        .isEqualTo(fleetEvents.get());
+                    assertThat(fleetAnoms.exported())
+                            .as("fleet anomaly points, none dropped")
+                            .isEqualTo(fleetEvents.get());
                     // the service's pipeline and a replay of its journal agree (the last period too: the journal's
                     // end marker tells the publisher where the live run ended it); Kafka got every output once
                     assertThat(summaries).isEqualTo(ref[0]);
@@ -250,63 +271,73 @@ class FleetEndToEndBenchmark
         }
     }
 
-    private FleetConfig fleet(final String role, final String id)
-    {
-        return CollectorConfig.load(null, Map.of(), Map.of("fleet.bootstrap", BROKER.bootstrap(), "fleet.topicPrefix",
-            "e2e", "fleet.agentId", id, "fleet.eventSampleEvery", "1000", "fleet.group", "e2e-group",
-            "fleet.role", role)).fleet();
+    private FleetConfig fleet(final String role, final String id) {
+        return CollectorConfig.load(
+                        null,
+                        Map.of(),
+                        Map.of(
+                                "fleet.bootstrap",
+                                BROKER.bootstrap(),
+                                "fleet.topicPrefix",
+                                "e2e",
+                                "fleet.agentId",
+                                id,
+                                "fleet.eventSampleEvery",
+                                "1000",
+                                "fleet.group",
+                                "e2e-group",
+                                "fleet.role",
+                                role))
+                .fleet();
     }
 
-    private static double sec(final long ns)
-    {
+    private static double sec(final long ns) {
         return ns / 1e9;
     }
 
-    private static long points(final InfluxServer influx, final String db)
-    {
-        return influx.count(db, "SELECT count(\"bytes\") FROM \"flow\"") +
-            influx.count(db, "SELECT count(\"bytes\") FROM \"collective\"");
+    private static long points(final InfluxServer influx, final String db) {
+        return influx.count(db, "SELECT count(\"bytes\") FROM \"flow\"")
+                + influx.count(db, "SELECT count(\"bytes\") FROM \"collective\"");
     }
 
     /** Nothing queued or in flight: every offered item exported or dropped (as counted). */
-    private static boolean settled(final SinkCounters c)
-    {
-        return c.queued() == 0 && c.offered() == c.exported() + c.droppedQueueFull() + c.droppedAfterRetries() +
-            c.rejected();
+    private static boolean settled(final SinkCounters c) {
+        return c.queued() == 0
+                && c.offered() == c.exported() + c.droppedQueueFull() + c.droppedAfterRetries() + c.rejected();
     }
 
     /** The summaries' queue alone: both queues' counters less the anomaly queue's. */
-    private static SinkCounters flowCounters(final InfluxSink sink)
-    {
+    private static SinkCounters flowCounters(final InfluxSink sink) {
         final SinkCounters all = sink.counters();
         final SinkCounters a = sink.anomalyCounters();
-        return new SinkCounters(all.offered() - a.offered(), all.exported() - a.exported(),
-            all.droppedQueueFull() - a.droppedQueueFull(), all.droppedAfterRetries() - a.droppedAfterRetries(),
-            all.rejected() - a.rejected(), all.retries() - a.retries(), all.batches() - a.batches(),
-            all.queued() - a.queued(), all.refused());
+        return new SinkCounters(
+                all.offered() - a.offered(),
+                all.exported() - a.exported(),
+                all.droppedQueueFull() - a.droppedQueueFull(),
+                all.droppedAfterRetries() - a.droppedAfterRetries(),
+                all.rejected() - a.rejected(),
+                all.retries() - a.retries(),
+                all.batches() - a.batches(),
+                all.queued() - a.queued(),
+                all.refused());
     }
 
-    private static InfluxSink influxOf(final ServiceSinks sinks) throws ReflectiveOperationException
-    {
+    private static InfluxSink influxOf(final ServiceSinks sinks) throws ReflectiveOperationException {
         final Field f = ServiceSinks.class.getDeclaredField("influx");
         f.setAccessible(true);
-        return (InfluxSink)f.get(sinks);
+        return (InfluxSink) f.get(sinks);
     }
 
     /** {summaries, outputs (summaries + anomaly events + sampled events), sampled events} of a journal replay. */
-    private static long[] replay(final CollectorConfig config)
-    {
+    private static long[] replay(final CollectorConfig config) {
         final JournalCounts c = JournalCounts.of(config, 1000);
         return new long[] {c.summaries(), c.outputs(), c.sampled()};
     }
 
-    private void sampleThreads()
-    {
-        for (final ThreadInfo t : threads.dumpAllThreads(false, false, 0))
-        {
+    private void sampleThreads() {
+        for (final ThreadInfo t : threads.dumpAllThreads(false, false, 0)) {
             final long cpu = threads.getThreadCpuTime(t.getThreadId());
-            if (cpu > 0)
-            {
+            if (cpu > 0) {
                 threadNames.put(t.getThreadId(), t.getThreadName());
                 threadCpu.merge(t.getThreadId(), cpu, Math::max);
             }
@@ -314,49 +345,47 @@ class FleetEndToEndBenchmark
     }
 
     /** CPU seconds per thread-name group (digits stripped) since {@code before}, largest first. */
-    private String cpuByGroup(final Map<Long, Long> before)
-    {
+    private String cpuByGroup(final Map<Long, Long> before) {
         final Map<String, Double> g = new TreeMap<>();
-        threadCpu.forEach((id, cpu) -> g.merge(threadNames.get(id).replaceAll("[0-9]+", "N"),
-            (cpu - before.getOrDefault(id, 0L)) / 1e9, Double::sum));
+        threadCpu.forEach((id, cpu) -> g.merge(
+                threadNames.get(id).replaceAll("[0-9]+", "N"), (cpu - before.getOrDefault(id, 0L)) / 1e9, Double::sum));
         final StringBuilder b = new StringBuilder();
-        g.entrySet().stream().filter(e -> e.getValue() >= 0.05)
-            .sorted((x, y) -> Double.compare(y.getValue(), x.getValue()))
-            .forEach(e -> b.append(String.format("%n  %6.1f  %s", e.getValue(), e.getKey())));
+        g.entrySet().stream()
+                .filter(e -> e.getValue() >= 0.05)
+                .sorted((x, y) -> Double.compare(y.getValue(), x.getValue()))
+                .forEach(e -> b.append(String.format("%n  %6.1f  %s", e.getValue(), e.getKey())));
         return b.toString();
     }
 
     /** utime + stime of a process, in seconds (0 when it cannot be read). */
-    private static double cpuSeconds(final long pid)
-    {
-        try
-        {
+    private static double cpuSeconds(final long pid) {
+        try {
             final String stat = Files.readString(Path.of("/proc", Long.toString(pid), "stat"));
             final String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
             return (Long.parseLong(f[11]) + Long.parseLong(f[12])) / 100.0;
-        }
-        catch (final Exception e)
-        {
+        } catch (final Exception e) {
             return 0;
         }
     }
 
     /** The broker's PID: the Java process whose command line names the extension's state directory. */
-    private static long brokerPid() throws ReflectiveOperationException
-    {
+    private static long brokerPid() throws ReflectiveOperationException {
         final Field f = KafkaBroker.class.getDeclaredField("dir");
         f.setAccessible(true);
         final String d = f.get(BROKER).toString();
         return ProcessHandle.allProcesses()
-            .filter(p -> p.info().commandLine().map(c -> c.contains(d) && c.contains("java")).orElse(false))
-            .mapToLong(ProcessHandle::pid).findFirst().orElse(-1);
+                .filter(p -> p.info()
+                        .commandLine()
+                        .map(c -> c.contains(d) && c.contains("java"))
+                        .orElse(false))
+                .mapToLong(ProcessHandle::pid)
+                .findFirst()
+                .orElse(-1);
     }
 
-    private static Recording startJfr() throws Exception
-    {
+    private static Recording startJfr() throws Exception {
         final String file = System.getProperty("flowscope.bench.jfr", "");
-        if (file.isEmpty())
-        {
+        if (file.isEmpty()) {
             return null;
         }
         final Recording r = new Recording(Configuration.getConfiguration("profile"));
@@ -365,10 +394,8 @@ class FleetEndToEndBenchmark
         return r;
     }
 
-    private static Path stopJfr(final Recording r) throws Exception
-    {
-        if (r == null)
-        {
+    private static Path stopJfr(final Recording r) throws Exception {
+        if (r == null) {
             return null;
         }
         r.stop();
@@ -378,11 +405,9 @@ class FleetEndToEndBenchmark
     }
 
     private static void waitFor(final java.util.function.BooleanSupplier c, final int seconds, final String what)
-        throws InterruptedException
-    {
+            throws InterruptedException {
         final long deadline = System.nanoTime() + seconds * 1_000_000_000L;
-        while (!c.getAsBoolean())
-        {
+        while (!c.getAsBoolean()) {
             assertThat(System.nanoTime()).as(what).isLessThan(deadline);
             Thread.sleep(100);
         }

@@ -31,10 +31,18 @@ import java.util.Map;
  *                         applied to every producer, consumer and admin client of the fleet after its own settings;
  *                         an {@code @file:PATH} value already replaced by the file's content. Sorted, unmodifiable.
  */
-public record FleetConfig(String role, String bootstrap, String topicPrefix, int partitions, String agentId,
-    long eventSampleEvery, String group, long bufferBytes, Encoding wire, boolean publishAll,
-    Map<String, String> kafka)
-{
+public record FleetConfig(
+        String role,
+        String bootstrap,
+        String topicPrefix,
+        int partitions,
+        String agentId,
+        long eventSampleEvery,
+        String group,
+        long bufferBytes,
+        Encoding wire,
+        boolean publishAll,
+        Map<String, String> kafka) {
     /** The prefix of the Kafka client pass-through keys. */
     public static final String KAFKA_PREFIX = "fleet.kafka.";
 
@@ -46,54 +54,56 @@ public record FleetConfig(String role, String bootstrap, String topicPrefix, int
      * {@code fleet.kafka.*} they are refused, each with the key that configures it where there is one.
      */
     public static final Map<String, String> OWNED_KAFKA_PROPERTIES = Map.ofEntries(
-        Map.entry("bootstrap.servers", "set fleet.bootstrap"),
-        Map.entry("group.id", "set fleet.group"),
-        Map.entry("buffer.memory", "set fleet.bufferBytes"),
-        Map.entry("client.id", "the fleet names its clients by agent id"),
-        Map.entry("transactional.id", "the fleet names its transactions"),
-        Map.entry("enable.idempotence", "the fleet publishes exactly once"),
-        Map.entry("acks", "the fleet publishes exactly once"),
-        Map.entry("isolation.level", "aggregators read committed records only"),
-        Map.entry("enable.auto.commit", "aggregators commit offsets in their transactions"),
-        Map.entry("key.serializer", "the fleet's own"),
-        Map.entry("value.serializer", "the fleet's own"),
-        Map.entry("key.deserializer", "the fleet's own"),
-        Map.entry("value.deserializer", "the fleet's own"));
+            Map.entry("bootstrap.servers", "set fleet.bootstrap"),
+            Map.entry("group.id", "set fleet.group"),
+            Map.entry("buffer.memory", "set fleet.bufferBytes"),
+            Map.entry("client.id", "the fleet names its clients by agent id"),
+            Map.entry("transactional.id", "the fleet names its transactions"),
+            Map.entry("enable.idempotence", "the fleet publishes exactly once"),
+            Map.entry("acks", "the fleet publishes exactly once"),
+            Map.entry("isolation.level", "aggregators read committed records only"),
+            Map.entry("enable.auto.commit", "aggregators commit offsets in their transactions"),
+            Map.entry("key.serializer", "the fleet's own"),
+            Map.entry("value.serializer", "the fleet's own"),
+            Map.entry("key.deserializer", "the fleet's own"),
+            Map.entry("value.deserializer", "the fleet's own"));
 
     /** True for a key (any configuration key) whose value is a secret: never printed, logged or served. */
-    public static boolean isSecretKafkaKey(final String key)
-    {
+    public static boolean isSecretKafkaKey(final String key) {
         final String k = key.toLowerCase(Locale.ROOT);
-        return k.contains("password") || k.contains("jaas") || k.contains("secret") || k.contains("key") ||
-            k.contains("token") || k.contains("credential");
+        return k.contains("password")
+                || k.contains("jaas")
+                || k.contains("secret")
+                || k.contains("key")
+                || k.contains("token")
+                || k.contains("credential");
     }
 
     /** {@code key=value} pairs of {@link #kafka}, secrets masked as {@code ****}: what may be printed. */
-    public String kafkaPrintable()
-    {
+    public String kafkaPrintable() {
         final StringBuilder b = new StringBuilder();
-        kafka.forEach((k, v) -> b.append(b.length() == 0 ? "" : " ").append(KAFKA_PREFIX).append(k).append('=')
-            .append(isSecretKafkaKey(k) ? "****" : v));
+        kafka.forEach((k, v) -> b.append(b.length() == 0 ? "" : " ")
+                .append(KAFKA_PREFIX)
+                .append(k)
+                .append('=')
+                .append(isSecretKafkaKey(k) ? "****" : v));
         return b.toString();
     }
 
     /** Applies the pass-through properties over a client's own settings (each client of the fleet calls this). */
-    public java.util.Properties withKafka(final java.util.Properties own)
-    {
+    public java.util.Properties withKafka(final java.util.Properties own) {
         own.putAll(kafka);
         return own;
     }
 
     /** {@code fleet.wire}: the summaries topic's encodings (the fleet's {@code FleetWire} reads both). */
-    public enum Encoding
-    {
-        BINARY, JSON;
+    public enum Encoding {
+        BINARY,
+        JSON;
 
         /** {@code binary} or {@code json} (any case); anything else is one line naming the key and the choices. */
-        public static Encoding parse(final String key, final String value)
-        {
-            return switch (value.trim().toLowerCase(Locale.ROOT))
-            {
+        public static Encoding parse(final String key, final String value) {
+            return switch (value.trim().toLowerCase(Locale.ROOT)) {
                 case "binary" -> BINARY;
                 case "json" -> JSON;
                 default -> throw new IllegalArgumentException(key + " = " + value + ": binary or json");
@@ -104,8 +114,7 @@ public record FleetConfig(String role, String bootstrap, String topicPrefix, int
     /** Every key with its default, in the order of the README table. */
     public static final Map<String, String> DEFAULTS;
 
-    static
-    {
+    static {
         final Map<String, String> d = new LinkedHashMap<>();
         d.put("fleet.role", "standalone");
         d.put("fleet.bootstrap", "127.0.0.1:19092");
@@ -120,34 +129,28 @@ public record FleetConfig(String role, String bootstrap, String topicPrefix, int
         DEFAULTS = Collections.unmodifiableMap(d);
     }
 
-    public String summariesTopic()
-    {
+    public String summariesTopic() {
         return topicPrefix + ".summaries";
     }
 
-    public String anomaliesTopic()
-    {
+    public String anomaliesTopic() {
         return topicPrefix + ".anomalies";
     }
 
-    public String eventsTopic()
-    {
+    public String eventsTopic() {
         return topicPrefix + ".events";
     }
 
     /** The aggregators' output: cross-node anomalies, written in transactions. */
-    public String fleetAnomaliesTopic()
-    {
+    public String fleetAnomaliesTopic() {
         return topicPrefix + ".fleet-anomalies";
     }
 
-    public boolean isAgent()
-    {
+    public boolean isAgent() {
         return "agent".equals(role);
     }
 
-    public boolean isAggregator()
-    {
+    public boolean isAggregator() {
         return "aggregator".equals(role);
     }
 
@@ -155,50 +158,49 @@ public record FleetConfig(String role, String bootstrap, String topicPrefix, int
      * The section from the configuration's values as {@link CollectorConfig#load} layered them (each key's value
      * and where it came from), validated: the file is read once, there.
      */
-    static FleetConfig parse(final Map<String, String> values, final Map<String, String> origin)
-    {
+    static FleetConfig parse(final Map<String, String> values, final Map<String, String> origin) {
         final String role = values.get("fleet.role").trim().toLowerCase(Locale.ROOT);
-        if (!role.equals("standalone") && !role.equals("agent") && !role.equals("aggregator"))
-        {
+        if (!role.equals("standalone") && !role.equals("agent") && !role.equals("aggregator")) {
             throw bad("fleet.role", values, origin, "standalone, agent or aggregator");
         }
         final String agentId = values.get("fleet.agentId").trim();
-        if (agentId.contains(":") || agentId.contains(" "))
-        {
+        if (agentId.contains(":") || agentId.contains(" ")) {
             throw bad("fleet.agentId", values, origin, "a name without ':' or spaces");
         }
         final String bootstrap = values.get("fleet.bootstrap").trim();
-        if (bootstrap.isEmpty())
-        {
+        if (bootstrap.isEmpty()) {
             throw bad("fleet.bootstrap", values, origin, "host:port[,host:port...]");
         }
         final String prefix = values.get("fleet.topicPrefix").trim();
-        if (!prefix.matches("[A-Za-z0-9._-]+"))
-        {
+        if (!prefix.matches("[A-Za-z0-9._-]+")) {
             throw bad("fleet.topicPrefix", values, origin, "letters, digits, '.', '_' or '-'");
         }
-        return new FleetConfig(role, bootstrap, prefix, (int)longIn("fleet.partitions", values, origin, 1, 1024),
-            agentId, longIn("fleet.eventSampleEvery", values, origin, 0, Long.MAX_VALUE),
-            values.get("fleet.group").trim(), longIn("fleet.bufferBytes", values, origin, 1 << 20, 1L << 31),
-            wire(values, origin), publishAll(values, origin), kafka(values, origin));
+        return new FleetConfig(
+                role,
+                bootstrap,
+                prefix,
+                (int) longIn("fleet.partitions", values, origin, 1, 1024),
+                agentId,
+                longIn("fleet.eventSampleEvery", values, origin, 0, Long.MAX_VALUE),
+                values.get("fleet.group").trim(),
+                longIn("fleet.bufferBytes", values, origin, 1 << 20, 1L << 31),
+                wire(values, origin),
+                publishAll(values, origin),
+                kafka(values, origin));
     }
 
     /** The {@code fleet.kafka.*} values: owned properties refused, {@code @file:} values read. Never in a message. */
-    private static Map<String, String> kafka(final Map<String, String> values, final Map<String, String> origin)
-    {
+    private static Map<String, String> kafka(final Map<String, String> values, final Map<String, String> origin) {
         final Map<String, String> out = new java.util.TreeMap<>();
-        for (final Map.Entry<String, String> e : values.entrySet())
-        {
-            if (!e.getKey().startsWith(KAFKA_PREFIX))
-            {
+        for (final Map.Entry<String, String> e : values.entrySet()) {
+            if (!e.getKey().startsWith(KAFKA_PREFIX)) {
                 continue;
             }
             final String property = e.getKey().substring(KAFKA_PREFIX.length());
             final String why = OWNED_KAFKA_PROPERTIES.get(property);
-            if (why != null)
-            {
-                throw new CollectorConfig.ConfigException("config: " + e.getKey() + " (from " + origin.get(e.getKey()) +
-                    ") is the fleet's own Kafka setting and cannot be passed through: " + why);
+            if (why != null) {
+                throw new CollectorConfig.ConfigException("config: " + e.getKey() + " (from " + origin.get(e.getKey())
+                        + ") is the fleet's own Kafka setting and cannot be passed through: " + why);
             }
             final String v = e.getValue().strip();
             out.put(property, v.startsWith(FILE_VALUE_PREFIX) ? fileValue(e.getKey(), v, origin) : v);
@@ -206,107 +208,93 @@ public record FleetConfig(String role, String bootstrap, String topicPrefix, int
         return Collections.unmodifiableMap(out);
     }
 
-    private static String fileValue(final String key, final String value, final Map<String, String> origin)
-    {
+    private static String fileValue(final String key, final String value, final Map<String, String> origin) {
         final Path f = Path.of(value.substring(FILE_VALUE_PREFIX.length()));
-        try
-        {
+        try {
             final String s = java.nio.file.Files.readString(f).strip();
-            if (s.isEmpty())
-            {
-                throw new CollectorConfig.ConfigException("config: " + key + " (from " + origin.get(key) +
-                    "): the file " + f + " is empty");
+            if (s.isEmpty()) {
+                throw new CollectorConfig.ConfigException(
+                        "config: " + key + " (from " + origin.get(key) + "): the file " + f + " is empty");
             }
             return s;
-        }
-        catch (final IOException e)
-        {
-            throw new CollectorConfig.ConfigException("config: " + key + " (from " + origin.get(key) +
-                "): cannot read the file " + f + " (" + e.getClass().getSimpleName() + ")");
+        } catch (final IOException e) {
+            throw new CollectorConfig.ConfigException("config: " + key + " (from " + origin.get(key)
+                    + "): cannot read the file " + f + " (" + e.getClass().getSimpleName() + ")");
         }
     }
 
     /** The configured agent id, or host name + "-" + hash of the journal directory (stable across restarts). */
-    public String agentIdFor(final Path journalDir)
-    {
-        if (!agentId.isEmpty())
-        {
+    public String agentIdFor(final Path journalDir) {
+        if (!agentId.isEmpty()) {
             return agentId;
         }
         long h = 0xcbf29ce484222325L;
-        for (final byte b : journalDir.toAbsolutePath().normalize().toString().getBytes(
-            java.nio.charset.StandardCharsets.UTF_8))
-        {
+        for (final byte b :
+                journalDir.toAbsolutePath().normalize().toString().getBytes(java.nio.charset.StandardCharsets.UTF_8)) {
             h = (h ^ (b & 0xff)) * 0x100000001b3L;
         }
         return hostName() + "-" + Long.toHexString(h).substring(0, 8);
     }
 
-    public static String hostName()
-    {
-        try
-        {
+    public static String hostName() {
+        try {
             return InetAddress.getLocalHost().getHostName().replace(':', '_').replace(' ', '_');
-        }
-        catch (final IOException e)
-        {
-            return ManagementFactory.getRuntimeMXBean().getName().replace(':', '_').replace(' ', '_');
+        } catch (final IOException e) {
+            return ManagementFactory.getRuntimeMXBean()
+                    .getName()
+                    .replace(':', '_')
+                    .replace(' ', '_');
         }
     }
 
-    private static CollectorConfig.ConfigException bad(final String key, final Map<String, String> values,
-        final Map<String, String> origin, final String expected)
-    {
-        return new CollectorConfig.ConfigException("config: " + key + " = '" + values.get(key) + "' (from " +
-            origin.get(key) + "): expected " + expected);
+    private static CollectorConfig.ConfigException bad(
+            final String key,
+            final Map<String, String> values,
+            final Map<String, String> origin,
+            final String expected) {
+        return new CollectorConfig.ConfigException(
+                "config: " + key + " = '" + values.get(key) + "' (from " + origin.get(key) + "): expected " + expected);
     }
 
-    private static Encoding wire(final Map<String, String> values, final Map<String, String> origin)
-    {
-        try
-        {
+    private static Encoding wire(final Map<String, String> values, final Map<String, String> origin) {
+        try {
             return Encoding.parse("fleet.wire", values.get("fleet.wire"));
-        }
-        catch (final IllegalArgumentException e)
-        {
+        } catch (final IllegalArgumentException e) {
             throw bad("fleet.wire", values, origin, "binary or json");
         }
     }
 
-    private static boolean publishAll(final Map<String, String> values, final Map<String, String> origin)
-    {
-        return switch (values.get("fleet.publish").trim().toLowerCase(Locale.ROOT))
-        {
+    private static boolean publishAll(final Map<String, String> values, final Map<String, String> origin) {
+        return switch (values.get("fleet.publish").trim().toLowerCase(Locale.ROOT)) {
             case "all" -> true;
             case "central" -> false;
             default -> throw bad("fleet.publish", values, origin, "all or central");
         };
     }
 
-    private static long longIn(final String key, final Map<String, String> values, final Map<String, String> origin,
-        final long min, final long max)
-    {
-        try
-        {
+    private static long longIn(
+            final String key,
+            final Map<String, String> values,
+            final Map<String, String> origin,
+            final long min,
+            final long max) {
+        try {
             final long v = Long.parseLong(values.get(key).trim().replace("_", ""));
-            if (v >= min && v <= max)
-            {
+            if (v >= min && v <= max) {
                 return v;
             }
-        }
-        catch (final NumberFormatException e)
-        {
+        } catch (final NumberFormatException e) {
             // reported below
         }
         throw bad(key, values, origin, "an integer in " + min + ".." + max);
     }
 
     @Override
-    public String toString()
-    {
-        return "fleet.role=" + role + " fleet.bootstrap=" + bootstrap + " fleet.topicPrefix=" + topicPrefix +
-            " fleet.partitions=" + partitions + " fleet.agentId=" + agentId + " fleet.eventSampleEvery=" +
-            eventSampleEvery + " fleet.group=" + group + " fleet.bufferBytes=" + bufferBytes +
-            (kafka.isEmpty() ? "" : " " + kafkaPrintable());
+    public String toString() {
+        return "fleet.role=" + role + " fleet.bootstrap=" + bootstrap + " fleet.topicPrefix=" + topicPrefix
+                + " fleet.partitions="
+                + partitions + " fleet.agentId=" + agentId + " fleet.eventSampleEvery=" + eventSampleEvery
+                + " fleet.group=" + group + " fleet.bufferBytes=" + bufferBytes
+                + (kafka.isEmpty() ? "" : " " + kafkaPrintable());
     }
 }

@@ -1,5 +1,17 @@
 package io.flowscope.collector.fleet;
 
+import io.flowscope.api.input.TelemetryListener;
+import io.flowscope.api.summary.CollectiveSummary;
+import io.flowscope.api.summary.FlowSummary;
+import io.flowscope.collector.config.CollectorConfig;
+import io.flowscope.collector.config.FleetConfig;
+import io.flowscope.collector.fleet.wire.FleetWire;
+import io.flowscope.collector.fleet.wire.FleetWireEncoder;
+import io.flowscope.collector.journal.JournalReader;
+import io.flowscope.collector.journal.JournalWriter;
+import io.flowscope.collector.pipeline.AnomalyEvent;
+import io.flowscope.collector.pipeline.AnomalyStages;
+import io.flowscope.collector.pipeline.Pipeline;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -13,19 +25,6 @@ import java.util.Properties;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.LongFunction;
-
-import io.flowscope.collector.config.FleetConfig;
-import io.flowscope.collector.pipeline.AnomalyEvent;
-import io.flowscope.collector.pipeline.AnomalyStages;
-import io.flowscope.collector.config.CollectorConfig;
-import io.flowscope.collector.pipeline.Pipeline;
-import io.flowscope.collector.fleet.wire.FleetWire;
-import io.flowscope.collector.fleet.wire.FleetWireEncoder;
-import io.flowscope.collector.journal.JournalReader;
-import io.flowscope.collector.journal.JournalWriter;
-import io.flowscope.api.summary.CollectiveSummary;
-import io.flowscope.api.summary.FlowSummary;
-import io.flowscope.api.input.TelemetryListener;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
@@ -55,8 +54,7 @@ import org.slf4j.LoggerFactory;
  * drops as the duplicates they are. So each output reaches a read_committed reader exactly once and in seq order per
  * partition; readers of the agent topics must use {@code isolation.level=read_committed}.
  */
-public final class AgentPublisher implements AutoCloseable
-{
+public final class AgentPublisher implements AutoCloseable {
     static final long CHECKPOINT_MS = 200;
     private static final Logger LOG = LoggerFactory.getLogger(AgentPublisher.class);
 
@@ -69,6 +67,7 @@ public final class AgentPublisher implements AutoCloseable
     private volatile long publishedUpTo;
     /** Where the output {@link #publishedUpTo} came from: the journal document's index and its ordinal there. */
     private long markDoc = -1;
+
     private long markOrdinal;
     private volatile long spoolLost;
     private volatile long produced;
@@ -83,13 +82,13 @@ public final class AgentPublisher implements AutoCloseable
     private volatile boolean connected;
     /** The highest seq handed to a producer by any session of this process: a seq at or below it is a resend. */
     private long highestSent;
+
     private final Thread thread;
     private final LongFunction<String> sourceHostNames;
     /** Host names the journal recorded (ring attachments), by host id: deterministic over re-reads. */
     private final Map<Long, String> journalHostNames = new HashMap<>();
 
-    public AgentPublisher(final CollectorConfig config, final FleetConfig fleet)
-    {
+    public AgentPublisher(final CollectorConfig config, final FleetConfig fleet) {
         this(config, fleet, id -> null);
     }
 
@@ -97,13 +96,11 @@ public final class AgentPublisher implements AutoCloseable
      * {@code hostNames}: a host id's name as the service's source knows it (null where unknown); names the journal
      * records (a ring's hostname when it was attached) come first.
      */
-    public AgentPublisher(final CollectorConfig config, final FleetConfig fleet, final LongFunction<String> hostNames)
-    {
+    public AgentPublisher(final CollectorConfig config, final FleetConfig fleet, final LongFunction<String> hostNames) {
         this.sourceHostNames = hostNames;
-        if (!config.journalEnabled())
-        {
-            throw new CollectorConfig.ConfigException("config: fleet.role = agent needs journal.enabled = true " +
-                "(the journal is the agent's spool while Kafka is unreachable)");
+        if (!config.journalEnabled()) {
+            throw new CollectorConfig.ConfigException("config: fleet.role = agent needs journal.enabled = true "
+                    + "(the journal is the agent's spool while Kafka is unreachable)");
         }
         this.fleet = fleet;
         this.config = config;
@@ -117,102 +114,124 @@ public final class AgentPublisher implements AutoCloseable
         this.thread.setDaemon(true);
     }
 
-    public AgentPublisher start()
-    {
-        LOG.info("fleet agent {}: publishing to {} (topics {}.*), published up to seq {} ({})", agentId,
-            fleet.bootstrap(), fleet.topicPrefix(), publishedUpTo, markFile);
+    public AgentPublisher start() {
+        LOG.info(
+                "fleet agent {}: publishing to {} (topics {}.*), published up to seq {} ({})",
+                agentId,
+                fleet.bootstrap(),
+                fleet.topicPrefix(),
+                publishedUpTo,
+                markFile);
         thread.start();
         return this;
     }
 
-    public String agentId()
-    {
+    public String agentId() {
         return agentId;
     }
 
     /** Outputs acknowledged by Kafka and marked (the highest seq). */
-    public long publishedUpTo()
-    {
+    public long publishedUpTo() {
         return publishedUpTo;
     }
 
     /** Outputs the engines derived from the journal in the current session (the highest seq so far). */
-    public long produced()
-    {
+    public long produced() {
         return produced;
     }
 
     /** Records handed to the producer (resends included). */
-    public long sent()
-    {
+    public long sent() {
         return sent;
     }
 
-    public long sessions()
-    {
+    public long sessions() {
         return sessions;
     }
 
-    public long failures()
-    {
+    public long failures() {
         return failures;
     }
 
-    public String lastError()
-    {
+    public String lastError() {
         return lastError;
     }
 
     /** Journal documents read in the current session. */
-    public long documents()
-    {
+    public long documents() {
         return documents;
     }
 
     /** Records sent again by a later session (sent before a failure, not marked): consumers drop them. */
-    public long resent()
-    {
+    public long resent() {
         return resent;
     }
 
     /** Outputs published while a session was catching up with the journal (the spool) from its start. */
-    public long backfilled()
-    {
+    public long backfilled() {
         return backfilled;
     }
 
     /** Prometheus text of the publisher's counters (appended to the service's {@code /metrics}). */
-    public String metrics()
-    {
+    public String metrics() {
         final StringBuilder b = new StringBuilder(1024);
         final String l = "{agent=\"" + FleetMetrics.label(agentId) + "\"}";
-        FleetMetrics.counter(b, "flowscope_fleet_agent_published_total",
-            "Outputs Kafka acknowledged and marked (the published-up-to seq)", l, publishedUpTo);
-        FleetMetrics.counter(b, "flowscope_fleet_agent_sent_total", "Records handed to the producer, resends included",
-            l, sent);
-        FleetMetrics.counter(b, "flowscope_fleet_agent_resent_total",
-            "Records sent again after a failed session (same agent and seq: dropped by consumers)", l, resent);
-        FleetMetrics.counter(b, "flowscope_fleet_agent_backfilled_total",
-            "Outputs sent while a session caught up with the journal (spool) from its start", l, backfilled);
+        FleetMetrics.counter(
+                b,
+                "flowscope_fleet_agent_published_total",
+                "Outputs Kafka acknowledged and marked (the published-up-to seq)",
+                l,
+                publishedUpTo);
+        FleetMetrics.counter(
+                b, "flowscope_fleet_agent_sent_total", "Records handed to the producer, resends included", l, sent);
+        FleetMetrics.counter(
+                b,
+                "flowscope_fleet_agent_resent_total",
+                "Records sent again after a failed session (same agent and seq: dropped by consumers)",
+                l,
+                resent);
+        FleetMetrics.counter(
+                b,
+                "flowscope_fleet_agent_backfilled_total",
+                "Outputs sent while a session caught up with the journal (spool) from its start",
+                l,
+                backfilled);
         FleetMetrics.counter(b, "flowscope_fleet_agent_sessions_total", "Producer sessions started", l, sessions);
-        FleetMetrics.counter(b, "flowscope_fleet_agent_errors_total",
-            "Sessions ended by an error (broker unreachable, delivery timeout)", l, failures);
-        FleetMetrics.counter(b, "flowscope_fleet_agent_spool_lost_total",
-            "Sessions that found the published mark's journal document deleted by retention (outputs lost)", l,
-            spoolLost);
-        FleetMetrics.gauge(b, "flowscope_fleet_agent_spooled_outputs",
-            "Outputs derived from the journal and not acknowledged yet (current session)", l,
-            Math.max(0, produced - publishedUpTo));
-        FleetMetrics.gauge(b, "flowscope_fleet_agent_catching_up",
-            "1 while the session re-reads the journal (spool) toward its end", l, catchingUp ? 1 : 0);
-        FleetMetrics.gauge(b, "flowscope_fleet_agent_connected",
-            "1 while a producer session is open with no error", l, connected ? 1 : 0);
+        FleetMetrics.counter(
+                b,
+                "flowscope_fleet_agent_errors_total",
+                "Sessions ended by an error (broker unreachable, delivery timeout)",
+                l,
+                failures);
+        FleetMetrics.counter(
+                b,
+                "flowscope_fleet_agent_spool_lost_total",
+                "Sessions that found the published mark's journal document deleted by retention (outputs lost)",
+                l,
+                spoolLost);
+        FleetMetrics.gauge(
+                b,
+                "flowscope_fleet_agent_spooled_outputs",
+                "Outputs derived from the journal and not acknowledged yet (current session)",
+                l,
+                Math.max(0, produced - publishedUpTo));
+        FleetMetrics.gauge(
+                b,
+                "flowscope_fleet_agent_catching_up",
+                "1 while the session re-reads the journal (spool) toward its end",
+                l,
+                catchingUp ? 1 : 0);
+        FleetMetrics.gauge(
+                b,
+                "flowscope_fleet_agent_connected",
+                "1 while a producer session is open with no error",
+                l,
+                connected ? 1 : 0);
         return b.toString();
     }
 
     /** The publisher's counters for the service's {@code /api/health}. */
-    public Map<String, Object> health()
-    {
+    public Map<String, Object> health() {
         final Map<String, Object> h = new LinkedHashMap<>();
         h.put("agentId", agentId);
         h.put("bootstrap", fleet.bootstrap());
@@ -234,88 +253,74 @@ public final class AgentPublisher implements AutoCloseable
      * The mark: {@code "<seq> <document index> <ordinal>"} ({seq, -1, 0} for a mark written before documents were
      * recorded, or none).
      */
-    private static long[] readMark(final Path f)
-    {
-        try
-        {
-            if (!Files.exists(f))
-            {
+    private static long[] readMark(final Path f) {
+        try {
+            if (!Files.exists(f)) {
                 return new long[] {0, -1, 0};
             }
             final String[] t = Files.readString(f).trim().split("\\s+");
-            return t.length >= 3 ? new long[] {Long.parseLong(t[0]), Long.parseLong(t[1]), Long.parseLong(t[2])} :
-                new long[] {Long.parseLong(t[0]), -1, 0};
-        }
-        catch (final IOException | NumberFormatException e)
-        {
+            return t.length >= 3
+                    ? new long[] {Long.parseLong(t[0]), Long.parseLong(t[1]), Long.parseLong(t[2])}
+                    : new long[] {Long.parseLong(t[0]), -1, 0};
+        } catch (final IOException | NumberFormatException e) {
             LOG.warn("fleet agent: unreadable mark {} ({}); publishing from the start", f, e.toString());
             return new long[] {0, -1, 0};
         }
     }
 
-    private void writeMark(final long seq, final long doc, final long ordinal) throws IOException
-    {
+    private void writeMark(final long seq, final long doc, final long ordinal) throws IOException {
         final Path tmp = Path.of(markFile + ".tmp");
         Files.writeString(tmp, seq + " " + doc + " " + ordinal, StandardCharsets.UTF_8);
         Files.move(tmp, markFile, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
     }
 
     /** Sessions that found the mark's journal document deleted (retention) before it was published past. */
-    public long spoolLost()
-    {
+    public long spoolLost() {
         return spoolLost;
     }
 
-    private void run()
-    {
+    private void run() {
         long backoffMs = 250;
-        while (running)
-        {
-            try
-            {
+        while (running) {
+            try {
                 session();
                 connected = false;
-                if (closing)
-                {
+                if (closing) {
                     return;
                 }
-            }
-            catch (final Exception e)
-            {
+            } catch (final Exception e) {
                 connected = false;
                 catchingUp = false;
                 failures++;
                 final KafkaRefusal refusal = KafkaRefusal.explain(e, fleet);
                 lastError = refusal != null ? refusal.getMessage() : e.toString();
-                if (closing && refusal != null && refusal.refused())
-                {
+                if (closing && refusal != null && refusal.refused()) {
                     // refused credentials do not change within close()'s 30 s: stop now; the journal keeps the rest
-                    LOG.warn("fleet agent {}: stopping ({}); published up to seq {}", agentId, lastError,
-                        publishedUpTo);
+                    LOG.warn(
+                            "fleet agent {}: stopping ({}); published up to seq {}", agentId, lastError, publishedUpTo);
                     return;
                 }
-                LOG.warn("fleet agent {}: session ended ({}); published up to seq {}; retrying in {} ms", agentId,
-                    lastError, publishedUpTo, backoffMs);
+                LOG.warn(
+                        "fleet agent {}: session ended ({}); published up to seq {}; retrying in {} ms",
+                        agentId,
+                        lastError,
+                        publishedUpTo,
+                        backoffMs);
                 sleep(backoffMs);
                 backoffMs = Math.min(5_000, backoffMs * 2);
             }
         }
     }
 
-    private static void sleep(final long ms)
-    {
-        try
-        {
+    private static void sleep(final long ms) {
+        try {
             Thread.sleep(ms);
-        }
-        catch (final InterruptedException e)
-        {
+        } catch (final InterruptedException e) {
             Thread.currentThread().interrupt();
         }
     }
 
-    private Properties producerProperties()
-    {
+    private Properties producerProperties() {
         final Properties p = new Properties();
         p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, fleet.bootstrap());
         p.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
@@ -338,111 +343,94 @@ public final class AgentPublisher implements AutoCloseable
         return fleet.withKafka(p); // TLS, SASL and tuning from fleet.kafka.*, over the settings above
     }
 
-    private void session() throws Exception
-    {
+    private void session() throws Exception {
         sessions++;
-        while (running && JournalWriter.cycleFiles(config.journalDir()).isEmpty())
-        {
+        while (running && JournalWriter.cycleFiles(config.journalDir()).isEmpty()) {
             sleep(50);
         }
-        if (!running)
-        {
+        if (!running) {
             return;
         }
         Topics.ensure(fleet);
         final AtomicReference<Exception> sendFailure = new AtomicReference<>();
-        try (KafkaProducer<String, byte[]> producer = new KafkaProducer<>(producerProperties(), new StringSerializer(),
-            new ByteArraySerializer());
-            JournalReader reader = new JournalReader(config.journalDir()))
-        {
+        try (KafkaProducer<String, byte[]> producer =
+                        new KafkaProducer<>(producerProperties(), new StringSerializer(), new ByteArraySerializer());
+                JournalReader reader = new JournalReader(config.journalDir())) {
             producer.initTransactions();
-            final int summaryPartitions = producer.partitionsFor(fleet.summariesTopic()).size();
-            final int anomalyPartitions = producer.partitionsFor(fleet.anomaliesTopic()).size();
+            final int summaryPartitions =
+                    producer.partitionsFor(fleet.summariesTopic()).size();
+            final int anomalyPartitions =
+                    producer.partitionsFor(fleet.anomaliesTopic()).size();
             final Out out = new Out(producer, sendFailure, summaryPartitions, anomalyPartitions);
             connected = true;
             catchingUp = true;
             final Pipeline pipeline = new Pipeline(Pipeline.windowConfig(config), AnomalyStages::create, out::anomaly);
             pipeline.tap(out::flow, out::collective);
-            final JournalReader.Meta meta = new JournalReader.Meta()
-            {
+            final JournalReader.Meta meta = new JournalReader.Meta() {
                 @Override
-                public void onBatch(final long wallNs)
-                {
+                public void onBatch(final long wallNs) {
                     out.document(reader.index());
                 }
 
                 @Override
-                public void onRingAttached(final long hostId, final int pid, final String hostname, final String path)
-                {
+                public void onRingAttached(final long hostId, final int pid, final String hostname, final String path) {
                     journalHostNames.put(hostId, hostname);
                 }
 
                 @Override
-                public void onEnd()
-                {
+                public void onEnd() {
                     pipeline.finish(); // the live run's last period: published like any other
                 }
             };
-            final TelemetryListener in = fleet.eventSampleEvery() > 0 ?
-                new EventSampler(pipeline, fleet.eventSampleEvery(), out::event) : pipeline;
+            final TelemetryListener in = fleet.eventSampleEvery() > 0
+                    ? new EventSampler(pipeline, fleet.eventSampleEvery(), out::event)
+                    : pipeline;
             documents = 0;
             long nextCheckpoint = System.nanoTime();
-            try
-            {
-                while (running)
-                {
+            try {
+                while (running) {
                     final int n = reader.read(in, meta, 1);
-                    if (n > 0)
-                    {
+                    if (n > 0) {
                         documents++;
                         pipeline.endBatch(0);
                     }
                     final long now = System.nanoTime();
-                    if (n == 0 || now - nextCheckpoint >= 0)
-                    {
+                    if (n == 0 || now - nextCheckpoint >= 0) {
                         checkpoint(producer, sendFailure, out);
                         nextCheckpoint = now + TimeUnit.MILLISECONDS.toNanos(CHECKPOINT_MS);
                     }
-                    if (n == 0)
-                    {
+                    if (n == 0) {
                         catchingUp = false;
-                        if (closing)
-                        {
+                        if (closing) {
                             break; // closing and at the end of the journal: everything read is published
                         }
                         sleep(20);
                     }
                 }
                 checkpoint(producer, sendFailure, out);
-            }
-            catch (final Exception e)
-            {
+            } catch (final Exception e) {
                 producer.close(Duration.ZERO);
                 throw e;
             }
         }
     }
 
-    private String hostName(final long hostId)
-    {
+    private String hostName(final long hostId) {
         final String journaled = journalHostNames.get(hostId);
         return journaled != null ? journaled : sourceHostNames.apply(hostId);
     }
 
-    private void checkpoint(final KafkaProducer<String, byte[]> producer, final AtomicReference<Exception> failure,
-        final Out out) throws Exception
-    {
-        if (!out.anchored || out.seq <= publishedUpTo)
-        {
+    private void checkpoint(
+            final KafkaProducer<String, byte[]> producer, final AtomicReference<Exception> failure, final Out out)
+            throws Exception {
+        if (!out.anchored || out.seq <= publishedUpTo) {
             return;
         }
         final Exception e = failure.get();
-        if (e != null)
-        {
+        if (e != null) {
             throw e;
         }
-        if (out.inTransaction)
-        {
+        if (out.inTransaction) {
             out.inTransaction = false;
             producer.commitTransaction(); // flushes; throws if a send of the transaction failed
         }
@@ -453,15 +441,19 @@ public final class AgentPublisher implements AutoCloseable
     }
 
     @Override
-    public void close() throws InterruptedException
-    {
+    public void close() throws InterruptedException {
         // publish what the journal holds first (up to 30 s), then stop
         closing = true;
         thread.join(TimeUnit.SECONDS.toMillis(30));
         running = false;
         thread.join(TimeUnit.SECONDS.toMillis(10));
-        LOG.info("fleet agent {}: stopped; published up to seq {} ({} records sent, {} sessions, {} failures)",
-            agentId, publishedUpTo, sent, sessions, failures);
+        LOG.info(
+                "fleet agent {}: stopped; published up to seq {} ({} records sent, {} sessions, {} failures)",
+                agentId,
+                publishedUpTo,
+                sent,
+                sessions,
+                failures);
     }
 
     /**
@@ -473,14 +465,14 @@ public final class AgentPublisher implements AutoCloseable
      * mark left it; if that document is gone (the spool outgrew journal.retentionHours while Kafka was away), the
      * first later one continues after the mark, and what was deleted is lost (logged, counted).
      */
-    private final class Out
-    {
+    private final class Out {
         private final KafkaProducer<String, byte[]> producer;
         private final AtomicReference<Exception> failure;
         private final int summaryPartitions;
         private final int anomalyPartitions;
         /** Summaries in the binary records of {@code fleet.wire}; null: JSON ({@code fleet.wire = json}). */
         private final FleetWireEncoder wire;
+
         long seq;
         private long doc = -1;
         private long ordinal;
@@ -491,9 +483,11 @@ public final class AgentPublisher implements AutoCloseable
         /** Numbering anchored: the mark's document reached (or no anchor: a fresh or an old-format mark). */
         private boolean anchored = markDoc < 0;
 
-        Out(final KafkaProducer<String, byte[]> producer, final AtomicReference<Exception> failure,
-            final int summaryPartitions, final int anomalyPartitions)
-        {
+        Out(
+                final KafkaProducer<String, byte[]> producer,
+                final AtomicReference<Exception> failure,
+                final int summaryPartitions,
+                final int anomalyPartitions) {
             this.producer = producer;
             this.failure = failure;
             this.summaryPartitions = summaryPartitions;
@@ -501,31 +495,29 @@ public final class AgentPublisher implements AutoCloseable
             this.wire = fleet.wire() == FleetConfig.Encoding.BINARY ? new FleetWireEncoder(agentId) : null;
         }
 
-        void document(final long index)
-        {
+        void document(final long index) {
             doc = index;
             ordinal = 0;
-            if (!anchored && index >= markDoc)
-            {
+            if (!anchored && index >= markDoc) {
                 anchored = true;
-                if (index == markDoc)
-                {
+                if (index == markDoc) {
                     seq = publishedUpTo - markOrdinal;
-                }
-                else
-                {
+                } else {
                     seq = publishedUpTo;
                     spoolLost++;
-                    LOG.warn("fleet agent {}: the journal document of the published mark (index {}) was deleted " +
-                        "before this session read it (retention); continuing after seq {} from document {}: the " +
-                        "outputs of the deleted documents after the mark are lost", agentId, markDoc,
-                        publishedUpTo, index);
+                    LOG.warn(
+                            "fleet agent {}: the journal document of the published mark (index {}) was deleted "
+                                    + "before this session read it (retention); continuing after seq {} from document {}: the "
+                                    + "outputs of the deleted documents after the mark are lost",
+                            agentId,
+                            markDoc,
+                            publishedUpTo,
+                            index);
                 }
             }
         }
 
-        private boolean next()
-        {
+        private boolean next() {
             seq++;
             ordinal++;
             lastDoc = doc;
@@ -534,246 +526,285 @@ public final class AgentPublisher implements AutoCloseable
             return anchored && seq > publishedUpTo;
         }
 
-        private void send(final String topic, final int partition, final String key, final byte[] value)
-        {
-            if (failure.get() != null)
-            {
+        private void send(final String topic, final int partition, final String key, final byte[] value) {
+            if (failure.get() != null) {
                 return;
             }
             sent++;
-            if (seq <= highestSent)
-            {
+            if (seq <= highestSent) {
                 resent++;
-            }
-            else
-            {
+            } else {
                 highestSent = seq;
             }
-            if (catchingUp)
-            {
+            if (catchingUp) {
                 backfilled++;
             }
-            if (!inTransaction)
-            {
+            if (!inTransaction) {
                 producer.beginTransaction();
                 inTransaction = true;
             }
-            producer.send(new ProducerRecord<>(topic, partition, key, value), (md, e) ->
-            {
-                if (e != null)
-                {
+            producer.send(new ProducerRecord<>(topic, partition, key, value), (md, e) -> {
+                if (e != null) {
                     failure.compareAndSet(null, e);
                 }
             });
         }
 
-        void flow(final FlowSummary s)
-        {
+        void flow(final FlowSummary s) {
             // numbered before the filter: seqs stay those of every output (a filtered one is a gap, which the
             // consumers' high-water marks pass over), so fleet.publish may change without renumbering the journal
-            if (next() && (fleet.publishAll() || FleetWire.judgedCentrally(s)))
-            {
-                send(fleet.summariesTopic(), FleetCodec.partition(s, summaryPartitions), FleetCodec.key(s),
-                    wire != null ? wire.flow(seq, s, hostName(s.hostId())) :
-                        FleetCodec.flow(agentId, seq, s, hostName(s.hostId())));
+            if (next() && (fleet.publishAll() || FleetWire.judgedCentrally(s))) {
+                send(
+                        fleet.summariesTopic(),
+                        FleetCodec.partition(s, summaryPartitions),
+                        FleetCodec.key(s),
+                        wire != null
+                                ? wire.flow(seq, s, hostName(s.hostId()))
+                                : FleetCodec.flow(agentId, seq, s, hostName(s.hostId())));
             }
         }
 
-        void collective(final CollectiveSummary s)
-        {
-            if (next())
-            {
-                send(fleet.summariesTopic(), FleetCodec.partition(s, summaryPartitions), FleetCodec.key(s),
-                    wire != null ? wire.collective(seq, s) : FleetCodec.collective(agentId, seq, s));
+        void collective(final CollectiveSummary s) {
+            if (next()) {
+                send(
+                        fleet.summariesTopic(),
+                        FleetCodec.partition(s, summaryPartitions),
+                        FleetCodec.key(s),
+                        wire != null ? wire.collective(seq, s) : FleetCodec.collective(agentId, seq, s));
             }
         }
 
-        void anomaly(final AnomalyEvent e)
-        {
-            if (next())
-            {
-                send(fleet.anomaliesTopic(), FleetCodec.spread(e.anomaly().id(), anomalyPartitions),
-                    Long.toHexString(e.anomaly().id()), FleetCodec.anomaly(agentId, seq, e.type(), e.anomaly()));
+        void anomaly(final AnomalyEvent e) {
+            if (next()) {
+                send(
+                        fleet.anomaliesTopic(),
+                        FleetCodec.spread(e.anomaly().id(), anomalyPartitions),
+                        Long.toHexString(e.anomaly().id()),
+                        FleetCodec.anomaly(agentId, seq, e.type(), e.anomaly()));
             }
         }
 
-        void event(final long hostId, final String call, final Map<String, Object> args)
-        {
-            if (next())
-            {
-                send(fleet.eventsTopic(), FleetCodec.spread(hostId, summaryPartitions), Long.toHexString(hostId),
-                    FleetCodec.event(agentId, seq, call, args));
+        void event(final long hostId, final String call, final Map<String, Object> args) {
+            if (next()) {
+                send(
+                        fleet.eventsTopic(),
+                        FleetCodec.spread(hostId, summaryPartitions),
+                        Long.toHexString(hostId),
+                        FleetCodec.event(agentId, seq, call, args));
             }
         }
     }
 
     /** Hands every call to the pipeline and every N-th (by count) to the events topic. */
-    interface EventOut
-    {
+    interface EventOut {
         void event(long hostId, String call, Map<String, Object> args);
     }
 
-    static final class EventSampler implements TelemetryListener
-    {
+    static final class EventSampler implements TelemetryListener {
         private final TelemetryListener next;
         private final long every;
         private final EventOut out;
         private long count;
         private long host;
 
-        EventSampler(final TelemetryListener next, final long every, final EventOut out)
-        {
+        EventSampler(final TelemetryListener next, final long every, final EventOut out) {
             this.next = next;
             this.every = every;
             this.out = out;
         }
 
-        private boolean sample()
-        {
+        private boolean sample() {
             return ++count % every == 0;
         }
 
-        private void emit(final String call, final Object... kv)
-        {
+        private void emit(final String call, final Object... kv) {
             final Map<String, Object> m = new LinkedHashMap<>();
             m.put("host", Long.toHexString(host));
-            for (int i = 0; i < kv.length; i += 2)
-            {
-                m.put((String)kv[i], kv[i + 1]);
+            for (int i = 0; i < kv.length; i += 2) {
+                m.put((String) kv[i], kv[i + 1]);
             }
             out.event(host, call, m);
         }
 
         @Override
-        public void onHost(final long hostId)
-        {
+        public void onHost(final long hostId) {
             host = hostId;
             next.onHost(hostId);
         }
 
         @Override
-        public void onProxyOpStart(final long opKey, final long commHash, final int rank, final int peer,
-            final int channel, final boolean isSend, final long timeNs)
-        {
+        public void onProxyOpStart(
+                final long opKey,
+                final long commHash,
+                final int rank,
+                final int peer,
+                final int channel,
+                final boolean isSend,
+                final long timeNs) {
             next.onProxyOpStart(opKey, commHash, rank, peer, channel, isSend, timeNs);
-            if (sample())
-            {
-                emit("proxyOpStart", "opKey", opKey, "comm", Long.toHexString(commHash), "rank", rank, "peer", peer,
-                    "channel", channel, "isSend", isSend, "t", timeNs);
+            if (sample()) {
+                emit(
+                        "proxyOpStart",
+                        "opKey",
+                        opKey,
+                        "comm",
+                        Long.toHexString(commHash),
+                        "rank",
+                        rank,
+                        "peer",
+                        peer,
+                        "channel",
+                        channel,
+                        "isSend",
+                        isSend,
+                        "t",
+                        timeNs);
             }
         }
 
         /** Not sampled: an idle host's time is not an event. */
         @Override
-        public void advanceTo(final long hostId, final long timeNs)
-        {
+        public void advanceTo(final long hostId, final long timeNs) {
             next.advanceTo(hostId, timeNs);
         }
 
         @Override
-        public void onProxyOpStop(final long opKey, final long timeNs)
-        {
+        public void onProxyOpStop(final long opKey, final long timeNs) {
             next.onProxyOpStop(opKey, timeNs);
-            if (sample())
-            {
+            if (sample()) {
                 emit("proxyOpStop", "opKey", opKey, "t", timeNs);
             }
         }
 
         @Override
-        public void onProxyStepStart(final long stepKey, final long opKey, final int step, final long timeNs)
-        {
+        public void onProxyStepStart(final long stepKey, final long opKey, final int step, final long timeNs) {
             next.onProxyStepStart(stepKey, opKey, step, timeNs);
-            if (sample())
-            {
+            if (sample()) {
                 emit("proxyStepStart", "stepKey", stepKey, "opKey", opKey, "step", step, "t", timeNs);
             }
         }
 
         @Override
-        public void onProxyStepState(final long stepKey, final int state, final long transSize, final long timeNs)
-        {
+        public void onProxyStepState(final long stepKey, final int state, final long transSize, final long timeNs) {
             next.onProxyStepState(stepKey, state, transSize, timeNs);
-            if (sample())
-            {
+            if (sample()) {
                 emit("proxyStepState", "stepKey", stepKey, "state", state, "transSize", transSize, "t", timeNs);
             }
         }
 
         @Override
-        public void onProxyStepStop(final long stepKey, final long timeNs)
-        {
+        public void onProxyStepStop(final long stepKey, final long timeNs) {
             next.onProxyStepStop(stepKey, timeNs);
-            if (sample())
-            {
+            if (sample()) {
                 emit("proxyStepStop", "stepKey", stepKey, "t", timeNs);
             }
         }
 
         @Override
-        public void onQpStart(final long wrKey, final int device, final long qpNum, final int opcode,
-            final long length, final long timeNs)
-        {
+        public void onQpStart(
+                final long wrKey,
+                final int device,
+                final long qpNum,
+                final int opcode,
+                final long length,
+                final long timeNs) {
             next.onQpStart(wrKey, device, qpNum, opcode, length, timeNs);
-            if (sample())
-            {
-                emit("qpStart", "wrKey", wrKey, "device", device, "qpNum", qpNum, "opcode", opcode, "length", length,
-                    "t", timeNs);
+            if (sample()) {
+                emit(
+                        "qpStart", "wrKey", wrKey, "device", device, "qpNum", qpNum, "opcode", opcode, "length", length,
+                        "t", timeNs);
             }
         }
 
         @Override
-        public void onQpStop(final long wrKey, final long timeNs)
-        {
+        public void onQpStop(final long wrKey, final long timeNs) {
             next.onQpStop(wrKey, timeNs);
-            if (sample())
-            {
+            if (sample()) {
                 emit("qpStop", "wrKey", wrKey, "t", timeNs);
             }
         }
 
         @Override
-        public void onCollStart(final long collKey, final long commHash, final int rank, final int nranks,
-            final int func, final int algo, final int proto, final long count, final int datatypeSize,
-            final int nChannels, final long seqNumber, final long timeNs)
-        {
-            next.onCollStart(collKey, commHash, rank, nranks, func, algo, proto, count, datatypeSize, nChannels,
-                seqNumber, timeNs);
-            if (sample())
-            {
-                emit("collStart", "collKey", collKey, "comm", Long.toHexString(commHash), "rank", rank, "nranks",
-                    nranks, "func", func, "count", count, "seq", seqNumber, "t", timeNs);
+        public void onCollStart(
+                final long collKey,
+                final long commHash,
+                final int rank,
+                final int nranks,
+                final int func,
+                final int algo,
+                final int proto,
+                final long count,
+                final int datatypeSize,
+                final int nChannels,
+                final long seqNumber,
+                final long timeNs) {
+            next.onCollStart(
+                    collKey,
+                    commHash,
+                    rank,
+                    nranks,
+                    func,
+                    algo,
+                    proto,
+                    count,
+                    datatypeSize,
+                    nChannels,
+                    seqNumber,
+                    timeNs);
+            if (sample()) {
+                emit(
+                        "collStart",
+                        "collKey",
+                        collKey,
+                        "comm",
+                        Long.toHexString(commHash),
+                        "rank",
+                        rank,
+                        "nranks",
+                        nranks,
+                        "func",
+                        func,
+                        "count",
+                        count,
+                        "seq",
+                        seqNumber,
+                        "t",
+                        timeNs);
             }
         }
 
         @Override
-        public void onCollStop(final long collKey, final long timeNs)
-        {
+        public void onCollStop(final long collKey, final long timeNs) {
             next.onCollStop(collKey, timeNs);
-            if (sample())
-            {
+            if (sample()) {
                 emit("collStop", "collKey", collKey, "t", timeNs);
             }
         }
 
         @Override
-        public void onKernelChStart(final long chKey, final long collKey, final int channel, final long pTimerNs,
-            final long timeNs)
-        {
+        public void onKernelChStart(
+                final long chKey, final long collKey, final int channel, final long pTimerNs, final long timeNs) {
             next.onKernelChStart(chKey, collKey, channel, pTimerNs, timeNs);
-            if (sample())
-            {
-                emit("kernelChStart", "chKey", chKey, "collKey", collKey, "channel", channel, "pTimer", pTimerNs,
-                    "t", timeNs);
+            if (sample()) {
+                emit(
+                        "kernelChStart",
+                        "chKey",
+                        chKey,
+                        "collKey",
+                        collKey,
+                        "channel",
+                        channel,
+                        "pTimer",
+                        pTimerNs,
+                        "t",
+                        timeNs);
             }
         }
 
         @Override
-        public void onKernelChStop(final long chKey, final long pTimerNs, final long timeNs)
-        {
+        public void onKernelChStop(final long chKey, final long pTimerNs, final long timeNs) {
             next.onKernelChStop(chKey, pTimerNs, timeNs);
-            if (sample())
-            {
+            if (sample()) {
                 emit("kernelChStop", "chKey", chKey, "pTimer", pTimerNs, "t", timeNs);
             }
         }

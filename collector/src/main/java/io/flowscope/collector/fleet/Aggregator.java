@@ -1,5 +1,23 @@
 package io.flowscope.collector.fleet;
 
+import com.fasterxml.jackson.databind.JsonNode;
+import io.flowscope.api.anomaly.Anomaly;
+import io.flowscope.api.anomaly.AnomalySink;
+import io.flowscope.api.anomaly.AnomalyStage;
+import io.flowscope.api.summary.CollectiveSummary;
+import io.flowscope.api.summary.FlowSummary;
+import io.flowscope.collector.config.FleetConfig;
+import io.flowscope.collector.fleet.wire.FleetWire;
+import io.flowscope.collector.fleet.wire.FleetWireDecoder;
+import io.flowscope.collector.fleet.wire.WireSchema;
+import io.flowscope.collector.pipeline.AnomalyEvent;
+import io.flowscope.collector.pipeline.AnomalyStages;
+import io.flowscope.collector.pipeline.Detector;
+import io.flowscope.collector.pipeline.IngestFailures;
+import io.flowscope.collector.pipeline.ServiceSinks;
+import io.flowscope.collector.pipeline.Snapshot;
+import io.flowscope.collector.pipeline.Stats;
+import io.flowscope.sink.influx.InfluxSchema;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -17,25 +35,6 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Consumer;
 import java.util.function.Function;
-
-import com.fasterxml.jackson.databind.JsonNode;
-import io.flowscope.api.anomaly.Anomaly;
-import io.flowscope.api.anomaly.AnomalySink;
-import io.flowscope.api.anomaly.AnomalyStage;
-import io.flowscope.collector.config.FleetConfig;
-import io.flowscope.collector.fleet.wire.FleetWire;
-import io.flowscope.collector.fleet.wire.FleetWireDecoder;
-import io.flowscope.collector.fleet.wire.WireSchema;
-import io.flowscope.collector.pipeline.AnomalyEvent;
-import io.flowscope.collector.pipeline.AnomalyStages;
-import io.flowscope.collector.pipeline.Detector;
-import io.flowscope.collector.pipeline.IngestFailures;
-import io.flowscope.collector.pipeline.ServiceSinks;
-import io.flowscope.collector.pipeline.Snapshot;
-import io.flowscope.collector.pipeline.Stats;
-import io.flowscope.sink.influx.InfluxSchema;
-import io.flowscope.api.summary.CollectiveSummary;
-import io.flowscope.api.summary.FlowSummary;
 import org.apache.kafka.clients.consumer.CommitFailedException;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRebalanceListener;
@@ -70,8 +69,7 @@ import org.slf4j.LoggerFactory;
  * move, so an aggregator rebuilds only the partitions it newly takes (the eager protocol would revoke and rebuild
  * every partition of every member on each rebalance).
  */
-public final class Aggregator implements Detector
-{
+public final class Aggregator implements Detector {
     private static final Logger LOG = LoggerFactory.getLogger(Aggregator.class);
 
     private final FleetConfig fleet;
@@ -83,15 +81,18 @@ public final class Aggregator implements Detector
      * rebalance them onto another aggregator that throws on the same record): counted, logged, the next record read.
      */
     private final IngestFailures failures = new IngestFailures();
+
     private volatile IngestFailures.Counts failureCounts = IngestFailures.Counts.NONE;
     private final Map<TopicPartition, PartitionState> states = new HashMap<>();
     /** Reads the binary summary records (fleet.wire = binary); JSON ones go through FleetCodec. */
     private final FleetWireDecoder wire = new FleetWireDecoder();
+
     private final CountDownLatch stopped = new CountDownLatch(1);
     private final Thread thread;
     private final Path holdFile;
     /** Hosts by name as the agents named them (read by the sinks' threads). */
     private final Map<Long, String> hostNames = new ConcurrentHashMap<>();
+
     private volatile boolean running = true;
     private volatile long records;
     private volatile long replayed;
@@ -109,8 +110,7 @@ public final class Aggregator implements Detector
     private final AtomicReference<List<Anomaly>> list = new AtomicReference<>(List.of());
 
     /** Per partition owned: its stage, the agents' high-water marks, where output starts, its anomalies. */
-    private static final class PartitionState
-    {
+    private static final class PartitionState {
         final AnomalyStage stage;
         final Map<String, Long> lastSeq = new HashMap<>();
         final List<Object[]> pending = new ArrayList<>();
@@ -120,23 +120,23 @@ public final class Aggregator implements Detector
         long offset = -1;
         boolean rebuilt;
 
-        PartitionState(final AnomalyStage stage, final long outputFrom)
-        {
+        PartitionState(final AnomalyStage stage, final long outputFrom) {
             this.stage = stage;
             this.outputFrom = outputFrom;
             this.rebuilt = outputFrom == 0;
         }
     }
 
-    public Aggregator(final FleetConfig fleet, final String instance, final Consumer<AnomalyEvent> listener)
-    {
+    public Aggregator(final FleetConfig fleet, final String instance, final Consumer<AnomalyEvent> listener) {
         this(fleet, instance, listener, AnomalyStages::create);
     }
 
     /** With another anomaly stage than the service's: tests inject a stage that fails. */
-    Aggregator(final FleetConfig fleet, final String instance, final Consumer<AnomalyEvent> listener,
-        final Function<AnomalySink, AnomalyStage> stageFactory)
-    {
+    Aggregator(
+            final FleetConfig fleet,
+            final String instance,
+            final Consumer<AnomalyEvent> listener,
+            final Function<AnomalySink, AnomalyStage> stageFactory) {
         this.stageFactory = stageFactory;
         this.fleet = fleet;
         this.instance = instance;
@@ -154,8 +154,7 @@ public final class Aggregator implements Detector
      */
     static final String HOLD_PROPERTY = "flowscope.fleet.test.holdFile";
 
-    public Aggregator start() throws Exception
-    {
+    public Aggregator start() throws Exception {
         Topics.ensure(fleet);
         thread.start();
         return this;
@@ -163,110 +162,100 @@ public final class Aggregator implements Detector
 
     /** As {@link #start()}: an aggregator makes no flow or collective summaries for the sinks. */
     @Override
-    public void start(final ServiceSinks summaries) throws Exception
-    {
+    public void start(final ServiceSinks summaries) throws Exception {
         start();
     }
 
     /** What the HTTP side serves: the anomalies (latest state) and the record counts; no flows. */
     @Override
-    public Snapshot snapshot()
-    {
+    public Snapshot snapshot() {
         final List<Anomaly> all = anomalies();
         final long open = all.stream().filter(Anomaly::isOpen).count();
         final long n = records;
         final Stats s = new Stats(n, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, null, 0, n, open, describe(), failures());
-        return new Snapshot(System.currentTimeMillis(), Long.MIN_VALUE, List.of(), List.of(), List.of(), List.of(),
-            List.of(), all, s);
+        return new Snapshot(
+                System.currentTimeMillis(),
+                Long.MIN_VALUE,
+                List.of(),
+                List.of(),
+                List.of(),
+                List.of(),
+                List.of(),
+                all,
+                s);
     }
 
     @Override
-    public String describe()
-    {
+    public String describe() {
         return "fleet aggregator " + instance + " on " + fleet.summariesTopic();
     }
 
     @Override
-    public Throwable failure()
-    {
+    public Throwable failure() {
         return failed;
     }
 
     /** Never: it reads its topics until closed. */
     @Override
-    public boolean finished()
-    {
+    public boolean finished() {
         return false;
     }
 
     /** Every anomaly seen (latest state), rebuilt ones included. */
-    public List<Anomaly> anomalies()
-    {
+    public List<Anomaly> anomalies() {
         return list.get();
     }
 
-    public long records()
-    {
+    public long records() {
         return records;
     }
 
     /** Records re-read below a taken partition's committed offset to rebuild its stage (no output). */
-    public long replayed()
-    {
+    public long replayed() {
         return replayed;
     }
 
     /** Records summed over the partitions owned that are not consumed yet (end offset minus position). */
-    public long lag()
-    {
+    public long lag() {
         return lag;
     }
 
-    public long partitionsTaken()
-    {
+    public long partitionsTaken() {
         return partitionsTaken;
     }
 
-    public long duplicates()
-    {
+    public long duplicates() {
         return duplicates;
     }
 
-    public long transactions()
-    {
+    public long transactions() {
         return transactions;
     }
 
-    public long eventsWritten()
-    {
+    public long eventsWritten() {
         return eventsWritten;
     }
 
-    public Set<TopicPartition> assigned()
-    {
+    public Set<TopicPartition> assigned() {
         return assigned;
     }
 
-    public Throwable failed()
-    {
+    public Throwable failed() {
         return failed;
     }
 
-    public String instance()
-    {
+    public String instance() {
         return instance;
     }
 
     /** A host id's name as an agent sent it with the host's summaries, else the id in hex (as the sinks tag it). */
     @Override
-    public String hostName(final long hostId)
-    {
+    public String hostName(final long hostId) {
         final String name = hostNames.get(hostId);
         return name != null ? name : InfluxSchema.hexHost(hostId);
     }
 
-    private Properties consumerProperties()
-    {
+    private Properties consumerProperties() {
         final Properties p = new Properties();
         p.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, fleet.bootstrap());
         p.put(ConsumerConfig.GROUP_ID_CONFIG, fleet.group());
@@ -284,8 +273,7 @@ public final class Aggregator implements Detector
         return fleet.withKafka(p);
     }
 
-    private Properties producerProperties()
-    {
+    private Properties producerProperties() {
         final Properties p = new Properties();
         p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, fleet.bootstrap());
         p.put(ProducerConfig.TRANSACTIONAL_ID_CONFIG, fleet.group() + "-" + instance);
@@ -296,44 +284,40 @@ public final class Aggregator implements Detector
         return fleet.withKafka(p);
     }
 
-    private void run()
-    {
-        try (KafkaConsumer<String, byte[]> consumer = new KafkaConsumer<>(consumerProperties(),
-            new StringDeserializer(), new ByteArrayDeserializer());
-            KafkaProducer<String, byte[]> producer = new KafkaProducer<>(producerProperties(), new StringSerializer(),
-                new ByteArraySerializer()))
-        {
+    private void run() {
+        try (KafkaConsumer<String, byte[]> consumer = new KafkaConsumer<>(
+                        consumerProperties(), new StringDeserializer(), new ByteArrayDeserializer());
+                KafkaProducer<String, byte[]> producer =
+                        new KafkaProducer<>(producerProperties(), new StringSerializer(), new ByteArraySerializer())) {
             producer.initTransactions();
-            consumer.subscribe(List.of(fleet.summariesTopic()), new ConsumerRebalanceListener()
-            {
+            consumer.subscribe(List.of(fleet.summariesTopic()), new ConsumerRebalanceListener() {
                 @Override
-                public void onPartitionsRevoked(final Collection<TopicPartition> parts)
-                {
+                public void onPartitionsRevoked(final Collection<TopicPartition> parts) {
                     parts.forEach(states::remove);
                     assigned = Set.copyOf(states.keySet());
                 }
 
                 @Override
-                public void onPartitionsAssigned(final Collection<TopicPartition> parts)
-                {
-                    if (parts.isEmpty())
-                    {
+                public void onPartitionsAssigned(final Collection<TopicPartition> parts) {
+                    if (parts.isEmpty()) {
                         return; // cooperative rebalancing calls this with nothing new
                     }
                     // a dead owner's open transaction holds its offsets pending until the broker aborts it (up to
                     // the transaction timeout plus the broker's abort check): read_committed waits for that
-                    final Map<TopicPartition, OffsetAndMetadata> committed = consumer.committed(Set.copyOf(parts),
-                        Duration.ofMinutes(2));
-                    for (final TopicPartition tp : parts)
-                    {
+                    final Map<TopicPartition, OffsetAndMetadata> committed =
+                            consumer.committed(Set.copyOf(parts), Duration.ofMinutes(2));
+                    for (final TopicPartition tp : parts) {
                         final OffsetAndMetadata om = committed.get(tp);
                         final long from = om == null ? 0 : om.offset();
                         final PartitionState[] ref = new PartitionState[1];
                         ref[0] = new PartitionState(stageFactory.apply(sink(tp, ref)), from);
                         states.put(tp, ref[0]);
                         partitionsTaken++;
-                        LOG.info("aggregator {}: took {} (output from offset {}; state rebuilt from the start)",
-                            instance, tp, from);
+                        LOG.info(
+                                "aggregator {}: took {} (output from offset {}; state rebuilt from the start)",
+                                instance,
+                                tp,
+                                from);
                     }
                     consumer.seekToBeginning(parts);
                     assigned = Set.copyOf(states.keySet());
@@ -341,41 +325,34 @@ public final class Aggregator implements Detector
             });
             final FlowSummary flow = new FlowSummary();
             final CollectiveSummary coll = new CollectiveSummary();
-            while (running)
-            {
+            while (running) {
                 final ConsumerRecords<String, byte[]> batch = consumer.poll(Duration.ofMillis(100));
                 lag = lagOf(consumer);
-                if (batch.isEmpty())
-                {
+                if (batch.isEmpty()) {
                     continue;
                 }
                 final Map<TopicPartition, OffsetAndMetadata> offsets = new HashMap<>();
                 final List<ProducerRecord<String, byte[]>> out = new ArrayList<>();
-                for (final TopicPartition tp : batch.partitions())
-                {
+                for (final TopicPartition tp : batch.partitions()) {
                     final PartitionState st = states.get(tp);
-                    if (st == null)
-                    {
+                    if (st == null) {
                         continue;
                     }
-                    for (final ConsumerRecord<String, byte[]> r : batch.records(tp))
-                    {
+                    for (final ConsumerRecord<String, byte[]> r : batch.records(tp)) {
                         records++;
                         st.offset = r.offset();
                         apply(st, r.value(), flow, coll);
-                        if (r.offset() < st.outputFrom)
-                        {
+                        if (r.offset() < st.outputFrom) {
                             replayed++;
-                        }
-                        else
-                        {
+                        } else {
                             rebuilt(tp, st);
-                            for (final Object[] e : st.pending)
-                            {
-                                final Anomaly a = (Anomaly)e[1];
-                                out.add(new ProducerRecord<>(fleet.fleetAnomaliesTopic(), tp.partition(),
-                                    Long.toHexString(a.id()),
-                                    FleetCodec.anomaly("aggregator", r.offset(), (String)e[0], a)));
+                            for (final Object[] e : st.pending) {
+                                final Anomaly a = (Anomaly) e[1];
+                                out.add(new ProducerRecord<>(
+                                        fleet.fleetAnomaliesTopic(),
+                                        tp.partition(),
+                                        Long.toHexString(a.id()),
+                                        FleetCodec.anomaly("aggregator", r.offset(), (String) e[0], a)));
                             }
                             offsets.put(tp, new OffsetAndMetadata(r.offset() + 1));
                         }
@@ -383,74 +360,59 @@ public final class Aggregator implements Detector
                     }
                 }
                 publishList();
-                if (offsets.isEmpty())
-                {
+                if (offsets.isEmpty()) {
                     continue;
                 }
-                try
-                {
+                try {
                     producer.beginTransaction();
-                    for (final ProducerRecord<String, byte[]> r : out)
-                    {
+                    for (final ProducerRecord<String, byte[]> r : out) {
                         producer.send(r);
                     }
                     producer.sendOffsetsToTransaction(offsets, consumer.groupMetadata());
-                    if (holdFile != null && !out.isEmpty() && Files.exists(holdFile))
-                    {
+                    if (holdFile != null && !out.isEmpty() && Files.exists(holdFile)) {
                         hold(producer, out, offsets);
                     }
                     producer.commitTransaction();
                     transactions++;
                     eventsWritten += out.size();
-                }
-                catch (final CommitFailedException | RebalanceInProgressException | TransactionAbortableException e)
-                {
+                } catch (final CommitFailedException | RebalanceInProgressException | TransactionAbortableException e) {
                     // the group moved to a new generation while this batch was processed (a member left or
                     // joined): its offsets may not be committed in the old one. Abort (nothing of it becomes
                     // visible) and rebuild every partition still owned from its start up to its committed offset,
                     // exactly as after a takeover; the batch is then read and written again
                     producer.abortTransaction();
                     abortedTransactions++;
-                    LOG.warn("aggregator {}: transaction aborted ({}); rebuilding {} from the committed offsets",
-                        instance, e.toString(), states.keySet());
+                    LOG.warn(
+                            "aggregator {}: transaction aborted ({}); rebuilding {} from the committed offsets",
+                            instance,
+                            e.toString(),
+                            states.keySet());
                     rewind(consumer);
                 }
             }
-        }
-        catch (final InterruptedException e)
-        {
+        } catch (final InterruptedException e) {
             Thread.currentThread().interrupt();
-        }
-        catch (final Throwable t)
-        {
+        } catch (final Throwable t) {
             final KafkaRefusal refused = KafkaRefusal.explain(t, fleet);
             failed = refused != null ? refused : t;
-            if (refused != null)
-            {
+            if (refused != null) {
                 LOG.error("aggregator {} failed: {}", instance, refused.getMessage()); // a setting: no stack trace
-            }
-            else
-            {
+            } else {
                 LOG.error("aggregator {} failed", instance, t);
             }
-        }
-        finally
-        {
+        } finally {
             stopped.countDown();
         }
     }
 
     /** Every partition owned: a fresh stage, output from its committed offset, replayed from offset 0. */
-    private void rewind(final KafkaConsumer<String, byte[]> consumer)
-    {
-        if (states.isEmpty())
-        {
+    private void rewind(final KafkaConsumer<String, byte[]> consumer) {
+        if (states.isEmpty()) {
             return;
         }
         final Set<TopicPartition> parts = Set.copyOf(states.keySet());
         final Map<TopicPartition, OffsetAndMetadata> committed = consumer.committed(parts, Duration.ofMinutes(2));
-        for (final TopicPartition tp : parts)
-        {
+        for (final TopicPartition tp : parts) {
             final OffsetAndMetadata om = committed.get(tp);
             final PartitionState[] ref = new PartitionState[1];
             ref[0] = new PartitionState(stageFactory.apply(sink(tp, ref)), om == null ? 0 : om.offset());
@@ -459,186 +421,150 @@ public final class Aggregator implements Detector
         consumer.seekToBeginning(parts);
     }
 
-    private AnomalySink sink(final TopicPartition tp, final PartitionState[] ref)
-    {
-        return AnomalySink.of((type, a) ->
-        {
+    private AnomalySink sink(final TopicPartition tp, final PartitionState[] ref) {
+        return AnomalySink.of((type, a) -> {
             final PartitionState st = ref[0];
             st.pending.add(new Object[] {type, a});
             st.anomalies.put(a.id(), a);
-            if (st.offset >= st.outputFrom)
-            {
+            if (st.offset >= st.outputFrom) {
                 listener.accept(new AnomalyEvent(type, a, System.currentTimeMillis(), System.nanoTime(), false));
             }
         });
     }
 
-    private void apply(final PartitionState st, final byte[] value, final FlowSummary flow,
-        final CollectiveSummary coll)
-    {
+    private void apply(
+            final PartitionState st, final byte[] value, final FlowSummary flow, final CollectiveSummary coll) {
         final String agent;
         final long seq;
         final int type;
         JsonNode json = null;
-        try
-        {
-            if (FleetWire.isJson(value))
-            {
+        try {
+            if (FleetWire.isJson(value)) {
                 json = FleetCodec.read(value);
                 agent = json.path("agent").asText();
                 seq = json.path("seq").asLong();
-                type = switch (json.path("type").asText())
-                {
+                type = switch (json.path("type").asText()) {
                     case "flow" -> WireSchema.FLOW_TEMPLATE_ID;
                     case "coll" -> WireSchema.COLLECTIVE_TEMPLATE_ID;
                     default -> 0; // not for the stage
                 };
-            }
-            else
-            {
+            } else {
                 type = wire.wrap(value); // every other value: a foreign one is named by its schema id
                 agent = wire.agent();
                 seq = wire.seq();
             }
-        }
-        catch (final IllegalArgumentException e)
-        {
+        } catch (final IllegalArgumentException e) {
             skipped++;
             // one line: Jackson's messages carry the location on a second one
-            LOG.warn("aggregator {}: skipped a record: {}", instance,
-                String.valueOf(e.getMessage()).replace('\n', ' '));
+            LOG.warn(
+                    "aggregator {}: skipped a record: {}",
+                    instance,
+                    String.valueOf(e.getMessage()).replace('\n', ' '));
             return;
         }
         final Long last = st.lastSeq.get(agent);
-        if (last != null && seq <= last)
-        {
+        if (last != null && seq <= last) {
             duplicates++;
             return;
         }
         st.lastSeq.put(agent, seq);
-        switch (type)
-        {
-            case WireSchema.FLOW_TEMPLATE_ID ->
-            {
-                if (json != null)
-                {
+        switch (type) {
+            case WireSchema.FLOW_TEMPLATE_ID -> {
+                if (json != null) {
                     FleetCodec.flowInto(json.path("s"), flow);
                     final JsonNode hostName = json.get("hostName");
-                    if (hostName != null && !hostNames.containsKey(flow.hostId()))
-                    {
+                    if (hostName != null && !hostNames.containsKey(flow.hostId())) {
                         hostNames.put(flow.hostId(), hostName.asText());
                     }
-                }
-                else
-                {
+                } else {
                     wire.flowInto(flow);
-                    if (!hostNames.containsKey(flow.hostId()))
-                    {
+                    if (!hostNames.containsKey(flow.hostId())) {
                         final String hostName = wire.hostName();
-                        if (hostName != null)
-                        {
+                        if (hostName != null) {
                             hostNames.put(flow.hostId(), hostName);
                         }
                     }
                 }
-                try
-                {
+                try {
                     st.stage.onSummary(flow);
-                }
-                catch (final RuntimeException e)
-                {
+                } catch (final RuntimeException e) {
                     stageFailed("flow summary", e);
                 }
-                try
-                {
+                try {
                     st.stage.advanceTo(flow.hostId(), flow.periodEndNs());
-                }
-                catch (final RuntimeException e)
-                {
+                } catch (final RuntimeException e) {
                     stageFailed("advanceTo", e);
                 }
             }
-            case WireSchema.COLLECTIVE_TEMPLATE_ID ->
-            {
-                if (json != null)
-                {
+            case WireSchema.COLLECTIVE_TEMPLATE_ID -> {
+                if (json != null) {
                     FleetCodec.collectiveInto(json.path("s"), coll);
-                }
-                else
-                {
+                } else {
                     wire.collectiveInto(coll);
                 }
-                try
-                {
+                try {
                     st.stage.onCollective(coll);
-                }
-                catch (final RuntimeException e)
-                {
+                } catch (final RuntimeException e) {
                     stageFailed("collective summary", e);
                 }
             }
-            default ->
-            {
+            default -> {
                 // other types are not for the stage
             }
         }
     }
 
-    private void stageFailed(final String what, final RuntimeException e)
-    {
+    private void stageFailed(final String what, final RuntimeException e) {
         failures.record(IngestFailures.Stage.ANOMALY, what, e);
         failureCounts = failures.counts();
     }
 
     /** Exceptions the anomaly stage threw on records, counted and skipped (any thread). */
-    public IngestFailures.Counts failures()
-    {
+    public IngestFailures.Counts failures() {
         return failureCounts;
     }
 
     /** The first record at or above the committed offset: the partition's state is rebuilt; logged once. */
-    private void rebuilt(final TopicPartition tp, final PartitionState st)
-    {
-        if (!st.rebuilt)
-        {
+    private void rebuilt(final TopicPartition tp, final PartitionState st) {
+        if (!st.rebuilt) {
             st.rebuilt = true;
             lastRebuildRecords = st.outputFrom;
             lastRebuildMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - st.takenNs);
-            LOG.info("aggregator {}: {} rebuilt from {} records in {} ms", instance, tp, st.outputFrom,
-                lastRebuildMs);
+            LOG.info("aggregator {}: {} rebuilt from {} records in {} ms", instance, tp, st.outputFrom, lastRebuildMs);
         }
     }
 
-    private void publishList()
-    {
+    private void publishList() {
         final Map<Long, Anomaly> all = new LinkedHashMap<>();
         states.values().forEach(st -> all.putAll(st.anomalies));
         list.set(List.copyOf(all.values()));
     }
 
-    private long lagOf(final KafkaConsumer<String, byte[]> consumer)
-    {
+    private long lagOf(final KafkaConsumer<String, byte[]> consumer) {
         long sum = 0;
-        for (final TopicPartition tp : states.keySet())
-        {
+        for (final TopicPartition tp : states.keySet()) {
             sum += consumer.currentLag(tp).orElse(0);
         }
         return sum;
     }
 
     /** The fault injection of {@link #HOLD_PROPERTY}: never returns (the test kills the process). */
-    private void hold(final KafkaProducer<String, byte[]> producer, final List<ProducerRecord<String, byte[]>> out,
-        final Map<TopicPartition, OffsetAndMetadata> offsets) throws InterruptedException
-    {
+    private void hold(
+            final KafkaProducer<String, byte[]> producer,
+            final List<ProducerRecord<String, byte[]>> out,
+            final Map<TopicPartition, OffsetAndMetadata> offsets)
+            throws InterruptedException {
         producer.flush();
-        final String line = "flowscope: test hold: aggregator " + instance + " holds an open transaction with " +
-            out.size() + " anomaly events, offsets " + new java.util.TreeMap<>(offsets.entrySet().stream()
-            .collect(java.util.stream.Collectors.toMap(e -> e.getKey().partition(), e -> e.getValue().offset())));
+        final String line = "flowscope: test hold: aggregator " + instance + " holds an open transaction with "
+                + out.size()
+                + " anomaly events, offsets "
+                + new java.util.TreeMap<>(offsets.entrySet().stream()
+                        .collect(java.util.stream.Collectors.toMap(
+                                e -> e.getKey().partition(), e -> e.getValue().offset())));
         LOG.warn(line);
         System.out.println(line);
         System.out.flush();
-        while (true)
-        {
+        while (true) {
             Thread.sleep(1_000);
         }
     }
@@ -648,14 +574,12 @@ public final class Aggregator implements Detector
      * order, from offset 0): one {@code "<input offset> <event> <anomaly JSON>"} per anomaly event (see
      * {@link #describe}). The reference the tests compare with.
      */
-    static List<String> reference(final FleetConfig fleet, final List<byte[]> values)
-    {
-        return new Aggregator(fleet, "reference", e -> { }).applyOffline(values);
+    static List<String> reference(final FleetConfig fleet, final List<byte[]> values) {
+        return new Aggregator(fleet, "reference", e -> {}).applyOffline(values);
     }
 
     /** {@link #reference} with this aggregator's stage factory and counters: every record through one partition. */
-    List<String> applyOffline(final List<byte[]> values)
-    {
+    List<String> applyOffline(final List<byte[]> values) {
         final Aggregator a = this;
         final PartitionState[] ref = new PartitionState[1];
         ref[0] = new PartitionState(stageFactory.apply(a.sink(new TopicPartition("reference", 0), ref)), 0);
@@ -663,14 +587,12 @@ public final class Aggregator implements Detector
         final FlowSummary flow = new FlowSummary();
         final CollectiveSummary coll = new CollectiveSummary();
         long offset = 0;
-        for (final byte[] v : values)
-        {
+        for (final byte[] v : values) {
             ref[0].offset = offset++;
             a.apply(ref[0], v, flow, coll);
-            for (final Object[] e : ref[0].pending)
-            {
-                out.add(describe(FleetCodec.read(FleetCodec.anomaly("aggregator", ref[0].offset, (String)e[0],
-                    (Anomaly)e[1]))));
+            for (final Object[] e : ref[0].pending) {
+                out.add(describe(FleetCodec.read(
+                        FleetCodec.anomaly("aggregator", ref[0].offset, (String) e[0], (Anomaly) e[1]))));
             }
             ref[0].pending.clear();
         }
@@ -681,35 +603,34 @@ public final class Aggregator implements Detector
      * {@code "<seq> <event> <anomaly JSON>"} of an anomaly record; an aggregator's record carries as seq the offset
      * of the summary record that produced the event.
      */
-    static String describe(final JsonNode record)
-    {
+    static String describe(final JsonNode record) {
         return record.path("seq").asLong() + " " + record.path("event").asText() + " " + record.path("anomaly");
     }
 
-    public boolean awaitStopped(final long timeout, final TimeUnit unit) throws InterruptedException
-    {
+    public boolean awaitStopped(final long timeout, final TimeUnit unit) throws InterruptedException {
         return stopped.await(timeout, unit);
     }
 
     @Override
-    public void close() throws InterruptedException
-    {
+    public void close() throws InterruptedException {
         running = false;
         thread.join(TimeUnit.SECONDS.toMillis(30));
     }
 
     /** The anomaly events, latest state per anomaly, as the HTTP side serves them. */
     @Override
-    public Map<String, Object> health()
-    {
+    public Map<String, Object> health() {
         final Map<String, Object> h = new LinkedHashMap<>();
         final IngestFailures.Counts f = failureCounts;
         final long now = System.currentTimeMillis();
         h.put("status", failed != null ? "DOWN" : f.recent(now) ? "DEGRADED" : "UP");
         h.put("ready", true);
-        h.put("source", "fleet aggregator " + instance + " of group " + fleet.group() + " on " +
-            fleet.summariesTopic());
-        h.put("partitions", assigned.stream().map(TopicPartition::toString).sorted().toList());
+        h.put(
+                "source",
+                "fleet aggregator " + instance + " of group " + fleet.group() + " on " + fleet.summariesTopic());
+        h.put(
+                "partitions",
+                assigned.stream().map(TopicPartition::toString).sorted().toList());
         h.put("recordsTotal", records);
         h.put("replayedRecords", replayed);
         h.put("skippedRecords", skipped);
@@ -721,8 +642,7 @@ public final class Aggregator implements Detector
         h.put("partitionsTaken", partitionsTaken);
         h.put("lastRebuild", Map.of("records", lastRebuildRecords, "ms", lastRebuildMs));
         h.put("failures", f.toHealth(now));
-        if (failed != null)
-        {
+        if (failed != null) {
             h.put("error", failed.toString());
         }
         return h;
@@ -730,37 +650,79 @@ public final class Aggregator implements Detector
 
     /** Prometheus text of the aggregator's counters (appended to its {@code /metrics}). */
     @Override
-    public String metrics()
-    {
+    public String metrics() {
         final StringBuilder b = new StringBuilder(1024);
-        final String l = "{group=\"" + FleetMetrics.label(fleet.group()) + "\",instance=\"" +
-            FleetMetrics.label(instance) + "\"}";
-        FleetMetrics.counter(b, "flowscope_fleet_aggregator_records_total",
-            "Summary records consumed, replayed ones included", l, records);
-        FleetMetrics.counter(b, "flowscope_fleet_aggregator_replayed_records_total",
-            "Records re-read below a taken partition's committed offset to rebuild its state", l, replayed);
-        FleetMetrics.counter(b, "flowscope_fleet_aggregator_skipped_records_total",
-            "Undecodable records skipped", l, skipped);
-        FleetMetrics.counter(b, "flowscope_fleet_aggregator_duplicates_total",
-            "Agents' resends dropped by (agent, seq)", l, duplicates);
-        FleetMetrics.counter(b, "flowscope_fleet_aggregator_transactions_total",
-            "Transactions committed (anomaly events and offsets)", l, transactions);
-        FleetMetrics.counter(b, "flowscope_fleet_aggregator_aborted_transactions_total",
-            "Transactions aborted because the group's generation changed meanwhile (the batch is redone)", l,
-            abortedTransactions);
-        FleetMetrics.counter(b, "flowscope_fleet_aggregator_anomaly_events_written_total",
-            "Anomaly events committed to the fleet-anomalies topic", l, eventsWritten);
-        FleetMetrics.counter(b, "flowscope_fleet_aggregator_partitions_taken_total",
-            "Partitions taken (each rebuilt from its start)", l, partitionsTaken);
+        final String l = "{group=\"" + FleetMetrics.label(fleet.group()) + "\",instance=\""
+                + FleetMetrics.label(instance) + "\"}";
+        FleetMetrics.counter(
+                b,
+                "flowscope_fleet_aggregator_records_total",
+                "Summary records consumed, replayed ones included",
+                l,
+                records);
+        FleetMetrics.counter(
+                b,
+                "flowscope_fleet_aggregator_replayed_records_total",
+                "Records re-read below a taken partition's committed offset to rebuild its state",
+                l,
+                replayed);
+        FleetMetrics.counter(
+                b, "flowscope_fleet_aggregator_skipped_records_total", "Undecodable records skipped", l, skipped);
+        FleetMetrics.counter(
+                b,
+                "flowscope_fleet_aggregator_duplicates_total",
+                "Agents' resends dropped by (agent, seq)",
+                l,
+                duplicates);
+        FleetMetrics.counter(
+                b,
+                "flowscope_fleet_aggregator_transactions_total",
+                "Transactions committed (anomaly events and offsets)",
+                l,
+                transactions);
+        FleetMetrics.counter(
+                b,
+                "flowscope_fleet_aggregator_aborted_transactions_total",
+                "Transactions aborted because the group's generation changed meanwhile (the batch is redone)",
+                l,
+                abortedTransactions);
+        FleetMetrics.counter(
+                b,
+                "flowscope_fleet_aggregator_anomaly_events_written_total",
+                "Anomaly events committed to the fleet-anomalies topic",
+                l,
+                eventsWritten);
+        FleetMetrics.counter(
+                b,
+                "flowscope_fleet_aggregator_partitions_taken_total",
+                "Partitions taken (each rebuilt from its start)",
+                l,
+                partitionsTaken);
         FleetMetrics.gauge(b, "flowscope_fleet_aggregator_partitions", "Partitions owned now", l, assigned.size());
-        FleetMetrics.gauge(b, "flowscope_fleet_aggregator_lag_records",
-            "Records not consumed yet on the partitions owned", l, lag);
-        FleetMetrics.gauge(b, "flowscope_fleet_aggregator_last_rebuild_records",
-            "Records replayed by the last partition rebuild", l, lastRebuildRecords);
-        FleetMetrics.gauge(b, "flowscope_fleet_aggregator_last_rebuild_seconds",
-            "Time from taking a partition to its first output-side record, last rebuild", l, lastRebuildMs / 1000.0);
-        FleetMetrics.gauge(b, "flowscope_fleet_aggregator_up", "1 while the aggregator runs without error", l,
-            failed == null && thread.isAlive() ? 1 : 0);
+        FleetMetrics.gauge(
+                b,
+                "flowscope_fleet_aggregator_lag_records",
+                "Records not consumed yet on the partitions owned",
+                l,
+                lag);
+        FleetMetrics.gauge(
+                b,
+                "flowscope_fleet_aggregator_last_rebuild_records",
+                "Records replayed by the last partition rebuild",
+                l,
+                lastRebuildRecords);
+        FleetMetrics.gauge(
+                b,
+                "flowscope_fleet_aggregator_last_rebuild_seconds",
+                "Time from taking a partition to its first output-side record, last rebuild",
+                l,
+                lastRebuildMs / 1000.0);
+        FleetMetrics.gauge(
+                b,
+                "flowscope_fleet_aggregator_up",
+                "1 while the aggregator runs without error",
+                l,
+                failed == null && thread.isAlive() ? 1 : 0);
         return b.toString();
     }
 }

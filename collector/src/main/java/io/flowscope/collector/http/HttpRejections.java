@@ -5,7 +5,6 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
-
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -17,14 +16,12 @@ import org.slf4j.LoggerFactory;
  * logged at ERROR, the first at once and then at most one every 10 s with how many were not logged meanwhile.
  * Thread-safe.
  */
-public final class HttpRejections
-{
+public final class HttpRejections {
     static final Logger LOG = LoggerFactory.getLogger(HttpRejections.class);
     private static final long ERROR_LOG_INTERVAL_MS = 10_000;
 
     /** Why a request was refused: the {@code reason} label, and the status it is answered with. */
-    public enum Reason
-    {
+    public enum Reason {
         /** The HTTP decoder refused the request (not HTTP, a bad header line, conflicting lengths, ...). */
         MALFORMED(400),
         /** The request line is longer than {@code security.maxUriBytes}. */
@@ -56,19 +53,16 @@ public final class HttpRejections
 
         private final int status;
 
-        Reason(final int status)
-        {
+        Reason(final int status) {
             this.status = status;
         }
 
-        public int status()
-        {
+        public int status() {
             return status;
         }
 
         /** The Prometheus label value. */
-        public String label()
-        {
+        public String label() {
             return name().toLowerCase(Locale.ROOT);
         }
     }
@@ -79,10 +73,8 @@ public final class HttpRejections
     private final AtomicLong lastErrorLogMs = new AtomicLong(Long.MIN_VALUE);
     private final AtomicLong errorsNotLogged = new AtomicLong();
 
-    public HttpRejections()
-    {
-        for (final Reason r : Reason.values())
-        {
+    public HttpRejections() {
+        for (final Reason r : Reason.values()) {
             rejected.put(r, new LongAdder());
         }
     }
@@ -91,72 +83,77 @@ public final class HttpRejections
      * Counts a refused request and logs it at DEBUG: method, path (never the query: it may hold the token), the
      * reason given to the client.
      */
-    public void rejected(final Reason reason, final String method, final String path, final String message)
-    {
+    public void rejected(final Reason reason, final String method, final String path, final String message) {
         rejected.get(reason).increment();
-        if (LOG.isDebugEnabled())
-        {
-            LOG.debug("refused {} {}: {} ({})", method, HttpVerticle.oneLine(path), HttpVerticle.oneLine(message),
-                reason.label());
+        if (LOG.isDebugEnabled()) {
+            LOG.debug(
+                    "refused {} {}: {} ({})",
+                    method,
+                    HttpVerticle.oneLine(path),
+                    HttpVerticle.oneLine(message),
+                    reason.label());
         }
     }
 
-    public long rejected(final Reason reason)
-    {
+    public long rejected(final Reason reason) {
         return rejected.get(reason).sum();
     }
 
     /** A connection ended by an I/O error or a failed TLS handshake: counted, logged at DEBUG. */
-    public void connectionError(final Throwable t)
-    {
+    public void connectionError(final Throwable t) {
         connectionErrors.increment();
         LOG.debug("connection error: {}", t.toString());
     }
 
-    public long connectionErrors()
-    {
+    public long connectionErrors() {
         return connectionErrors.sum();
     }
 
     /** A handler failed (answered 500): counted; logged at ERROR, rate-limited. */
-    public void internalError(final String method, final String path, final Throwable t)
-    {
+    public void internalError(final String method, final String path, final Throwable t) {
         internalErrors.increment();
         final long now = System.currentTimeMillis();
         final long last = lastErrorLogMs.get();
-        if (last != Long.MIN_VALUE && now - last < ERROR_LOG_INTERVAL_MS || !lastErrorLogMs.compareAndSet(last, now))
-        {
+        if (last != Long.MIN_VALUE && now - last < ERROR_LOG_INTERVAL_MS || !lastErrorLogMs.compareAndSet(last, now)) {
             errorsNotLogged.incrementAndGet();
             return;
         }
         final long skipped = errorsNotLogged.getAndSet(0);
-        LOG.error("{} {} failed (answered 500){}", method, path,
-            skipped == 0 ? "" : " (" + skipped + " more not logged in the last 10 s)", t);
+        LOG.error(
+                "{} {} failed (answered 500){}",
+                method,
+                path,
+                skipped == 0 ? "" : " (" + skipped + " more not logged in the last 10 s)",
+                t);
     }
 
-    public long internalErrors()
-    {
+    public long internalErrors() {
         return internalErrors.sum();
     }
 
     /** Prometheus text: every reason always (zeros included), so that rates work from the first refusal. */
-    public String render()
-    {
+    public String render() {
         final StringBuilder b = new StringBuilder(1536);
         b.append("# HELP flowscope_http_requests_rejected_total HTTP requests refused with a 4xx, by reason\n");
         b.append("# TYPE flowscope_http_requests_rejected_total counter\n");
-        for (final Reason r : Reason.values())
-        {
-            b.append("flowscope_http_requests_rejected_total{reason=\"").append(r.label()).append("\"} ")
-                .append(rejected(r)).append('\n');
+        for (final Reason r : Reason.values()) {
+            b.append("flowscope_http_requests_rejected_total{reason=\"")
+                    .append(r.label())
+                    .append("\"} ")
+                    .append(rejected(r))
+                    .append('\n');
         }
-        b.append("# HELP flowscope_http_connection_errors_total HTTP connections ended by an I/O error " +
-            "(reset by the client, TLS handshake refused)\n");
+        b.append("# HELP flowscope_http_connection_errors_total HTTP connections ended by an I/O error "
+                + "(reset by the client, TLS handshake refused)\n");
         b.append("# TYPE flowscope_http_connection_errors_total counter\n");
-        b.append("flowscope_http_connection_errors_total ").append(connectionErrors()).append('\n');
+        b.append("flowscope_http_connection_errors_total ")
+                .append(connectionErrors())
+                .append('\n');
         b.append("# HELP flowscope_http_internal_errors_total HTTP requests answered 500 (a handler failed)\n");
         b.append("# TYPE flowscope_http_internal_errors_total counter\n");
-        b.append("flowscope_http_internal_errors_total ").append(internalErrors()).append('\n');
+        b.append("flowscope_http_internal_errors_total ")
+                .append(internalErrors())
+                .append('\n');
         return b.toString();
     }
 }

@@ -1,16 +1,5 @@
 package io.flowscope.collector.ingest;
 
-import java.util.ArrayList;
-import java.util.LinkedHashMap;
-import java.util.List;
-import java.util.Map;
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicReference;
-import java.util.concurrent.locks.LockSupport;
-import java.util.function.Consumer;
-import java.util.function.Function;
-
 import io.flowscope.api.anomaly.AnomalySink;
 import io.flowscope.api.anomaly.AnomalyStage;
 import io.flowscope.collector.config.CollectorConfig;
@@ -27,6 +16,16 @@ import io.flowscope.collector.pipeline.Snapshot;
 import io.flowscope.collector.pipeline.Stats;
 import io.flowscope.collector.pipeline.TrafficCounters;
 import io.flowscope.window.WindowEngine;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.locks.LockSupport;
+import java.util.function.Consumer;
+import java.util.function.Function;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -44,8 +43,7 @@ import org.slf4j.LoggerFactory;
  * failures} in {@code /api/health}), logged rate-limited, and the next batch is drained. What a failing poll handed
  * over before it threw is still journaled. Only an {@link Error} (out of memory) ends the loop: DOWN in health.
  */
-public final class DrainLoop implements Detector
-{
+public final class DrainLoop implements Detector {
     private static final Logger LOG = LoggerFactory.getLogger(DrainLoop.class);
 
     private final CollectorConfig config;
@@ -66,9 +64,11 @@ public final class DrainLoop implements Detector
     /** /metrics' per-link, per-QP and collective counters, on this thread; a view of them in each Stats. */
     private final TrafficCounters traffic = new TrafficCounters();
 
-    public DrainLoop(final CollectorConfig config, final Source source,
-        final Function<AnomalySink, AnomalyStage> stageFactory, final Consumer<AnomalyEvent> anomalyListener)
-    {
+    public DrainLoop(
+            final CollectorConfig config,
+            final Source source,
+            final Function<AnomalySink, AnomalyStage> stageFactory,
+            final Consumer<AnomalyEvent> anomalyListener) {
         this.config = config;
         this.source = source;
         this.stageFactory = stageFactory;
@@ -77,8 +77,7 @@ public final class DrainLoop implements Detector
 
     /** Starts the thread; the summaries made after the journal catch-up go to {@code sinks} too. */
     @Override
-    public void start(final ServiceSinks sinks)
-    {
+    public void start(final ServiceSinks sinks) {
         this.sinks = sinks;
         thread = new Thread(this::run, "flowscope-drain");
         thread.setDaemon(true);
@@ -87,80 +86,66 @@ public final class DrainLoop implements Detector
 
     /** Waits until the journal is caught up and draining started (or the loop died). */
     @Override
-    public boolean awaitReady(final long timeout, final TimeUnit unit) throws InterruptedException
-    {
+    public boolean awaitReady(final long timeout, final TimeUnit unit) throws InterruptedException {
         return ready.await(timeout, unit) && isReady;
     }
 
     @Override
-    public Snapshot snapshot()
-    {
+    public Snapshot snapshot() {
         return snapshot.get();
     }
 
-    public boolean isReady()
-    {
+    public boolean isReady() {
         return isReady;
     }
 
     /** Null while alive; the error that ended the loop otherwise. */
-    public Throwable crashed()
-    {
+    public Throwable crashed() {
         return crashed;
     }
 
-    public long lastIterationMs()
-    {
+    public long lastIterationMs() {
         return lastIterationMs;
     }
 
     @Override
-    public String describe()
-    {
+    public String describe() {
         return source.describe();
     }
 
     @Override
-    public Throwable failure()
-    {
+    public Throwable failure() {
         return crashed;
     }
 
     /** A host id's name where the source knows it (a ring's hostname, a simulated node's name), else null. */
     @Override
-    public String hostName(final long hostId)
-    {
+    public String hostName(final long hostId) {
         return source.hostName(hostId);
     }
 
-    public long recoveredEntries()
-    {
+    public long recoveredEntries() {
         return recoveredEntries;
     }
 
     @Override
-    public boolean finished()
-    {
+    public boolean finished() {
         return stopped.getCount() == 0;
     }
 
-    public void stop() throws InterruptedException
-    {
+    public void stop() throws InterruptedException {
         running = false;
-        if (thread != null)
-        {
+        if (thread != null) {
             thread.join(TimeUnit.SECONDS.toMillis(30));
         }
     }
 
     /** Stops the loop, which closes the source; a loop never started closes its source here. */
     @Override
-    public void close() throws InterruptedException
-    {
+    public void close() throws InterruptedException {
         final boolean started = thread != null;
         stop();
-        if (!started)
-        {
+        if (!started) {
             source.close();
         }
     }
@@ -171,8 +156,7 @@ public final class DrainLoop implements Detector
      * died), the reasons, the journal, failures, producers and the source's own figures.
      */
     @Override
-    public Map<String, Object> health()
-    {
+    public Map<String, Object> health() {
         final Map<String, Object> h = new LinkedHashMap<>();
         final Snapshot s = snapshot();
         final Throwable died = crashed;
@@ -182,25 +166,21 @@ public final class DrainLoop implements Detector
         final boolean recentFailures = failures.recent(System.currentTimeMillis());
         // a ring that fills up is never silent: its producer drops records the engines will never see
         final String dropping = ProducerDrops.reason(s.stats().producers(), System.currentTimeMillis());
-        final String status = died != null ? "DOWN" :
-            jf != null || recentFailures || dropping != null ? "DEGRADED" : "UP";
+        final String status =
+                died != null ? "DOWN" : jf != null || recentFailures || dropping != null ? "DEGRADED" : "UP";
         h.put("status", status);
         // Why it is not UP, one line each (the console prints them when the status changes).
         final List<String> reasons = new ArrayList<>();
-        if (died != null)
-        {
+        if (died != null) {
             reasons.add("the drain loop stopped: " + died);
         }
-        if (jf != null)
-        {
+        if (jf != null) {
             reasons.add("journal: " + jf);
         }
-        if (recentFailures)
-        {
+        if (recentFailures) {
             reasons.add("input that made a stage throw lately (see failures)");
         }
-        if (dropping != null)
-        {
+        if (dropping != null) {
             reasons.add(dropping);
         }
         h.put("reasons", reasons);
@@ -219,75 +199,68 @@ public final class DrainLoop implements Detector
         h.put("journal", j);
         h.put("failures", failures.toHealth(System.currentTimeMillis()));
         h.put("producers", ProducerDrops.health(s.stats().producers(), System.currentTimeMillis()));
-        if (died != null)
-        {
+        if (died != null) {
             h.put("error", died.toString());
         }
         final String late = source.behind();
-        if (late != null)
-        {
-            if ("UP".equals(h.get("status")))
-            {
+        if (late != null) {
+            if ("UP".equals(h.get("status"))) {
                 h.put("status", "DEGRADED");
             }
             reasons.add(late);
         }
         final Map<String, Object> own = source.health();
-        if (own != null)
-        {
+        if (own != null) {
             h.put(source instanceof SimulatorSource ? "simulator" : "source", own);
         }
         return h;
     }
 
-    private void run()
-    {
+    private void run() {
         JournalWriter journal = null;
-        try
-        {
+        try {
             final Pipeline pipeline = new Pipeline(Pipeline.windowConfig(config), stageFactory, anomalyListener);
             // Culprits named by their rings' hostnames, which the journal keeps (ring attachments): a replay names
             // them the same. A simulated cluster's node names are not journaled, so it names none.
-            if (source instanceof RingSource)
-            {
+            if (source instanceof RingSource) {
                 pipeline.hostNames(source::hostName);
             }
-            if (config.journalEnabled())
-            {
-                if (!JournalWriter.cycleFiles(config.journalDir()).isEmpty())
-                {
+            if (config.journalEnabled()) {
+                if (!JournalWriter.cycleFiles(config.journalDir()).isEmpty()) {
                     catchUp(pipeline);
                 }
-                try
-                {
-                    journal = new JournalWriter(config.journalDir(), config.journalRollCycle(),
-                        config.journalMaxBytes(), TimeUnit.HOURS.toMillis(config.journalRetentionHours()));
+                try {
+                    journal = new JournalWriter(
+                            config.journalDir(),
+                            config.journalRollCycle(),
+                            config.journalMaxBytes(),
+                            TimeUnit.HOURS.toMillis(config.journalRetentionHours()));
                     journal.engineSettings(EngineSettings.of(config), System.currentTimeMillis() * 1_000_000L);
                     pipeline.journal(journal);
-                    if (source instanceof RingSource rings)
-                    {
+                    if (source instanceof RingSource rings) {
                         rings.journal(journal);
                     }
-                    if (source instanceof SimulatorSource sim)
-                    {
+                    if (source instanceof SimulatorSource sim) {
                         journal.source(sim.describe());
                     }
-                }
-                catch (final RuntimeException e)
-                {
+                } catch (final RuntimeException e) {
                     journalFailure = "journal could not be opened in " + config.journalDir() + ": " + e.getMessage();
                     LOG.error("{}; serving live data without a journal", journalFailure);
                 }
             }
             // /metrics' traffic counters count the live run (after the catch-up), as the sinks do
-            if (sinks != null && !sinks.isEmpty())
-            {
+            if (sinks != null && !sinks.isEmpty()) {
                 sinks.rankNames(pipeline.rankNames());
-                pipeline.tap(s -> { traffic.onSummary(s); sinks.onSummary(s); },
-                    c -> { traffic.onCollective(c); sinks.onCollective(c); });
-            }
-            else
-            {
+                pipeline.tap(
+                        s -> {
+                            traffic.onSummary(s);
+                            sinks.onSummary(s);
+                        },
+                        c -> {
+                            traffic.onCollective(c);
+                            sinks.onCollective(c);
+                        });
+            } else {
                 pipeline.tap(traffic, traffic);
             }
             // the API serves what the catch-up rebuilt from the moment the service is ready, not from the loop's
@@ -296,29 +269,18 @@ public final class DrainLoop implements Detector
             isReady = true;
             ready.countDown();
             loop(pipeline, journal);
-        }
-        catch (final Throwable t)
-        {
+        } catch (final Throwable t) {
             crashed = t;
             LOG.error("drain loop failed", t);
-        }
-        finally
-        {
+        } finally {
             ready.countDown();
-            try
-            {
+            try {
                 source.close();
-            }
-            finally
-            {
-                if (journal != null)
-                {
-                    try
-                    {
+            } finally {
+                if (journal != null) {
+                    try {
                         journal.close();
-                    }
-                    catch (final RuntimeException e)
-                    {
+                    } catch (final RuntimeException e) {
                         LOG.warn("journal close: {}", e.toString());
                     }
                 }
@@ -327,115 +289,116 @@ public final class DrainLoop implements Detector
         }
     }
 
-    private void catchUp(final Pipeline pipeline)
-    {
+    private void catchUp(final Pipeline pipeline) {
         pipeline.beginCatchUp();
-        try (JournalReader reader = new JournalReader(config.journalDir()))
-        {
-            final JournalReader.Meta meta = new JournalReader.Meta()
-            {
+        try (JournalReader reader = new JournalReader(config.journalDir())) {
+            final JournalReader.Meta meta = new JournalReader.Meta() {
                 @Override
-                public void onAnomaly(final long id, final boolean opened, final String summary)
-                {
-                    if (opened)
-                    {
+                public void onAnomaly(final long id, final boolean opened, final String summary) {
+                    if (opened) {
                         pipeline.announcedBefore(id);
                     }
                 }
 
                 @Override
-                public void onEnd()
-                {
+                public void onEnd() {
                     pipeline.finish();
                 }
             };
-            while (running && reader.read(pipeline, meta, 256) > 0)
-            {
+            while (running && reader.read(pipeline, meta, 256) > 0) {
                 pipeline.endBatch(System.currentTimeMillis() * 1_000_000L);
             }
             recoveredEntries = reader.entries();
-            LOG.info("journal {}: caught up on {} entries of an earlier run ({} corrupt documents skipped)",
-                config.journalDir(), reader.entries(), reader.corruptDocuments());
-        }
-        catch (final RuntimeException e)
-        {
-            LOG.warn("journal {}: could not be read back ({}); starting from the rings' current state",
-                config.journalDir(), e.toString());
+            LOG.info(
+                    "journal {}: caught up on {} entries of an earlier run ({} corrupt documents skipped)",
+                    config.journalDir(),
+                    reader.entries(),
+                    reader.corruptDocuments());
+        } catch (final RuntimeException e) {
+            LOG.warn(
+                    "journal {}: could not be read back ({}); starting from the rings' current state",
+                    config.journalDir(),
+                    e.toString());
         }
         pipeline.endCatchUp();
     }
 
-    private void loop(final Pipeline pipeline, final JournalWriter journal)
-    {
+    private void loop(final Pipeline pipeline, final JournalWriter journal) {
         final long intervalNs = TimeUnit.MILLISECONDS.toNanos(config.publishIntervalMs());
         final IngestFailures failures = pipeline.failures();
         long nextPublish = System.nanoTime();
         long lastEvents = 0;
         long lastPublishNs = System.nanoTime();
         int idle = 0;
-        while (running && !source.finished())
-        {
+        while (running && !source.finished()) {
             int n = 0;
-            try
-            {
+            try {
                 n = source.poll(pipeline);
-            }
-            catch (final RuntimeException e)
-            {
+            } catch (final RuntimeException e) {
                 failures.record(IngestFailures.Stage.SOURCE, "poll of " + source.describe(), e);
             }
             final long nowMono = System.nanoTime();
-            try
-            {
+            try {
                 // also after a failed poll: what it handed over before it threw is journaled with this batch
                 pipeline.endBatch(System.currentTimeMillis() * 1_000_000L);
                 lastIterationMs = System.currentTimeMillis();
-                if (nowMono - nextPublish >= 0)
-                {
+                if (nowMono - nextPublish >= 0) {
                     final double rate = (pipeline.events() - lastEvents) * 1e9 / Math.max(1, nowMono - lastPublishNs);
                     lastEvents = pipeline.events();
                     lastPublishNs = nowMono;
                     nextPublish = nowMono + intervalNs;
-                    if (pipeline.lastEventNs() != Long.MIN_VALUE)
-                    {
+                    if (pipeline.lastEventNs() != Long.MIN_VALUE) {
                         pipeline.expireBefore(pipeline.lastEventNs() - TimeUnit.SECONDS.toNanos(30));
                     }
                     snapshot.set(pipeline.snapshot(System.currentTimeMillis(), stats(pipeline, journal, rate)));
                 }
-            }
-            catch (final RuntimeException e)
-            {
+            } catch (final RuntimeException e) {
                 failures.record(IngestFailures.Stage.DRAIN, "end of batch", e);
             }
-            if (n == 0)
-            {
+            if (n == 0) {
                 idle++;
                 LockSupport.parkNanos(idle < 100 ? 20_000L : 200_000L);
-            }
-            else
-            {
+            } else {
                 idle = 0;
             }
         }
-        if (pipeline.finish() && journal != null)
-        {
+        if (pipeline.finish() && journal != null) {
             journal.end(); // a reader of the journal ends the last period here too, as the finish above did
         }
         pipeline.endBatch(System.currentTimeMillis() * 1_000_000L);
         snapshot.set(pipeline.snapshot(System.currentTimeMillis(), stats(pipeline, journal, 0)));
     }
 
-    private Stats stats(final Pipeline p, final JournalWriter journal, final double rate)
-    {
+    private Stats stats(final Pipeline p, final JournalWriter journal, final double rate) {
         final Source.RingFigures rf = source.ringFigures();
         final WindowEngine e = p.engine();
-        final long engineDrops = e.droppedStepTableFull() + e.droppedOpTableFull() + e.droppedFlowTableFull() +
-            e.droppedAggregateTableFull() + e.droppedCollectiveTableFull() + e.droppedHostTableFull();
+        final long engineDrops = e.droppedStepTableFull()
+                + e.droppedOpTableFull()
+                + e.droppedFlowTableFull()
+                + e.droppedAggregateTableFull()
+                + e.droppedCollectiveTableFull()
+                + e.droppedHostTableFull();
         final String jf = journal != null ? journal.failure() : journalFailure;
         final long open = p.snapshotOpenCount();
-        return new Stats(p.events(), rate, rf.records(), rf.attached(), rf.corrupt(), rf.producerDrops(), rf.lag(),
-            engineDrops, journal != null ? journal.bytesOnDisk() : 0, journal != null ? journal.entriesWritten() : 0,
-            journal != null ? journal.entriesDropped() : 0, jf, System.currentTimeMillis() - lastIterationMs,
-            p.summaries(), open, source.describe(), p.failures().counts(), rf.producers(), traffic.publish(e));
+        return new Stats(
+                p.events(),
+                rate,
+                rf.records(),
+                rf.attached(),
+                rf.corrupt(),
+                rf.producerDrops(),
+                rf.lag(),
+                engineDrops,
+                journal != null ? journal.bytesOnDisk() : 0,
+                journal != null ? journal.entriesWritten() : 0,
+                journal != null ? journal.entriesDropped() : 0,
+                jf,
+                System.currentTimeMillis() - lastIterationMs,
+                p.summaries(),
+                open,
+                source.describe(),
+                p.failures().counts(),
+                rf.producers(),
+                traffic.publish(e));
     }
 }

@@ -1,11 +1,10 @@
 package io.flowscope.collector.ingest;
 
-import java.util.function.LongSupplier;
-
 import io.flowscope.collector.pipeline.Pipeline;
 import io.flowscope.ring.RingDirectory;
 import io.flowscope.ring.RingHeader;
 import io.flowscope.ring.RingReader;
+import java.util.function.LongSupplier;
 import org.agrona.collections.Long2LongHashMap;
 import org.agrona.collections.LongHashSet;
 
@@ -25,8 +24,7 @@ import org.agrona.collections.LongHashSet;
  * journal with them. The tick is {@link Pipeline#advanceTo}, the input interface's call for an idle host (no
  * event): it is journaled, so a replay ends the same periods and names the same hang.
  */
-final class IdleHostClock
-{
+final class IdleHostClock {
     static final long GUARD_NS = 2_000_000L;
     static final long MIN_INTERVAL_NS = 1_000_000L;
     static final long MAX_INTERVAL_NS = 100_000_000L;
@@ -39,50 +37,42 @@ final class IdleHostClock
     private long[] readerHosts = new long[8];
     /** Per host: the latest host time a record (not a tick) gave, and this machine's clock when it was seen. */
     private final Long2LongHashMap recordTimeNs = new Long2LongHashMap(Long.MIN_VALUE);
+
     private final Long2LongHashMap seenAtNs = new Long2LongHashMap(Long.MIN_VALUE);
     private final Long2LongHashMap lastTickNs = new Long2LongHashMap(Long.MIN_VALUE);
 
-    IdleHostClock(final LongSupplier monotonicNs, final LongSupplier wallMillis)
-    {
+    IdleHostClock(final LongSupplier monotonicNs, final LongSupplier wallMillis) {
         this.monotonicNs = monotonicNs;
         this.wallMillis = wallMillis;
     }
 
     /** Ticks the drained, silent hosts of the directory's readers; leaves the pipeline's current host as it was. */
-    void tick(final RingDirectory rings, final Pipeline out)
-    {
+    void tick(final RingDirectory rings, final Pipeline out) {
         final int n = rings.attachedCount();
-        if (n == 0)
-        {
+        if (n == 0) {
             return;
         }
         final long now = monotonicNs.getAsLong();
         final long bootNs = wallMillis.getAsLong() * 1_000_000L - now;
         busyHosts.clear();
-        if (readerHosts.length < n)
-        {
+        if (readerHosts.length < n) {
             readerHosts = new long[Math.max(n, 2 * readerHosts.length)];
         }
-        for (int i = 0; i < n; i++)
-        {
+        for (int i = 0; i < n; i++) {
             final RingReader r = rings.reader(i);
             readerHosts[i] = RingEventSource.hostId(r.header().hostname());
-            if (r.lag() > 0 || !sameMachine(r.header(), bootNs))
-            {
+            if (r.lag() > 0 || !sameMachine(r.header(), bootNs)) {
                 busyHosts.add(readerHosts[i]);
             }
         }
-        for (int i = 0; i < n; i++)
-        {
+        for (int i = 0; i < n; i++) {
             final long host = readerHosts[i];
             final long hostTime = out.hostTimeNs(host);
-            if (busyHosts.contains(host) || hostTime == Long.MIN_VALUE)
-            {
+            if (busyHosts.contains(host) || hostTime == Long.MIN_VALUE) {
                 continue;
             }
             final long lastTick = lastTickNs.get(host);
-            if (hostTime != lastTick && hostTime != recordTimeNs.get(host))
-            {
+            if (hostTime != lastTick && hostTime != recordTimeNs.get(host)) {
                 // a record moved the host's time since the last look
                 recordTimeNs.put(host, hostTime);
                 seenAtNs.put(host, now);
@@ -90,8 +80,7 @@ final class IdleHostClock
             }
             final long silence = now - seenAtNs.get(host);
             final long t = recordTimeNs.get(host) + silence - GUARD_NS;
-            if (t <= hostTime || (lastTick != Long.MIN_VALUE && t - lastTick < intervalNs(silence)))
-            {
+            if (t <= hostTime || (lastTick != Long.MIN_VALUE && t - lastTick < intervalNs(silence))) {
                 continue;
             }
             lastTickNs.put(host, t);
@@ -100,13 +89,11 @@ final class IdleHostClock
     }
 
     /** A tick every period for the first 10 ms of a silence, then a tenth of the silence, at most 100 ms. */
-    static long intervalNs(final long silenceNs)
-    {
+    static long intervalNs(final long silenceNs) {
         return Math.max(MIN_INTERVAL_NS, Math.min(MAX_INTERVAL_NS, silenceNs / 10));
     }
 
-    private static boolean sameMachine(final RingHeader h, final long bootNs)
-    {
+    private static boolean sameMachine(final RingHeader h, final long bootNs) {
         return Math.abs(h.anchorRealtimeNs() - h.anchorMonotonicNs() - bootNs) < SAME_MACHINE_TOLERANCE_NS;
     }
 }

@@ -1,37 +1,31 @@
 package io.flowscope.collector.journal;
 
+import io.flowscope.api.input.TelemetryListener;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.function.Consumer;
 
-import io.flowscope.api.input.TelemetryListener;
-
 /**
  * Recorded input read back batch by batch: a journal directory ({@link JournalReader}) or a JSON-lines trace
  * ({@link TraceReader}). Replay and inspect take either.
  */
-public interface EventLog extends AutoCloseable
-{
+public interface EventLog extends AutoCloseable {
     /**
      * Opens a journal directory or a trace file, whichever the path is; an {@link IllegalArgumentException} that
      * says what is wrong (missing, a file that is not named as a trace, a directory without cycle files) otherwise.
      */
-    static EventLog open(final Path path)
-    {
-        if (Files.isDirectory(path))
-        {
+    static EventLog open(final Path path) {
+        if (Files.isDirectory(path)) {
             return new JournalReader(path);
         }
-        if (!Files.exists(path))
-        {
+        if (!Files.exists(path)) {
             throw new IllegalArgumentException("no such journal directory or trace file: " + path);
         }
-        if (!TraceReader.isTrace(path))
-        {
-            throw new IllegalArgumentException(path + " is a file but not a trace: a trace is JSON lines named " +
-                "*.jsonl or *.jsonl.gz (as 'flowscope inspect JOURNAL > run.jsonl' writes it); a journal is a " +
-                "directory of .cq4 cycle files");
+        if (!TraceReader.isTrace(path)) {
+            throw new IllegalArgumentException(path + " is a file but not a trace: a trace is JSON lines named "
+                    + "*.jsonl or *.jsonl.gz (as 'flowscope inspect JOURNAL > run.jsonl' writes it); a journal is a "
+                    + "directory of .cq4 cycle files");
         }
         return new TraceReader(path);
     }

@@ -33,8 +33,7 @@ import java.util.Properties;
  * simulator). Ring identity and the anomalies that were published are journaled too, for the record and so a
  * restarted service does not announce an anomaly twice.
  */
-public final class JournalFormat
-{
+public final class JournalFormat {
     /** hostId. */
     public static final byte HOST = 1;
     /** opKey, commHash, rank, peer, channel, isSend (byte), timeNs. */
@@ -130,41 +129,35 @@ public final class JournalFormat
     /** A journal without a format file: no document must carry a checksum. */
     public static final long NEVER = Long.MAX_VALUE;
 
-    private JournalFormat()
-    {
-    }
+    private JournalFormat() {}
 
     /**
      * The index of the journal's first checksummed document ({@code checksummedFrom} of its format file), or
      * {@link #NEVER} when it has none; a file that cannot be read or parsed counts as 0 (every document must be
      * checksummed: the strict reading of a journal that has the file at all).
      */
-    public static long checksummedFrom(final Path dir)
-    {
+    public static long checksummedFrom(final Path dir) {
         final Path f = dir.resolve(FORMAT_FILE);
-        if (!Files.exists(f))
-        {
+        if (!Files.exists(f)) {
             return NEVER;
         }
-        try
-        {
+        try {
             final Properties p = new Properties();
             p.load(new java.io.StringReader(Files.readString(f, StandardCharsets.UTF_8)));
             return Long.parseLong(p.getProperty("checksummedFrom", "0").trim());
-        }
-        catch (final IOException | RuntimeException e)
-        {
+        } catch (final IOException | RuntimeException e) {
             return 0;
         }
     }
 
     /** Writes the format file (atomically: a temporary file moved into place). */
-    static void writeFormatFile(final Path dir, final long checksummedFrom) throws IOException
-    {
-        final String text = "# flowscope journal: format of its batches (collector JournalFormat, docs/trace-format.md)\n" +
-            "# format 2: each batch carries its index and a CRC32C; every batch from index checksummedFrom on has them\n" +
-            "format=2\n" +
-            "checksummedFrom=" + checksummedFrom + "\n";
+    static void writeFormatFile(final Path dir, final long checksummedFrom) throws IOException {
+        final String text =
+                "# flowscope journal: format of its batches (collector JournalFormat, docs/trace-format.md)\n"
+                        + "# format 2: each batch carries its index and a CRC32C; every batch from index checksummedFrom on has them\n"
+                        + "format=2\n"
+                        + "checksummedFrom="
+                        + checksummedFrom + "\n";
         final Path tmp = dir.resolve(FORMAT_FILE + ".tmp");
         Files.writeString(tmp, text, StandardCharsets.UTF_8);
         Files.move(tmp, dir.resolve(FORMAT_FILE), StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);

@@ -25,20 +25,17 @@ import java.util.concurrent.ConcurrentHashMap;
  * process's record locks on it. So the locks this JVM holds are also kept in a table, checked before the file is
  * opened (two services in one JVM, as tests run them).
  */
-public final class JournalLock implements AutoCloseable
-{
+public final class JournalLock implements AutoCloseable {
     /** The lock file's name in the journal directory. */
     public static final String FILE = "flowscope.lock";
 
     private static final Map<Path, JournalLock> HELD = new ConcurrentHashMap<>();
 
     /** Another service holds the journal directory: the message is the one line to print. */
-    public static final class InUseException extends IllegalStateException
-    {
+    public static final class InUseException extends IllegalStateException {
         private static final long serialVersionUID = 1L;
 
-        InUseException(final String message)
-        {
+        InUseException(final String message) {
             super(message);
         }
     }
@@ -48,8 +45,7 @@ public final class JournalLock implements AutoCloseable
     private final FileChannel channel;
     private final FileLock lock;
 
-    private JournalLock(final Path dir, final Path key, final FileChannel channel, final FileLock lock)
-    {
+    private JournalLock(final Path dir, final Path key, final FileChannel channel, final FileLock lock) {
         this.dir = dir;
         this.key = key;
         this.channel = channel;
@@ -60,64 +56,49 @@ public final class JournalLock implements AutoCloseable
      * Takes the lock of journal directory {@code dir} (created when missing); an {@link InUseException} naming the
      * directory and, where the lock file says it, the other process when another holds it.
      */
-    public static JournalLock acquire(final Path dir)
-    {
+    public static JournalLock acquire(final Path dir) {
         final Path key;
-        try
-        {
+        try {
             Files.createDirectories(dir);
             key = dir.toRealPath();
-        }
-        catch (final IOException e)
-        {
+        } catch (final IOException e) {
             throw new UncheckedIOException("journal: cannot create " + dir + ": " + e.getMessage(), e);
         }
         final long pid = ProcessHandle.current().pid();
-        synchronized (HELD)
-        {
-            if (HELD.containsKey(key))
-            {
+        synchronized (HELD) {
+            if (HELD.containsKey(key)) {
                 throw inUse(dir, "pid " + pid + ", this process");
             }
             final Path file = dir.resolve(FILE);
             FileChannel ch = null;
-            try
-            {
-                ch = FileChannel.open(file, StandardOpenOption.CREATE, StandardOpenOption.READ,
-                    StandardOpenOption.WRITE);
+            try {
+                ch = FileChannel.open(
+                        file, StandardOpenOption.CREATE, StandardOpenOption.READ, StandardOpenOption.WRITE);
                 FileLock l;
-                try
-                {
+                try {
                     l = ch.tryLock();
-                }
-                catch (final OverlappingFileLockException e)
-                {
+                } catch (final OverlappingFileLockException e) {
                     l = null; // held in this JVM by a channel outside the table: said as another holder
                 }
-                if (l == null)
-                {
+                if (l == null) {
                     final String who = holder(ch);
                     ch.close();
                     throw inUse(dir, who);
                 }
                 ch.truncate(0);
-                ch.write(ByteBuffer.wrap(("pid " + pid + " host " + hostName() + " since " + Instant.now() + "\n")
-                    .getBytes(StandardCharsets.UTF_8)), 0);
+                ch.write(
+                        ByteBuffer.wrap(("pid " + pid + " host " + hostName() + " since " + Instant.now() + "\n")
+                                .getBytes(StandardCharsets.UTF_8)),
+                        0);
                 ch.force(false);
                 final JournalLock held = new JournalLock(dir, key, ch, l);
                 HELD.put(key, held);
                 return held;
-            }
-            catch (final IOException e)
-            {
-                if (ch != null)
-                {
-                    try
-                    {
+            } catch (final IOException e) {
+                if (ch != null) {
+                    try {
                         ch.close();
-                    }
-                    catch (final IOException ignored)
-                    {
+                    } catch (final IOException ignored) {
                         // closing after a failure
                     }
                 }
@@ -126,65 +107,50 @@ public final class JournalLock implements AutoCloseable
         }
     }
 
-    private static InUseException inUse(final Path dir, final String who)
-    {
-        return new InUseException("the journal directory " + dir + " is in use by another flowscope service" +
-            (who != null ? " (" + who + ")" : "") + "; give this one its own (--journal-dir DIR or journal.dir; the " +
-            "default is per port), or stop the other");
+    private static InUseException inUse(final Path dir, final String who) {
+        return new InUseException("the journal directory " + dir + " is in use by another flowscope service"
+                + (who != null ? " (" + who + ")" : "")
+                + "; give this one its own (--journal-dir DIR or journal.dir; the "
+                + "default is per port), or stop the other");
     }
 
     /** Who holds the lock, from the file's first line read through the channel already open; null if unknown. */
-    private static String holder(final FileChannel ch)
-    {
-        try
-        {
+    private static String holder(final FileChannel ch) {
+        try {
             final ByteBuffer b = ByteBuffer.allocate(512);
             ch.read(b, 0);
             final String line = new String(b.array(), 0, b.position(), StandardCharsets.UTF_8).strip();
-            if (!line.startsWith("pid "))
-            {
+            if (!line.startsWith("pid ")) {
                 return null;
             }
             final int nl = line.indexOf('\n');
             return nl < 0 ? line : line.substring(0, nl);
-        }
-        catch (final IOException e)
-        {
+        } catch (final IOException e) {
             return null;
         }
     }
 
-    private static String hostName()
-    {
-        try
-        {
+    private static String hostName() {
+        try {
             return InetAddress.getLocalHost().getHostName();
-        }
-        catch (final IOException e)
-        {
+        } catch (final IOException e) {
             return "unknown";
         }
     }
 
-    public Path dir()
-    {
+    public Path dir() {
         return dir;
     }
 
     /** Releases the lock (the file stays: deleting it could let two services lock two different files). */
     @Override
-    public void close()
-    {
-        synchronized (HELD)
-        {
+    public void close() {
+        synchronized (HELD) {
             HELD.remove(key, this);
-            try
-            {
+            try {
                 lock.release();
                 channel.close();
-            }
-            catch (final IOException e)
-            {
+            } catch (final IOException e) {
                 // the process ending releases it too
             }
         }

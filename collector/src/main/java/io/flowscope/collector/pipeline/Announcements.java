@@ -10,22 +10,18 @@ import java.util.function.Consumer;
  * the HTTP side, which serves the detector's snapshots, need not exist before each other. Events go to the receivers
  * in the order they were attached, on the detector's thread.
  */
-public final class Announcements implements Consumer<AnomalyEvent>
-{
+public final class Announcements implements Consumer<AnomalyEvent> {
     private final List<Consumer<AnomalyEvent>> receivers = new CopyOnWriteArrayList<>();
 
     /** Adds a receiver (before the detector starts). */
-    public Announcements to(final Consumer<AnomalyEvent> receiver)
-    {
+    public Announcements to(final Consumer<AnomalyEvent> receiver) {
         receivers.add(receiver);
         return this;
     }
 
     @Override
-    public void accept(final AnomalyEvent e)
-    {
-        for (final Consumer<AnomalyEvent> r : receivers)
-        {
+    public void accept(final AnomalyEvent e) {
+        for (final Consumer<AnomalyEvent> r : receivers) {
             r.accept(e);
         }
     }

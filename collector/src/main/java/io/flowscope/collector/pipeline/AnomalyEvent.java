@@ -10,13 +10,20 @@ import io.flowscope.api.anomaly.Anomaly;
  * restart that had been announced before (not announced again); {@code culprit} its culprit as named (host, and
  * for a rank its pid and GPU), null when nothing is known of it.
  */
-public record AnomalyEvent(String type, Anomaly anomaly, long publishedWallMs, long publishedMonoNs,
-    boolean recovered, RankIdentity culprit)
-{
+public record AnomalyEvent(
+        String type,
+        Anomaly anomaly,
+        long publishedWallMs,
+        long publishedMonoNs,
+        boolean recovered,
+        RankIdentity culprit) {
     /** Without a named culprit. */
-    public AnomalyEvent(final String type, final Anomaly anomaly, final long publishedWallMs,
-        final long publishedMonoNs, final boolean recovered)
-    {
+    public AnomalyEvent(
+            final String type,
+            final Anomaly anomaly,
+            final long publishedWallMs,
+            final long publishedMonoNs,
+            final boolean recovered) {
         this(type, anomaly, publishedWallMs, publishedMonoNs, recovered, null);
     }
 }

@@ -6,8 +6,7 @@ import io.flowscope.api.anomaly.AnomalySink;
 import io.flowscope.api.anomaly.AnomalyStage;
 
 /** Builds the anomaly stage the service and replay run: the anomaly module's detectors, default thresholds. */
-public final class AnomalyStages
-{
+public final class AnomalyStages {
     /**
      * The service's hang threshold, 500 ms, chosen from real NCCL traces (docs/detection.md): in their fault-free
      * phases no rank went more than 7.1 ms without a step completion, but the drain loop read one ring up to 194 ms
@@ -43,12 +42,9 @@ public final class AnomalyStages
     /** The period rule's slow-node excess in the service: 450 µs (the simulator's suite: 50 µs). */
     public static final double SLOW_NODE_MIN_NS = 450_000;
 
-    private AnomalyStages()
-    {
-    }
+    private AnomalyStages() {}
 
-    public static AnomalyStage create(final AnomalySink sink)
-    {
+    public static AnomalyStage create(final AnomalySink sink) {
         return new AnomalyEngine(serviceConfig(), sink);
     }
 
@@ -59,10 +55,12 @@ public final class AnomalyStages
      * without a straggler: docs/perf-journal/6-collector.md, multi-host runs), and the period rules opening after
      * {@link #PERIOD_RULES_OPEN_AFTER} periods.
      */
-    public static AnomalyConfig serviceConfig()
-    {
-        return new AnomalyConfig().hangThresholdNs(HANG_THRESHOLD_NS).hangCriticalNs(HANG_CRITICAL_NS)
-            .nicStallNs(NIC_STALL_NS).slowNodeMinNs(SLOW_NODE_MIN_NS)
-            .openAfter(PERIOD_RULES_OPEN_AFTER);
+    public static AnomalyConfig serviceConfig() {
+        return new AnomalyConfig()
+                .hangThresholdNs(HANG_THRESHOLD_NS)
+                .hangCriticalNs(HANG_CRITICAL_NS)
+                .nicStallNs(NIC_STALL_NS)
+                .slowNodeMinNs(SLOW_NODE_MIN_NS)
+                .openAfter(PERIOD_RULES_OPEN_AFTER);
     }
 }

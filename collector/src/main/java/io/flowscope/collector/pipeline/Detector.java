@@ -9,14 +9,12 @@ import java.util.concurrent.TimeUnit;
  * HTTP side, sinks and anomaly fan-out around either; the detector announces anomaly events to the
  * {@link Announcements} it was built with.
  */
-public interface Detector extends AutoCloseable
-{
+public interface Detector extends AutoCloseable {
     /** Begins detecting; the flow and collective summaries it makes from now on go to {@code summaries} too. */
     void start(ServiceSinks summaries) throws Exception;
 
     /** Waits until it serves what it rebuilt at start (a node's journal catch-up); false if it died meanwhile. */
-    default boolean awaitReady(final long timeout, final TimeUnit unit) throws InterruptedException
-    {
+    default boolean awaitReady(final long timeout, final TimeUnit unit) throws InterruptedException {
         return true;
     }
 
@@ -27,8 +25,7 @@ public interface Detector extends AutoCloseable
     Map<String, Object> health();
 
     /** Its own Prometheus text families, appended to {@code /metrics} (empty: none). Any thread. */
-    default String metrics()
-    {
+    default String metrics() {
         return "";
     }
 

@@ -5,7 +5,6 @@ import java.util.LinkedHashMap;
 import java.util.Locale;
 import java.util.Map;
 import java.util.function.LongSupplier;
-
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -21,11 +20,9 @@ import org.slf4j.LoggerFactory;
  * Written by the thread that owns the pipeline (the drain thread, a replay); {@link #counts()} is an immutable copy
  * that the drain thread publishes with its snapshot.
  */
-public final class IngestFailures
-{
+public final class IngestFailures {
     /** Where an exception was caught. */
-    public enum Stage
-    {
+    public enum Stage {
         /** The source's poll: ring discovery, decoding, the idle clock, the simulator. */
         SOURCE,
         /** The window engine, on an input call or at the end of input. */
@@ -38,46 +35,38 @@ public final class IngestFailures
         DRAIN;
 
         /** The name in metrics and health: lower case. */
-        public String label()
-        {
+        public String label() {
             return name().toLowerCase(Locale.ROOT);
         }
     }
 
     /** What was counted, at one moment (immutable). */
-    public record Counts(long total, Map<Stage, Long> byStage, String last, long lastWallMs)
-    {
+    public record Counts(long total, Map<Stage, Long> byStage, String last, long lastWallMs) {
         public static final Counts NONE = new Counts(0, zeros(), null, 0);
 
-        private static Map<Stage, Long> zeros()
-        {
+        private static Map<Stage, Long> zeros() {
             final Map<Stage, Long> m = new EnumMap<>(Stage.class);
-            for (final Stage s : Stage.values())
-            {
+            for (final Stage s : Stage.values()) {
                 m.put(s, 0L);
             }
             return Map.copyOf(m);
         }
 
-        public long of(final Stage stage)
-        {
+        public long of(final Stage stage) {
             return byStage.getOrDefault(stage, 0L);
         }
 
         /** Whether the last failure is less than {@link #RECENT_MS} old at {@code nowWallMs}. */
-        public boolean recent(final long nowWallMs)
-        {
+        public boolean recent(final long nowWallMs) {
             return total > 0 && nowWallMs - lastWallMs < RECENT_MS;
         }
 
         /** {@code failures} of {@code /api/health}: how many, by stage, the last one and when, whether recent. */
-        public Map<String, Object> toHealth(final long nowWallMs)
-        {
+        public Map<String, Object> toHealth(final long nowWallMs) {
             final Map<String, Object> f = new LinkedHashMap<>();
             f.put("total", total);
             final Map<String, Object> stages = new LinkedHashMap<>();
-            for (final Stage stage : Stage.values())
-            {
+            for (final Stage stage : Stage.values()) {
                 stages.put(stage.label(), of(stage));
             }
             f.put("byStage", stages);
@@ -90,8 +79,7 @@ public final class IngestFailures
 
     /** Where failures are reported (the log; a list in tests). */
     @FunctionalInterface
-    public interface Log
-    {
+    public interface Log {
         void failure(String message, Throwable cause);
     }
 
@@ -113,13 +101,11 @@ public final class IngestFailures
     private long notLogged;
     private Counts counts = Counts.NONE;
 
-    public IngestFailures()
-    {
+    public IngestFailures() {
         this(System::nanoTime, System::currentTimeMillis, LOG::error);
     }
 
-    public IngestFailures(final LongSupplier nanoClock, final LongSupplier wallMsClock, final Log log)
-    {
+    public IngestFailures(final LongSupplier nanoClock, final LongSupplier wallMsClock, final Log log) {
         this.nanoClock = nanoClock;
         this.wallMsClock = wallMsClock;
         this.log = log;
@@ -129,45 +115,38 @@ public final class IngestFailures
      * Counts an exception caught in {@code stage} while handling {@code what} (a few words: "flow summary",
      * "ProxyStep stop"); logs it unless one was logged less than {@link #LOG_INTERVAL_NS} ago.
      */
-    public void record(final Stage stage, final String what, final RuntimeException e)
-    {
+    public void record(final Stage stage, final String what, final RuntimeException e) {
         byStage[stage.ordinal()]++;
         total++;
         last = stage.label() + " (" + what + "): " + e;
         lastWallMs = wallMsClock.getAsLong();
         final long now = nanoClock.getAsLong();
-        if (total == 1 || now - lastLoggedNs >= LOG_INTERVAL_NS)
-        {
+        if (total == 1 || now - lastLoggedNs >= LOG_INTERVAL_NS) {
             lastLoggedNs = now;
             final String unlogged = total == 1 ? "" : ", " + notLogged + " not logged since the last one logged";
             notLogged = 0;
-            log.failure("ingest failure " + total + unlogged + ": the " + stage.label() + " stage threw on " + what +
-                "; counted and skipped, ingest goes on (flowscope_ingest_failures_total, /api/health failures)", e);
-        }
-        else
-        {
+            log.failure(
+                    "ingest failure " + total + unlogged + ": the " + stage.label() + " stage threw on " + what
+                            + "; counted and skipped, ingest goes on (flowscope_ingest_failures_total, /api/health failures)",
+                    e);
+        } else {
             notLogged++;
         }
     }
 
-    public long total()
-    {
+    public long total() {
         return total;
     }
 
-    public long of(final Stage stage)
-    {
+    public long of(final Stage stage) {
         return byStage[stage.ordinal()];
     }
 
     /** An immutable copy of the counts (the same object while nothing new was counted). */
-    public Counts counts()
-    {
-        if (counts.total() != total)
-        {
+    public Counts counts() {
+        if (counts.total() != total) {
             final Map<Stage, Long> m = new EnumMap<>(Stage.class);
-            for (final Stage s : Stage.values())
-            {
+            for (final Stage s : Stage.values()) {
                 m.put(s, byStage[s.ordinal()]);
             }
             counts = new Counts(total, Map.copyOf(m), last, lastWallMs);

@@ -1,43 +1,33 @@
 package io.flowscope.collector.pipeline;
 
-import java.util.LinkedHashMap;
-import java.util.Map;
-
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
 import io.flowscope.api.anomaly.Anomaly;
 import io.flowscope.api.anomaly.Culprit;
+import java.util.LinkedHashMap;
+import java.util.Map;
 
 /** JSON of the API: one mapper, anomalies as flat maps with ids and hashes in hex. */
-public final class Json
-{
+public final class Json {
     public static final ObjectMapper MAPPER = new ObjectMapper().disable(SerializationFeature.FAIL_ON_EMPTY_BEANS);
 
-    private Json()
-    {
-    }
+    private Json() {}
 
-    public static String write(final Object o)
-    {
-        try
-        {
+    public static String write(final Object o) {
+        try {
             return MAPPER.writeValueAsString(o);
-        }
-        catch (final JsonProcessingException e)
-        {
+        } catch (final JsonProcessingException e) {
             throw new IllegalStateException(e);
         }
     }
 
-    public static Map<String, Object> anomaly(final Anomaly a)
-    {
+    public static Map<String, Object> anomaly(final Anomaly a) {
         return anomaly(a, null);
     }
 
     /** With its culprit as named ({@code who}, null when unknown): see {@link #culprit(Culprit, RankIdentity)}. */
-    public static Map<String, Object> anomaly(final Anomaly a, final RankIdentity who)
-    {
+    public static Map<String, Object> anomaly(final Anomaly a, final RankIdentity who) {
         final Map<String, Object> m = new LinkedHashMap<>();
         m.put("id", FlowRow.hex(a.id()));
         m.put("kind", a.kind().name());
@@ -54,8 +44,7 @@ public final class Json
         return m;
     }
 
-    public static Map<String, Object> culprit(final Culprit c)
-    {
+    public static Map<String, Object> culprit(final Culprit c) {
         return culprit(c, null);
     }
 
@@ -64,8 +53,7 @@ public final class Json
      * {@code gpu} (the CUDA device ordinal in that process), {@code gpuBusId} (its PCI bus id) and {@code gpuUuid}
      * (its UUID, "GPU-..." as nvidia-smi prints it), each present only when known.
      */
-    public static Map<String, Object> culprit(final Culprit c, final RankIdentity who)
-    {
+    public static Map<String, Object> culprit(final Culprit c, final RankIdentity who) {
         final Map<String, Object> m = new LinkedHashMap<>();
         m.put("host", FlowRow.hex(c.hostId()));
         m.put("comm", FlowRow.hex(c.commHash()));
@@ -74,25 +62,19 @@ public final class Json
         m.put("channel", c.channel());
         m.put("device", c.device());
         m.put("qpNum", c.qpNum());
-        if (who != null)
-        {
-            if (!who.hostname().isEmpty())
-            {
+        if (who != null) {
+            if (!who.hostname().isEmpty()) {
                 m.put("hostname", who.hostname());
             }
-            if (who.isRank())
-            {
+            if (who.isRank()) {
                 m.put("pid", who.pid());
-                if (who.cudaDevice() >= 0)
-                {
+                if (who.cudaDevice() >= 0) {
                     m.put("gpu", who.cudaDevice());
                 }
-                if (!who.pciBusId().isEmpty())
-                {
+                if (!who.pciBusId().isEmpty()) {
                     m.put("gpuBusId", who.pciBusId());
                 }
-                if (!who.gpuUuid().isEmpty())
-                {
+                if (!who.gpuUuid().isEmpty()) {
                     m.put("gpuUuid", who.gpuUuid());
                 }
             }
@@ -100,8 +82,7 @@ public final class Json
         return m;
     }
 
-    public static Map<String, Object> event(final AnomalyEvent e)
-    {
+    public static Map<String, Object> event(final AnomalyEvent e) {
         final Map<String, Object> m = new LinkedHashMap<>();
         m.put("type", e.type());
         m.put("publishedWallMs", e.publishedWallMs());
@@ -111,10 +92,10 @@ public final class Json
     }
 
     /** One line for the console. */
-    public static String line(final AnomalyEvent e)
-    {
+    public static String line(final AnomalyEvent e) {
         final Anomaly a = e.anomaly();
-        return String.format("%-8s %-9s %-8s %s  [%s, detected at t=%.3f s]", e.type().toUpperCase(),
-            a.kind(), a.severity(), a.summary(), FlowRow.hex(a.id()), a.detectedNs() / 1e9);
+        return String.format(
+                "%-8s %-9s %-8s %s  [%s, detected at t=%.3f s]",
+                e.type().toUpperCase(), a.kind(), a.severity(), a.summary(), FlowRow.hex(a.id()), a.detectedNs() / 1e9);
     }
 }

@@ -1,13 +1,12 @@
 package io.flowscope.collector.pipeline;
 
+import io.flowscope.api.summary.FlowSummary;
+import io.flowscope.api.summary.Phase;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-
-import io.flowscope.api.summary.FlowSummary;
-import io.flowscope.api.summary.Phase;
 import org.agrona.collections.Long2ObjectHashMap;
 
 /**
@@ -26,8 +25,7 @@ import org.agrona.collections.Long2ObjectHashMap;
  * "Recent" is an exponential average over active periods (time constant {@code 1 / RECENT_ALPHA} periods). Links and
  * ranks are per communicator; times are their host's clock. One thread.
  */
-public final class LiveTracker
-{
+public final class LiveTracker {
     /** Active periods whose total rate is a link's first baseline (as the slow-link rule's warm-up). */
     static final int WARMUP_PERIODS = 20;
     /** A link at this fraction of its baseline or better is healthy: its baseline follows it. */
@@ -44,25 +42,28 @@ public final class LiveTracker
     static final int MAX_SERIES = 512;
 
     /** A link (rank → peer of a communicator) as the page shows it now. */
-    public record LinkView(String host, long hostId, int rank, int peer, double bandwidthBytesPerSecond,
-        double serviceRateBytesPerSecond, double baselineBytesPerSecond, double fractionOfNormal, long lastNs)
-    {
+    public record LinkView(
+            String host,
+            long hostId,
+            int rank,
+            int peer,
+            double bandwidthBytesPerSecond,
+            double serviceRateBytesPerSecond,
+            double baselineBytesPerSecond,
+            double fractionOfNormal,
+            long lastNs) {
         /** The fraction of normal, or null while the baseline is learnt (JSON null). */
-        public Double fraction()
-        {
+        public Double fraction() {
             return Double.isFinite(fractionOfNormal) ? fractionOfNormal : null;
         }
     }
 
     /** A rank's recent waits, ns per period (the three add up to what its steps waited, all channels). */
-    public record RankView(long hostId, int rank, double ownGpuNs, double peerNs, double networkNs, long lastNs,
-        RankIdentity who)
-    {
-    }
+    public record RankView(
+            long hostId, int rank, double ownGpuNs, double peerNs, double networkNs, long lastNs, RankIdentity who) {}
 
     /** Who a rank is (its ring's communicator entry), or null: {@link RankIdentities#rank}. */
-    public interface Identities
-    {
+    public interface Identities {
         RankIdentity of(long hostId, long commHash, int rank);
     }
 
@@ -71,23 +72,18 @@ public final class LiveTracker
      * it); the last is the bucket still open, up to {@code endNs} (the link's latest period end). NaN where the link
      * was idle or its baseline not known yet.
      */
-    public record Series(long hostId, long stepNs, long endNs, float[] fractionOfNormal, float[] bandwidthBytesPerSecond)
-    {
-    }
+    public record Series(
+            long hostId, long stepNs, long endNs, float[] fractionOfNormal, float[] bandwidthBytesPerSecond) {}
 
     /** One communicator: its links and ranks (ordered), and the series of its links by "rank:peer". */
-    public record CommView(long commHash, List<LinkView> links, List<RankView> ranks, Map<String, Series> series)
-    {
-    }
+    public record CommView(long commHash, List<LinkView> links, List<RankView> ranks, Map<String, Series> series) {}
 
     /** The tracker's state for a snapshot, immutable. */
-    public record View(List<CommView> comms)
-    {
+    public record View(List<CommView> comms) {
         static final View EMPTY = new View(List.of());
     }
 
-    private static final class Link
-    {
+    private static final class Link {
         final long commHash;
         final int rank;
         final int peer;
@@ -111,27 +107,23 @@ public final class LiveTracker
         /** The series as last copied for a snapshot (immutable), or null. */
         Series frozen;
 
-        Link(final long commHash, final int rank, final int peer)
-        {
+        Link(final long commHash, final int rank, final int peer) {
             this.commHash = commHash;
             this.rank = rank;
             this.peer = peer;
         }
 
-        double rate()
-        {
+        double rate() {
             return recentNetNs > 0 ? recentBytes / recentNetNs * 1e9 : Double.NaN;
         }
 
-        double fractionOfNormal()
-        {
+        double fractionOfNormal() {
             final double r = rate();
             return Double.isFinite(baseline) && baseline > 0 && Double.isFinite(r) ? r / baseline : Double.NaN;
         }
     }
 
-    private static final class Rank
-    {
+    private static final class Rank {
         final long commHash;
         final int rank;
         long hostId;
@@ -140,8 +132,7 @@ public final class LiveTracker
         double peerNs;
         double networkNs;
 
-        Rank(final long commHash, final int rank)
-        {
+        Rank(final long commHash, final int rank) {
             this.commHash = commHash;
             this.rank = rank;
         }
@@ -152,28 +143,21 @@ public final class LiveTracker
     private int seriesKept;
 
     /** A flow summary of the window engine: LINK sends and RANK aggregates are read, the rest ignored. */
-    void onSummary(final FlowSummary s)
-    {
-        if (s.kind() == FlowSummary.KIND_LINK && s.isSend())
-        {
+    void onSummary(final FlowSummary s) {
+        if (s.kind() == FlowSummary.KIND_LINK && s.isSend()) {
             onLink(s);
-        }
-        else if (s.kind() == FlowSummary.KIND_RANK)
-        {
+        } else if (s.kind() == FlowSummary.KIND_RANK) {
             onRank(s);
         }
     }
 
-    private void onLink(final FlowSummary s)
-    {
+    private void onLink(final FlowSummary s) {
         final long key = key(s.commHash(), s.rank(), s.peer());
         Link l = links.get(key);
-        if (l == null)
-        {
+        if (l == null) {
             l = new Link(s.commHash(), s.rank(), s.peer());
             links.put(key, l);
-            if (seriesKept < MAX_SERIES)
-            {
+            if (seriesKept < MAX_SERIES) {
                 seriesKept++;
                 l.fraction = new float[SAMPLES];
                 l.bandwidth = new float[SAMPLES];
@@ -184,8 +168,7 @@ public final class LiveTracker
         final double bytes = s.bytes();
         final double netNs = Math.max(0, s.phaseSumNs(Phase.NETWORK));
         sample(l, s.periodEndNs(), bytes, netNs);
-        if (s.periodEndNs() != l.lastPeriodEndNs)
-        {
+        if (s.periodEndNs() != l.lastPeriodEndNs) {
             l.recentBytes *= 1 - RECENT_ALPHA;
             l.recentNetNs *= 1 - RECENT_ALPHA;
             l.recentPeriodNs *= 1 - RECENT_ALPHA;
@@ -194,46 +177,38 @@ public final class LiveTracker
         l.recentBytes += RECENT_ALPHA * bytes;
         l.recentNetNs += RECENT_ALPHA * netNs;
         l.recentPeriodNs += RECENT_ALPHA * periodNs;
-        if (bytes <= 0 || netNs <= 0)
-        {
+        if (bytes <= 0 || netNs <= 0) {
             return;
         }
-        if (l.warm < WARMUP_PERIODS)
-        {
+        if (l.warm < WARMUP_PERIODS) {
             l.warm++;
             l.warmBytes += bytes;
             l.warmNetNs += netNs;
-            if (l.warm == WARMUP_PERIODS)
-            {
+            if (l.warm == WARMUP_PERIODS) {
                 l.baseline = l.warmBytes / l.warmNetNs * 1e9;
             }
             return;
         }
         final double f = l.fractionOfNormal();
-        if (f >= HEALTHY)
-        {
+        if (f >= HEALTHY) {
             l.baseline += BASELINE_ALPHA * (l.rate() - l.baseline);
         }
     }
 
     /** Adds a period to the link's series, closing the buckets its end passed. */
-    private static void sample(final Link l, final long endNs, final double bytes, final double netNs)
-    {
-        if (l.fraction == null)
-        {
+    private static void sample(final Link l, final long endNs, final double bytes, final double netNs) {
+        if (l.fraction == null) {
             return;
         }
         final long b = Math.floorDiv(endNs - 1, SAMPLE_NS);
-        if (l.bucket == Long.MIN_VALUE)
-        {
+        if (l.bucket == Long.MIN_VALUE) {
             l.bucket = b;
-        }
-        else if (b > l.bucket)
-        {
-            push(l, l.bucketNetNs > 0 && l.baseline > 0 ? l.bucketBytes / l.bucketNetNs * 1e9 / l.baseline : Double.NaN,
-                l.bucketBytes * 1e9 / SAMPLE_NS);
-            for (long idle = Math.min(b - l.bucket - 1, SAMPLES); idle > 0; idle--)
-            {
+        } else if (b > l.bucket) {
+            push(
+                    l,
+                    l.bucketNetNs > 0 && l.baseline > 0 ? l.bucketBytes / l.bucketNetNs * 1e9 / l.baseline : Double.NaN,
+                    l.bucketBytes * 1e9 / SAMPLE_NS);
+            for (long idle = Math.min(b - l.bucket - 1, SAMPLES); idle > 0; idle--) {
                 push(l, Double.NaN, 0);
             }
             l.bucket = b;
@@ -244,59 +219,48 @@ public final class LiveTracker
         l.bucketNetNs += netNs;
     }
 
-    private static void push(final Link l, final double fraction, final double bandwidth)
-    {
-        l.fraction[l.next] = (float)fraction;
-        l.bandwidth[l.next] = (float)bandwidth;
+    private static void push(final Link l, final double fraction, final double bandwidth) {
+        l.fraction[l.next] = (float) fraction;
+        l.bandwidth[l.next] = (float) bandwidth;
         l.next = (l.next + 1) % SAMPLES;
         l.samples = Math.min(SAMPLES - 1, l.samples + 1);
     }
 
-    private void onRank(final FlowSummary s)
-    {
+    private void onRank(final FlowSummary s) {
         final long key = key(s.commHash(), s.rank(), -1);
         Rank r = ranks.get(key);
-        if (r == null)
-        {
+        if (r == null) {
             r = new Rank(s.commHash(), s.rank());
             ranks.put(key, r);
         }
         r.hostId = s.hostId();
-        if (s.periodEndNs() != r.lastPeriodEndNs)
-        {
+        if (s.periodEndNs() != r.lastPeriodEndNs) {
             // the send and receive aggregates of one period add up; a new period first weighs the past down
             r.ownGpuNs *= 1 - RECENT_ALPHA;
             r.peerNs *= 1 - RECENT_ALPHA;
             r.networkNs *= 1 - RECENT_ALPHA;
             r.lastPeriodEndNs = s.periodEndNs();
         }
-        if (s.isSend())
-        {
+        if (s.isSend()) {
             r.ownGpuNs += RECENT_ALPHA * pos(s.phaseSumNs(Phase.GPU_WAIT));
             r.peerNs += RECENT_ALPHA * pos(s.phaseSumNs(Phase.PEER_WAIT));
             r.networkNs += RECENT_ALPHA * pos(s.phaseSumNs(Phase.NETWORK));
-        }
-        else
-        {
+        } else {
             r.peerNs += RECENT_ALPHA * pos(s.phaseSumNs(Phase.NETWORK)); // 10 → 11: waiting for the sender's data
             r.networkNs += RECENT_ALPHA * pos(s.phaseSumNs(Phase.FLUSH));
             r.ownGpuNs += RECENT_ALPHA * pos(s.phaseSumNs(Phase.GPU_CONSUME));
         }
     }
 
-    private static long pos(final long v)
-    {
+    private static long pos(final long v) {
         return Math.max(0, v);
     }
 
     /** Forgets links and ranks whose last period ended before {@code cutoffNs} (gone quiet). */
-    void expireBefore(final long cutoffNs)
-    {
-        links.values().removeIf(l ->
-        {
+    void expireBefore(final long cutoffNs) {
+        links.values().removeIf(l -> {
             final boolean gone = l.lastPeriodEndNs - cutoffNs < 0;
-            if (gone && l.fraction != null)
-            {
+            if (gone && l.fraction != null) {
                 seriesKept--;
             }
             return gone;
@@ -305,79 +269,83 @@ public final class LiveTracker
     }
 
     /** An immutable copy for a snapshot: communicators by hash, links and ranks by rank. */
-    View view(final Identities identities)
-    {
-        if (links.isEmpty() && ranks.isEmpty())
-        {
+    View view(final Identities identities) {
+        if (links.isEmpty() && ranks.isEmpty()) {
             return View.EMPTY;
         }
         final Map<Long, List<LinkView>> byCommLinks = new HashMap<>();
         final Map<Long, Map<String, Series>> byCommSeries = new HashMap<>();
         final Map<Long, List<RankView>> byCommRanks = new HashMap<>();
-        links.values().forEach(l ->
-        {
+        links.values().forEach(l -> {
             final double rate = l.rate();
-            byCommLinks.computeIfAbsent(l.commHash, k -> new ArrayList<>()).add(new LinkView(FlowRow.hex(l.hostId),
-                l.hostId, l.rank, l.peer, l.recentPeriodNs > 0 ? l.recentBytes / l.recentPeriodNs * 1e9 : 0,
-                Double.isFinite(rate) ? rate : 0, Double.isFinite(l.baseline) ? l.baseline : 0, l.fractionOfNormal(),
-                l.lastPeriodEndNs));
-            if (l.fraction != null && l.bucket != Long.MIN_VALUE)
-            {
-                if (l.frozen == null || l.frozen.endNs() != l.lastPeriodEndNs)
-                {
+            byCommLinks
+                    .computeIfAbsent(l.commHash, k -> new ArrayList<>())
+                    .add(new LinkView(
+                            FlowRow.hex(l.hostId),
+                            l.hostId,
+                            l.rank,
+                            l.peer,
+                            l.recentPeriodNs > 0 ? l.recentBytes / l.recentPeriodNs * 1e9 : 0,
+                            Double.isFinite(rate) ? rate : 0,
+                            Double.isFinite(l.baseline) ? l.baseline : 0,
+                            l.fractionOfNormal(),
+                            l.lastPeriodEndNs));
+            if (l.fraction != null && l.bucket != Long.MIN_VALUE) {
+                if (l.frozen == null || l.frozen.endNs() != l.lastPeriodEndNs) {
                     l.frozen = series(l);
                 }
                 byCommSeries.computeIfAbsent(l.commHash, k -> new HashMap<>()).put(l.rank + ":" + l.peer, l.frozen);
             }
         });
-        ranks.values().forEach(r -> byCommRanks.computeIfAbsent(r.commHash, k -> new ArrayList<>())
-            .add(new RankView(r.hostId, r.rank, r.ownGpuNs, r.peerNs, r.networkNs, r.lastPeriodEndNs,
-                identities.of(r.hostId, r.commHash, r.rank))));
+        ranks.values().forEach(r -> byCommRanks
+                .computeIfAbsent(r.commHash, k -> new ArrayList<>())
+                .add(new RankView(
+                        r.hostId,
+                        r.rank,
+                        r.ownGpuNs,
+                        r.peerNs,
+                        r.networkNs,
+                        r.lastPeriodEndNs,
+                        identities.of(r.hostId, r.commHash, r.rank))));
         final List<Long> comms = new ArrayList<>(byCommLinks.keySet());
-        byCommRanks.keySet().forEach(c ->
-        {
-            if (!byCommLinks.containsKey(c))
-            {
+        byCommRanks.keySet().forEach(c -> {
+            if (!byCommLinks.containsKey(c)) {
                 comms.add(c);
             }
         });
         comms.sort(Comparator.comparing(Long::toUnsignedString));
         final List<CommView> out = new ArrayList<>();
-        for (final long c : comms)
-        {
+        for (final long c : comms) {
             final List<LinkView> ls = byCommLinks.getOrDefault(c, new ArrayList<>());
             ls.sort(Comparator.comparingInt(LinkView::rank).thenComparingInt(LinkView::peer));
             final List<RankView> rs = byCommRanks.getOrDefault(c, new ArrayList<>());
             rs.sort(Comparator.comparingInt(RankView::rank));
-            out.add(new CommView(c, List.copyOf(ls), List.copyOf(rs), Map.copyOf(byCommSeries.getOrDefault(c,
-                Map.of()))));
+            out.add(new CommView(
+                    c, List.copyOf(ls), List.copyOf(rs), Map.copyOf(byCommSeries.getOrDefault(c, Map.of()))));
         }
         return new View(List.copyOf(out));
     }
 
     /** The closed samples, then the open bucket's so far (so that a link has a point from its first period). */
-    private static Series series(final Link l)
-    {
+    private static Series series(final Link l) {
         final int n = Math.min(SAMPLES, l.samples + 1);
         final float[] f = new float[n];
         final float[] bw = new float[n];
-        for (int i = 0; i < n - 1; i++)
-        {
+        for (int i = 0; i < n - 1; i++) {
             final int at = Math.floorMod(l.next - (n - 1) + i, SAMPLES);
             f[i] = l.fraction[at];
             bw[i] = l.bandwidth[at];
         }
         final long elapsed = Math.max(1, l.lastPeriodEndNs - l.bucket * SAMPLE_NS);
-        f[n - 1] = (float)(l.bucketNetNs > 0 && l.baseline > 0 ? l.bucketBytes / l.bucketNetNs * 1e9 / l.baseline :
-            Double.NaN);
-        bw[n - 1] = (float)(l.bucketBytes * 1e9 / elapsed);
+        f[n - 1] = (float)
+                (l.bucketNetNs > 0 && l.baseline > 0 ? l.bucketBytes / l.bucketNetNs * 1e9 / l.baseline : Double.NaN);
+        bw[n - 1] = (float) (l.bucketBytes * 1e9 / elapsed);
         return new Series(l.hostId, SAMPLE_NS, l.lastPeriodEndNs, f, bw);
     }
 
-    private static long key(final long commHash, final int rank, final int peer)
-    {
+    private static long key(final long commHash, final int rank, final int peer) {
         long h = commHash * 0x9E3779B97F4A7C15L;
-        h ^= (h >>> 29) ^ ((long)rank << 32 | (peer & 0xffffffffL));
+        h ^= (h >>> 29) ^ ((long) rank << 32 | (peer & 0xffffffffL));
         return h * 0xBF58476D1CE4E5B9L;
     }
 }

@@ -1,16 +1,5 @@
 package io.flowscope.collector.pipeline;
 
-import java.util.ArrayList;
-import java.util.HashMap;
-import java.util.HashSet;
-import java.util.LinkedHashMap;
-import java.util.List;
-import java.util.Map;
-import java.util.Set;
-import java.util.function.Consumer;
-import java.util.function.Function;
-import java.util.function.LongFunction;
-
 import io.flowscope.api.anomaly.Anomaly;
 import io.flowscope.api.anomaly.AnomalySink;
 import io.flowscope.api.anomaly.AnomalyStage;
@@ -23,6 +12,16 @@ import io.flowscope.collector.config.CollectorConfig;
 import io.flowscope.collector.journal.JournalWriter;
 import io.flowscope.window.WindowConfig;
 import io.flowscope.window.WindowEngine;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.function.Consumer;
+import java.util.function.Function;
+import java.util.function.LongFunction;
 import org.agrona.collections.Long2LongHashMap;
 import org.agrona.collections.Long2ObjectHashMap;
 
@@ -38,8 +37,7 @@ import org.agrona.collections.Long2ObjectHashMap;
  * other summaries, a listener that throws does not stop the other announcements, and the drain loop gets the next
  * batch. One bad input costs what it touched, never the service.
  */
-public final class Pipeline implements TelemetryListener, AnomalySink
-{
+public final class Pipeline implements TelemetryListener, AnomalySink {
     /**
      * The event type of an anomaly still open at the end of the catch-up that an earlier run announced (always
      * {@link AnomalyEvent#recovered()}): see {@link #endCatchUp}.
@@ -52,12 +50,14 @@ public final class Pipeline implements TelemetryListener, AnomalySink
     private final Consumer<AnomalyEvent> anomalyListener;
     /** Anomaly events of the current batch, announced once the journal has written it ({@link #endBatch}). */
     private final List<AnomalyEvent> pendingAnnouncements = new ArrayList<>();
+
     private final Set<Long> announcedBefore = new HashSet<>();
     private final Map<Long, Anomaly> anomalies = new LinkedHashMap<>();
     private final List<AnomalyEvent> history = new ArrayList<>();
     private final Long2ObjectHashMap<FlowSummary> latest = new Long2ObjectHashMap<>();
     /** Links against their baselines and ranks' waits, for the live page. */
     private final LiveTracker live = new LiveTracker();
+
     private long idleTicks;
     private final Long2LongHashMap hostTimes = new Long2LongHashMap(Long.MIN_VALUE);
     private long currentHost;
@@ -65,10 +65,12 @@ public final class Pipeline implements TelemetryListener, AnomalySink
     private long currentHostTimeNs = Long.MIN_VALUE;
     /** Whether {@link #currentHost} was said by an {@link #onHost} call (before: host 0 by default). */
     private boolean hostSaid;
+
     private long currentTimeNs = Long.MIN_VALUE;
     private long events;
     /** {@link #events} at the last {@link #finish}: -1 before any. */
     private long eventsAtFinish = -1;
+
     private long summaries;
     private long collectives;
     private boolean anomaliesChanged = true;
@@ -79,6 +81,7 @@ public final class Pipeline implements TelemetryListener, AnomalySink
     private final RankIdentities rankIdentities = new RankIdentities();
     /** Each anomaly's culprit as named (by anomaly id), for the API; copied into snapshots when it changes. */
     private final Map<Long, RankIdentity> culprits = new LinkedHashMap<>();
+
     private Map<Long, RankIdentity> culpritMap = Map.of();
     private CollectiveSink collectiveTap;
     private List<Anomaly> anomalyList = List.of();
@@ -86,15 +89,18 @@ public final class Pipeline implements TelemetryListener, AnomalySink
     /** Tells the stage one host's time; a field, so that ending a batch allocates and boxes nothing. */
     private final org.agrona.collections.LongLongConsumer advanceHost = this::advanceStage;
 
-    public Pipeline(final WindowConfig windowConfig, final Function<AnomalySink, AnomalyStage> stageFactory,
-        final Consumer<AnomalyEvent> anomalyListener)
-    {
+    public Pipeline(
+            final WindowConfig windowConfig,
+            final Function<AnomalySink, AnomalyStage> stageFactory,
+            final Consumer<AnomalyEvent> anomalyListener) {
         this(windowConfig, stageFactory, anomalyListener, new IngestFailures());
     }
 
-    public Pipeline(final WindowConfig windowConfig, final Function<AnomalySink, AnomalyStage> stageFactory,
-        final Consumer<AnomalyEvent> anomalyListener, final IngestFailures failures)
-    {
+    public Pipeline(
+            final WindowConfig windowConfig,
+            final Function<AnomalySink, AnomalyStage> stageFactory,
+            final Consumer<AnomalyEvent> anomalyListener,
+            final IngestFailures failures) {
         this.failures = failures;
         this.stage = stageFactory.apply(this);
         this.anomalyListener = anomalyListener;
@@ -102,71 +108,63 @@ public final class Pipeline implements TelemetryListener, AnomalySink
     }
 
     /** The window configuration the service and replay use. */
-    public static WindowConfig windowConfig(final CollectorConfig c)
-    {
-        return new WindowConfig().periodNs(c.windowPeriodMs() * 1_000_000L).windowSize(c.windowSize())
-            .maxFlows(8192).maxOps(16_384).maxSteps(131_072).maxHosts(256);
+    public static WindowConfig windowConfig(final CollectorConfig c) {
+        return new WindowConfig()
+                .periodNs(c.windowPeriodMs() * 1_000_000L)
+                .windowSize(c.windowSize())
+                .maxFlows(8192)
+                .maxOps(16_384)
+                .maxSteps(131_072)
+                .maxHosts(256);
     }
 
     /** Also hands every flow and collective summary to these (trace export); null for none. */
-    public void tap(final FlowSummarySink summaries, final CollectiveSink collectives)
-    {
+    public void tap(final FlowSummarySink summaries, final CollectiveSink collectives) {
         this.summaryTap = summaries;
         this.collectiveTap = collectives;
     }
 
-    public void journal(final JournalWriter journal)
-    {
+    public void journal(final JournalWriter journal) {
         this.journal = journal;
     }
 
     /** Anomaly ids announced by an earlier run (from the journal): not announced again. */
-    public void announcedBefore(final long id)
-    {
+    public void announcedBefore(final long id) {
         announcedBefore.add(id);
     }
 
-    public WindowEngine engine()
-    {
+    public WindowEngine engine() {
         return engine;
     }
 
     /** Exceptions caught while handling input (by stage), here and in the drain loop around it. */
-    public IngestFailures failures()
-    {
+    public IngestFailures failures() {
         return failures;
     }
 
-    public long events()
-    {
+    public long events() {
         return events;
     }
 
-    public long summaries()
-    {
+    public long summaries() {
         return summaries;
     }
 
-    public long collectives()
-    {
+    public long collectives() {
         return collectives;
     }
 
-    public long lastEventNs()
-    {
+    public long lastEventNs() {
         return currentTimeNs;
     }
 
     /** The latest event time of a host (its own clock), or {@link Long#MIN_VALUE} before its first event. */
-    public long hostTimeNs(final long hostId)
-    {
-        return hostId == currentHost && currentHostTimeNs != Long.MIN_VALUE ? currentHostTimeNs :
-            hostTimes.get(hostId);
+    public long hostTimeNs(final long hostId) {
+        return hostId == currentHost && currentHostTimeNs != Long.MIN_VALUE ? currentHostTimeNs : hostTimes.get(hostId);
     }
 
     /** The host of the current input calls. */
-    public long currentHost()
-    {
+    public long currentHost() {
         return currentHost;
     }
 
@@ -176,31 +174,24 @@ public final class Pipeline implements TelemetryListener, AnomalySink
      * The current host is left as it was, here and in the journal and the engine.
      */
     @Override
-    public void advanceTo(final long hostId, final long timeNs)
-    {
+    public void advanceTo(final long hostId, final long timeNs) {
         final long saved = currentHost;
-        if (saved != hostId)
-        {
+        if (saved != hostId) {
             saveHostTime();
             currentHost = hostId;
         }
         currentTimeNs = timeNs;
         currentHostTimeNs = timeNs;
-        if (journal != null)
-        {
+        if (journal != null) {
             journal.advanceTo(hostId, timeNs);
         }
-        try
-        {
+        try {
             engine.advanceTo(hostId, timeNs);
-        }
-        catch (final RuntimeException e)
-        {
+        } catch (final RuntimeException e) {
             failures.record(IngestFailures.Stage.WINDOW, "idle tick", e);
         }
         idleTicks++;
-        if (saved != hostId)
-        {
+        if (saved != hostId) {
             saveHostTime();
             currentHost = saved;
             currentHostTimeNs = hostTimes.get(saved);
@@ -208,19 +199,15 @@ public final class Pipeline implements TelemetryListener, AnomalySink
     }
 
     /** Idle ticks fed so far. */
-    public long idleTicks()
-    {
+    public long idleTicks() {
         return idleTicks;
     }
 
     /** Anomalies open now. */
-    public long snapshotOpenCount()
-    {
+    public long snapshotOpenCount() {
         long n = 0;
-        for (final Anomaly a : anomalies.values())
-        {
-            if (a.isOpen())
-            {
+        for (final Anomaly a : anomalies.values()) {
+            if (a.isOpen()) {
                 n++;
             }
         }
@@ -228,8 +215,7 @@ public final class Pipeline implements TelemetryListener, AnomalySink
     }
 
     /** Every anomaly event so far, in order (replay prints these). */
-    public List<AnomalyEvent> history()
-    {
+    public List<AnomalyEvent> history() {
         return history;
     }
 
@@ -239,12 +225,10 @@ public final class Pipeline implements TelemetryListener, AnomalySink
      * the input that raised it, so a service killed right after announcing finds it on restart and does not
      * announce it again.
      */
-    public void endBatch(final long wallNowNs)
-    {
+    public void endBatch(final long wallNowNs) {
         saveHostTime();
         hostTimes.forEachLong(advanceHost);
-        if (journal != null)
-        {
+        if (journal != null) {
             journal.flush(wallNowNs);
         }
         announcePending();
@@ -255,19 +239,14 @@ public final class Pipeline implements TelemetryListener, AnomalySink
      * Once per input: a second call with no event since (a replay's end right after the live run's end marker) would
      * end another, empty, period the live run never ended. Returns whether it ended the periods.
      */
-    public boolean finish()
-    {
-        if (events == eventsAtFinish)
-        {
+    public boolean finish() {
+        if (events == eventsAtFinish) {
             return false;
         }
         eventsAtFinish = events;
-        try
-        {
+        try {
             engine.flush();
-        }
-        catch (final RuntimeException e)
-        {
+        } catch (final RuntimeException e) {
             failures.record(IngestFailures.Stage.WINDOW, "end of input", e);
         }
         saveHostTime();
@@ -277,46 +256,34 @@ public final class Pipeline implements TelemetryListener, AnomalySink
     }
 
     /** One host at a time: a stage that throws on one host's clock still hears the others'. */
-    private void advanceStage(final long hostId, final long timeNs)
-    {
-        try
-        {
+    private void advanceStage(final long hostId, final long timeNs) {
+        try {
             stage.advanceTo(hostId, timeNs);
-        }
-        catch (final RuntimeException e)
-        {
+        } catch (final RuntimeException e) {
             failures.record(IngestFailures.Stage.ANOMALY, "advanceTo(host " + FlowRow.hex(hostId) + ")", e);
         }
     }
 
-    private void announcePending()
-    {
-        for (int i = 0; i < pendingAnnouncements.size(); i++)
-        {
-            try
-            {
+    private void announcePending() {
+        for (int i = 0; i < pendingAnnouncements.size(); i++) {
+            try {
                 anomalyListener.accept(pendingAnnouncements.get(i));
-            }
-            catch (final RuntimeException e)
-            {
+            } catch (final RuntimeException e) {
                 failures.record(IngestFailures.Stage.OUTPUT, "anomaly announcement", e);
             }
         }
         pendingAnnouncements.clear();
     }
 
-    private void time(final long t)
-    {
+    private void time(final long t) {
         events++;
         currentTimeNs = t;
         currentHostTimeNs = t;
     }
 
     /** The current host's latest time into {@link #hostTimes} (kept in a field per record: no map write per record). */
-    private void saveHostTime()
-    {
-        if (currentHostTimeNs != Long.MIN_VALUE)
-        {
+    private void saveHostTime() {
+        if (currentHostTimeNs != Long.MIN_VALUE) {
             hostTimes.put(currentHost, currentHostTimeNs);
         }
     }
@@ -325,11 +292,16 @@ public final class Pipeline implements TelemetryListener, AnomalySink
 
     /** A ring's communicator rank (its process and GPU): journaled, and kept to name culprits with. */
     @Override
-    public void onRingComm(final long hostId, final String hostname, final int pid, final long commHash,
-        final int rank, final int nranks, final int cudaDevice, final String pciBusId)
-    {
-        if (journal != null)
-        {
+    public void onRingComm(
+            final long hostId,
+            final String hostname,
+            final int pid,
+            final long commHash,
+            final int rank,
+            final int nranks,
+            final int cudaDevice,
+            final String pciBusId) {
+        if (journal != null) {
             journal.onRingComm(hostId, hostname, pid, commHash, rank, nranks, cudaDevice, pciBusId);
         }
         rankIdentities.put(new RankIdentity(hostId, hostname, pid, commHash, rank, nranks, cudaDevice, pciBusId));
@@ -337,318 +309,276 @@ public final class Pipeline implements TelemetryListener, AnomalySink
 
     /** The GPU UUID of a rank {@link #onRingComm} described: journaled, and kept with its identity. */
     @Override
-    public void onRingGpuUuid(final long hostId, final int pid, final long commHash, final int rank,
-        final String gpuUuid)
-    {
-        if (journal != null)
-        {
+    public void onRingGpuUuid(
+            final long hostId, final int pid, final long commHash, final int rank, final String gpuUuid) {
+        if (journal != null) {
             journal.onRingGpuUuid(hostId, pid, commHash, rank, gpuUuid);
         }
         rankIdentities.gpuUuid(hostId, pid, commHash, rank, gpuUuid);
     }
 
     @Override
-    public void onHost(final long hostId)
-    {
-        if (hostId == currentHost && hostSaid)
-        {
+    public void onHost(final long hostId) {
+        if (hostId == currentHost && hostSaid) {
             return; // the ring adapter says the host before every record: a change is news, the same host is not
         }
         saveHostTime();
         currentHost = hostId;
         currentHostTimeNs = hostTimes.get(hostId);
         hostSaid = true;
-        if (journal != null)
-        {
+        if (journal != null) {
             journal.onHost(hostId);
         }
-        try
-        {
+        try {
             engine.onHost(hostId);
-        }
-        catch (final RuntimeException e)
-        {
+        } catch (final RuntimeException e) {
             failures.record(IngestFailures.Stage.WINDOW, "host", e);
         }
     }
 
     @Override
-    public void onProxyOpStart(final long opKey, final long commHash, final int rank, final int peer,
-        final int channel, final boolean isSend, final long timeNs)
-    {
+    public void onProxyOpStart(
+            final long opKey,
+            final long commHash,
+            final int rank,
+            final int peer,
+            final int channel,
+            final boolean isSend,
+            final long timeNs) {
         time(timeNs);
-        if (journal != null)
-        {
+        if (journal != null) {
             journal.onProxyOpStart(opKey, commHash, rank, peer, channel, isSend, timeNs);
         }
-        try
-        {
+        try {
             engine.onProxyOpStart(opKey, commHash, rank, peer, channel, isSend, timeNs);
-        }
-        catch (final RuntimeException e)
-        {
+        } catch (final RuntimeException e) {
             failures.record(IngestFailures.Stage.WINDOW, "ProxyOp start", e);
         }
     }
 
     @Override
-    public void onProxyOpStop(final long opKey, final long timeNs)
-    {
+    public void onProxyOpStop(final long opKey, final long timeNs) {
         time(timeNs);
-        if (journal != null)
-        {
+        if (journal != null) {
             journal.onProxyOpStop(opKey, timeNs);
         }
-        try
-        {
+        try {
             engine.onProxyOpStop(opKey, timeNs);
-        }
-        catch (final RuntimeException e)
-        {
+        } catch (final RuntimeException e) {
             failures.record(IngestFailures.Stage.WINDOW, "ProxyOp stop", e);
         }
     }
 
     @Override
-    public void onProxyStepStart(final long stepKey, final long opKey, final int step, final long timeNs)
-    {
+    public void onProxyStepStart(final long stepKey, final long opKey, final int step, final long timeNs) {
         time(timeNs);
-        if (journal != null)
-        {
+        if (journal != null) {
             journal.onProxyStepStart(stepKey, opKey, step, timeNs);
         }
-        try
-        {
+        try {
             engine.onProxyStepStart(stepKey, opKey, step, timeNs);
-        }
-        catch (final RuntimeException e)
-        {
+        } catch (final RuntimeException e) {
             failures.record(IngestFailures.Stage.WINDOW, "ProxyStep start", e);
         }
     }
 
     @Override
-    public void onProxyStepState(final long stepKey, final int state, final long transSize, final long timeNs)
-    {
+    public void onProxyStepState(final long stepKey, final int state, final long transSize, final long timeNs) {
         time(timeNs);
-        if (journal != null)
-        {
+        if (journal != null) {
             journal.onProxyStepState(stepKey, state, transSize, timeNs);
         }
-        try
-        {
+        try {
             engine.onProxyStepState(stepKey, state, transSize, timeNs);
-        }
-        catch (final RuntimeException e)
-        {
+        } catch (final RuntimeException e) {
             failures.record(IngestFailures.Stage.WINDOW, "ProxyStep state", e);
         }
     }
 
     @Override
-    public void onProxyStepStop(final long stepKey, final long timeNs)
-    {
+    public void onProxyStepStop(final long stepKey, final long timeNs) {
         time(timeNs);
-        if (journal != null)
-        {
+        if (journal != null) {
             journal.onProxyStepStop(stepKey, timeNs);
         }
-        try
-        {
+        try {
             engine.onProxyStepStop(stepKey, timeNs);
-        }
-        catch (final RuntimeException e)
-        {
+        } catch (final RuntimeException e) {
             failures.record(IngestFailures.Stage.WINDOW, "ProxyStep stop", e);
         }
     }
 
     @Override
-    public void onQpStart(final long wrKey, final int device, final long qpNum, final int opcode, final long length,
-        final long timeNs)
-    {
+    public void onQpStart(
+            final long wrKey,
+            final int device,
+            final long qpNum,
+            final int opcode,
+            final long length,
+            final long timeNs) {
         time(timeNs);
-        if (journal != null)
-        {
+        if (journal != null) {
             journal.onQpStart(wrKey, device, qpNum, opcode, length, timeNs);
         }
-        try
-        {
+        try {
             engine.onQpStart(wrKey, device, qpNum, opcode, length, timeNs);
-        }
-        catch (final RuntimeException e)
-        {
+        } catch (final RuntimeException e) {
             failures.record(IngestFailures.Stage.WINDOW, "QP work request posted", e);
         }
     }
 
     @Override
-    public void onQpStop(final long wrKey, final long timeNs)
-    {
+    public void onQpStop(final long wrKey, final long timeNs) {
         time(timeNs);
-        if (journal != null)
-        {
+        if (journal != null) {
             journal.onQpStop(wrKey, timeNs);
         }
-        try
-        {
+        try {
             engine.onQpStop(wrKey, timeNs);
-        }
-        catch (final RuntimeException e)
-        {
+        } catch (final RuntimeException e) {
             failures.record(IngestFailures.Stage.WINDOW, "QP work request completed", e);
         }
     }
 
     @Override
-    public void onCollStart(final long collKey, final long commHash, final int rank, final int nranks, final int func,
-        final int algo, final int proto, final long count, final int datatypeSize, final int nChannels,
-        final long seqNumber, final long timeNs)
-    {
+    public void onCollStart(
+            final long collKey,
+            final long commHash,
+            final int rank,
+            final int nranks,
+            final int func,
+            final int algo,
+            final int proto,
+            final long count,
+            final int datatypeSize,
+            final int nChannels,
+            final long seqNumber,
+            final long timeNs) {
         time(timeNs);
-        if (journal != null)
-        {
-            journal.onCollStart(collKey, commHash, rank, nranks, func, algo, proto, count, datatypeSize, nChannels,
-                seqNumber, timeNs);
+        if (journal != null) {
+            journal.onCollStart(
+                    collKey,
+                    commHash,
+                    rank,
+                    nranks,
+                    func,
+                    algo,
+                    proto,
+                    count,
+                    datatypeSize,
+                    nChannels,
+                    seqNumber,
+                    timeNs);
         }
-        try
-        {
-            engine.onCollStart(collKey, commHash, rank, nranks, func, algo, proto, count, datatypeSize, nChannels,
-                seqNumber, timeNs);
-        }
-        catch (final RuntimeException e)
-        {
+        try {
+            engine.onCollStart(
+                    collKey,
+                    commHash,
+                    rank,
+                    nranks,
+                    func,
+                    algo,
+                    proto,
+                    count,
+                    datatypeSize,
+                    nChannels,
+                    seqNumber,
+                    timeNs);
+        } catch (final RuntimeException e) {
             failures.record(IngestFailures.Stage.WINDOW, "collective start", e);
         }
     }
 
     @Override
-    public void onCollStop(final long collKey, final long timeNs)
-    {
+    public void onCollStop(final long collKey, final long timeNs) {
         time(timeNs);
-        if (journal != null)
-        {
+        if (journal != null) {
             journal.onCollStop(collKey, timeNs);
         }
-        try
-        {
+        try {
             engine.onCollStop(collKey, timeNs);
-        }
-        catch (final RuntimeException e)
-        {
+        } catch (final RuntimeException e) {
             failures.record(IngestFailures.Stage.WINDOW, "collective stop", e);
         }
     }
 
     @Override
-    public void onKernelChStart(final long chKey, final long collKey, final int channel, final long pTimerNs,
-        final long timeNs)
-    {
+    public void onKernelChStart(
+            final long chKey, final long collKey, final int channel, final long pTimerNs, final long timeNs) {
         time(timeNs);
-        if (journal != null)
-        {
+        if (journal != null) {
             journal.onKernelChStart(chKey, collKey, channel, pTimerNs, timeNs);
         }
-        try
-        {
+        try {
             engine.onKernelChStart(chKey, collKey, channel, pTimerNs, timeNs);
-        }
-        catch (final RuntimeException e)
-        {
+        } catch (final RuntimeException e) {
             failures.record(IngestFailures.Stage.WINDOW, "KernelCh start", e);
         }
     }
 
     @Override
-    public void onKernelChStop(final long chKey, final long pTimerNs, final long timeNs)
-    {
+    public void onKernelChStop(final long chKey, final long pTimerNs, final long timeNs) {
         time(timeNs);
-        if (journal != null)
-        {
+        if (journal != null) {
             journal.onKernelChStop(chKey, pTimerNs, timeNs);
         }
-        try
-        {
+        try {
             engine.onKernelChStop(chKey, pTimerNs, timeNs);
-        }
-        catch (final RuntimeException e)
-        {
+        } catch (final RuntimeException e) {
             failures.record(IngestFailures.Stage.WINDOW, "KernelCh stop", e);
         }
     }
 
     // ---- window engine output -------------------------------------------------------------------------------
 
-    private void onFlowSummary(final FlowSummary s)
-    {
+    private void onFlowSummary(final FlowSummary s) {
         summaries++;
-        try
-        {
+        try {
             stage.onSummary(s);
-        }
-        catch (final RuntimeException e)
-        {
+        } catch (final RuntimeException e) {
             failures.record(IngestFailures.Stage.ANOMALY, "flow summary", e);
         }
-        if (summaryTap != null)
-        {
-            try
-            {
+        if (summaryTap != null) {
+            try {
                 summaryTap.onSummary(s);
-            }
-            catch (final RuntimeException e)
-            {
+            } catch (final RuntimeException e) {
                 failures.record(IngestFailures.Stage.OUTPUT, "flow summary tap", e);
             }
         }
-        try
-        {
+        try {
             live.onSummary(s);
-        }
-        catch (final RuntimeException e)
-        {
+        } catch (final RuntimeException e) {
             failures.record(IngestFailures.Stage.OUTPUT, "live page tracker", e);
         }
         final long key = key(s);
         FlowSummary copy = latest.get(key);
-        if (copy == null)
-        {
+        if (copy == null) {
             copy = new FlowSummary();
             latest.put(key, copy);
         }
         copy.copyFrom(s);
     }
 
-    private void onCollectiveSummary(final CollectiveSummary s)
-    {
+    private void onCollectiveSummary(final CollectiveSummary s) {
         collectives++;
-        try
-        {
+        try {
             stage.onCollective(s);
-        }
-        catch (final RuntimeException e)
-        {
+        } catch (final RuntimeException e) {
             failures.record(IngestFailures.Stage.ANOMALY, "collective summary", e);
         }
-        if (collectiveTap != null)
-        {
-            try
-            {
+        if (collectiveTap != null) {
+            try {
                 collectiveTap.onCollective(s);
-            }
-            catch (final RuntimeException e)
-            {
+            } catch (final RuntimeException e) {
                 failures.record(IngestFailures.Stage.OUTPUT, "collective summary tap", e);
             }
         }
     }
 
-    static long key(final FlowSummary s)
-    {
+    static long key(final FlowSummary s) {
         long h = s.kind();
         h = mix(h, s.hostId());
-        if (s.kind() == FlowSummary.KIND_QP)
-        {
+        if (s.kind() == FlowSummary.KIND_QP) {
             h = mix(h, s.device());
             return mix(h, s.qpNum());
         }
@@ -659,8 +589,7 @@ public final class Pipeline implements TelemetryListener, AnomalySink
         return mix(h, s.isSend() ? 1 : 0);
     }
 
-    private static long mix(final long h, final long v)
-    {
+    private static long mix(final long h, final long v) {
         long x = (h ^ v) * 0x9E3779B97F4A7C15L;
         x ^= x >>> 29;
         return x * 0xBF58476D1CE4E5B9L;
@@ -669,20 +598,17 @@ public final class Pipeline implements TelemetryListener, AnomalySink
     // ---- anomaly stage output -------------------------------------------------------------------------------
 
     @Override
-    public void onOpened(final Anomaly a)
-    {
+    public void onOpened(final Anomaly a) {
         publish("opened", a);
     }
 
     @Override
-    public void onUpdated(final Anomaly a)
-    {
+    public void onUpdated(final Anomaly a) {
         publish("updated", a);
     }
 
     @Override
-    public void onResolved(final Anomaly a)
-    {
+    public void onResolved(final Anomaly a) {
         publish("resolved", a);
     }
 
@@ -691,13 +617,11 @@ public final class Pipeline implements TelemetryListener, AnomalySink
      * the journal's ring attachments. Unset: no names.
      */
     /** Who the ranks are, for the sinks (thread-safe: the entries are written on this pipeline's thread). */
-    public io.flowscope.sink.RankNames rankNames()
-    {
+    public io.flowscope.sink.RankNames rankNames() {
         return rankIdentities.rankNames();
     }
 
-    public void hostNames(final LongFunction<String> names)
-    {
+    public void hostNames(final LongFunction<String> names) {
         this.hostNames = names;
     }
 
@@ -706,8 +630,7 @@ public final class Pipeline implements TelemetryListener, AnomalySink
      * {@code host gpu-node-17 pid 48213 rank 1 GPU 1 (0000:19:00.0)} (the rings' communicator entries), else its
      * host's name ({@link RankIdentities}).
      */
-    private void publish(final String type, final Anomaly engineAnomaly)
-    {
+    private void publish(final String type, final Anomaly engineAnomaly) {
         final RankIdentity who = rankIdentities.culprit(engineAnomaly.culprit(), hostNames);
         announce(type, RankIdentities.named(engineAnomaly, who), who);
     }
@@ -717,32 +640,26 @@ public final class Pipeline implements TelemetryListener, AnomalySink
      * while catching up, and an opening already announced. Not an update or a resolution once caught up: they are
      * news, also for an anomaly an earlier run announced.
      */
-    private void announce(final String type, final Anomaly a, final RankIdentity who)
-    {
+    private void announce(final String type, final Anomaly a, final RankIdentity who) {
         final long mono = System.nanoTime();
         anomalies.put(a.id(), a);
-        if (who != null)
-        {
+        if (who != null) {
             culprits.put(a.id(), who);
         }
         anomaliesChanged = true;
         final boolean recovered = catchingUp || "opened".equals(type) && announcedBefore.contains(a.id());
         final AnomalyEvent e = new AnomalyEvent(type, a, System.currentTimeMillis(), mono, recovered, who);
         history.add(e);
-        if (history.size() > 10_000)
-        {
+        if (history.size() > 10_000) {
             history.remove(0);
         }
-        if (recovered)
-        {
+        if (recovered) {
             return;
         }
-        if (journal != null && !"updated".equals(type))
-        {
+        if (journal != null && !"updated".equals(type)) {
             journal.anomaly(a.id(), "opened".equals(type), a.summary());
         }
-        if ("opened".equals(type))
-        {
+        if ("opened".equals(type)) {
             announcedBefore.add(a.id());
         }
         pendingAnnouncements.add(e);
@@ -752,8 +669,7 @@ public final class Pipeline implements TelemetryListener, AnomalySink
      * While catching up on the journal of an earlier run: anomalies are derived (state, list) but neither
      * announced nor journaled; {@link #endCatchUp} then announces those still open that the earlier run had not.
      */
-    public void beginCatchUp()
-    {
+    public void beginCatchUp() {
         catchingUp = true;
     }
 
@@ -763,44 +679,39 @@ public final class Pipeline implements TelemetryListener, AnomalySink
      * webhook re-sending its alert, which would otherwise expire while the anomaly lasts; nothing that announces
      * each event gets it again). Either one's resolution in this run is announced as any other.
      */
-    public void endCatchUp()
-    {
+    public void endCatchUp() {
         catchingUp = false;
-        for (final Anomaly a : List.copyOf(anomalies.values()))
-        {
-            if (!a.isOpen())
-            {
+        for (final Anomaly a : List.copyOf(anomalies.values())) {
+            if (!a.isOpen()) {
                 continue;
             }
             final RankIdentity who = culprits.get(a.id());
-            if (!announcedBefore.contains(a.id()))
-            {
+            if (!announcedBefore.contains(a.id())) {
                 announce("opened", a, who); // already named when it was derived
-            }
-            else
-            {
-                pendingAnnouncements.add(new AnomalyEvent(STILL_OPEN, a, System.currentTimeMillis(), System.nanoTime(),
-                    true, who));
+            } else {
+                pendingAnnouncements.add(
+                        new AnomalyEvent(STILL_OPEN, a, System.currentTimeMillis(), System.nanoTime(), true, who));
             }
         }
         announcePending();
     }
 
     /** Copies the latest summaries and anomalies into an immutable snapshot. */
-    public Snapshot snapshot(final long wallNowMs, final Stats stats)
-    {
+    public Snapshot snapshot(final long wallNowMs, final Stats stats) {
         final List<FlowRow> flows = new ArrayList<>();
         final List<FlowRow> ranks = new ArrayList<>();
         final List<FlowRow> links = new ArrayList<>();
         final List<FlowRow> qps = new ArrayList<>();
         final List<FlowRow> comms = new ArrayList<>();
-        latest.forEach((k, s) ->
-        {
+        latest.forEach((k, s) -> {
             final String source = hostNames.apply(s.hostId());
-            final FlowRow row = FlowRow.of(s, source != null ? source : rankIdentities.hostname(s.hostId()),
-                s.rank() >= 0 && s.commHash() != 0 ? rankIdentities.rank(s.hostId(), s.commHash(), s.rank()) : null);
-            switch (s.kind())
-            {
+            final FlowRow row = FlowRow.of(
+                    s,
+                    source != null ? source : rankIdentities.hostname(s.hostId()),
+                    s.rank() >= 0 && s.commHash() != 0
+                            ? rankIdentities.rank(s.hostId(), s.commHash(), s.rank())
+                            : null);
+            switch (s.kind()) {
                 case FlowSummary.KIND_STEP -> flows.add(row);
                 case FlowSummary.KIND_QP -> qps.add(row);
                 case FlowSummary.KIND_RANK -> ranks.add(row);
@@ -808,8 +719,7 @@ public final class Pipeline implements TelemetryListener, AnomalySink
                 default -> comms.add(row);
             }
         });
-        if (anomaliesChanged)
-        {
+        if (anomaliesChanged) {
             anomalyList = List.copyOf(anomalies.values());
             culpritMap = Map.copyOf(culprits);
             anomaliesChanged = false;
@@ -817,14 +727,23 @@ public final class Pipeline implements TelemetryListener, AnomalySink
         final Map<Long, Long> hostNow = new HashMap<>();
         saveHostTime();
         hostTimes.forEachLong(hostNow::put);
-        return new Snapshot(wallNowMs, currentTimeNs, List.copyOf(flows), List.copyOf(ranks), List.copyOf(links),
-            List.copyOf(qps), List.copyOf(comms), anomalyList, stats, culpritMap, live.view(rankIdentities::rank),
-            Map.copyOf(hostNow));
+        return new Snapshot(
+                wallNowMs,
+                currentTimeNs,
+                List.copyOf(flows),
+                List.copyOf(ranks),
+                List.copyOf(links),
+                List.copyOf(qps),
+                List.copyOf(comms),
+                anomalyList,
+                stats,
+                culpritMap,
+                live.view(rankIdentities::rank),
+                Map.copyOf(hostNow));
     }
 
     /** Drops the latest-value entries whose period ended before {@code cutoffNs} (flows gone quiet). */
-    public void expireBefore(final long cutoffNs)
-    {
+    public void expireBefore(final long cutoffNs) {
         latest.values().removeIf(s -> s.periodEndNs() - cutoffNs < 0);
         live.expireBefore(cutoffNs);
     }

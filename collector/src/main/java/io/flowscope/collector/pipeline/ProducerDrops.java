@@ -26,9 +26,15 @@ import java.util.Map;
  * @param droppedContended records whose claim gave up under contention
  * @param lastDropWallMs   when the service last saw the drops grow (wall ms; 0: never)
  */
-public record ProducerDrops(String host, int pid, String ring, boolean attached, long droppedFull,
-    long droppedAbandoned, long droppedContended, long lastDropWallMs)
-{
+public record ProducerDrops(
+        String host,
+        int pid,
+        String ring,
+        boolean attached,
+        long droppedFull,
+        long droppedAbandoned,
+        long droppedContended,
+        long lastDropWallMs) {
     /** A producer is "dropping" while its drops grew less than this long ago. */
     public static final long DROPPING_MS = 10_000;
     /** Attached rings listed at most (the rest still count in the unlabelled total). */
@@ -38,20 +44,17 @@ public record ProducerDrops(String host, int pid, String ring, boolean attached,
     /** Producers named in a health reason. */
     private static final int NAMED = 3;
 
-    public long dropped()
-    {
+    public long dropped() {
         return droppedFull + droppedAbandoned + droppedContended;
     }
 
     /** Whether its drops grew within {@link #DROPPING_MS} of {@code nowWallMs}. */
-    public boolean dropping(final long nowWallMs)
-    {
+    public boolean dropping(final long nowWallMs) {
         return lastDropWallMs > 0 && nowWallMs - lastDropWallMs < DROPPING_MS;
     }
 
     /** "host pid N" for a reason line. */
-    public String name()
-    {
+    public String name() {
         return host + " pid " + pid;
     }
 
@@ -59,35 +62,28 @@ public record ProducerDrops(String host, int pid, String ring, boolean attached,
      * The health reason while producers are dropping, else null: one line that stays the same while the same
      * producers drop (the console says a change of reasons once).
      */
-    public static String reason(final List<ProducerDrops> producers, final long nowWallMs)
-    {
+    public static String reason(final List<ProducerDrops> producers, final long nowWallMs) {
         final List<String> names = new ArrayList<>();
         int dropping = 0;
-        for (final ProducerDrops p : producers)
-        {
-            if (p.dropping(nowWallMs))
-            {
-                if (dropping++ < NAMED)
-                {
+        for (final ProducerDrops p : producers) {
+            if (p.dropping(nowWallMs)) {
+                if (dropping++ < NAMED) {
                     names.add(p.name());
                 }
             }
         }
-        if (dropping == 0)
-        {
+        if (dropping == 0) {
             return null;
         }
-        return "rings dropping records: " + String.join(", ", names) + (dropping > NAMED ? " and " +
-            (dropping - NAMED) + " more" : "") + " (ring full: the service does not drain as fast as they write; " +
-            "see producers)";
+        return "rings dropping records: " + String.join(", ", names)
+                + (dropping > NAMED ? " and " + (dropping - NAMED) + " more" : "")
+                + " (ring full: the service does not drain as fast as they write; " + "see producers)";
     }
 
     /** The {@code producers} section of {@code /api/health}. */
-    public static List<Map<String, Object>> health(final List<ProducerDrops> producers, final long nowWallMs)
-    {
+    public static List<Map<String, Object>> health(final List<ProducerDrops> producers, final long nowWallMs) {
         final List<Map<String, Object>> out = new ArrayList<>(producers.size());
-        for (final ProducerDrops p : producers)
-        {
+        for (final ProducerDrops p : producers) {
             final Map<String, Object> m = new LinkedHashMap<>();
             m.put("host", p.host());
             m.put("pid", p.pid());

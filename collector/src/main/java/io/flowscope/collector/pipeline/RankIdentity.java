@@ -14,30 +14,40 @@ package io.flowscope.collector.pipeline;
  * @param pciBusId   that device's PCI bus id as CUDA gives it ("0000:19:00.0"), empty when unknown
  * @param gpuUuid    that device's UUID as nvidia-smi prints it ("GPU-1a2b3c4d-..."), empty when unknown
  */
-public record RankIdentity(long hostId, String hostname, int pid, long commHash, int rank, int nranks,
-    int cudaDevice, String pciBusId, String gpuUuid)
-{
+public record RankIdentity(
+        long hostId,
+        String hostname,
+        int pid,
+        long commHash,
+        int rank,
+        int nranks,
+        int cudaDevice,
+        String pciBusId,
+        String gpuUuid) {
     /** Without a known GPU UUID (a ring before format 1.2, a journal without its entry). */
-    public RankIdentity(final long hostId, final String hostname, final int pid, final long commHash, final int rank,
-        final int nranks, final int cudaDevice, final String pciBusId)
-    {
+    public RankIdentity(
+            final long hostId,
+            final String hostname,
+            final int pid,
+            final long commHash,
+            final int rank,
+            final int nranks,
+            final int cudaDevice,
+            final String pciBusId) {
         this(hostId, hostname, pid, commHash, rank, nranks, cudaDevice, pciBusId, "");
     }
 
     /** The same rank with its GPU's UUID now known. */
-    public RankIdentity withGpuUuid(final String uuid)
-    {
+    public RankIdentity withGpuUuid(final String uuid) {
         return new RankIdentity(hostId, hostname, pid, commHash, rank, nranks, cudaDevice, pciBusId, uuid);
     }
 
     /** Only the host's name is known. */
-    public static RankIdentity host(final long hostId, final String hostname)
-    {
+    public static RankIdentity host(final long hostId, final String hostname) {
         return new RankIdentity(hostId, hostname, -1, 0, -1, -1, -1, "", "");
     }
 
-    public boolean isRank()
-    {
+    public boolean isRank() {
         return pid >= 0 && rank >= 0;
     }
 
@@ -47,21 +57,20 @@ public record RankIdentity(long hostId, String hostname, int pid, long commHash,
      * left to the structured fields (API {@code gpuUuid}, alert annotation {@code gpu_uuid}): 40 characters more in
      * every summary, for an id the bus id already gives on its host.
      */
-    public String words()
-    {
+    public String words() {
         final StringBuilder b = new StringBuilder();
-        if (!hostname.isEmpty())
-        {
+        if (!hostname.isEmpty()) {
             b.append("host ").append(hostname);
         }
-        if (isRank())
-        {
-            b.append(b.length() == 0 ? "" : " ").append("pid ").append(pid).append(" rank ").append(rank);
-            if (cudaDevice >= 0)
-            {
+        if (isRank()) {
+            b.append(b.length() == 0 ? "" : " ")
+                    .append("pid ")
+                    .append(pid)
+                    .append(" rank ")
+                    .append(rank);
+            if (cudaDevice >= 0) {
                 b.append(" GPU ").append(cudaDevice);
-                if (!pciBusId.isEmpty())
-                {
+                if (!pciBusId.isEmpty()) {
                     b.append(" (").append(pciBusId).append(')');
                 }
             }

@@ -23,36 +23,108 @@ package io.flowscope.collector.pipeline;
  * @param producers           each ring producer's drops ({@link ProducerDrops}; empty for other sources)
  * @param traffic             the traffic counters and histograms at this publish ({@link TrafficCounters})
  */
-public record Stats(long eventsTotal, double eventsPerSecond, long ringRecordsTotal, int ringsAttached,
-    long ringCorrupt, long ringProducerDrops, long ringLagRecords, long engineDrops, long journalBytes,
-    long journalEntries, long journalDropped, String journalFailure, long drainLoopLagMs, long summariesTotal,
-    long anomaliesOpen, String source, IngestFailures.Counts failures, java.util.List<ProducerDrops> producers,
-    TrafficCounters.View traffic)
-{
+public record Stats(
+        long eventsTotal,
+        double eventsPerSecond,
+        long ringRecordsTotal,
+        int ringsAttached,
+        long ringCorrupt,
+        long ringProducerDrops,
+        long ringLagRecords,
+        long engineDrops,
+        long journalBytes,
+        long journalEntries,
+        long journalDropped,
+        String journalFailure,
+        long drainLoopLagMs,
+        long summariesTotal,
+        long anomaliesOpen,
+        String source,
+        IngestFailures.Counts failures,
+        java.util.List<ProducerDrops> producers,
+        TrafficCounters.View traffic) {
     /** Without traffic counters (a fleet aggregator's). */
-    public Stats(final long eventsTotal, final double eventsPerSecond, final long ringRecordsTotal,
-        final int ringsAttached, final long ringCorrupt, final long ringProducerDrops, final long ringLagRecords,
-        final long engineDrops, final long journalBytes, final long journalEntries, final long journalDropped,
-        final String journalFailure, final long drainLoopLagMs, final long summariesTotal, final long anomaliesOpen,
-        final String source, final IngestFailures.Counts failures, final java.util.List<ProducerDrops> producers)
-    {
-        this(eventsTotal, eventsPerSecond, ringRecordsTotal, ringsAttached, ringCorrupt, ringProducerDrops,
-            ringLagRecords, engineDrops, journalBytes, journalEntries, journalDropped, journalFailure, drainLoopLagMs,
-            summariesTotal, anomaliesOpen, source, failures, producers, TrafficCounters.View.EMPTY);
+    public Stats(
+            final long eventsTotal,
+            final double eventsPerSecond,
+            final long ringRecordsTotal,
+            final int ringsAttached,
+            final long ringCorrupt,
+            final long ringProducerDrops,
+            final long ringLagRecords,
+            final long engineDrops,
+            final long journalBytes,
+            final long journalEntries,
+            final long journalDropped,
+            final String journalFailure,
+            final long drainLoopLagMs,
+            final long summariesTotal,
+            final long anomaliesOpen,
+            final String source,
+            final IngestFailures.Counts failures,
+            final java.util.List<ProducerDrops> producers) {
+        this(
+                eventsTotal,
+                eventsPerSecond,
+                ringRecordsTotal,
+                ringsAttached,
+                ringCorrupt,
+                ringProducerDrops,
+                ringLagRecords,
+                engineDrops,
+                journalBytes,
+                journalEntries,
+                journalDropped,
+                journalFailure,
+                drainLoopLagMs,
+                summariesTotal,
+                anomaliesOpen,
+                source,
+                failures,
+                producers,
+                TrafficCounters.View.EMPTY);
     }
 
     /** Without producers (a source of no rings). */
-    public Stats(final long eventsTotal, final double eventsPerSecond, final long ringRecordsTotal,
-        final int ringsAttached, final long ringCorrupt, final long ringProducerDrops, final long ringLagRecords,
-        final long engineDrops, final long journalBytes, final long journalEntries, final long journalDropped,
-        final String journalFailure, final long drainLoopLagMs, final long summariesTotal, final long anomaliesOpen,
-        final String source, final IngestFailures.Counts failures)
-    {
-        this(eventsTotal, eventsPerSecond, ringRecordsTotal, ringsAttached, ringCorrupt, ringProducerDrops,
-            ringLagRecords, engineDrops, journalBytes, journalEntries, journalDropped, journalFailure, drainLoopLagMs,
-            summariesTotal, anomaliesOpen, source, failures, java.util.List.of());
+    public Stats(
+            final long eventsTotal,
+            final double eventsPerSecond,
+            final long ringRecordsTotal,
+            final int ringsAttached,
+            final long ringCorrupt,
+            final long ringProducerDrops,
+            final long ringLagRecords,
+            final long engineDrops,
+            final long journalBytes,
+            final long journalEntries,
+            final long journalDropped,
+            final String journalFailure,
+            final long drainLoopLagMs,
+            final long summariesTotal,
+            final long anomaliesOpen,
+            final String source,
+            final IngestFailures.Counts failures) {
+        this(
+                eventsTotal,
+                eventsPerSecond,
+                ringRecordsTotal,
+                ringsAttached,
+                ringCorrupt,
+                ringProducerDrops,
+                ringLagRecords,
+                engineDrops,
+                journalBytes,
+                journalEntries,
+                journalDropped,
+                journalFailure,
+                drainLoopLagMs,
+                summariesTotal,
+                anomaliesOpen,
+                source,
+                failures,
+                java.util.List.of());
     }
 
-    public static final Stats ZERO = new Stats(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, null, 0, 0, 0, "starting",
-        IngestFailures.Counts.NONE);
+    public static final Stats ZERO =
+            new Stats(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, null, 0, 0, 0, "starting", IngestFailures.Counts.NONE);
 }

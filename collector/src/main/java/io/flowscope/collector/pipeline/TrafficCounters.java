@@ -1,13 +1,12 @@
 package io.flowscope.collector.pipeline;
 
-import java.util.Arrays;
-
 import io.flowscope.api.summary.CollectiveSink;
 import io.flowscope.api.summary.CollectiveSummary;
 import io.flowscope.api.summary.FlowSummary;
 import io.flowscope.api.summary.FlowSummarySink;
 import io.flowscope.api.summary.Phase;
 import io.flowscope.window.WindowEngine;
+import java.util.Arrays;
 import org.HdrHistogram.Histogram;
 import org.agrona.collections.Long2LongHashMap;
 
@@ -29,24 +28,63 @@ import org.agrona.collections.Long2LongHashMap;
  * counted ({@code flowscope_metrics_series_dropped_total{family}}: summaries not exposed), never silently lost. A
  * series stays once made (a counter must not vanish and come back from zero).
  */
-public final class TrafficCounters implements FlowSummarySink, CollectiveSink
-{
+public final class TrafficCounters implements FlowSummarySink, CollectiveSink {
     public static final int MAX_LINKS = 4096;
     public static final int MAX_QPS = 1024;
     public static final int MAX_RANK_COLLECTIVES = 1024;
     public static final int MAX_COLLECTIVE_HISTOGRAMS = 64;
 
     /** Collective duration buckets' upper bounds, ns (10 µs .. 10 s; +Inf implied). */
-    public static final long[] COLLECTIVE_BOUNDS_NS = {10_000L, 25_000L, 50_000L, 100_000L, 250_000L, 500_000L, 1_000_000L,
-        2_500_000L, 5_000_000L, 10_000_000L, 25_000_000L, 50_000_000L, 100_000_000L, 250_000_000L, 500_000_000L,
-        1_000_000_000L, 2_500_000_000L, 5_000_000_000L, 10_000_000_000L};
+    public static final long[] COLLECTIVE_BOUNDS_NS = {
+        10_000L,
+        25_000L,
+        50_000L,
+        100_000L,
+        250_000L,
+        500_000L,
+        1_000_000L,
+        2_500_000L,
+        5_000_000L,
+        10_000_000L,
+        25_000_000L,
+        50_000_000L,
+        100_000_000L,
+        250_000_000L,
+        500_000_000L,
+        1_000_000_000L,
+        2_500_000_000L,
+        5_000_000_000L,
+        10_000_000_000L
+    };
     /** Collective bus bandwidth buckets' upper bounds, bytes per second (100 MB/s .. 1 TB/s; +Inf implied). */
-    public static final double[] BUS_BANDWIDTH_BOUNDS = {1e8, 2.5e8, 5e8, 1e9, 2.5e9, 5e9, 1e10, 2.5e10, 5e10, 1e11, 2.5e11,
-        5e11, 1e12};
+    public static final double[] BUS_BANDWIDTH_BOUNDS = {
+        1e8, 2.5e8, 5e8, 1e9, 2.5e9, 5e9, 1e10, 2.5e10, 5e10, 1e11, 2.5e11, 5e11, 1e12
+    };
     /** Wait phase buckets' upper bounds, ns (1 µs .. 10 s; +Inf implied). */
-    public static final long[] PHASE_BOUNDS_NS = {1_000L, 2_500L, 5_000L, 10_000L, 25_000L, 50_000L, 100_000L, 250_000L,
-        500_000L, 1_000_000L, 2_500_000L, 5_000_000L, 10_000_000L, 25_000_000L, 50_000_000L, 100_000_000L,
-        250_000_000L, 500_000_000L, 1_000_000_000L, 2_500_000_000L, 5_000_000_000L, 10_000_000_000L};
+    public static final long[] PHASE_BOUNDS_NS = {
+        1_000L,
+        2_500L,
+        5_000L,
+        10_000L,
+        25_000L,
+        50_000L,
+        100_000L,
+        250_000L,
+        500_000L,
+        1_000_000L,
+        2_500_000L,
+        5_000_000L,
+        10_000_000L,
+        25_000_000L,
+        50_000_000L,
+        100_000_000L,
+        250_000_000L,
+        500_000_000L,
+        1_000_000_000L,
+        2_500_000_000L,
+        5_000_000_000L,
+        10_000_000_000L
+    };
 
     /** Series families whose tables can fill ({@link View#dropped}). */
     public static final String[] FAMILIES = {"link", "qp", "rank_collective", "collective_histogram"};
@@ -90,9 +128,11 @@ public final class TrafficCounters implements FlowSummarySink, CollectiveSink
     private final int[] chFunc;
     /** Per series: COLLECTIVE_BOUNDS_NS.length + 1 bucket counts (not cumulative; the last is +Inf). */
     private final long[] chBuckets;
+
     private final long[] chSumNs;
     /** Per series: BUS_BANDWIDTH_BOUNDS.length + 1 bucket counts of the collectives' bus bandwidths, and their sum. */
     private final long[] chBusBuckets;
+
     private final double[] chBusSum;
     private int hists;
 
@@ -103,15 +143,13 @@ public final class TrafficCounters implements FlowSummarySink, CollectiveSink
     private volatile View latest;
 
     /** With the documented caps. */
-    public TrafficCounters()
-    {
+    public TrafficCounters() {
         this(MAX_LINKS, MAX_QPS, MAX_RANK_COLLECTIVES, MAX_COLLECTIVE_HISTOGRAMS);
     }
 
     /** With other caps (tests: a full table). */
-    public TrafficCounters(final int maxLinks, final int maxQps, final int maxRankCollectives,
-        final int maxCollectiveHistograms)
-    {
+    public TrafficCounters(
+            final int maxLinks, final int maxQps, final int maxRankCollectives, final int maxCollectiveHistograms) {
         this.maxLinks = maxLinks;
         this.maxQps = maxQps;
         this.maxRankCollectives = maxRankCollectives;
@@ -145,27 +183,20 @@ public final class TrafficCounters implements FlowSummarySink, CollectiveSink
     }
 
     @Override
-    public void onSummary(final FlowSummary s)
-    {
-        if (s.kind() == FlowSummary.KIND_LINK)
-        {
+    public void onSummary(final FlowSummary s) {
+        if (s.kind() == FlowSummary.KIND_LINK) {
             onLink(s);
-        }
-        else if (s.kind() == FlowSummary.KIND_QP)
-        {
+        } else if (s.kind() == FlowSummary.KIND_QP) {
             onQp(s);
         }
     }
 
-    private void onLink(final FlowSummary s)
-    {
-        final long key = mix(mix(mix(mix(mix(0x11, s.hostId()), s.commHash()), s.rank()), s.peer()),
-            s.isSend() ? 1 : 0);
-        int i = (int)linkIndex.get(key);
-        if (i < 0)
-        {
-            if (links == maxLinks)
-            {
+    private void onLink(final FlowSummary s) {
+        final long key =
+                mix(mix(mix(mix(mix(0x11, s.hostId()), s.commHash()), s.rank()), s.peer()), s.isSend() ? 1 : 0);
+        int i = (int) linkIndex.get(key);
+        if (i < 0) {
+            if (links == maxLinks) {
                 dropped[0]++;
                 return;
             }
@@ -181,14 +212,11 @@ public final class TrafficCounters implements FlowSummarySink, CollectiveSink
         linkSteps[i] += s.completions();
     }
 
-    private void onQp(final FlowSummary s)
-    {
+    private void onQp(final FlowSummary s) {
         final long key = mix(mix(mix(0x22, s.hostId()), s.device()), s.qpNum());
-        int i = (int)qpIndex.get(key);
-        if (i < 0)
-        {
-            if (qps == maxQps)
-            {
+        int i = (int) qpIndex.get(key);
+        if (i < 0) {
+            if (qps == maxQps) {
                 dropped[1]++;
                 return;
             }
@@ -203,13 +231,11 @@ public final class TrafficCounters implements FlowSummarySink, CollectiveSink
     }
 
     @Override
-    public void onCollective(final CollectiveSummary c)
-    {
+    public void onCollective(final CollectiveSummary c) {
         final long durationNs = Math.max(0, c.durationNs());
         final long rankKey = mix(mix(mix(mix(0x33, c.hostId()), c.commHash()), c.rank()), c.func());
-        int i = (int)rankCollIndex.get(rankKey);
-        if (i < 0 && rankColls < maxRankCollectives)
-        {
+        int i = (int) rankCollIndex.get(rankKey);
+        if (i < 0 && rankColls < maxRankCollectives) {
             i = rankColls++;
             rankCollIndex.put(rankKey, i);
             rcHost[i] = c.hostId();
@@ -217,12 +243,9 @@ public final class TrafficCounters implements FlowSummarySink, CollectiveSink
             rcRank[i] = c.rank();
             rcFunc[i] = c.func();
         }
-        if (i < 0)
-        {
+        if (i < 0) {
             dropped[2]++;
-        }
-        else
-        {
+        } else {
             rcCount[i]++;
             rcBytes[i] += c.bytes();
             final double alg = c.algBandwidthBytesPerSecond();
@@ -231,22 +254,19 @@ public final class TrafficCounters implements FlowSummarySink, CollectiveSink
             rcDurationNs[i] += durationNs;
         }
         final long histKey = mix(mix(0x44, c.commHash()), c.func());
-        int h = (int)histIndex.get(histKey);
-        if (h < 0 && hists < maxCollectiveHistograms)
-        {
+        int h = (int) histIndex.get(histKey);
+        if (h < 0 && hists < maxCollectiveHistograms) {
             h = hists++;
             histIndex.put(histKey, h);
             chComm[h] = c.commHash();
             chFunc[h] = c.func();
         }
-        if (h < 0)
-        {
+        if (h < 0) {
             dropped[3]++;
             return;
         }
         int b = 0;
-        while (b < COLLECTIVE_BOUNDS_NS.length && durationNs > COLLECTIVE_BOUNDS_NS[b])
-        {
+        while (b < COLLECTIVE_BOUNDS_NS.length && durationNs > COLLECTIVE_BOUNDS_NS[b]) {
             b++;
         }
         chBuckets[h * (COLLECTIVE_BOUNDS_NS.length + 1) + b]++;
@@ -255,8 +275,7 @@ public final class TrafficCounters implements FlowSummarySink, CollectiveSink
         if (bus > 0 && Double.isFinite(bus)) // a collective of no duration has none
         {
             int k = 0;
-            while (k < BUS_BANDWIDTH_BOUNDS.length && bus > BUS_BANDWIDTH_BOUNDS[k])
-            {
+            while (k < BUS_BANDWIDTH_BOUNDS.length && bus > BUS_BANDWIDTH_BOUNDS[k]) {
                 k++;
             }
             chBusBuckets[h * (BUS_BANDWIDTH_BOUNDS.length + 1) + k]++;
@@ -268,26 +287,20 @@ public final class TrafficCounters implements FlowSummarySink, CollectiveSink
      * Copies the counters into an immutable view (and the engine's phase histograms into bucket counts), for the
      * scrape side to read; the drain thread, once per publish interval. Null engine: no phase histograms.
      */
-    public View publish(final WindowEngine engine)
-    {
+    public View publish(final WindowEngine engine) {
         final long[][] phaseBuckets = new long[2 * Phase.COUNT][];
         final double[] phaseSumNs = new double[2 * Phase.COUNT];
-        if (engine != null)
-        {
-            for (int d = 0; d < 2; d++)
-            {
-                for (int p = 0; p < Phase.COUNT; p++)
-                {
+        if (engine != null) {
+            for (int d = 0; d < 2; d++) {
+                for (int p = 0; p < Phase.COUNT; p++) {
                     phaseScratch.reset();
                     engine.addPhaseHistogramTo(d == 0, p, phaseScratch);
                     final long total = phaseScratch.getTotalCount();
-                    if (total == 0)
-                    {
+                    if (total == 0) {
                         continue;
                     }
                     final long[] cumulative = new long[PHASE_BOUNDS_NS.length + 1];
-                    for (int b = 0; b < PHASE_BOUNDS_NS.length; b++)
-                    {
+                    for (int b = 0; b < PHASE_BOUNDS_NS.length; b++) {
                         cumulative[b] = phaseScratch.getCountBetweenValues(0, PHASE_BOUNDS_NS[b]);
                     }
                     cumulative[PHASE_BOUNDS_NS.length] = total;
@@ -297,32 +310,50 @@ public final class TrafficCounters implements FlowSummarySink, CollectiveSink
             }
         }
         final View v = new View(
-            links, Arrays.copyOf(linkHost, links), Arrays.copyOf(linkComm, links), Arrays.copyOf(linkRank, links),
-            Arrays.copyOf(linkPeer, links), Arrays.copyOf(linkSend, links), Arrays.copyOf(linkBytes, links),
-            Arrays.copyOf(linkSteps, links),
-            qps, Arrays.copyOf(qpHost, qps), Arrays.copyOf(qpDevice, qps), Arrays.copyOf(qpNum, qps),
-            Arrays.copyOf(qpBytes, qps), Arrays.copyOf(qpCompletions, qps),
-            rankColls, Arrays.copyOf(rcHost, rankColls), Arrays.copyOf(rcComm, rankColls),
-            Arrays.copyOf(rcRank, rankColls), Arrays.copyOf(rcFunc, rankColls), Arrays.copyOf(rcCount, rankColls),
-            Arrays.copyOf(rcBytes, rankColls), Arrays.copyOf(rcBusBytes, rankColls),
-            Arrays.copyOf(rcDurationNs, rankColls),
-            hists, Arrays.copyOf(chComm, hists), Arrays.copyOf(chFunc, hists),
-            Arrays.copyOf(chBuckets, hists * (COLLECTIVE_BOUNDS_NS.length + 1)), Arrays.copyOf(chSumNs, hists),
-            Arrays.copyOf(chBusBuckets, hists * (BUS_BANDWIDTH_BOUNDS.length + 1)), Arrays.copyOf(chBusSum, hists),
-            phaseBuckets, phaseSumNs, dropped.clone());
+                links,
+                Arrays.copyOf(linkHost, links),
+                Arrays.copyOf(linkComm, links),
+                Arrays.copyOf(linkRank, links),
+                Arrays.copyOf(linkPeer, links),
+                Arrays.copyOf(linkSend, links),
+                Arrays.copyOf(linkBytes, links),
+                Arrays.copyOf(linkSteps, links),
+                qps,
+                Arrays.copyOf(qpHost, qps),
+                Arrays.copyOf(qpDevice, qps),
+                Arrays.copyOf(qpNum, qps),
+                Arrays.copyOf(qpBytes, qps),
+                Arrays.copyOf(qpCompletions, qps),
+                rankColls,
+                Arrays.copyOf(rcHost, rankColls),
+                Arrays.copyOf(rcComm, rankColls),
+                Arrays.copyOf(rcRank, rankColls),
+                Arrays.copyOf(rcFunc, rankColls),
+                Arrays.copyOf(rcCount, rankColls),
+                Arrays.copyOf(rcBytes, rankColls),
+                Arrays.copyOf(rcBusBytes, rankColls),
+                Arrays.copyOf(rcDurationNs, rankColls),
+                hists,
+                Arrays.copyOf(chComm, hists),
+                Arrays.copyOf(chFunc, hists),
+                Arrays.copyOf(chBuckets, hists * (COLLECTIVE_BOUNDS_NS.length + 1)),
+                Arrays.copyOf(chSumNs, hists),
+                Arrays.copyOf(chBusBuckets, hists * (BUS_BANDWIDTH_BOUNDS.length + 1)),
+                Arrays.copyOf(chBusSum, hists),
+                phaseBuckets,
+                phaseSumNs,
+                dropped.clone());
         latest = v;
         return v;
     }
 
     /** The view last published (any thread). */
-    public View latest()
-    {
+    public View latest() {
         final View v = latest;
         return v == null ? View.EMPTY : v;
     }
 
-    private static long mix(final long h, final long v)
-    {
+    private static long mix(final long h, final long v) {
         long x = (h ^ v) * 0x9E3779B97F4A7C15L;
         x ^= x >>> 29;
         return x * 0xBF58476D1CE4E5B9L;
@@ -333,15 +364,40 @@ public final class TrafficCounters implements FlowSummarySink, CollectiveSink
      * {@code direction × Phase.COUNT + phase} (send 0..4, recv 5..9): cumulative counts per {@link #PHASE_BOUNDS_NS}
      * bound then the total, null where the phase recorded nothing.
      */
-    public record View(int links, long[] linkHost, long[] linkComm, int[] linkRank, int[] linkPeer,
-        boolean[] linkSend, long[] linkBytes, long[] linkSteps,
-        int qps, long[] qpHost, int[] qpDevice, long[] qpNum, long[] qpBytes, long[] qpCompletions,
-        int rankCollectives, long[] rcHost, long[] rcComm, int[] rcRank, int[] rcFunc, long[] rcCount,
-        long[] rcBytes, double[] rcBusBytes, long[] rcDurationNs,
-        int collectiveHistograms, long[] chComm, int[] chFunc, long[] chBuckets, long[] chSumNs,
-        long[] chBusBuckets, double[] chBusSum,
-        long[][] phaseBuckets, double[] phaseSumNs, long[] dropped)
-    {
+    public record View(
+            int links,
+            long[] linkHost,
+            long[] linkComm,
+            int[] linkRank,
+            int[] linkPeer,
+            boolean[] linkSend,
+            long[] linkBytes,
+            long[] linkSteps,
+            int qps,
+            long[] qpHost,
+            int[] qpDevice,
+            long[] qpNum,
+            long[] qpBytes,
+            long[] qpCompletions,
+            int rankCollectives,
+            long[] rcHost,
+            long[] rcComm,
+            int[] rcRank,
+            int[] rcFunc,
+            long[] rcCount,
+            long[] rcBytes,
+            double[] rcBusBytes,
+            long[] rcDurationNs,
+            int collectiveHistograms,
+            long[] chComm,
+            int[] chFunc,
+            long[] chBuckets,
+            long[] chSumNs,
+            long[] chBusBuckets,
+            double[] chBusSum,
+            long[][] phaseBuckets,
+            double[] phaseSumNs,
+            long[] dropped) {
         public static final View EMPTY = new TrafficCounters(0, 0, 0, 0).publish(null);
     }
 }

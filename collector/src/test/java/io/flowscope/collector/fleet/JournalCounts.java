@@ -1,12 +1,11 @@
 package io.flowscope.collector.fleet;
 
-import java.util.concurrent.atomic.AtomicLong;
-
-import io.flowscope.collector.pipeline.AnomalyStages;
-import io.flowscope.collector.config.CollectorConfig;
-import io.flowscope.collector.pipeline.Pipeline;
-import io.flowscope.collector.journal.JournalReader;
 import io.flowscope.api.input.TelemetryListener;
+import io.flowscope.collector.config.CollectorConfig;
+import io.flowscope.collector.journal.JournalReader;
+import io.flowscope.collector.pipeline.AnomalyStages;
+import io.flowscope.collector.pipeline.Pipeline;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * What an agent derives from a journal, counted by replaying it through the engines one live batch at a time, as
@@ -17,36 +16,30 @@ import io.flowscope.api.input.TelemetryListener;
  * @param anomalyEvents anomaly events (opened, updated, resolved)
  * @param sampled       raw events sampled for the events topic (one in {@code sampleEvery}; none at 0)
  */
-record JournalCounts(long events, long summaries, long anomalyEvents, long sampled)
-{
+record JournalCounts(long events, long summaries, long anomalyEvents, long sampled) {
     /** Every output the publisher numbers: summaries, anomaly events and sampled events. */
-    long outputs()
-    {
+    long outputs() {
         return summaries + anomalyEvents + sampled;
     }
 
-    static JournalCounts of(final CollectorConfig config, final long sampleEvery)
-    {
+    static JournalCounts of(final CollectorConfig config, final long sampleEvery) {
         final AtomicLong summaries = new AtomicLong();
         final AtomicLong anomalies = new AtomicLong();
         final AtomicLong sampled = new AtomicLong();
-        final Pipeline p = new Pipeline(Pipeline.windowConfig(config), AnomalyStages::create,
-            e -> anomalies.incrementAndGet());
+        final Pipeline p =
+                new Pipeline(Pipeline.windowConfig(config), AnomalyStages::create, e -> anomalies.incrementAndGet());
         p.tap(s -> summaries.incrementAndGet(), c -> summaries.incrementAndGet());
-        final TelemetryListener in = sampleEvery > 0 ?
-            new AgentPublisher.EventSampler(p, sampleEvery, (h, call, args) -> sampled.incrementAndGet()) : p;
-        try (JournalReader r = new JournalReader(config.journalDir()))
-        {
-            final JournalReader.Meta meta = new JournalReader.Meta()
-            {
+        final TelemetryListener in = sampleEvery > 0
+                ? new AgentPublisher.EventSampler(p, sampleEvery, (h, call, args) -> sampled.incrementAndGet())
+                : p;
+        try (JournalReader r = new JournalReader(config.journalDir())) {
+            final JournalReader.Meta meta = new JournalReader.Meta() {
                 @Override
-                public void onEnd()
-                {
+                public void onEnd() {
                     p.finish(); // as the publisher does: the live run's last period
                 }
             };
-            while (r.read(in, meta, 1) > 0)
-            {
+            while (r.read(in, meta, 1) > 0) {
                 p.endBatch(0);
             }
         }

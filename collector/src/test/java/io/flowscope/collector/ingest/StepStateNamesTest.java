@@ -10,11 +10,9 @@ import org.junit.jupiter.api.Test;
  * The ProxyStep states of the input interface ({@code api}'s {@link StepState}) are the ring's NCCL values
  * ({@link NcclState}): the adapter hands a record's state on as it is, so the two must never drift apart.
  */
-class StepStateNamesTest
-{
+class StepStateNamesTest {
     @Test
-    void shouldGiveTheInputsStepStatesTheRingsNcclValues()
-    {
+    void shouldGiveTheInputsStepStatesTheRingsNcclValues() {
         assertThat(StepState.SEND_GPU_WAIT).isEqualTo(NcclState.PROXY_STEP_SEND_GPU_WAIT);
         assertThat(StepState.SEND_WAIT).isEqualTo(NcclState.PROXY_STEP_SEND_WAIT);
         assertThat(StepState.RECV_WAIT).isEqualTo(NcclState.PROXY_STEP_RECV_WAIT);

@@ -2,18 +2,17 @@ package io.flowscope.collector.journal;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import java.lang.management.ManagementFactory;
-import java.nio.file.Path;
-import java.util.LinkedHashMap;
-import java.util.Map;
-import java.util.concurrent.TimeUnit;
-
 import io.flowscope.collector.NoopListener;
 import io.flowscope.collector.config.CollectorConfig;
 import io.flowscope.collector.ingest.SimulatorSource;
 import io.flowscope.collector.pipeline.AnomalyStages;
 import io.flowscope.collector.pipeline.Pipeline;
 import io.flowscope.collector.replay.Replay;
+import java.lang.management.ManagementFactory;
+import java.nio.file.Path;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
 import net.openhft.chronicle.queue.RollCycles;
 import net.openhft.chronicle.queue.rollcycles.TestRollCycles;
 import org.junit.jupiter.api.Test;
@@ -23,13 +22,11 @@ import org.junit.jupiter.api.io.TempDir;
  * Issue #16, acceptance 1 (the journal): bounded by retiring its oldest cycles, never by stopping; the write of a
  * batch allocates nothing.
  */
-class JournalBoundTest
-{
+class JournalBoundTest {
     @TempDir
     Path dir;
 
-    private CollectorConfig config()
-    {
+    private CollectorConfig config() {
         final Map<String, String> o = new LinkedHashMap<>();
         o.put("http.port", "0");
         o.put("journal.dir", dir.resolve("journal").toString());
@@ -43,34 +40,29 @@ class JournalBoundTest
      * (nothing dropped), and what is left replays: no damage, its last event the last event written.
      */
     @Test
-    void shouldStayWithinItsBoundPastSeveralRollsAndReplayWhatIsLeft() throws Exception
-    {
+    void shouldStayWithinItsBoundPastSeveralRollsAndReplayWhatIsLeft() throws Exception {
         final Path journal = dir.resolve("journal");
         final long bound = 16L << 20;
         final CollectorConfig config = config();
-        final Pipeline p = new Pipeline(Pipeline.windowConfig(config), AnomalyStages::create, e -> { });
+        final Pipeline p = new Pipeline(Pipeline.windowConfig(config), AnomalyStages::create, e -> {});
         long most = 0;
         long perSecond;
-        try (JournalWriter w = new JournalWriter(journal, TestRollCycles.TEST_SECONDLY, bound, 0))
-        {
+        try (JournalWriter w = new JournalWriter(journal, TestRollCycles.TEST_SECONDLY, bound, 0)) {
             p.journal(w);
             final SimulatorSource source = new SimulatorSource("default", 1e12, 0);
             w.source(source.describe());
             final long start = System.nanoTime();
             final long end = start + TimeUnit.SECONDS.toNanos(6);
             long nextLook = 0;
-            while (System.nanoTime() - end < 0)
-            {
+            while (System.nanoTime() - end < 0) {
                 source.poll(p);
                 p.endBatch(System.currentTimeMillis() * 1_000_000L);
-                if (System.nanoTime() - nextLook >= 0)
-                {
+                if (System.nanoTime() - nextLook >= 0) {
                     nextLook = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(100);
                     most = Math.max(most, JournalWriter.sizeOnDisk(journal));
                 }
             }
-            if (p.finish())
-            {
+            if (p.finish()) {
                 w.end();
             }
             p.endBatch(System.currentTimeMillis() * 1_000_000L);
@@ -89,16 +81,14 @@ class JournalBoundTest
         assertThat(JournalWriter.sizeOnDisk(journal)).isLessThanOrEqualTo(allowed);
 
         final long[] last = {Long.MIN_VALUE};
-        try (JournalReader r = new JournalReader(journal))
-        {
-            while (r.read(new NoopListener(), new JournalReader.Meta() { }, 256) > 0)
-            {
+        try (JournalReader r = new JournalReader(journal)) {
+            while (r.read(new NoopListener(), new JournalReader.Meta() {}, 256) > 0) {
                 last[0] = r.lastEventNs();
             }
             assertThat(r.corruptDocuments()).isZero();
             assertThat(r.lastEventNs()).as("the newest event").isEqualTo(p.lastEventNs());
         }
-        final Replay.Result replay = Replay.run(journal, config, Long.MIN_VALUE, Long.MAX_VALUE, null, null, d -> { });
+        final Replay.Result replay = Replay.run(journal, config, Long.MIN_VALUE, Long.MAX_VALUE, null, null, d -> {});
         assertThat(replay.corruptDocuments()).isZero();
         assertThat(replay.documents()).isPositive();
         assertThat(replay.entries()).isPositive();
@@ -113,21 +103,18 @@ class JournalBoundTest
      * is backed allocates a little; it is counted, and stays well under 1 byte a batch.
      */
     @Test
-    void shouldWriteABatchWithoutAllocating()
-    {
-        final com.sun.management.ThreadMXBean mx = (com.sun.management.ThreadMXBean)ManagementFactory.getThreadMXBean();
-        try (JournalWriter w = new JournalWriter(dir.resolve("journal"), RollCycles.FAST_DAILY, 0, 0))
-        {
+    void shouldWriteABatchWithoutAllocating() {
+        final com.sun.management.ThreadMXBean mx =
+                (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
+        try (JournalWriter w = new JournalWriter(dir.resolve("journal"), RollCycles.FAST_DAILY, 0, 0)) {
             final long t0 = System.currentTimeMillis() * 1_000_000L;
-            for (int b = 0; b < 20_000; b++)
-            {
+            for (int b = 0; b < 20_000; b++) {
                 batch(w, b, t0 + b * 1_000_000L);
             }
             final long t1 = t0 + 20_000 * 1_000_000L;
             batch(w, 20_000, t1 - 1_000_000L); // housekeeping now, then not for a second of wall time
             final long before = mx.getCurrentThreadAllocatedBytes();
-            for (int b = 20_001; b < 40_001; b++)
-            {
+            for (int b = 20_001; b < 40_001; b++) {
                 batch(w, b, t1); // the wall time stays at t1
             }
             final long allocated = mx.getCurrentThreadAllocatedBytes() - before;
@@ -138,11 +125,9 @@ class JournalBoundTest
     }
 
     /** A batch of 41 entries, flushed at wall time {@code wallNs}. */
-    private static void batch(final JournalWriter w, final long b, final long wallNs)
-    {
+    private static void batch(final JournalWriter w, final long b, final long wallNs) {
         w.onHost(b);
-        for (int i = 0; i < 20; i++)
-        {
+        for (int i = 0; i < 20; i++) {
             w.onProxyStepState(b * 100 + i, 9, 4096, b * 1000 + i);
             w.onQpStart(b * 100 + i, 1, 7, 2, 4096, b * 1000 + i);
         }

@@ -2,6 +2,12 @@ package io.flowscope.collector.journal;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.flowscope.collector.Main;
+import io.flowscope.collector.NoopListener;
+import io.flowscope.collector.SimulatedInput;
+import io.flowscope.collector.config.CollectorConfig;
+import io.flowscope.collector.pipeline.AnomalyEvent;
+import io.flowscope.collector.replay.Replay;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.ByteBuffer;
@@ -12,13 +18,6 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.TreeSet;
-
-import io.flowscope.collector.Main;
-import io.flowscope.collector.NoopListener;
-import io.flowscope.collector.SimulatedInput;
-import io.flowscope.collector.config.CollectorConfig;
-import io.flowscope.collector.pipeline.AnomalyEvent;
-import io.flowscope.collector.replay.Replay;
 import net.openhft.chronicle.queue.rollcycles.LegacyRollCycles;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -28,61 +27,55 @@ import org.junit.jupiter.api.io.TempDir;
  * batch's payload, in Chronicle's document headers and in the queue's index. Every damaged range is reported with
  * where it is and why, reading goes on after it, and not one entry of a damaged batch reaches the listener.
  */
-class JournalDamageTest
-{
+class JournalDamageTest {
     private static final int BATCHES = 300;
 
     @TempDir
     Path dir;
 
     /** Records, per batch number (the host id of its first entry), whether and how whole it came back. */
-    static final class Batches extends NoopListener implements JournalReader.Meta
-    {
+    static final class Batches extends NoopListener implements JournalReader.Meta {
         final List<Long> hosts = new ArrayList<>();
         final List<String> calls = new ArrayList<>();
 
         @Override
-        public void onHost(final long hostId)
-        {
+        public void onHost(final long hostId) {
             hosts.add(hostId);
             calls.add("host " + hostId);
         }
 
         @Override
-        public void onProxyStepState(final long stepKey, final int state, final long transSize, final long timeNs)
-        {
+        public void onProxyStepState(final long stepKey, final int state, final long transSize, final long timeNs) {
             calls.add("state " + stepKey + " " + state + " " + transSize + " " + timeNs);
         }
 
         @Override
-        public void onQpStart(final long wrKey, final int device, final long qpNum, final int opcode,
-            final long length, final long timeNs)
-        {
+        public void onQpStart(
+                final long wrKey,
+                final int device,
+                final long qpNum,
+                final int opcode,
+                final long length,
+                final long timeNs) {
             calls.add("qp " + wrKey + " " + device + " " + qpNum + " " + opcode + " " + length + " " + timeNs);
         }
     }
 
     /** Batch b: host b, then 20 step states and 20 QP starts whose fields all derive from b. */
-    private List<Long> write() throws Exception
-    {
+    private List<Long> write() throws Exception {
         final List<Long> indexes = new ArrayList<>();
-        try (JournalWriter w = new JournalWriter(dir, LegacyRollCycles.MINUTELY, 0, 0))
-        {
-            for (long b = 0; b < BATCHES; b++)
-            {
+        try (JournalWriter w = new JournalWriter(dir, LegacyRollCycles.MINUTELY, 0, 0)) {
+            for (long b = 0; b < BATCHES; b++) {
                 w.onHost(b);
-                for (int i = 0; i < 20; i++)
-                {
+                for (int i = 0; i < 20; i++) {
                     w.onProxyStepState(b * 100 + i, 9, 4096 * b, 1_000_000L * b + i);
                     w.onQpStart(b * 100 + i, 1, 77, 2, 4096, 1_000_000L * b + i);
                 }
                 w.flush(System.currentTimeMillis() * 1_000_000L);
             }
         }
-        try (JournalReader r = new JournalReader(dir))
-        {
-            while (r.read(new Batches(), new JournalReader.Meta() { }, 1) > 0)
-            {
+        try (JournalReader r = new JournalReader(dir)) {
+            while (r.read(new Batches(), new JournalReader.Meta() {}, 1) > 0) {
                 indexes.add(r.index());
             }
             assertThat(indexes).hasSize(BATCHES);
@@ -91,31 +84,30 @@ class JournalDamageTest
         }
     }
 
-    private Path cycle()
-    {
+    private Path cycle() {
         final List<Path> cycles = JournalWriter.cycleFiles(dir);
-        assertThat(cycles).as("one cycle file (a minutely roll during the test is possible: rerun)").hasSize(1);
+        assertThat(cycles)
+                .as("one cycle file (a minutely roll during the test is possible: rerun)")
+                .hasSize(1);
         return cycles.get(0);
     }
 
     /** Where batch {@code k}'s document header (Chronicle's 4 bytes) is in the cycle file. */
-    private static int header(final byte[] file, final long index)
-    {
-        final byte[] needle = ByteBuffer.allocate(8).order(ByteOrder.LITTLE_ENDIAN).putLong(index).array();
+    private static int header(final byte[] file, final long index) {
+        final byte[] needle = ByteBuffer.allocate(8)
+                .order(ByteOrder.LITTLE_ENDIAN)
+                .putLong(index)
+                .array();
         final int at = indexOf(file, needle, 0);
         assertThat(at).as("batch index in the file").isPositive();
         return at - 8 - 4; // the stored index follows the 8-byte head; Chronicle's header precedes the document
     }
 
-    private static int indexOf(final byte[] hay, final byte[] needle, final int from)
-    {
+    private static int indexOf(final byte[] hay, final byte[] needle, final int from) {
         outer:
-        for (int i = from; i + needle.length <= hay.length; i++)
-        {
-            for (int j = 0; j < needle.length; j++)
-            {
-                if (hay[i + j] != needle[j])
-                {
+        for (int i = from; i + needle.length <= hay.length; i++) {
+            for (int j = 0; j < needle.length; j++) {
+                if (hay[i + j] != needle[j]) {
                     continue outer;
                 }
             }
@@ -124,31 +116,24 @@ class JournalDamageTest
         return -1;
     }
 
-    private static void flip(final byte[] file, final int at, final int n)
-    {
-        for (int i = 0; i < n; i++)
-        {
-            file[at + i] ^= (byte)0xA5;
+    private static void flip(final byte[] file, final int at, final int n) {
+        for (int i = 0; i < n; i++) {
+            file[at + i] ^= (byte) 0xA5;
         }
     }
 
-    private record Read(Batches rec, long corrupt, List<String> damage)
-    {
-        TreeSet<Long> got()
-        {
+    private record Read(Batches rec, long corrupt, List<String> damage) {
+        TreeSet<Long> got() {
             return new TreeSet<>(rec.hosts);
         }
     }
 
-    private Read readAll()
-    {
-        try (JournalReader r = new JournalReader(dir))
-        {
+    private Read readAll() {
+        try (JournalReader r = new JournalReader(dir)) {
             final Batches rec = new Batches();
             final List<String> said = new ArrayList<>();
             r.onDamage(said::add);
-            while (r.read(rec, rec, 7) > 0)
-            {
+            while (r.read(rec, rec, 7) > 0) {
                 // all
             }
             assertThat(said).isEqualTo(r.damage());
@@ -156,34 +141,31 @@ class JournalDamageTest
         }
     }
 
-    private static TreeSet<Long> allBut(final long... missing)
-    {
+    private static TreeSet<Long> allBut(final long... missing) {
         final TreeSet<Long> s = new TreeSet<>();
-        for (long b = 0; b < BATCHES; b++)
-        {
+        for (long b = 0; b < BATCHES; b++) {
             s.add(b);
         }
-        for (final long m : missing)
-        {
+        for (final long m : missing) {
             s.remove(m);
         }
         return s;
     }
 
     /** Every entry of every batch that came back is whole (no batch came back in part). */
-    private static void assertWhole(final Read r)
-    {
-        for (final long b : r.got())
-        {
-            assertThat(r.rec.calls.stream().filter(c -> c.startsWith("state " ) && c.endsWith(" " + (1_000_000L * b + 19)))
-                .count()).as("batch " + b + " whole").isGreaterThanOrEqualTo(1);
+    private static void assertWhole(final Read r) {
+        for (final long b : r.got()) {
+            assertThat(r.rec.calls.stream()
+                            .filter(c -> c.startsWith("state ") && c.endsWith(" " + (1_000_000L * b + 19)))
+                            .count())
+                    .as("batch " + b + " whole")
+                    .isGreaterThanOrEqualTo(1);
         }
         assertThat(r.rec.calls).hasSize(r.got().size() * 41);
     }
 
     @Test
-    void shouldSkipAndReportABatchWhosePayloadIsDamagedAndReadOnWithoutHandingOnAnyOfIt() throws Exception
-    {
+    void shouldSkipAndReportABatchWhosePayloadIsDamagedAndReadOnWithoutHandingOnAnyOfIt() throws Exception {
         final List<Long> idx = write();
         final Path cycle = cycle();
         final byte[] file = Files.readAllBytes(cycle);
@@ -194,13 +176,14 @@ class JournalDamageTest
         assertThat(r.got()).isEqualTo(allBut(100));
         assertWhole(r);
         assertThat(r.corrupt).isEqualTo(1);
-        assertThat(r.damage).singleElement().asString().contains("batch 100 of cycle " + cycle.getFileName(),
-            "checksum mismatch");
+        assertThat(r.damage)
+                .singleElement()
+                .asString()
+                .contains("batch 100 of cycle " + cycle.getFileName(), "checksum mismatch");
     }
 
     @Test
-    void shouldStepOverADamagedDocumentHeaderByTheIndexAndReportIt() throws Exception
-    {
+    void shouldStepOverADamagedDocumentHeaderByTheIndexAndReportIt() throws Exception {
         final List<Long> idx = write();
         final Path cycle = cycle();
         final byte[] file = Files.readAllBytes(cycle);
@@ -214,8 +197,7 @@ class JournalDamageTest
     }
 
     @Test
-    void shouldReportAndReadOnWhen64BytesSpanTwoBatchesAndTheHeaderBetween() throws Exception
-    {
+    void shouldReportAndReadOnWhen64BytesSpanTwoBatchesAndTheHeaderBetween() throws Exception {
         final List<Long> idx = write();
         final Path cycle = cycle();
         final byte[] file = Files.readAllBytes(cycle);
@@ -229,14 +211,12 @@ class JournalDamageTest
     }
 
     @Test
-    void shouldReadOnPastAZeroedHeaderThatLooksLikeTheEnd() throws Exception
-    {
+    void shouldReadOnPastAZeroedHeaderThatLooksLikeTheEnd() throws Exception {
         final List<Long> idx = write();
         final Path cycle = cycle();
         final byte[] file = Files.readAllBytes(cycle);
         final int h = header(file, idx.get(250));
-        for (int i = 0; i < 4; i++)
-        {
+        for (int i = 0; i < 4; i++) {
             file[h + i] = 0;
         }
         Files.write(cycle, file);
@@ -247,8 +227,7 @@ class JournalDamageTest
     }
 
     @Test
-    void shouldFindABatchHiddenAsMetadata() throws Exception
-    {
+    void shouldFindABatchHiddenAsMetadata() throws Exception {
         final List<Long> idx = write();
         final Path cycle = cycle();
         final byte[] file = Files.readAllBytes(cycle);
@@ -262,13 +241,13 @@ class JournalDamageTest
     }
 
     @Test
-    void shouldReadEveryBatchWhenOnlyTheIndexIsDamaged() throws Exception
-    {
+    void shouldReadEveryBatchWhenOnlyTheIndexIsDamaged() throws Exception {
         final List<Long> idx = write();
         final Path cycle = cycle();
         final byte[] file = Files.readAllBytes(cycle);
         final int h = header(file, idx.get(120));
-        final byte[] pos = ByteBuffer.allocate(8).order(ByteOrder.LITTLE_ENDIAN).putLong(h).array();
+        final byte[] pos =
+                ByteBuffer.allocate(8).order(ByteOrder.LITTLE_ENDIAN).putLong(h).array();
         final int entry = indexOf(file, pos, 0);
         assertThat(entry).as("batch 120's position in the index").isPositive();
         flip(file, entry - 32, 64);
@@ -280,8 +259,7 @@ class JournalDamageTest
     }
 
     @Test
-    void replayAndInspectShouldSayEveryRangeAndExitNonZeroUnlessTolerated() throws Exception
-    {
+    void replayAndInspectShouldSayEveryRangeAndExitNonZeroUnlessTolerated() throws Exception {
         final List<Long> idx = write();
         final Path cycle = cycle();
         final byte[] file = Files.readAllBytes(cycle);
@@ -291,30 +269,55 @@ class JournalDamageTest
         final String name = cycle.getFileName().toString();
 
         ByteArrayOutputStream err = new ByteArrayOutputStream();
-        int rc = Main.run(new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8),
-            new PrintStream(err, true, StandardCharsets.UTF_8), "replay", dir.toString(), "--no-progress");
+        int rc = Main.run(
+                new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8),
+                new PrintStream(err, true, StandardCharsets.UTF_8),
+                "replay",
+                dir.toString(),
+                "--no-progress");
         String said = err.toString(StandardCharsets.UTF_8);
         assertThat(rc).as(said).isEqualTo(Main.EXIT_DAMAGED);
-        assertThat(said).contains("flowscope replay: damaged, skipped: batch 100 of cycle " + name, "checksum mismatch",
-            "flowscope replay: damaged, skipped: batch 150 of cycle " + name,
-            "replay: 298 batches, " + (298 * 41) + " entries", "2 corrupt batches skipped in 2 damaged ranges: batch 100",
-            " | batch 150 of cycle", "exit status 4 (--tolerate-corruption: 0)");
+        assertThat(said)
+                .contains(
+                        "flowscope replay: damaged, skipped: batch 100 of cycle " + name,
+                        "checksum mismatch",
+                        "flowscope replay: damaged, skipped: batch 150 of cycle " + name,
+                        "replay: 298 batches, " + (298 * 41) + " entries",
+                        "2 corrupt batches skipped in 2 damaged ranges: batch 100",
+                        " | batch 150 of cycle",
+                        "exit status 4 (--tolerate-corruption: 0)");
 
         final ByteArrayOutputStream out = new ByteArrayOutputStream();
         err = new ByteArrayOutputStream();
-        rc = Main.run(new PrintStream(out, true, StandardCharsets.UTF_8), new PrintStream(err, true,
-            StandardCharsets.UTF_8), "inspect", dir.toString());
+        rc = Main.run(
+                new PrintStream(out, true, StandardCharsets.UTF_8),
+                new PrintStream(err, true, StandardCharsets.UTF_8),
+                "inspect",
+                dir.toString());
         said = err.toString(StandardCharsets.UTF_8);
         assertThat(rc).as(said).isEqualTo(Main.EXIT_DAMAGED);
         assertThat(out.toString(StandardCharsets.UTF_8).split("\n")).hasSize(298 * 41);
-        assertThat(said).contains("flowscope inspect: damaged, skipped: batch 100 of cycle " + name,
-            "flowscope inspect: damaged, skipped: batch 150 of cycle " + name, "flowscope inspect: 298 batches read; " +
-            "2 corrupt batches skipped in 2 damaged ranges");
+        assertThat(said)
+                .contains(
+                        "flowscope inspect: damaged, skipped: batch 100 of cycle " + name,
+                        "flowscope inspect: damaged, skipped: batch 150 of cycle " + name,
+                        "flowscope inspect: 298 batches read; " + "2 corrupt batches skipped in 2 damaged ranges");
 
-        assertThat(Main.run(new PrintStream(new ByteArrayOutputStream()), new PrintStream(new ByteArrayOutputStream()),
-            "replay", dir.toString(), "--no-progress", "--tolerate-corruption")).isZero();
-        assertThat(Main.run(new PrintStream(new ByteArrayOutputStream()), new PrintStream(new ByteArrayOutputStream()),
-            "inspect", dir.toString(), "--tolerate-corruption")).isZero();
+        assertThat(Main.run(
+                        new PrintStream(new ByteArrayOutputStream()),
+                        new PrintStream(new ByteArrayOutputStream()),
+                        "replay",
+                        dir.toString(),
+                        "--no-progress",
+                        "--tolerate-corruption"))
+                .isZero();
+        assertThat(Main.run(
+                        new PrintStream(new ByteArrayOutputStream()),
+                        new PrintStream(new ByteArrayOutputStream()),
+                        "inspect",
+                        dir.toString(),
+                        "--tolerate-corruption"))
+                .isZero();
     }
 
     /**
@@ -326,12 +329,11 @@ class JournalDamageTest
      * damaged range).
      */
     @Test
-    void shouldNotInventAnomaliesFromDamagedBatchesOfASimulatedRun() throws Exception
-    {
-        final CollectorConfig config = CollectorConfig.load(null, java.util.Map.of(), java.util.Map.of("http.port", "0",
-            "journal.dir", dir.toString()));
+    void shouldNotInventAnomaliesFromDamagedBatchesOfASimulatedRun() throws Exception {
+        final CollectorConfig config = CollectorConfig.load(
+                null, java.util.Map.of(), java.util.Map.of("http.port", "0", "journal.dir", dir.toString()));
         SimulatedInput.journal(dir, config, SimulatedInput.FAULTS);
-        final Replay.Result clean = Replay.run(dir, config, Long.MIN_VALUE, Long.MAX_VALUE, null, null, d -> { });
+        final Replay.Result clean = Replay.run(dir, config, Long.MIN_VALUE, Long.MAX_VALUE, null, null, d -> {});
         assertThat(clean.corruptDocuments()).isZero();
         assertThat(clean.events()).isNotEmpty();
 
@@ -341,19 +343,15 @@ class JournalDamageTest
         final java.util.Random random = new java.util.Random(16);
         final long documents = clean.documents();
         final List<Long> picked = new ArrayList<>();
-        try (JournalReader r = new JournalReader(dir))
-        {
+        try (JournalReader r = new JournalReader(dir)) {
             long n = 0;
-            while (r.read(new NoopListener(), new JournalReader.Meta() { }, 1) > 0)
-            {
-                if (n++ % (documents / 10) == documents / 20 && picked.size() < 10)
-                {
+            while (r.read(new NoopListener(), new JournalReader.Meta() {}, 1) > 0) {
+                if (n++ % (documents / 10) == documents / 20 && picked.size() < 10) {
                     picked.add(r.index());
                 }
             }
         }
-        for (int i = 0; i < picked.size(); i++)
-        {
+        for (int i = 0; i < picked.size(); i++) {
             final int h = header(file, picked.get(i));
             flip(file, i % 3 == 0 ? h : h + 4 + 20 + random.nextInt(200), 64);
         }
@@ -361,19 +359,20 @@ class JournalDamageTest
 
         final List<String> said = new ArrayList<>();
         final java.util.function.Consumer<String> sayer = said::add;
-        final Replay.Result damaged = Replay.run(dir, config, Long.MIN_VALUE, Long.MAX_VALUE, null, null, d -> { },
-            sayer);
+        final Replay.Result damaged =
+                Replay.run(dir, config, Long.MIN_VALUE, Long.MAX_VALUE, null, null, d -> {}, sayer);
         assertThat(damaged.damagedRanges()).isEqualTo(10);
         assertThat(said).hasSize(10);
         assertThat(damaged.corruptDocuments()).as(String.join("\n", said)).isGreaterThanOrEqualTo(10L);
         assertThat(damaged.documents() + damaged.corruptDocuments()).isEqualTo(clean.documents());
         assertThat(damaged.lastEventNs()).isEqualTo(clean.lastEventNs());
         final java.util.Set<String> known = new java.util.HashSet<>();
-        clean.events().forEach(e -> known.add(e.anomaly().kind() + " " + e.anomaly().culprit()));
-        for (final AnomalyEvent e : damaged.events())
-        {
-            assertThat(known).as("an anomaly of the damaged replay").contains(e.anomaly().kind() + " " +
-                e.anomaly().culprit());
+        clean.events()
+                .forEach(e -> known.add(e.anomaly().kind() + " " + e.anomaly().culprit()));
+        for (final AnomalyEvent e : damaged.events()) {
+            assertThat(known)
+                    .as("an anomaly of the damaged replay")
+                    .contains(e.anomaly().kind() + " " + e.anomaly().culprit());
         }
     }
 }

@@ -11,18 +11,28 @@ import com.fasterxml.jackson.annotation.JsonPropertyOrder;
  */
 @JsonInclude(JsonInclude.Include.NON_NULL)
 @JsonPropertyOrder({"name", "datasource", "enable", "iconColor", "target", "titleFormat", "textFormat", "tagKeys"})
-public record AnnotationQuery(String name, DatasourceRef datasource, boolean enable, String iconColor, Target target,
-    String titleFormat, String textFormat, String tagKeys)
-{
-    public static AnnotationQuery influxql(final String name, final DatasourceRef ds, final String iconColor,
-        final InfluxQlAnnotationTarget target)
-    {
+public record AnnotationQuery(
+        String name,
+        DatasourceRef datasource,
+        boolean enable,
+        String iconColor,
+        Target target,
+        String titleFormat,
+        String textFormat,
+        String tagKeys) {
+    public static AnnotationQuery influxql(
+            final String name, final DatasourceRef ds, final String iconColor, final InfluxQlAnnotationTarget target) {
         return new AnnotationQuery(name, ds, true, iconColor, target, null, null, null);
     }
 
-    public static AnnotationQuery promql(final String name, final DatasourceRef ds, final String iconColor,
-        final PromQlTarget target, final String titleFormat, final String textFormat, final String tagKeys)
-    {
+    public static AnnotationQuery promql(
+            final String name,
+            final DatasourceRef ds,
+            final String iconColor,
+            final PromQlTarget target,
+            final String titleFormat,
+            final String textFormat,
+            final String tagKeys) {
         return new AnnotationQuery(name, ds, true, iconColor, target, titleFormat, textFormat, tagKeys);
     }
 }

@@ -11,21 +11,25 @@ import com.fasterxml.jackson.annotation.JsonPropertyOrder;
  */
 @JsonInclude(JsonInclude.Include.NON_NULL)
 @JsonPropertyOrder({"refId", "query", "rawQuery", "fromAnnotations", "textColumn", "tagsColumn", "titleColumn"})
-public record InfluxQlAnnotationTarget(String refId, String query, boolean rawQuery, boolean fromAnnotations,
-    String textColumn, String tagsColumn, String titleColumn) implements Target
-{
+public record InfluxQlAnnotationTarget(
+        String refId,
+        String query,
+        boolean rawQuery,
+        boolean fromAnnotations,
+        String textColumn,
+        String tagsColumn,
+        String titleColumn)
+        implements Target {
     /** The refId Grafana gives an annotation's query. */
     public static final String REF_ID = "Anno";
 
-    public static InfluxQlAnnotationTarget of(final String query, final String textColumn, final String tagsColumn,
-        final String titleColumn)
-    {
+    public static InfluxQlAnnotationTarget of(
+            final String query, final String textColumn, final String tagsColumn, final String titleColumn) {
         return new InfluxQlAnnotationTarget(REF_ID, query, true, true, textColumn, tagsColumn, titleColumn);
     }
 
     @Override
-    public String queryText()
-    {
+    public String queryText() {
         return query;
     }
 }

@@ -13,20 +13,17 @@ package io.flowscope.sink.influx;
  * once with {@link #escapeTagValue}): scanning every key and value of every point was the largest cost of
  * encoding on the caller's thread.
  */
-public final class LineProtocol
-{
+public final class LineProtocol {
     private final StringBuilder out;
     private int seriesEnd = -1;
     private boolean firstField = true;
     private int start;
 
-    public LineProtocol(final StringBuilder out)
-    {
+    public LineProtocol(final StringBuilder out) {
         this.out = out;
     }
 
-    public LineProtocol measurement(final String name)
-    {
+    public LineProtocol measurement(final String name) {
         start = out.length();
         seriesEnd = -1;
         firstField = true;
@@ -35,10 +32,8 @@ public final class LineProtocol
     }
 
     /** A tag whose value is escaped here; a null or empty value leaves the tag out. */
-    public LineProtocol tag(final String key, final String value)
-    {
-        if (value == null || value.isEmpty())
-        {
+    public LineProtocol tag(final String key, final String value) {
+        if (value == null || value.isEmpty()) {
             return this;
         }
         assert identifier(key) : key;
@@ -48,10 +43,8 @@ public final class LineProtocol
     }
 
     /** A tag whose value needs no escaping or was escaped by {@link #escapeTagValue}; null or empty: left out. */
-    public LineProtocol tagEscaped(final String key, final String value)
-    {
-        if (value == null || value.isEmpty())
-        {
+    public LineProtocol tagEscaped(final String key, final String value) {
+        if (value == null || value.isEmpty()) {
             return this;
         }
         assert identifier(key) : key;
@@ -60,62 +53,50 @@ public final class LineProtocol
     }
 
     /** {@code name} escaped for use as a tag or field key. */
-    public static String escapeKey(final String name)
-    {
+    public static String escapeKey(final String name) {
         return escapeTagValue(name);
     }
 
     /** {@code value} with commas, spaces and equals signs escaped (newlines become spaces). */
-    public static String escapeTagValue(final String value)
-    {
+    public static String escapeTagValue(final String value) {
         final StringBuilder sb = new StringBuilder(value.length() + 8);
         new LineProtocol(sb).escape(value, true, true);
         return sb.toString();
     }
 
     /** Every comma, space and equals sign of {@code key} is escaped (as {@link #escapeKey} leaves it). */
-    private static boolean escaped(final String key)
-    {
-        for (int i = 0; i < key.length(); i++)
-        {
+    private static boolean escaped(final String key) {
+        for (int i = 0; i < key.length(); i++) {
             final char c = key.charAt(i);
-            if ((c == ',' || c == ' ' || c == '=') && (i == 0 || key.charAt(i - 1) != '\\'))
-            {
+            if ((c == ',' || c == ' ' || c == '=') && (i == 0 || key.charAt(i - 1) != '\\')) {
                 return false;
             }
         }
         return !key.isEmpty();
     }
 
-    private static boolean identifier(final String key)
-    {
-        if (key.isEmpty())
-        {
+    private static boolean identifier(final String key) {
+        if (key.isEmpty()) {
             return false;
         }
-        for (int i = 0; i < key.length(); i++)
-        {
+        for (int i = 0; i < key.length(); i++) {
             final char c = key.charAt(i);
-            if (!(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_'))
-            {
+            if (!(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_')) {
                 return false;
             }
         }
         return true;
     }
 
-    public LineProtocol field(final String key, final long value)
-    {
+    public LineProtocol field(final String key, final long value) {
         fieldKey(key);
         out.append(value).append('i');
         return this;
     }
 
     /** NaN and infinities cannot be written: the field is left out. */
-    public LineProtocol field(final String key, final double value)
-    {
-        if (Double.isNaN(value) || Double.isInfinite(value))
-        {
+    public LineProtocol field(final String key, final double value) {
+        if (Double.isNaN(value) || Double.isInfinite(value)) {
             return this;
         }
         fieldKey(key);
@@ -123,22 +104,18 @@ public final class LineProtocol
         return this;
     }
 
-    public LineProtocol field(final String key, final boolean value)
-    {
+    public LineProtocol field(final String key, final boolean value) {
         fieldKey(key);
         out.append(value ? 't' : 'f');
         return this;
     }
 
-    public LineProtocol field(final String key, final String value)
-    {
+    public LineProtocol field(final String key, final String value) {
         fieldKey(key);
         out.append('"');
-        for (int i = 0; i < value.length(); i++)
-        {
+        for (int i = 0; i < value.length(); i++) {
             final char c = value.charAt(i);
-            if (c == '"' || c == '\\')
-            {
+            if (c == '"' || c == '\\') {
                 out.append('\\');
             }
             out.append(c == '\n' ? ' ' : c);
@@ -148,10 +125,8 @@ public final class LineProtocol
     }
 
     /** Ends the point with its timestamp (ns); a point without fields is invalid and throws. */
-    public LineProtocol end(final long timestampNs)
-    {
-        if (firstField)
-        {
+    public LineProtocol end(final long timestampNs) {
+        if (firstField) {
             throw new IllegalStateException("a point needs at least one field: " + out.substring(start));
         }
         out.append(' ').append(timestampNs);
@@ -159,34 +134,26 @@ public final class LineProtocol
     }
 
     /** The measurement and tags of the point being written (its series key), valid once a field was added. */
-    public String seriesKey()
-    {
+    public String seriesKey() {
         return out.substring(start, seriesEnd);
     }
 
-    private void fieldKey(final String key)
-    {
-        if (firstField)
-        {
+    private void fieldKey(final String key) {
+        if (firstField) {
             seriesEnd = out.length();
             out.append(' ');
             firstField = false;
-        }
-        else
-        {
+        } else {
             out.append(',');
         }
         assert identifier(key) || escaped(key) : key;
         out.append(key).append('=');
     }
 
-    private void escape(final String s, final boolean equalsSign, final boolean commaAndSpace)
-    {
-        for (int i = 0; i < s.length(); i++)
-        {
+    private void escape(final String s, final boolean equalsSign, final boolean commaAndSpace) {
+        for (int i = 0; i < s.length(); i++) {
             final char c = s.charAt(i);
-            if ((commaAndSpace && (c == ',' || c == ' ')) || (equalsSign && c == '='))
-            {
+            if ((commaAndSpace && (c == ',' || c == ' ')) || (equalsSign && c == '=')) {
                 out.append('\\');
             }
             out.append(c == '\n' ? ' ' : c);

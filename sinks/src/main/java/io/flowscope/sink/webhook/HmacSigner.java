@@ -12,51 +12,41 @@ import javax.crypto.spec.SecretKeySpec;
  * signature header. A receiver recomputes it with the shared secret and compares in constant time
  * ({@link #verify}).
  */
-public final class HmacSigner
-{
+public final class HmacSigner {
     public static final String ALGORITHM = "HmacSHA256";
     public static final String PREFIX = "sha256=";
 
     private final SecretKeySpec key;
 
-    public HmacSigner(final byte[] secret)
-    {
-        if (secret.length == 0)
-        {
+    public HmacSigner(final byte[] secret) {
+        if (secret.length == 0) {
             throw new IllegalArgumentException("the webhook secret is empty");
         }
         this.key = new SecretKeySpec(secret.clone(), ALGORITHM);
     }
 
-    public String sign(final byte[] body)
-    {
-        try
-        {
+    public String sign(final byte[] body) {
+        try {
             final Mac mac = Mac.getInstance(ALGORITHM);
             mac.init(key);
             return PREFIX + HexFormat.of().formatHex(mac.doFinal(body));
-        }
-        catch (final GeneralSecurityException e)
-        {
+        } catch (final GeneralSecurityException e) {
             throw new IllegalStateException("HmacSHA256 is not available in this JDK", e);
         }
     }
 
     /** True when {@code header} is the signature of {@code body} with {@code secret} (constant-time compare). */
-    public static boolean verify(final byte[] secret, final byte[] body, final String header)
-    {
-        if (header == null)
-        {
+    public static boolean verify(final byte[] secret, final byte[] body, final String header) {
+        if (header == null) {
             return false;
         }
         final String expected = new HmacSigner(secret).sign(body);
-        return MessageDigest.isEqual(expected.getBytes(StandardCharsets.US_ASCII),
-            header.getBytes(StandardCharsets.US_ASCII));
+        return MessageDigest.isEqual(
+                expected.getBytes(StandardCharsets.US_ASCII), header.getBytes(StandardCharsets.US_ASCII));
     }
 
     @Override
-    public String toString()
-    {
+    public String toString() {
         return "HmacSigner{HmacSHA256, secret=****}";
     }
 }

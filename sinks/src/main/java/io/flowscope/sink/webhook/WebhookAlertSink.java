@@ -4,7 +4,6 @@ import io.flowscope.api.anomaly.Anomaly;
 import io.flowscope.api.anomaly.AnomalySink;
 import io.flowscope.sink.BatchingProcessor;
 import io.flowscope.sink.SinkCounters;
-
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -32,14 +31,11 @@ import java.util.concurrent.TimeUnit;
  * alert, resolved when the last of them resolves. State: the open anomalies (at most {@code dedupCapacity}); after a
  * restart of the service, those an earlier run announced come back through {@link #onStillOpen}.
  */
-public final class WebhookAlertSink implements AnomalySink, AutoCloseable
-{
+public final class WebhookAlertSink implements AnomalySink, AutoCloseable {
     private static final System.Logger LOG = System.getLogger(WebhookAlertSink.class.getName());
 
     /** An open anomaly as last published, and its alert's label set. */
-    private record Open(Anomaly anomaly, String identity)
-    {
-    }
+    private record Open(Anomaly anomaly, String identity) {}
 
     private final WebhookConfig config;
     private final boolean alertmanager;
@@ -50,6 +46,7 @@ public final class WebhookAlertSink implements AnomalySink, AutoCloseable
     private final Map<String, Boolean> seen;
     /** Alertmanager: open anomalies by id, oldest first; and how many of them hold each label set. Guarded by lock. */
     private final LinkedHashMap<Long, Open> open = new LinkedHashMap<>();
+
     private final Map<String, Integer> holders = new HashMap<>();
     private final ScheduledExecutorService resender;
     private long duplicates;
@@ -57,56 +54,46 @@ public final class WebhookAlertSink implements AnomalySink, AutoCloseable
     private long skippedRounds;
     private long forgotten;
 
-    public WebhookAlertSink(final WebhookConfig config)
-    {
+    public WebhookAlertSink(final WebhookConfig config) {
         this.config = config;
         this.alertmanager = config.format() == WebhookFormat.ALERTMANAGER;
         this.payloads = new WebhookPayloads(config);
         this.processor = new BatchingProcessor<>(config.processor(), new WebhookExporter(config));
         final int capacity = config.dedupCapacity();
-        this.seen = new LinkedHashMap<>(16, 0.75f, false)
-        {
+        this.seen = new LinkedHashMap<>(16, 0.75f, false) {
             private static final long serialVersionUID = 1L;
 
             @Override
-            protected boolean removeEldestEntry(final Map.Entry<String, Boolean> eldest)
-            {
+            protected boolean removeEldestEntry(final Map.Entry<String, Boolean> eldest) {
                 return size() > capacity;
             }
         };
-        if (alertmanager)
-        {
+        if (alertmanager) {
             final String name = config.processor().name() + "-resend";
-            resender = Executors.newSingleThreadScheduledExecutor(r ->
-            {
+            resender = Executors.newSingleThreadScheduledExecutor(r -> {
                 final Thread t = new Thread(r, name);
                 t.setDaemon(true);
                 return t;
             });
             final long every = config.resendInterval().toNanos();
             resender.scheduleAtFixedRate(this::resendOpen, every, every, TimeUnit.NANOSECONDS);
-        }
-        else
-        {
+        } else {
             resender = null;
         }
     }
 
     @Override
-    public void onOpened(final Anomaly anomaly)
-    {
+    public void onOpened(final Anomaly anomaly) {
         submit(anomaly, Notification.Event.OPENED);
     }
 
     @Override
-    public void onUpdated(final Anomaly anomaly)
-    {
+    public void onUpdated(final Anomaly anomaly) {
         submit(anomaly, Notification.Event.UPDATED);
     }
 
     @Override
-    public void onResolved(final Anomaly anomaly)
-    {
+    public void onResolved(final Anomaly anomaly) {
         submit(anomaly, Notification.Event.RESOLVED);
     }
 
@@ -117,100 +104,96 @@ public final class WebhookAlertSink implements AnomalySink, AutoCloseable
      * nothing, it was notified.
      */
     @Override
-    public void onStillOpen(final Anomaly anomaly)
-    {
-        if (alertmanager)
-        {
+    public void onStillOpen(final Anomaly anomaly) {
+        if (alertmanager) {
             submit(anomaly, Notification.Event.RESENT);
         }
     }
 
-    private void submit(final Anomaly anomaly, final Notification.Event event)
-    {
+    private void submit(final Anomaly anomaly, final Notification.Event event) {
         // the label set is computed before the lock: the host-name lookup may take its own
         final String identity = alertmanager ? payloads.identity(anomaly) : null;
-        synchronized (lock)
-        {
-            if (!alertmanager)
-            {
+        synchronized (lock) {
+            if (!alertmanager) {
                 final Notification n = new Notification(anomaly, event);
-                if (seen.putIfAbsent(n.dedupKey(), Boolean.TRUE) != null)
-                {
+                if (seen.putIfAbsent(n.dedupKey(), Boolean.TRUE) != null) {
                     duplicates++;
                     return;
                 }
                 processor.offer(n);
-            }
-            else if (event == Notification.Event.RESOLVED)
-            {
+            } else if (event == Notification.Event.RESOLVED) {
                 resolve(anomaly);
-            }
-            else
-            {
+            } else {
                 fire(anomaly, identity, event);
             }
         }
     }
 
     /** Under lock. */
-    private void fire(final Anomaly a, final String identity, final Notification.Event event)
-    {
+    private void fire(final Anomaly a, final String identity, final Notification.Event event) {
         final Open before = open.get(a.id());
-        if (before != null && before.identity().equals(identity))
-        {
+        if (before != null && before.identity().equals(identity)) {
             open.put(a.id(), new Open(a, identity)); // the next re-send carries the new evidence
             duplicates++;
             return;
         }
-        if (before != null)
-        {
+        if (before != null) {
             // a new label set is a new alert in Alertmanager: the old one ends now, unless another anomaly holds it
-            release(before, before.anomaly().resolvedAt(Math.max(a.windowEndNs(), before.anomaly().startNs())));
-        }
-        else if (open.size() >= config.dedupCapacity())
-        {
+            release(
+                    before,
+                    before.anomaly()
+                            .resolvedAt(
+                                    Math.max(a.windowEndNs(), before.anomaly().startNs())));
+        } else if (open.size() >= config.dedupCapacity()) {
             final Iterator<Open> eldest = open.values().iterator();
             final Open dropped = eldest.next();
             eldest.remove();
             holders.computeIfPresent(dropped.identity(), (k, n) -> n == 1 ? null : n - 1);
-            if (forgotten++ == 0)
-            {
-                LOG.log(System.Logger.Level.WARNING, "{0}: more than {1} open alerts; the oldest are no longer re-sent "
-                    + "and expire in Alertmanager", config.processor().name(), config.dedupCapacity());
+            if (forgotten++ == 0) {
+                LOG.log(
+                        System.Logger.Level.WARNING,
+                        "{0}: more than {1} open alerts; the oldest are no longer re-sent "
+                                + "and expire in Alertmanager",
+                        config.processor().name(),
+                        config.dedupCapacity());
             }
         }
         open.put(a.id(), new Open(a, identity));
-        if (holders.merge(identity, 1, Integer::sum) == 1 || before == null)
-        {
+        if (holders.merge(identity, 1, Integer::sum) == 1 || before == null) {
             processor.offer(new Notification(a, event));
         }
     }
 
     /** Under lock. */
-    private void resolve(final Anomaly resolved)
-    {
+    private void resolve(final Anomaly resolved) {
         final Open o = open.remove(resolved.id());
-        if (o == null)
-        {
+        if (o == null) {
             duplicates++; // resolved twice, or never seen open
             return;
         }
         // with the labels it fired under (a resolution that revises the culprit still ends that alert)
-        release(o, new Anomaly(o.anomaly().id(), o.anomaly().kind(), o.anomaly().culprit(), o.anomaly().severity(),
-            o.anomaly().startNs(), o.anomaly().detectedNs(), resolved.resolvedNs(), resolved.evidence(),
-            resolved.windowStartNs(), resolved.windowEndNs(), resolved.summary()));
+        release(
+                o,
+                new Anomaly(
+                        o.anomaly().id(),
+                        o.anomaly().kind(),
+                        o.anomaly().culprit(),
+                        o.anomaly().severity(),
+                        o.anomaly().startNs(),
+                        o.anomaly().detectedNs(),
+                        resolved.resolvedNs(),
+                        resolved.evidence(),
+                        resolved.windowStartNs(),
+                        resolved.windowEndNs(),
+                        resolved.summary()));
     }
 
     /** Under lock: one holder of {@code o}'s label set fewer; the last one sends the alert's resolution. */
-    private void release(final Open o, final Anomaly resolved)
-    {
+    private void release(final Open o, final Anomaly resolved) {
         final Integer left = holders.computeIfPresent(o.identity(), (k, n) -> n == 1 ? null : n - 1);
-        if (left == null)
-        {
+        if (left == null) {
             processor.offer(new Notification(resolved, Notification.Event.RESOLVED));
-        }
-        else
-        {
+        } else {
             duplicates++; // another open anomaly keeps this alert firing
         }
     }
@@ -220,91 +203,70 @@ public final class WebhookAlertSink implements AnomalySink, AutoCloseable
      * before a re-send of the same alert taken earlier. Skipped while the previous round is still queued (the
      * receiver is down or slow): re-sends never pile up, and the round after it is delivered carries the latest.
      */
-    private void resendOpen()
-    {
-        try
-        {
-            synchronized (lock)
-            {
-                if (open.isEmpty())
-                {
+    private void resendOpen() {
+        try {
+            synchronized (lock) {
+                if (open.isEmpty()) {
                     return;
                 }
-                if (processor.counters().queued() > 0)
-                {
+                if (processor.counters().queued() > 0) {
                     skippedRounds++;
                     return;
                 }
                 final Set<String> sent = new HashSet<>();
-                for (final Open o : open.values())
-                {
-                    if (sent.add(o.identity()))
-                    {
+                for (final Open o : open.values()) {
+                    if (sent.add(o.identity())) {
                         processor.offer(new Notification(o.anomaly(), Notification.Event.RESENT));
                         resends++;
                     }
                 }
             }
-        }
-        catch (final RuntimeException e)
-        {
+        } catch (final RuntimeException e) {
             // a timer task that throws is never run again: log and keep the schedule
             LOG.log(System.Logger.Level.WARNING, config.processor().name() + ": re-send round failed", e);
         }
     }
 
-    public boolean flush(final Duration timeout)
-    {
+    public boolean flush(final Duration timeout) {
         return processor.flush(timeout);
     }
 
     /** {@code refused} = notifications not sent: duplicates, evidence-only updates, alerts another anomaly holds. */
-    public SinkCounters counters()
-    {
-        synchronized (lock)
-        {
+    public SinkCounters counters() {
+        synchronized (lock) {
             return processor.counters().withRefused(duplicates);
         }
     }
 
     /** Alertmanager: alerts re-sent by the timer so far (also in {@code offered}). */
-    public long resends()
-    {
-        synchronized (lock)
-        {
+    public long resends() {
+        synchronized (lock) {
             return resends;
         }
     }
 
     /** Alertmanager: re-send rounds skipped because the previous one was still queued. */
-    public long skippedResendRounds()
-    {
-        synchronized (lock)
-        {
+    public long skippedResendRounds() {
+        synchronized (lock) {
             return skippedRounds;
         }
     }
 
     /** Alertmanager: open anomalies no longer re-sent because more than {@code dedupCapacity} were open. */
-    public long forgottenOpenAlerts()
-    {
-        synchronized (lock)
-        {
+    public long forgottenOpenAlerts() {
+        synchronized (lock) {
             return forgotten;
         }
     }
 
     /** Alertmanager: the anomalies whose alerts are being re-sent now. */
-    public int openAlerts()
-    {
-        synchronized (lock)
-        {
+    public int openAlerts() {
+        synchronized (lock) {
             return open.size();
         }
     }
 
-    public String lastFailure()
-    {
+    public String lastFailure() {
         return processor.lastFailure();
     }
 
@@ -313,17 +275,12 @@ public final class WebhookAlertSink implements AnomalySink, AutoCloseable
      * end of an anomaly): Alertmanager lets them resolve at their last {@code endsAt} unless they are sent again.
      */
     @Override
-    public void close()
-    {
-        if (resender != null)
-        {
+    public void close() {
+        if (resender != null) {
             resender.shutdownNow();
-            try
-            {
+            try {
                 resender.awaitTermination(5, TimeUnit.SECONDS);
-            }
-            catch (final InterruptedException e)
-            {
+            } catch (final InterruptedException e) {
                 Thread.currentThread().interrupt();
             }
         }
@@ -331,8 +288,7 @@ public final class WebhookAlertSink implements AnomalySink, AutoCloseable
     }
 
     @Override
-    public String toString()
-    {
+    public String toString() {
         return "WebhookAlertSink{" + config + '}';
     }
 }

@@ -6,7 +6,6 @@ import io.flowscope.sink.RankNames;
 import io.flowscope.sink.http.ClientTls;
 import io.flowscope.sink.http.HttpAuth;
 import io.flowscope.sink.influx.InfluxSchema;
-
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.time.Clock;
@@ -40,11 +39,24 @@ import java.util.function.LongFunction;
  * @param tls             CA file, client certificate, insecureSkipVerify
  * @param wallClock       what "now" is for endsAt (tests fix it)
  */
-public record WebhookConfig(URI url, WebhookFormat format, byte[] secret, String signatureHeader,
-    Duration requestTimeout, int dedupCapacity, Map<String, String> staticLabels, LongFunction<String> hostNames,
-    RankNames rankNames, EventClock clock, ProcessorConfig processor, Duration resendInterval, URI liveUrl, URI runbookUrl, HttpAuth auth,
-    ClientTls tls, Clock wallClock)
-{
+public record WebhookConfig(
+        URI url,
+        WebhookFormat format,
+        byte[] secret,
+        String signatureHeader,
+        Duration requestTimeout,
+        int dedupCapacity,
+        Map<String, String> staticLabels,
+        LongFunction<String> hostNames,
+        RankNames rankNames,
+        EventClock clock,
+        ProcessorConfig processor,
+        Duration resendInterval,
+        URI liveUrl,
+        URI runbookUrl,
+        HttpAuth auth,
+        ClientTls tls,
+        Clock wallClock) {
     public static final String DEFAULT_SIGNATURE_HEADER = "X-Flowscope-Signature";
 
     /**
@@ -55,11 +67,10 @@ public record WebhookConfig(URI url, WebhookFormat format, byte[] secret, String
     public static final int VALIDITY_RESENDS = 4;
 
     /** The labels flowscope sets itself: a static label may not take one of these names. */
-    public static final java.util.Set<String> OWN_LABELS = java.util.Set.of("alertname", "source", "severity", "kind",
-        "host", "comm", "rank", "peer", "device", "qp");
+    public static final java.util.Set<String> OWN_LABELS =
+            java.util.Set.of("alertname", "source", "severity", "kind", "host", "comm", "rank", "peer", "device", "qp");
 
-    public WebhookConfig
-    {
+    public WebhookConfig {
         Objects.requireNonNull(url, "url");
         Objects.requireNonNull(format, "format");
         Objects.requireNonNull(auth, "auth");
@@ -67,69 +78,59 @@ public record WebhookConfig(URI url, WebhookFormat format, byte[] secret, String
         Objects.requireNonNull(wallClock, "wallClock");
         secret = secret.clone();
         staticLabels = Map.copyOf(staticLabels);
-        for (final String name : staticLabels.keySet())
-        {
-            if (!name.matches("[a-zA-Z_][a-zA-Z0-9_]*") || OWN_LABELS.contains(name))
-            {
+        for (final String name : staticLabels.keySet()) {
+            if (!name.matches("[a-zA-Z_][a-zA-Z0-9_]*") || OWN_LABELS.contains(name)) {
                 throw new IllegalArgumentException("static label '" + name + "': a label name ([a-zA-Z_][a-zA-Z0-9_]*) "
-                    + "other than flowscope's own " + new java.util.TreeSet<>(OWN_LABELS));
+                        + "other than flowscope's own " + new java.util.TreeSet<>(OWN_LABELS));
             }
         }
-        if (resendInterval.toMillis() < 100)
-        {
+        if (resendInterval.toMillis() < 100) {
             throw new IllegalArgumentException("resendInterval must be at least 100 ms: " + resendInterval);
         }
-        if (!"https".equalsIgnoreCase(url.getScheme()) && !tls.isDefault())
-        {
+        if (!"https".equalsIgnoreCase(url.getScheme()) && !tls.isDefault()) {
             throw new IllegalArgumentException("TLS settings (" + tls + ") for a URL that is not https: " + url);
         }
     }
 
     /** How long ahead of now a firing alert's {@code endsAt} is. */
-    public Duration alertValidity()
-    {
+    public Duration alertValidity() {
         return resendInterval.multipliedBy(VALIDITY_RESENDS);
     }
 
     @Override
-    public byte[] secret()
-    {
+    public byte[] secret() {
         return secret.clone();
     }
 
-    public static Builder builder(final URI url)
-    {
+    public static Builder builder(final URI url) {
         return new Builder(url);
     }
 
     @Override
-    public boolean equals(final Object o)
-    {
+    public boolean equals(final Object o) {
         return this == o;
     }
 
     @Override
-    public int hashCode()
-    {
+    public int hashCode() {
         return System.identityHashCode(this);
     }
 
     @Override
-    public String toString()
-    {
+    public String toString() {
         return "WebhookConfig{url=" + url + ", format=" + format + ", secret=" + (secret.length == 0 ? "none" : "****")
-            + ", signatureHeader=" + signatureHeader + ", requestTimeout=" + requestTimeout + ", dedupCapacity="
-            + dedupCapacity + ", staticLabels=" + new TreeMap<>(staticLabels) + ", resendInterval=" + resendInterval
-            + ", liveUrl=" + liveUrl + ", runbookUrl=" + runbookUrl + ", auth=" + auth + ", " + tls + ", " + processor
-            + '}';
+                + ", signatureHeader=" + signatureHeader + ", requestTimeout=" + requestTimeout + ", dedupCapacity="
+                + dedupCapacity + ", staticLabels=" + new TreeMap<>(staticLabels) + ", resendInterval=" + resendInterval
+                + ", liveUrl=" + liveUrl + ", runbookUrl=" + runbookUrl + ", auth=" + auth + ", " + tls + ", "
+                + processor
+                + '}';
     }
 
     /**
      * Defaults: Alertmanager format, unsigned, no auth, the JDK's TLS trust, 5 s requests, re-sent every 60 s, 8
      * attempts 200 ms..10 s back-off, 50% jitter; no generatorURL and no runbook_url until their pages are given.
      */
-    public static final class Builder
-    {
+    public static final class Builder {
         private final URI url;
         private WebhookFormat format = WebhookFormat.ALERTMANAGER;
         private byte[] secret = new byte[0];
@@ -140,9 +141,16 @@ public record WebhookConfig(URI url, WebhookFormat format, byte[] secret, String
         private LongFunction<String> hostNames = InfluxSchema::hexHost;
         private RankNames rankNames = RankNames.NONE;
         private EventClock clock = EventClock.anchoredAtFirstSight();
-        private ProcessorConfig processor = ProcessorConfig.builder().name("flowscope-webhook").queueCapacity(4096)
-            .maxBatch(64).flushInterval(Duration.ofMillis(100)).maxAttempts(8).initialBackoff(Duration.ofMillis(200))
-            .maxBackoff(Duration.ofSeconds(10)).jitter(0.5).build();
+        private ProcessorConfig processor = ProcessorConfig.builder()
+                .name("flowscope-webhook")
+                .queueCapacity(4096)
+                .maxBatch(64)
+                .flushInterval(Duration.ofMillis(100))
+                .maxAttempts(8)
+                .initialBackoff(Duration.ofMillis(200))
+                .maxBackoff(Duration.ofSeconds(10))
+                .jitter(0.5)
+                .build();
         private Duration resendInterval = Duration.ofSeconds(60);
         private URI liveUrl;
         private URI runbookUrl;
@@ -150,111 +158,109 @@ public record WebhookConfig(URI url, WebhookFormat format, byte[] secret, String
         private ClientTls tls = ClientTls.DEFAULT;
         private Clock wallClock = Clock.systemUTC();
 
-        Builder(final URI url)
-        {
+        Builder(final URI url) {
             this.url = url;
         }
 
-        public Builder format(final WebhookFormat v)
-        {
+        public Builder format(final WebhookFormat v) {
             format = v;
             return this;
         }
 
-        public Builder secret(final String v)
-        {
+        public Builder secret(final String v) {
             secret = v.getBytes(StandardCharsets.UTF_8);
             return this;
         }
 
-        public Builder signatureHeader(final String v)
-        {
+        public Builder signatureHeader(final String v) {
             signatureHeader = v;
             return this;
         }
 
-        public Builder requestTimeout(final Duration v)
-        {
+        public Builder requestTimeout(final Duration v) {
             requestTimeout = v;
             return this;
         }
 
-        public Builder dedupCapacity(final int v)
-        {
+        public Builder dedupCapacity(final int v) {
             dedupCapacity = v;
             return this;
         }
 
-        public Builder staticLabels(final Map<String, String> v)
-        {
+        public Builder staticLabels(final Map<String, String> v) {
             staticLabels = v;
             return this;
         }
 
-        public Builder hostNames(final LongFunction<String> v)
-        {
+        public Builder hostNames(final LongFunction<String> v) {
             hostNames = v;
             return this;
         }
 
-        public Builder rankNames(final RankNames v)
-        {
+        public Builder rankNames(final RankNames v) {
             rankNames = v;
             return this;
         }
 
-        public Builder clock(final EventClock v)
-        {
+        public Builder clock(final EventClock v) {
             clock = v;
             return this;
         }
 
-        public Builder processor(final ProcessorConfig v)
-        {
+        public Builder processor(final ProcessorConfig v) {
             processor = v;
             return this;
         }
 
-        public Builder resendInterval(final Duration v)
-        {
+        public Builder resendInterval(final Duration v) {
             resendInterval = v;
             return this;
         }
 
-        public Builder liveUrl(final URI v)
-        {
+        public Builder liveUrl(final URI v) {
             liveUrl = v;
             return this;
         }
 
-        public Builder runbookUrl(final URI v)
-        {
+        public Builder runbookUrl(final URI v) {
             runbookUrl = v;
             return this;
         }
 
-        public Builder auth(final HttpAuth v)
-        {
+        public Builder auth(final HttpAuth v) {
             auth = v;
             return this;
         }
 
-        public Builder tls(final ClientTls v)
-        {
+        public Builder tls(final ClientTls v) {
             tls = v;
             return this;
         }
 
-        public Builder wallClock(final Clock v)
-        {
+        public Builder wallClock(final Clock v) {
             wallClock = v;
             return this;
         }
 
-        public WebhookConfig build()
-        {
-            return new WebhookConfig(url, format, secret, signatureHeader, requestTimeout, dedupCapacity, staticLabels,
-                hostNames, rankNames, clock, processor, resendInterval, liveUrl, runbookUrl, auth, tls, wallClock);
+        public WebhookConfig build() {
+            return new WebhookConfig(
+                    url,
+                    format,
+                    secret,
+                    signatureHeader,
+                    requestTimeout,
+                    dedupCapacity,
+                    staticLabels,
+                    hostNames,
+                    rankNames,
+                    clock,
+                    processor,
+                    resendInterval,
+                    liveUrl,
+                    runbookUrl,
+                    auth,
+                    tls,
+                    wallClock);
         }
     }
 }

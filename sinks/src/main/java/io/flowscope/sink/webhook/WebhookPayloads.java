@@ -9,7 +9,6 @@ import io.flowscope.api.anomaly.AnomalyKind;
 import io.flowscope.api.anomaly.Culprit;
 import io.flowscope.sink.RankNames;
 import io.flowscope.sink.influx.InfluxSchema;
-
 import java.time.Instant;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -18,45 +17,36 @@ import java.util.Map;
 import java.util.TreeMap;
 
 /** Builds webhook bodies (both formats are shown in sinks/README.md). */
-public final class WebhookPayloads
-{
+public final class WebhookPayloads {
     public static final String GENERIC_SCHEMA = "flowscope.alerts.v1";
 
     private final ObjectMapper mapper = new ObjectMapper();
     private final WebhookConfig config;
 
-    public WebhookPayloads(final WebhookConfig config)
-    {
+    public WebhookPayloads(final WebhookConfig config) {
         this.config = config;
     }
 
-    public byte[] body(final List<Notification> batch)
-    {
-        try
-        {
-            return mapper.writeValueAsBytes(config.format() == WebhookFormat.ALERTMANAGER ? alertmanager(batch)
-                : generic(batch));
-        }
-        catch (final JsonProcessingException e)
-        {
+    public byte[] body(final List<Notification> batch) {
+        try {
+            return mapper.writeValueAsBytes(
+                    config.format() == WebhookFormat.ALERTMANAGER ? alertmanager(batch) : generic(batch));
+        } catch (final JsonProcessingException e) {
             throw new IllegalStateException("cannot serialise notifications", e);
         }
     }
 
     /** {@code FlowscopeSlowLink} for SLOW_LINK. */
-    public static String alertName(final Anomaly a)
-    {
+    public static String alertName(final Anomaly a) {
         final StringBuilder sb = new StringBuilder("Flowscope");
-        for (final String part : a.kind().name().split("_"))
-        {
+        for (final String part : a.kind().name().split("_")) {
             sb.append(part.charAt(0)).append(part.substring(1).toLowerCase(Locale.ROOT));
         }
         return sb.toString();
     }
 
     /** {@code slow_link} for SLOW_LINK: the {@code kind} label and the runbook's anchor. */
-    public static String kindName(final AnomalyKind kind)
-    {
+    public static String kindName(final AnomalyKind kind) {
         return kind.name().toLowerCase(Locale.ROOT);
     }
 
@@ -68,8 +58,7 @@ public final class WebhookPayloads
      * {@code peer} is one of the ranks waiting on it, not part of what the hang is: it goes to the description.
      * Static labels last.
      */
-    public Map<String, String> labels(final Anomaly a)
-    {
+    public Map<String, String> labels(final Anomaly a) {
         final Culprit c = a.culprit();
         final Map<String, String> labels = new LinkedHashMap<>();
         labels.put("alertname", alertName(a));
@@ -77,18 +66,15 @@ public final class WebhookPayloads
         labels.put("severity", a.severity().name().toLowerCase(Locale.ROOT));
         labels.put("kind", kindName(a.kind()));
         labels.put("host", config.hostNames().apply(c.hostId()));
-        if (c.commHash() != 0)
-        {
+        if (c.commHash() != 0) {
             labels.put("comm", InfluxSchema.comm(c.commHash()));
         }
         putIfSet(labels, "rank", c.rank());
-        if (a.kind() == AnomalyKind.SLOW_LINK)
-        {
+        if (a.kind() == AnomalyKind.SLOW_LINK) {
             putIfSet(labels, "peer", c.peer());
         }
         putIfSet(labels, "device", c.device());
-        if (c.qpNum() >= 0)
-        {
+        if (c.qpNum() >= 0) {
             labels.put("qp", Long.toString(c.qpNum()));
         }
         labels.putAll(config.staticLabels());
@@ -97,27 +83,23 @@ public final class WebhookPayloads
     }
 
     /** A rank culprit's process and GPU, null when not a rank or unknown. */
-    private RankNames.Name rankName(final Culprit c)
-    {
+    private RankNames.Name rankName(final Culprit c) {
         return c.rank() >= 0 && c.commHash() != 0 ? config.rankNames().of(c.hostId(), c.commHash(), c.rank()) : null;
     }
 
     /** The label set as one comparable key: two anomalies with the same key are one alert in Alertmanager. */
-    public String identity(final Anomaly a)
-    {
+    public String identity(final Anomaly a) {
         return new TreeMap<>(labels(a)).toString();
     }
 
-    private long nowNs()
-    {
+    private long nowNs() {
         final Instant now = config.wallClock().instant();
         return now.getEpochSecond() * 1_000_000_000L + now.getNano();
     }
 
-    private static String rfc3339(final long epochNs)
-    {
+    private static String rfc3339(final long epochNs) {
         return Instant.ofEpochSecond(Math.floorDiv(epochNs, 1_000_000_000L), Math.floorMod(epochNs, 1_000_000_000L))
-            .toString();
+                .toString();
     }
 
     /**
@@ -126,13 +108,11 @@ public final class WebhookPayloads
      * WebhookConfig#alertValidity()} ahead of now; a resolved one's the resolution time, between startsAt and now
      * (a host clock ahead of this one must not leave it firing into the future).
      */
-    private ArrayNode alertmanager(final List<Notification> batch)
-    {
+    private ArrayNode alertmanager(final List<Notification> batch) {
         final long now = nowNs();
         final long validity = config.alertValidity().toNanos();
         final ArrayNode alerts = mapper.createArrayNode();
-        for (final Notification n : batch)
-        {
+        for (final Notification n : batch) {
             final Anomaly a = n.anomaly();
             final Culprit c = a.culprit();
             final ObjectNode alert = alerts.addObject();
@@ -140,55 +120,44 @@ public final class WebhookPayloads
             final ObjectNode annotations = alert.putObject("annotations");
             annotations.put("summary", a.summary());
             annotations.put("description", description(a));
-            if (config.runbookUrl() != null)
-            {
+            if (config.runbookUrl() != null) {
                 annotations.put("runbook_url", config.runbookUrl() + "#" + kindName(a.kind()));
             }
             annotations.put("anomaly_id", "0x" + Long.toHexString(a.id()));
             annotations.put("host_id", "0x" + Long.toHexString(c.hostId()));
             final RankNames.Name who = rankName(c);
-            if (who != null)
-            {
+            if (who != null) {
                 annotations.put("pid", Integer.toString(who.pid()));
-                if (who.gpu() >= 0)
-                {
+                if (who.gpu() >= 0) {
                     annotations.put("gpu", Integer.toString(who.gpu()));
                 }
-                if (!who.pciBusId().isEmpty())
-                {
+                if (!who.pciBusId().isEmpty()) {
                     annotations.put("pci_bus_id", who.pciBusId());
                 }
-                if (!who.gpuUuid().isEmpty())
-                {
+                if (!who.gpuUuid().isEmpty()) {
                     annotations.put("gpu_uuid", who.gpuUuid());
                 }
             }
             final long startsAt = Math.min(config.clock().toEpochNanos(c.hostId(), a.startNs()), now);
             alert.put("startsAt", rfc3339(startsAt));
-            if (n.event() == Notification.Event.RESOLVED)
-            {
+            if (n.event() == Notification.Event.RESOLVED) {
                 final long resolved = config.clock().toEpochNanos(c.hostId(), a.resolvedNs());
                 alert.put("endsAt", rfc3339(Math.max(startsAt, Math.min(resolved, now))));
-            }
-            else
-            {
+            } else {
                 alert.put("endsAt", rfc3339(now + validity));
             }
-            if (config.liveUrl() != null)
-            {
+            if (config.liveUrl() != null) {
                 alert.put("generatorURL", config.liveUrl() + "#anomaly=0x" + Long.toHexString(a.id()));
             }
         }
         return alerts;
     }
 
-    private ObjectNode generic(final List<Notification> batch)
-    {
+    private ObjectNode generic(final List<Notification> batch) {
         final ObjectNode root = mapper.createObjectNode();
         root.put("schema", GENERIC_SCHEMA);
         final ArrayNode list = root.putArray("notifications");
-        for (final Notification n : batch)
-        {
+        for (final Notification n : batch) {
             final Anomaly a = n.anomaly();
             final Culprit c = a.culprit();
             final ObjectNode o = list.addObject();
@@ -207,25 +176,20 @@ public final class WebhookPayloads
             culprit.put("device", c.device());
             culprit.put("qpNum", c.qpNum());
             final RankNames.Name who = rankName(c);
-            if (who != null)
-            {
+            if (who != null) {
                 culprit.put("pid", who.pid());
-                if (who.gpu() >= 0)
-                {
+                if (who.gpu() >= 0) {
                     culprit.put("gpu", who.gpu());
                 }
-                if (!who.pciBusId().isEmpty())
-                {
+                if (!who.pciBusId().isEmpty()) {
                     culprit.put("gpuBusId", who.pciBusId());
                 }
-                if (!who.gpuUuid().isEmpty())
-                {
+                if (!who.gpuUuid().isEmpty()) {
                     culprit.put("gpuUuid", who.gpuUuid());
                 }
             }
             o.put("startsAt", rfc3339(config.clock().toEpochNanos(c.hostId(), a.startNs())));
-            if (n.event() == Notification.Event.RESOLVED)
-            {
+            if (n.event() == Notification.Event.RESOLVED) {
                 o.put("endsAt", rfc3339(config.clock().toEpochNanos(c.hostId(), a.resolvedNs())));
             }
             o.put("startNs", a.startNs());
@@ -235,8 +199,7 @@ public final class WebhookPayloads
             o.put("windowEndNs", a.windowEndNs());
             final ObjectNode evidence = o.putObject("evidence");
             a.evidence().forEach(evidence::put);
-            if (config.liveUrl() != null)
-            {
+            if (config.liveUrl() != null) {
                 o.put("url", config.liveUrl() + "#anomaly=0x" + Long.toHexString(a.id()));
             }
             config.staticLabels().forEach((k, v) -> o.with("labels").put(k, v));
@@ -244,31 +207,29 @@ public final class WebhookPayloads
         return root;
     }
 
-    private static void putIfSet(final Map<String, String> labels, final String name, final int value)
-    {
-        if (value >= 0)
-        {
+    private static void putIfSet(final Map<String, String> labels, final String name, final int value) {
+        if (value >= 0) {
             labels.put(name, Integer.toString(value));
         }
     }
 
     /** The evidence figures by name, and what the labels leave out: a hang's waiting rank and its channel. */
-    static String description(final Anomaly a)
-    {
+    static String description(final Anomaly a) {
         final StringBuilder sb = new StringBuilder();
         final Culprit c = a.culprit();
-        if (a.kind() == AnomalyKind.HANG && c.peer() >= 0)
-        {
+        if (a.kind() == AnomalyKind.HANG && c.peer() >= 0) {
             sb.append("rank ").append(c.peer()).append(" waits on it");
-            if (c.channel() >= 0)
-            {
+            if (c.channel() >= 0) {
                 sb.append(" (channel ").append(c.channel()).append(')');
             }
             sb.append("; ");
         }
         sb.append("evidence: ");
         final int start = sb.length();
-        a.evidence().forEach((k, v) -> sb.append(sb.length() == start ? "" : ", ").append(k).append('=').append(v));
+        a.evidence().forEach((k, v) -> sb.append(sb.length() == start ? "" : ", ")
+                .append(k)
+                .append('=')
+                .append(v));
         return sb.toString();
     }
 }

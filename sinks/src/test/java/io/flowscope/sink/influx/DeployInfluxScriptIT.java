@@ -1,9 +1,8 @@
 package io.flowscope.sink.influx;
 
-import io.flowscope.sink.testing.InfluxServer;
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
+import static org.assertj.core.api.Assertions.assertThat;
 
+import io.flowscope.sink.testing.InfluxServer;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.ServerSocket;
@@ -15,26 +14,23 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Map;
-
-import static org.assertj.core.api.Assertions.assertThat;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /** deploy/influxdb: the template is the tests' config, and the script starts, answers and stops a real influxd. */
-class DeployInfluxScriptIT
-{
-    private static final Path DEPLOY = Path.of(System.getProperty("flowscope.deploy.dir", "../deploy")).resolve("influxdb");
+class DeployInfluxScriptIT {
+    private static final Path DEPLOY =
+            Path.of(System.getProperty("flowscope.deploy.dir", "../deploy")).resolve("influxdb");
 
-    private static int freePort() throws IOException
-    {
-        try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress()))
-        {
+    private static int freePort() throws IOException {
+        try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
             return s.getLocalPort();
         }
     }
 
-    private static String run(final Path dir, final int http, final int rpc, final String command) throws Exception
-    {
-        final ProcessBuilder pb = new ProcessBuilder("bash", DEPLOY.resolve("influxdb.sh").toString(), command)
-            .redirectErrorStream(true);
+    private static String run(final Path dir, final int http, final int rpc, final String command) throws Exception {
+        final ProcessBuilder pb =
+                new ProcessBuilder("bash", DEPLOY.resolve("influxdb.sh").toString(), command).redirectErrorStream(true);
         final Map<String, String> env = pb.environment();
         env.put("FLOWSCOPE_INFLUX_DIR", dir.toString());
         env.put("FLOWSCOPE_INFLUX_HTTP_PORT", Integer.toString(http));
@@ -47,34 +43,36 @@ class DeployInfluxScriptIT
     }
 
     @Test
-    void theConfigTemplateRendersToTheConfigTheTestsRun() throws IOException
-    {
+    void theConfigTemplateRendersToTheConfigTheTestsRun() throws IOException {
         final String rendered = Files.readString(DEPLOY.resolve("influxdb.conf.template"))
-            .replace("@DIR@", "/srv/flux").replace("@HTTP_PORT@", "18086").replace("@RPC_PORT@", "18088");
+                .replace("@DIR@", "/srv/flux")
+                .replace("@HTTP_PORT@", "18086")
+                .replace("@RPC_PORT@", "18088");
 
         assertThat(rendered).isEqualTo(InfluxServer.configText(Path.of("/srv/flux"), 18086, 18088));
     }
 
     @Test
-    void theScriptStartsInfluxdOnLoopbackCreatesTheDatabaseAndStopsItByPid(@TempDir final Path dir) throws Exception
-    {
+    void theScriptStartsInfluxdOnLoopbackCreatesTheDatabaseAndStopsItByPid(@TempDir final Path dir) throws Exception {
         final int http = freePort();
         final int rpc = freePort();
-        try
-        {
+        try {
             assertThat(run(dir, http, rpc, "start")).startsWith("0: ").contains("influxd started");
-            final HttpResponse<String> r = HttpClient.newHttpClient().send(HttpRequest.newBuilder(
-                URI.create("http://127.0.0.1:" + http + "/query?q=SHOW%20DATABASES")).GET().build(),
-                HttpResponse.BodyHandlers.ofString());
+            final HttpResponse<String> r = HttpClient.newHttpClient()
+                    .send(
+                            HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + http + "/query?q=SHOW%20DATABASES"))
+                                    .GET()
+                                    .build(),
+                            HttpResponse.BodyHandlers.ofString());
             assertThat(r.body()).contains("\"flowscope\"");
-            final long pid = Long.parseLong(Files.readString(dir.resolve("influxd.pid")).trim());
+            final long pid =
+                    Long.parseLong(Files.readString(dir.resolve("influxd.pid")).trim());
             assertThat(ProcessHandle.of(pid)).isPresent();
 
             assertThat(run(dir, http, rpc, "stop")).startsWith("0: ").contains("stopped");
-            assertThat(ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false)).isFalse();
-        }
-        finally
-        {
+            assertThat(ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false))
+                    .isFalse();
+        } finally {
             run(dir, http, rpc, "stop");
         }
     }

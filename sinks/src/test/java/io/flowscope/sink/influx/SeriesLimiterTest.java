@@ -1,14 +1,12 @@
 package io.flowscope.sink.influx;
 
-import org.junit.jupiter.api.Test;
-
 import static org.assertj.core.api.Assertions.assertThat;
 
-class SeriesLimiterTest
-{
+import org.junit.jupiter.api.Test;
+
+class SeriesLimiterTest {
     @Test
-    void seriesBeyondTheCapAreRefusedAndCountedWhileKnownSeriesStayAdmitted()
-    {
+    void seriesBeyondTheCapAreRefusedAndCountedWhileKnownSeriesStayAdmitted() {
         final SeriesLimiter limiter = new SeriesLimiter(2);
 
         assertThat(limiter.admit("flow,rank=0")).isTrue();

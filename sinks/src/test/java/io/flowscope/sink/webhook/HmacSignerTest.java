@@ -1,28 +1,23 @@
 package io.flowscope.sink.webhook;
 
-import org.junit.jupiter.api.Test;
-
-import java.nio.charset.StandardCharsets;
-
 import static org.assertj.core.api.Assertions.assertThat;
 
-class HmacSignerTest
-{
-    private static byte[] bytes(final String s)
-    {
+import java.nio.charset.StandardCharsets;
+import org.junit.jupiter.api.Test;
+
+class HmacSignerTest {
+    private static byte[] bytes(final String s) {
         return s.getBytes(StandardCharsets.UTF_8);
     }
 
     @Test
-    void theSignatureIsHmacSha256InLowercaseHexAsRfc4231TestCase2Gives()
-    {
+    void theSignatureIsHmacSha256InLowercaseHexAsRfc4231TestCase2Gives() {
         assertThat(new HmacSigner(bytes("Jefe")).sign(bytes("what do ya want for nothing?")))
-            .isEqualTo("sha256=5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843");
+                .isEqualTo("sha256=5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843");
     }
 
     @Test
-    void verificationAcceptsTheRightSecretAndRefusesAnotherSecretOrAChangedBody()
-    {
+    void verificationAcceptsTheRightSecretAndRefusesAnotherSecretOrAChangedBody() {
         final String header = new HmacSigner(bytes("s3cret")).sign(bytes("[{}]"));
 
         assertThat(HmacSigner.verify(bytes("s3cret"), bytes("[{}]"), header)).isTrue();
@@ -32,10 +27,10 @@ class HmacSignerTest
     }
 
     @Test
-    void theSecretIsNeverPrintedByTheSignerOrTheConfiguration()
-    {
+    void theSecretIsNeverPrintedByTheSignerOrTheConfiguration() {
         final WebhookConfig config = WebhookConfig.builder(java.net.URI.create("http://127.0.0.1:1/x"))
-            .secret("hunter2-very-secret").build();
+                .secret("hunter2-very-secret")
+                .build();
 
         assertThat(config.toString()).doesNotContain("hunter2").contains("secret=****");
         assertThat(new HmacSigner(config.secret()).toString()).doesNotContain("hunter2");

@@ -32,12 +32,12 @@ import java.nio.ByteOrder;
  * value; groups and var data follow the same rule with their own headers; new flag bits and new phase ids are
  * ignored by older readers. An incompatible change takes a new schema id, which readers refuse record by record.
  */
-public final class WireSchema
-{
+public final class WireSchema {
     /** "fs" as a little-endian u16: not what a JSON record ({@code {"v":...}}) has at offset 4 ({@code ":}). */
     public static final int SCHEMA_ID = 0x7366;
     /** The version this code writes; it reads every version from 1 on. */
     public static final int VERSION = 1;
+
     public static final ByteOrder ORDER = ByteOrder.LITTLE_ENDIAN;
 
     public static final int HEADER_LENGTH = 8;
@@ -81,6 +81,7 @@ public final class WireSchema
      * Var data: {@code agent} (the publishing agent's id), {@code hostName} (length 0: not known to the agent).
      */
     public static final int FLOW_BLOCK_LENGTH_V1 = 170;
+
     public static final int FLOW_SEQ = 0;
     public static final int FLOW_PERIOD_START = 8;
     public static final int FLOW_PERIOD_END = 16;
@@ -135,6 +136,7 @@ public final class WireSchema
      * </pre>
      */
     public static final int COLLECTIVE_BLOCK_LENGTH_V1 = 153;
+
     public static final int COLL_SEQ = 0;
     public static final int COLL_HOST_ID = 8;
     public static final int COLL_COLL_KEY = 16;
@@ -163,17 +165,15 @@ public final class WireSchema
     public static final int COLL_FLAG_GPU_TIMED = 2;
     public static final int COLL_FLAG_GPU_START_HOST_KNOWN = 4;
 
-    private WireSchema()
-    {
-    }
+    private WireSchema() {}
 
     /**
      * True when a record value is in this binary format (its schema id where the header puts it); false for
      * anything else, such as the JSON records of {@code FleetCodec} (which start with <code>{</code>).
      */
-    public static boolean isBinary(final byte[] value)
-    {
-        return value != null && value.length >= HEADER_LENGTH &&
-            ((value[SCHEMA_ID_OFFSET] & 0xFF) | (value[SCHEMA_ID_OFFSET + 1] & 0xFF) << 8) == SCHEMA_ID;
+    public static boolean isBinary(final byte[] value) {
+        return value != null
+                && value.length >= HEADER_LENGTH
+                && ((value[SCHEMA_ID_OFFSET] & 0xFF) | (value[SCHEMA_ID_OFFSET + 1] & 0xFF) << 8) == SCHEMA_ID;
     }
 }
