@@ -193,7 +193,7 @@ final class HangDetector {
      * blocked, not the root). Otherwise the graph changes because the stall is clearing: the hung rank's receivers
      * progress first and the ranks behind them a little after, and the graph points at those; and a hung rank
      * that resumes reports receives whose last progress is from before the hang, so it reads as waiting itself
-     * (MultiHostHarnessTest: opened on rank 3, resolved on rank 1; HangDetectorTest: a 30 ms stall moved to the
+     * (MultiHostHarnessIT: opened on rank 3, resolved on rank 1; HangDetectorTest: a 30 ms stall moved to the
      * rank behind the stopped one as it came back).
      */
     private boolean revisable(final CommState c, final Culprit culprit, final long now) {

@@ -224,7 +224,7 @@ final class LinkRateDetector {
      * A link's baselines while it warms up (apart to keep the period end small): the harmonic mean of its first
      * windows' rates, i.e. their time per byte averaged. An arithmetic mean was carried by a few windows of a job's
      * start with next to no network time (52 GB/s on links that never carried 5.6 GB/s in any period: the link then
-     * read as slow at 10 % of that baseline for good, MultiHostHarnessTest).
+     * read as slow at 10 % of that baseline for good, MultiHostHarnessIT).
      */
     private static void warmUp(final CommState c, final int id, final double rate) {
         final int warm = c.lWarm[id];

@@ -59,7 +59,7 @@ class DocsRunIT {
     /**
      * What a benchmark run looks like (a GPU-host script, a C harness, a bench script against real servers, the JMH
      * jar, an opt-in {@code -Dflowscope.bench} run of the benchmarks module's tests or of the collector's one opt-in
-     * method, {@code MultiHostHarnessTest#rateSweep}): the reason the benchmark documents are {@link #NOT_READ},
+     * method, {@code MultiHostHarnessIT#rateSweep}): the reason the benchmark documents are {@link #NOT_READ},
      * checked.
      */
     static final Pattern BENCHMARK_RUN = Pattern.compile(
@@ -67,7 +67,7 @@ class DocsRunIT {
                     + "build/fs_(abi_)?bench .*|(JAVA_OPTS=\"[^\"]*\" )?benchmarks/[\\w-]+\\.sh .*|"
                     + "mvn -B -q -pl benchmarks -am package .*|java .*benchmarks/target/benchmarks\\.jar.*|"
                     + "mvn -B -q -pl benchmarks -am test .*-Dflowscope\\.bench=true.*|"
-                    + "mvn -B -q -pl collector -am verify .*-Dtest=MultiHostHarnessTest#rateSweep .*-Dflowscope\\.bench=true.*");
+                    + "mvn -B -q -pl collector -am verify .*-Dit\\.test=MultiHostHarnessIT#rateSweep .*-Dflowscope\\.bench=true.*");
 
     /** Fence languages whose blocks are shell command lines (an untagged fence counts as commands). */
     static final Set<String> SHELL = Set.of("", "sh", "bash", "shell", "console");

@@ -38,14 +38,14 @@ import org.junit.jupiter.api.io.TempDir;
  * ({@code fs_rank}) on a GPU of its own: there is no GPU here, so each loads the tests' stand-in CUDA driver
  * ({@code fakecuda/libcuda.so.1}, by {@code LD_PRELOAD}) that makes device {@code 3 - rank} current, whose bus id
  * the plugin reads into its communicator entry as it does from the real driver. Faults as in
- * {@link MultiHostHarnessTest}'s 4-host run (rank 1 late, link 2 → 3 slow, rank 3 stopped; which of them the
+ * {@link MultiHostHarnessIT}'s 4-host run (rank 1 late, link 2 → 3 slow, rank 3 stopped; which of them the
  * detectors name, and how soon, is that test's to check). Every anomaly whose culprit is a rank opens with that
  * rank's host, pid, rank and GPU ({@code host node-3 pid 4242 rank 3 GPU 0 (0000:18:00.0): ...}; a link: its
  * sending rank), no summary names a host by its hex id, the API's culprit carries them as fields, and a replay of
  * the service's journal names every culprit with the same words. The same run checks every other surface (issue
  * #18 item 5): the API's rows, /metrics' labels, InfluxDB's tags and fields (a real influxd) and the Alertmanager
  * payload name the host by its hostname and a rank by its pid and GPU, the hex id only beside them. Needs root for
- * {@code unshare --uts}, like {@link MultiHostHarnessTest}.
+ * {@code unshare --uts}, like {@link MultiHostHarnessIT}.
  */
 class MultiHostCulpritIT {
     private static final int RANKS = 4;
@@ -277,7 +277,7 @@ class MultiHostCulpritIT {
             rankCulprits++;
         }
         assertThat(problems).isEmpty();
-        // which faults the detectors name is MultiHostHarnessTest's to check; here: whatever they name is named so
+        // which faults the detectors name is MultiHostHarnessIT's to check; here: whatever they name is named so
         assertThat(rankCulprits)
                 .as("anomalies with a rank as culprit; published: %s", live.values())
                 .isPositive();

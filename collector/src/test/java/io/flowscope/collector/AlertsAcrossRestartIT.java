@@ -27,7 +27,7 @@ import org.junit.jupiter.api.io.TempDir;
  * Alertmanager-format webhook (same labels, sent at once and re-sent), without announcing it again to the generic
  * webhook or the console; when the fault ends in the second run, both get its resolution.
  */
-class AlertsAcrossRestartTest {
+class AlertsAcrossRestartIT {
     private static final String CLUSTER = "nodes=2,gpus=4,channels=2,size=4M,seed=3,algo=ring";
     private static final long RESEND_MS = 3000;
 

@@ -37,7 +37,7 @@ import org.junit.jupiter.api.io.TempDir;
  * reserve free, retires old cycles for it, backs the pages it is about to write through write(2) (so no space is an
  * {@code IOException}, not a SIGBUS), and pauses, DEGRADED, while the rest of the service goes on.
  */
-class JournalDiskTest {
+class JournalDiskIT {
     @TempDir
     Path tmp;
 

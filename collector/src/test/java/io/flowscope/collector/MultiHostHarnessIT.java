@@ -44,7 +44,7 @@ import org.junit.jupiter.api.io.TempDir;
  * With IB QP events ({@link #ib}): hosts of several ranks sharing NICs (hostname {@code node-<rank / ranks per
  * host>}), every send and receive step with its net plugin work requests; fault-free runs raise nothing (no
  * NIC_STALL, no CONGESTION). A congested NIC ({@link #eightRankCongestion}, {@link #fourRankCongestion}) is
- * asserted in {@code MultiHostCongestionTest}.
+ * asserted in {@code MultiHostCongestionIT}.
  * <p>
  * Every false alarm fails, but one whose culprit's producer this machine played late around its onset
  * ({@link Result#distorted}: 100 or more calls over 1 ms late in 250 ms, as measured by the producer itself): then
@@ -56,7 +56,7 @@ import org.junit.jupiter.api.io.TempDir;
  * Needs root for {@code unshare --uts} (CI runs as root): without it the test fails, it does not skip.
  * {@code -Dflowscope.bench=true} adds a sweep of producer rates ({@link #rateSweep}).
  */
-class MultiHostHarnessTest {
+class MultiHostHarnessIT {
     /**
      * The asserted runs' op period (µs) and network speed by ranks: 4 ranks, 6 steps of 512 KiB at 0.4 ns/B per op
      * (~1.5 ms; 3.3 ms on the slowed link) every 4 ms: 34 k records/s per process; 8 ranks, 14 steps at 0.2 ns/B

@@ -38,7 +38,7 @@ import org.junit.jupiter.api.io.TempDir;
  * where the GPU clock puts them physically possible, a file that keeps the trace format's rules
  * ({@link ChromeTraceCheck}); and the ring clock anchor through the journal, a trace and back.
  */
-class TraceExportTest {
+class TraceExportIT {
     private static final Path TRACES = Path.of(System.getProperty("user.dir"))
             .resolve("../../shared/traces")
             .normalize();

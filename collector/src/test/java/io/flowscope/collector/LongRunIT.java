@@ -21,7 +21,7 @@ import org.junit.jupiter.api.io.TempDir;
  * simulator once packed absolute times into 40 bits and died there; every host of a long job is past it), still
  * naming a fault after the crossing, journaled and replayed to the same anomaly.
  */
-class LongRunTest {
+class LongRunIT {
     private static final long TWO_TO_THE_40 = 1L << 40;
 
     @TempDir
