@@ -19,9 +19,8 @@ import org.junit.jupiter.params.provider.ValueSource;
  * The decision of docs/fleet-wire.md, checked on the aggregator's own path: fed only what travels (receive STEP
  * flows, LINK aggregates, collectives; {@link FleetWire#judgedCentrally}) it names the same anomalies, with the
  * same culprits and figures, as fed every summary of the run. Faults whose evidence crosses nodes; NIC faults are
- * the agent's to name (its own stage reads its QP flows), so none is injected here. A hang is not among them: on
- * this offline path (records alone, no idle ticks) the stage named no hang for {@code fault=hang} from every
- * summary either, so it cannot tell the subset apart; a hang through the broker is item 3's to check.
+ * the agent's to name (its own stage reads its QP flows), so none is injected here. A hang, from every summary and
+ * from the subset, is {@link AggregatorHangTest}'s: it needs a run longer than the service's 500 ms hang threshold.
  */
 class CentralSubsetTest {
     @ParameterizedTest
