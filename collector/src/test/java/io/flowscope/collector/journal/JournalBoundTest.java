@@ -113,13 +113,20 @@ class JournalBoundTest {
             }
             final long t1 = t0 + 20_000 * 1_000_000L;
             batch(w, 20_000, t1 - 1_000_000L); // housekeeping now, then not for a second of wall time
-            final long before = mx.getCurrentThreadAllocatedBytes();
-            for (int b = 20_001; b < 40_001; b++) {
-                batch(w, b, t1); // the wall time stays at t1
+            // The fewest bytes of up to three rounds: on a loaded machine the JIT may still be compiling the write
+            // path during the first round (interpreted or C1 code allocates what C2's escape analysis removes: CI saw
+            // 23,200 bytes once). An allocation in the write path itself shows in every round.
+            long allocated = Long.MAX_VALUE;
+            int b = 20_001;
+            for (int round = 0; round < 3 && allocated >= 20_000; round++) {
+                final long before = mx.getCurrentThreadAllocatedBytes();
+                for (final int end = b + 20_000; b < end; b++) {
+                    batch(w, b, t1); // the wall time stays at t1
+                }
+                allocated = Math.min(allocated, mx.getCurrentThreadAllocatedBytes() - before);
             }
-            final long allocated = mx.getCurrentThreadAllocatedBytes() - before;
             assertThat(w.failure()).isNull();
-            assertThat(w.batchesWritten()).isEqualTo(40_001);
+            assertThat(w.batchesWritten()).isEqualTo(b);
             assertThat(allocated).as("bytes allocated by 20,000 batch writes").isLessThan(20_000);
         }
     }
