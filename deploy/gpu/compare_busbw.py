@@ -9,12 +9,7 @@ import statistics
 import sys
 from collections import defaultdict
 
-
-def human(b):
-    for unit, shift in (("GiB", 30), ("MiB", 20), ("KiB", 10)):
-        if b >= 1 << shift:
-            return f"{b >> shift} {unit}"
-    return f"{b} B"
+from compare_overhead import human  # the size names of the torch-workload summary
 
 
 def main():
