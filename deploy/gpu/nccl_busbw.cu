@@ -182,9 +182,20 @@ static double time_batch(const Nccl& nc, Setup& s, const std::string& coll, size
     return (double)ms * 1000.0 / ops;
 }
 
+// "a,b,c" -> {"a", "b", "c"} (an empty item stays, to be refused as an unknown collective).
+static std::vector<std::string> split_commas(const std::string& list) {
+    std::vector<std::string> items;
+    size_t start = 0;
+    for (size_t comma; (comma = list.find(',', start)) != std::string::npos; start = comma + 1)
+        items.push_back(list.substr(start, comma - start));
+    items.push_back(list.substr(start));
+    return items;
+}
+
 struct Options {
     const char* lib_path = nullptr;
-    std::string colls = "all_reduce,all_gather,reduce_scatter,sendrecv", label = "run";
+    std::vector<std::string> colls{"all_reduce", "all_gather", "reduce_scatter", "sendrecv"};
+    std::string label = "run";
     size_t min_bytes = 1 << 10, max_bytes = 1ull << 30;
     double seconds = 0.25;
     int batches = 10;
@@ -249,11 +260,7 @@ static void sweep(const Options& o, Setup& s, int id_pipe[2]) {
     CUDA_OK(cudaEventCreate(&b));
     bool prints = s.ranks[0] == 0;
 
-    size_t start = 0;
-    while (start <= o.colls.size()) {
-        size_t comma = o.colls.find(',', start);
-        std::string coll = o.colls.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
-        start = comma == std::string::npos ? o.colls.size() + 1 : comma + 1;
+    for (const std::string& coll : o.colls) {
         for (size_t bytes = o.min_bytes; bytes <= o.max_bytes; bytes *= 4) {
             for (int i = 0; i < 5; i++) enqueue(nc, s, coll, bytes); // warm up
             double probe = agree_max(nc, s, time_batch(nc, s, coll, bytes, 10, a, b), scratch);
@@ -309,7 +316,7 @@ int main(int argc, char** argv) {
         const char* v = argv[++i];
         if (a == "--nccl") o.lib_path = v;
         else if (a == "--procs") o.procs = atoi(v);
-        else if (a == "--colls") o.colls = v;
+        else if (a == "--colls") o.colls = split_commas(v);
         else if (a == "--min") o.min_bytes = parse_size(v);
         else if (a == "--max") o.max_bytes = parse_size(v);
         else if (a == "--seconds") o.seconds = atof(v);
@@ -320,10 +327,7 @@ int main(int argc, char** argv) {
     if (!o.lib_path) die("--nccl PATH (libnccl.so.2) is required");
     if (o.min_bytes < 1024 || o.max_bytes < o.min_bytes || o.seconds <= 0 || o.batches < 3 || o.batches > 1000)
         die("need 1K <= --min <= --max, --seconds > 0 and 3 <= --batches <= 1000");
-    for (size_t start = 0; start <= o.colls.size();) {
-        size_t comma = o.colls.find(',', start);
-        std::string coll = o.colls.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
-        start = comma == std::string::npos ? o.colls.size() + 1 : comma + 1;
+    for (const std::string& coll : o.colls) {
         if (coll != "all_reduce" && coll != "all_gather" && coll != "reduce_scatter" && coll != "sendrecv")
             die(("unknown collective " + coll).c_str());
     }
