@@ -18,4 +18,21 @@ public interface AnomalyStage extends FlowSummarySink, CollectiveSink {
 
     /** The anomalies open now, in a stable order (by start, then id). */
     List<Anomaly> openAnomalies();
+
+    /**
+     * The stage's whole state (what it learned and what is open) as bytes: a stage {@link #restore restored} from
+     * them judges what follows exactly as this one would. A fleet aggregator keeps it in a state store so that a
+     * partition taken over resumes from the last committed state, not from its first offset.
+     */
+    default byte[] checkpoint() {
+        throw new UnsupportedOperationException(getClass().getName() + " keeps no checkpoint");
+    }
+
+    /**
+     * Takes the state of a {@link #checkpoint}; called on a fresh stage, before anything is consumed. A checkpoint
+     * that cannot be read (another format version, truncated, damaged) throws {@link IllegalArgumentException}.
+     */
+    default void restore(final byte[] checkpoint) {
+        throw new UnsupportedOperationException(getClass().getName() + " keeps no checkpoint");
+    }
 }
