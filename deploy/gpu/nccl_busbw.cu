@@ -18,12 +18,14 @@
 // Run:
 //   build/nccl_busbw --nccl /path/libnccl.so.2 [--procs 0|1] [--colls all_reduce,all_gather,reduce_scatter,sendrecv]
 //                    [--min 1K] [--max 1G] [--seconds 0.25] [--batches 10] [--label L]
+//                    [--cpus-per-rank N --cpu-base C]   (with --procs 1: rank r pinned to N CPUs from C + r * N)
 // Prints one JSON object per line and point: {"label","coll","bytes","ranks","batches":[us per op, ...],
 // "median_us","algbw_gbs","busbw_gbs"}; the batch times are each batch's wall time (CUDA events on the first
 // local GPU, after every local GPU's stream finished) divided by its operation count. A batch holds as many
 // operations as take about seconds/8 (agreed by all ranks: the slowest rank's probe).
 #include <cuda_runtime.h>
 #include <dlfcn.h>
+#include <sched.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -200,6 +202,10 @@ struct Options {
     double seconds = 0.25;
     int batches = 10;
     int procs = 0;
+    // With --procs 1: rank r runs on CPUs cpu_base + r * cpus_per_rank ... + cpus_per_rank - 1 (0: unpinned), so
+    // that the ranks' proxy and socket threads do not meet on a core, nor meet the ring consumer.
+    int cpus_per_rank = 0;
+    int cpu_base = 0;
 };
 
 static Nccl open_nccl(const char* path) {
@@ -312,7 +318,7 @@ int main(int argc, char** argv) {
         std::string a = argv[i];
         if (i + 1 >= argc)
             die("every option takes a value (--nccl PATH --procs 0|1 --colls LIST --min S --max S --seconds S "
-                "--batches N --label L)");
+                "--batches N --label L --cpus-per-rank N --cpu-base C)");
         const char* v = argv[++i];
         if (a == "--nccl") o.lib_path = v;
         else if (a == "--procs") o.procs = atoi(v);
@@ -322,6 +328,8 @@ int main(int argc, char** argv) {
         else if (a == "--seconds") o.seconds = atof(v);
         else if (a == "--batches") o.batches = atoi(v);
         else if (a == "--label") o.label = v;
+        else if (a == "--cpus-per-rank") o.cpus_per_rank = atoi(v);
+        else if (a == "--cpu-base") o.cpu_base = atoi(v);
         else die(("unknown option " + a).c_str());
     }
     if (!o.lib_path) die("--nccl PATH (libnccl.so.2) is required");
@@ -348,6 +356,12 @@ int main(int argc, char** argv) {
         pid_t pid = fork();
         if (pid < 0) die("fork");
         if (pid == 0) {
+            if (o.cpus_per_rank > 0) {
+                cpu_set_t set;
+                CPU_ZERO(&set);
+                for (int c = 0; c < o.cpus_per_rank; c++) CPU_SET(o.cpu_base + r * o.cpus_per_rank + c, &set);
+                if (sched_setaffinity(0, sizeof set, &set) != 0) die("sched_setaffinity (--cpus-per-rank)");
+            }
             Setup s;
             s.n = n;
             s.devs.push_back(r);

@@ -8,8 +8,10 @@
 # On the build machine (nvcc there):   deploy/gpu/overhead-busbw.sh --build   (nvcc -> .carry/nccl_busbw)
 # On the GPU host (carry .carry):        deploy/gpu/overhead-busbw.sh [REPS, default 5]
 # Environment: CONFIGS (default "none default"; also "noop": a plugin whose callbacks return at once, i.e. what
-# NCCL's own profiler plumbing costs; "mask=0x9E": the plugin with FLOWSCOPE_EVENT_MASK), TRANSPORTS (default
+# NCCL's own profiler plumbing costs; "mask=0x9E": the plugin with FLOWSCOPE_EVENT_MASK; "mask=0xDF@1000": and
+# FLOWSCOPE_KERNEL_SAMPLING=1000, KernelCh on one group in 1000), TRANSPORTS (default
 # "nvlink socket"), MIN_SIZE (1K), MAX_SIZE (1G), SECONDS_PER_POINT (0.25),
+# PIN=N (PROCS=1: rank r on CPUs PIN_BASE + r*N .. (default base 2), the capture on the next 2 CPUs),
 # RING_SIZE (4G, the most: with PROCS=0
 # one thread drives every GPU, so one lane of 8 takes every record; drops, if any, are reported), DEADLINE_AT (epoch s: no run starts after).
 # CAPTURE=1: a consumer drains each plugin run's rings live (`ring-tool capture` from .carry/lib on the carried
@@ -51,6 +53,16 @@ PY
 echo "NCCL: $NCCL_LIB; $(date -u +%FT%TZ)" | tee "$OUTDIR/host.txt"
 nvidia-smi -L >>"$OUTDIR/host.txt" 2>&1
 : >"$OUTDIR/rings.txt"
+PINOPT=()
+CAPTURE_PIN=""
+if [ -n "${PIN:-}" ]; then
+  base=${PIN_BASE:-2}
+  PINOPT=(--cpus-per-rank "$PIN" --cpu-base "$base")
+  ngpu=$(nvidia-smi -L | wc -l)
+  c0=$((base + ngpu * PIN))
+  CAPTURE_PIN="taskset -c $c0-$((c0 + 1))"
+  echo "pinned: $PIN CPUs a rank from CPU $base, capture on $c0-$((c0 + 1))" | tee -a "$OUTDIR/host.txt"
+fi
 for transport in ${TRANSPORTS:-nvlink socket}; do
   tag=$transport
   [ "${PROCS:-1}" = 0 ] && tag=$transport.onethread
@@ -75,18 +87,20 @@ for transport in ${TRANSPORTS:-nvlink socket}; do
         default | mask=*) mkdir -p "$ringdir"
           PENV=(NCCL_PROFILER_PLUGIN="$PLUGIN" FLOWSCOPE_RING_DIR="$ringdir")
           [ "${CAPTURE:-0}" = 1 ] || PENV+=(FLOWSCOPE_RING_SIZE="${RING_SIZE:-4G}")
-          [ "$config" != default ] && PENV+=(FLOWSCOPE_EVENT_MASK="${config#mask=}") ;;
-        *) echo "unknown config $config (none, noop, default, mask=0x..)" >&2; exit 2 ;;
+          mask=${config#mask=}
+          [ "$config" != default ] && PENV+=(FLOWSCOPE_EVENT_MASK="${mask%@*}")
+          [[ "$config" == *@* ]] && PENV+=(FLOWSCOPE_KERNEL_SAMPLING="${mask#*@}") ;;
+        *) echo "unknown config $config (none, noop, default, mask=0x.., mask=0x..@N)" >&2; exit 2 ;;
       esac
       t0=$(date +%s)
       run=$tag-$config-$rep
       cap=""
       if [ "${CAPTURE:-0}" = 1 ] && [ -d "$ringdir" ]; then
-        "$JAVA" "${JFLAGS[@]}" -Xmx1g -cp "$CP" io.flowscope.ring.cli.RingTool capture "$ringdir" \
+        $CAPTURE_PIN "$JAVA" "${JFLAGS[@]}" -Xmx1g -cp "$CP" io.flowscope.ring.cli.RingTool capture "$ringdir" \
           --summary "$OUTDIR/$run-capture.json" >"$OUTDIR/$run-capture.log" 2>&1 &
         cap=$!
       fi
-      env "${TENV[@]}" "${PENV[@]}" timeout -k 10 300 "$BIN" --nccl "$NCCL_LIB" --procs "${PROCS:-1}" \
+      env "${TENV[@]}" "${PENV[@]}" timeout -k 10 300 "$BIN" --nccl "$NCCL_LIB" --procs "${PROCS:-1}" "${PINOPT[@]}" \
         --min "${MIN_SIZE:-1K}" --max "${MAX_SIZE:-1G}" --seconds "${SECONDS_PER_POINT:-0.25}" --batches "${BATCHES:-10}" --label "$run" \
         >"$OUTDIR/$run.jsonl" 2>"$OUTDIR/$run.log" || echo "!! $run failed: $(tail -2 "$OUTDIR/$run.log")"
       echo "$run: $(($(date +%s) - t0)) s, $(wc -l <"$OUTDIR/$run.jsonl") points"
