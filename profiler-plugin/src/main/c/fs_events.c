@@ -26,6 +26,17 @@ typedef struct {
  * malloc arenas once there are more than 8 per core): aligned and 128 bytes
  * long, this one shares no line with another thread's. */
 static __thread fs_tls_t fs_tls;
+
+/* This thread's &fs_tls, computed once per callback. In a library loaded by
+ * dlopen the address comes from a call through a TLS descriptor, which the
+ * compiler would rather repeat at every use than keep in a register (3-4 calls
+ * a callback, per the disassembly); the empty asm makes the address opaque so
+ * the one computed here is the one used. */
+static inline __attribute__((always_inline)) fs_tls_t* fs_tls_self(void) {
+    fs_tls_t* t = &fs_tls;
+    __asm__("" : "+r"(t));
+    return t;
+}
 /* Written rarely (a serial block per 4096 events, a thread index per thread),
  * but kept off the cache lines the hot path reads (fs_events_mask/_ring). */
 static struct {
@@ -46,8 +57,7 @@ static __attribute__((noinline)) uint64_t fs_serial_refill(fs_tls_t* t) {
     return t->serial_next++ & FS_ID_SERIAL_MASK;
 }
 
-static inline uint64_t fs_next_serial(void) {
-    fs_tls_t* t = &fs_tls;
+static inline uint64_t fs_next_serial(fs_tls_t* t) {
     if (FS_LIKELY(t->serial_next < t->serial_end)) return t->serial_next++ & FS_ID_SERIAL_MASK;
     return fs_serial_refill(t);
 }
@@ -106,13 +116,12 @@ void fs_events_invalid(void) {
     if (r) fs_ring_count(r, FS_CNT_INVALID_CALLS);
 }
 
-/* Claims, writes and publishes one record. */
-static inline __attribute__((always_inline)) void fs_emit(fs_ring_t* r, uint32_t kind, uint32_t op,
-                                                          uint64_t id, uint64_t parent, uint64_t p0,
-                                                          uint64_t p1, uint64_t p2) {
-    uint32_t th = fs_tls.thread_plus1;
-    if (FS_UNLIKELY(th == 0)) th = fs_thread_assign(&fs_tls);
-    fs_tls_t* t = &fs_tls;
+/* Claims, writes and publishes one record; `t` is fs_tls_self(). */
+static inline __attribute__((always_inline)) void fs_emit(fs_tls_t* t, fs_ring_t* r, uint32_t kind,
+                                                          uint32_t op, uint64_t id, uint64_t parent,
+                                                          uint64_t p0, uint64_t p1, uint64_t p2) {
+    uint32_t th = t->thread_plus1;
+    if (FS_UNLIKELY(th == 0)) th = fs_thread_assign(t);
     if (FS_UNLIKELY(t->lane_ring != r)) fs_lane_assign(t, r, th - 1);
     uint64_t pos;
     uint64_t w1 = fs_record_w1(kind, op, th - 1);
@@ -295,8 +304,9 @@ fs_nccl_result_t fs_events_start(fs_comm_ctx_t* ctx, void** eHandle, uint64_t ty
         fs_events_invalid();
         return FS_NCCL_SUCCESS;
     }
+    fs_tls_t* t = fs_tls_self();
     uint32_t kind = (uint32_t)__builtin_ctzll(type);
-    uint64_t id = (uint64_t)kind << FS_ID_KIND_SHIFT | ctx->comm_bits | fs_next_serial();
+    uint64_t id = (uint64_t)kind << FS_ID_KIND_SHIFT | ctx->comm_bits | fs_next_serial(t);
     *eHandle = (void*)(uintptr_t)id;
     if (FS_UNLIKELY((type & FS_SAMPLING_KINDS) && __atomic_load_n(&fs_sampling_on, __ATOMIC_RELAXED)) &&
         !fs_sampling_start(ctx, kind, id, d)) {
@@ -308,7 +318,7 @@ fs_nccl_result_t fs_events_start(fs_comm_ctx_t* ctx, void** eHandle, uint64_t ty
     if (FS_UNLIKELY(!r)) return FS_NCCL_SUCCESS;
     fs_payload_t p = {.w = {0, 0, 0}};
     fs_encode_start(r, &p, kind, d);
-    fs_emit(r, kind, FS_OP_START, id, (uint64_t)(uintptr_t)d->parentObj, p.w[0], p.w[1], p.w[2]);
+    fs_emit(t, r, kind, FS_OP_START, id, (uint64_t)(uintptr_t)d->parentObj, p.w[0], p.w[1], p.w[2]);
     return FS_NCCL_SUCCESS;
 }
 
@@ -328,7 +338,7 @@ fs_nccl_result_t fs_events_stop(void* eHandle) {
     uint32_t kind = (uint32_t)(id >> FS_ID_KIND_SHIFT);
     fs_ring_t* r = fs_ring_for_handle(id, kind);
     if (FS_UNLIKELY(!r)) return FS_NCCL_SUCCESS;
-    fs_emit(r, kind, FS_OP_STOP, id, 0, 0, 0, 0);
+    fs_emit(fs_tls_self(), r, kind, FS_OP_STOP, id, 0, 0, 0, 0);
     return FS_NCCL_SUCCESS;
 }
 
@@ -356,6 +366,6 @@ fs_nccl_result_t fs_events_state(void* eHandle, int state, const fs_nccl_state_a
     uint32_t kind = (uint32_t)(id >> FS_ID_KIND_SHIFT);
     fs_ring_t* r = fs_ring_for_handle(id, kind);
     if (FS_UNLIKELY(!r)) return FS_NCCL_SUCCESS;
-    fs_emit(r, kind, FS_OP_STATE, id, 0, (uint32_t)state, fs_events_state_arg(state, args), 0);
+    fs_emit(fs_tls_self(), r, kind, FS_OP_STATE, id, 0, (uint32_t)state, fs_events_state_arg(state, args), 0);
     return FS_NCCL_SUCCESS;
 }
