@@ -116,10 +116,16 @@ void fs_events_invalid(void) {
     if (r) fs_ring_count(r, FS_CNT_INVALID_CALLS);
 }
 
-/* Claims, writes and publishes one record; `t` is fs_tls_self(). */
-static inline __attribute__((always_inline)) void fs_emit(fs_tls_t* t, fs_ring_t* r, uint32_t kind,
-                                                          uint32_t op, uint64_t id, uint64_t parent,
-                                                          uint64_t p0, uint64_t p1, uint64_t p2) {
+/* Claims, writes and publishes one record; `t` is fs_tls_self(). `now` was read
+ * by the caller as early as it knew the record would be written: `rdtsc` takes
+ * 16-20 ns on the GPU hosts' vCPUs, and it is not serialising, so read before
+ * the TLS call, the event id and the claim its latency runs beside theirs
+ * instead of after them (RING.md: records of a shared lane were already not
+ * in time order by a few ns; the reader's merge allows 50 us). */
+static inline __attribute__((always_inline)) void fs_emit(fs_tls_t* t, fs_ring_t* r, uint64_t now,
+                                                          uint32_t kind, uint32_t op, uint64_t id,
+                                                          uint64_t parent, uint64_t p0, uint64_t p1,
+                                                          uint64_t p2) {
     uint32_t th = t->thread_plus1;
     if (FS_UNLIKELY(th == 0)) th = fs_thread_assign(t);
     if (FS_UNLIKELY(t->lane_ring != r)) fs_lane_assign(t, r, th - 1);
@@ -128,13 +134,13 @@ static inline __attribute__((always_inline)) void fs_emit(fs_tls_t* t, fs_ring_t
     if (FS_LIKELY(t->lane_owned)) {
         fs_record_t* slot = fs_ring_try_claim_owned(r, t->lane, &pos);
         if (FS_UNLIKELY(!slot)) return;
-        fs_ring_write(slot, pos, w1, fs_clock_now_ns(), id, parent, p0, p1, p2);
+        fs_ring_write(slot, pos, w1, now, id, parent, p0, p1, p2);
         fs_ring_publish_owned(slot, pos);
         return;
     }
     fs_record_t* slot = fs_ring_try_claim(r, t->lane, &pos);
     if (FS_UNLIKELY(!slot)) return;
-    fs_ring_write(slot, pos, w1, fs_clock_now_ns(), id, parent, p0, p1, p2);
+    fs_ring_write(slot, pos, w1, now, id, parent, p0, p1, p2);
     fs_ring_publish(r, slot, pos);
 }
 
@@ -304,6 +310,8 @@ fs_nccl_result_t fs_events_start(fs_comm_ctx_t* ctx, void** eHandle, uint64_t ty
         fs_events_invalid();
         return FS_NCCL_SUCCESS;
     }
+    uint32_t recorded = __atomic_load_n(&fs_events_mask, __ATOMIC_RELAXED) & (uint32_t)type;
+    uint64_t now = recorded ? fs_clock_now_ns() : 0; /* first: see fs_emit */
     fs_tls_t* t = fs_tls_self();
     uint32_t kind = (uint32_t)__builtin_ctzll(type);
     uint64_t id = (uint64_t)kind << FS_ID_KIND_SHIFT | ctx->comm_bits | fs_next_serial(t);
@@ -313,12 +321,12 @@ fs_nccl_result_t fs_events_start(fs_comm_ctx_t* ctx, void** eHandle, uint64_t ty
         *eHandle = NULL; /* a KernelCh of a group not due for its communicator: NCCL drops it */
         return FS_NCCL_SUCCESS;
     }
-    if (!(__atomic_load_n(&fs_events_mask, __ATOMIC_RELAXED) & (uint32_t)type)) return FS_NCCL_SUCCESS;
+    if (!recorded) return FS_NCCL_SUCCESS;
     fs_ring_t* r = fs_current_ring();
     if (FS_UNLIKELY(!r)) return FS_NCCL_SUCCESS;
     fs_payload_t p = {.w = {0, 0, 0}};
     fs_encode_start(r, &p, kind, d);
-    fs_emit(t, r, kind, FS_OP_START, id, (uint64_t)(uintptr_t)d->parentObj, p.w[0], p.w[1], p.w[2]);
+    fs_emit(t, r, now, kind, FS_OP_START, id, (uint64_t)(uintptr_t)d->parentObj, p.w[0], p.w[1], p.w[2]);
     return FS_NCCL_SUCCESS;
 }
 
@@ -338,7 +346,7 @@ fs_nccl_result_t fs_events_stop(void* eHandle) {
     uint32_t kind = (uint32_t)(id >> FS_ID_KIND_SHIFT);
     fs_ring_t* r = fs_ring_for_handle(id, kind);
     if (FS_UNLIKELY(!r)) return FS_NCCL_SUCCESS;
-    fs_emit(fs_tls_self(), r, kind, FS_OP_STOP, id, 0, 0, 0, 0);
+    fs_emit(fs_tls_self(), r, fs_clock_now_ns(), kind, FS_OP_STOP, id, 0, 0, 0, 0);
     return FS_NCCL_SUCCESS;
 }
 
@@ -366,6 +374,7 @@ fs_nccl_result_t fs_events_state(void* eHandle, int state, const fs_nccl_state_a
     uint32_t kind = (uint32_t)(id >> FS_ID_KIND_SHIFT);
     fs_ring_t* r = fs_ring_for_handle(id, kind);
     if (FS_UNLIKELY(!r)) return FS_NCCL_SUCCESS;
-    fs_emit(fs_tls_self(), r, kind, FS_OP_STATE, id, 0, (uint32_t)state, fs_events_state_arg(state, args), 0);
+    fs_emit(fs_tls_self(), r, fs_clock_now_ns(), kind, FS_OP_STATE, id, 0, (uint32_t)state,
+            fs_events_state_arg(state, args), 0);
     return FS_NCCL_SUCCESS;
 }
