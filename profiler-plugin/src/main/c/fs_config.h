@@ -42,8 +42,9 @@
 #define FS_CONFIG_MAX_RING_BYTES     (4ULL << 30)
 /* KernelCh on every operation when the mask has it (N = 1). Sampling (N > 1,
  * fs_sampling.h) ran 20,000 iterations of every operation kind on NCCL 2.28.9
- * without a hang, but its cost is not yet shown to be within 1 %: not the
- * default (docs/benchmarks.md section 3). */
+ * without a hang and costs NVLink bus bandwidth nothing measurable at N = 100,
+ * but a freeze on a due group leaves KernelCh on every later operation, so the
+ * default mask has no KernelCh (README.md, "Why not on by default"). */
 #define FS_CONFIG_DEFAULT_KERNEL_SAMPLING 1u
 #define FS_CONFIG_MAX_KERNEL_SAMPLING     1000000000u
 
