@@ -122,6 +122,11 @@ final class CommWaits {
     private final Long2ObjectHashMap<Link> linkByKey = new Long2ObjectHashMap<>();
     /** Per sender host: its congestion episode (links of several of its ranks slow together), made on first use. */
     private final Long2ObjectHashMap<Episode> congestionByHost = new Long2ObjectHashMap<>();
+    /**
+     * Those hosts in the order their episodes were made: the order they are settled in (and their anomalies
+     * resolved), which must not depend on the map's capacity (a restored engine's maps are sized afresh).
+     */
+    private final org.agrona.collections.LongArrayList congestionHosts = new org.agrona.collections.LongArrayList();
     /** The hosts found congested this window ({@link #congestion}), the others' episodes settled after. */
     private final org.agrona.collections.LongHashSet congestedNow = new org.agrona.collections.LongHashSet();
 
@@ -131,6 +136,7 @@ final class CommWaits {
         if (e == null) {
             e = new Episode(config.linkOpenAfter, config.waitResolveAfter);
             congestionByHost.put(hostId, e);
+            congestionHosts.addLong(hostId);
         }
         congestedNow.add(hostId);
         return e;
@@ -138,12 +144,11 @@ final class CommWaits {
 
     /** The window's end for the congestion episodes: those of hosts not congested in it count a good window. */
     void settleCongestion(final Episode.Publisher publisher, final java.util.function.LongUnaryOperator hostNow) {
-        if (!congestionByHost.isEmpty()) {
-            congestionByHost.forEach((hostId, e) -> {
-                if (!congestedNow.contains(hostId)) {
-                    e.good(publisher, hostNow.applyAsLong(hostId));
-                }
-            });
+        for (int i = 0; i < congestionHosts.size(); i++) {
+            final long hostId = congestionHosts.getLong(i);
+            if (!congestedNow.contains(hostId)) {
+                congestionByHost.get(hostId).good(publisher, hostNow.applyAsLong(hostId));
+            }
         }
         congestedNow.clear();
     }

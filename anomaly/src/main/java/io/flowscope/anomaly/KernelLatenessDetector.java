@@ -9,7 +9,6 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.SortedMap;
 import java.util.TreeMap;
-import org.agrona.collections.Int2ObjectHashMap;
 import org.agrona.collections.Long2LongHashMap;
 import org.agrona.collections.Long2ObjectHashMap;
 
@@ -56,12 +55,17 @@ final class KernelLatenessDetector {
         final long anchorHostId;
         final EvaluationWindow window = new EvaluationWindow();
         final Long2ObjectHashMap<Round> rounds = new Long2ObjectHashMap<>();
-        final Int2ObjectHashMap<RankState> ranks = new Int2ObjectHashMap<>();
+        /**
+         * By rank, made at the first round the rank completes; judged in rank order (a hash map's order depended
+         * on its capacity, which a restored engine would not share).
+         */
+        final RankState[] ranks;
 
         Comm(final long commHash, final int nranks, final long anchorHostId) {
             this.commHash = commHash;
             this.nranks = nranks;
             this.anchorHostId = anchorHostId;
+            this.ranks = new RankState[nranks];
         }
     }
 
@@ -173,10 +177,10 @@ final class KernelLatenessDetector {
             }
             Arrays.sort(scratch, 0, k);
             final long others = k % 2 == 1 ? scratch[k / 2] : (scratch[k / 2 - 1] + scratch[k / 2]) / 2;
-            RankState s = c.ranks.get(i);
+            RankState s = c.ranks[i];
             if (s == null) {
                 s = new RankState(new Episode(config.waitOpenAfter, config.waitResolveAfter));
-                c.ranks.put(i, s);
+                c.ranks[i] = s;
             }
             s.hostId = r.hostIds[i];
             s.latenessSumNs += others - r.durationNs[i];
@@ -189,12 +193,11 @@ final class KernelLatenessDetector {
     private void evaluate(final Comm c, final long nowNs) {
         final long commHash = c.commHash;
         final long anchorEnd = c.window.endNs;
-        for (final Int2ObjectHashMap<RankState>.EntryIterator it =
-                        c.ranks.entrySet().iterator();
-                it.hasNext(); ) {
-            it.next();
-            final int rank = it.getIntKey();
-            final RankState s = it.getValue();
+        for (int rank = 0; rank < c.nranks; rank++) {
+            final RankState s = c.ranks[rank];
+            if (s == null) {
+                continue;
+            }
             final long now = hostNow.get(s.hostId);
             final boolean enough = s.collectives >= config.minEntrySteps;
             final double late = enough ? (double) s.latenessSumNs / s.collectives : 0;

@@ -63,6 +63,12 @@ final class WaitStateDetector {
     private final NicView nics;
     /** Per sender host, this window: the slow links' distinct sender ranks (two are congestion), scratch. */
     private final Long2LongHashMap slowSenders = new Long2LongHashMap(-1);
+    /**
+     * Those hosts in the order their first slow link came (scratch): the order their congestion is judged in,
+     * which must not depend on the map's capacity (it grows with the most hosts ever slow at once, and a restored
+     * engine's starts small).
+     */
+    private final org.agrona.collections.LongArrayList slowHosts = new org.agrona.collections.LongArrayList();
 
     WaitStateDetector(final AnomalyConfig config, final Episode.Publisher publisher) {
         this(config, publisher, NicView.NONE);
@@ -312,11 +318,15 @@ final class WaitStateDetector {
         }
         // Which links are slow this window, and which hosts' senders slowed together (congestion).
         slowSenders.clear();
+        slowHosts.clear();
         for (int i = 0; i < c.links.size(); i++) {
             final CommWaits.Link l = c.links.get(i);
             l.slowNow = slowNow(c, l, n, allMedian);
             if (l.slowNow) {
                 final long first = slowSenders.get(l.senderHostId);
+                if (first == -1) {
+                    slowHosts.addLong(l.senderHostId);
+                }
                 // -1: none yet; a rank: one sender so far; -2: two or more distinct senders.
                 slowSenders.put(l.senderHostId, first == -1 || first == l.sender ? l.sender : -2);
             }
@@ -362,10 +372,8 @@ final class WaitStateDetector {
             final CommWaits.Link l = c.links.get(i);
             l.explained = false;
         }
-        final Long2LongHashMap.KeyIterator hostsWithSlowLinks =
-                slowSenders.keySet().iterator();
-        while (hostsWithSlowLinks.hasNext()) {
-            final long hostId = hostsWithSlowLinks.nextValue();
+        for (int h = 0; h < slowHosts.size(); h++) {
+            final long hostId = slowHosts.getLong(h);
             if (slowSenders.get(hostId) != -2) {
                 continue;
             }
