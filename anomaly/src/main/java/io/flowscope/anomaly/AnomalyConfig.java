@@ -191,6 +191,34 @@ public final class AnomalyConfig {
         return hangCriticalNs;
     }
 
+    /**
+     * A hash of every threshold, which a checkpoint records so that it is never restored under other ones (its
+     * baselines, counters and open anomalies were judged under these). By reflection over the fields, so that a
+     * threshold added later is covered without a list to keep in step.
+     */
+    long fingerprint() {
+        final java.lang.reflect.Field[] fields = AnomalyConfig.class.getDeclaredFields();
+        java.util.Arrays.sort(fields, java.util.Comparator.comparing(java.lang.reflect.Field::getName));
+        long h = 0x6a09_e667_f3bc_c908L;
+        for (final java.lang.reflect.Field f : fields) {
+            if (java.lang.reflect.Modifier.isStatic(f.getModifiers())) {
+                continue;
+            }
+            final Object v;
+            try {
+                v = f.get(this);
+            } catch (final IllegalAccessException e) {
+                throw new IllegalStateException(e);
+            }
+            final long bits = v instanceof Double d
+                    ? Double.doubleToLongBits(d)
+                    : v instanceof Boolean b ? (b ? 1 : 0) : ((Number) v).longValue();
+            h = AnomalyLifecycle.mix(h ^ f.getName().hashCode());
+            h = AnomalyLifecycle.mix(h ^ bits);
+        }
+        return h;
+    }
+
     @Override
     public String toString() {
         return "AnomalyConfig{windowPeriods=" + windowPeriods + ", minLinks=" + minLinks + ", minWindowSteps="

@@ -41,21 +41,29 @@ import org.agrona.collections.Long2ObjectHashMap;
  */
 public final class AnomalyEngine implements AnomalyStage {
     private final AnomalyConfig config;
-    private final Long2ObjectHashMap<HostState> hosts = new Long2ObjectHashMap<>();
-    private final Long2ObjectHashMap<CommState> comms = new Long2ObjectHashMap<>();
-    private final Long2ObjectHashMap<RecvFlow> recvFlows = new Long2ObjectHashMap<>();
-    private final AnomalyLifecycle lifecycle;
+    private final AnomalySink sink;
+    /** The NIC view the wait-state detector was given instead of the engine's own (tests), or null. */
+    private final NicView nicsGiven;
+    /*
+     * The state (not final: a restore builds it apart and then takes it over whole, so that a checkpoint that
+     * cannot be read leaves this engine as it was).
+     */
+    private Long2ObjectHashMap<HostState> hosts = new Long2ObjectHashMap<>();
+
+    private Long2ObjectHashMap<CommState> comms = new Long2ObjectHashMap<>();
+    private Long2ObjectHashMap<RecvFlow> recvFlows = new Long2ObjectHashMap<>();
+    private AnomalyLifecycle lifecycle;
     private long summaries;
     private HostState lastHost;
     private CommState lastComm;
 
-    private final WaitStateDetector waitStates;
-    private final KernelLatenessDetector kernelLateness;
-    private final LinkRateDetector linkRates;
-    private final CongestionDetector congestion;
-    private final CreditWaitDetector creditWaits;
-    private final NicStallDetector nicStalls;
-    private final HangDetector hangs;
+    private WaitStateDetector waitStates;
+    private KernelLatenessDetector kernelLateness;
+    private LinkRateDetector linkRates;
+    private CongestionDetector congestion;
+    private CreditWaitDetector creditWaits;
+    private NicStallDetector nicStalls;
+    private HangDetector hangs;
 
     public AnomalyEngine(final AnomalyConfig config, final AnomalySink sink) {
         this(config, sink, null);
@@ -64,8 +72,11 @@ public final class AnomalyEngine implements AnomalyStage {
     /** With the NICs as {@code nics} tells them instead of the engine's own judgement (tests), when not null. */
     AnomalyEngine(final AnomalyConfig config, final AnomalySink sink, final NicView nics) {
         this.config = config;
+        this.sink = sink;
+        this.nicsGiven = nics;
         this.lifecycle = new AnomalyLifecycle(config, sink);
-        this.waitStates = new WaitStateDetector(config, lifecycle.episodes(), nics != null ? nics : new HostNics());
+        this.waitStates =
+                new WaitStateDetector(config, lifecycle.episodes(), nics != null ? nics : new HostNics(hosts));
         this.kernelLateness = new KernelLatenessDetector(config, lifecycle.episodes());
         final CommStatistics stats = new CommStatistics(config);
         this.linkRates = new LinkRateDetector(config, lifecycle, waitStates, stats);
@@ -80,8 +91,13 @@ public final class AnomalyEngine implements AnomalyStage {
     }
 
     /** The hosts' NICs as the {@link NicStallDetector} judged them last, for the wait-state congestion rule. */
-    private final class HostNics implements NicView {
+    private static final class HostNics implements NicView {
         private final Robust robust = new Robust();
+        private final Long2ObjectHashMap<HostState> hosts;
+
+        HostNics(final Long2ObjectHashMap<HostState> hosts) {
+            this.hosts = hosts;
+        }
 
         @Override
         public int worstNic(final long hostId) {
@@ -202,6 +218,163 @@ public final class AnomalyEngine implements AnomalyStage {
     @Override
     public List<Anomaly> openAnomalies() {
         return lifecycle.openAnomalies();
+    }
+
+    // Checkpoint (layout and evolution rule: anomaly/README.md, "Checkpoints").
+
+    /** The size of the last checkpoint, the next one's first guess at its buffer. */
+    private int lastCheckpointBytes;
+
+    private static final int SECTION_ENGINE = 1;
+    private static final int SECTION_LIFECYCLE = 2;
+    private static final int SECTION_HOSTS = 3;
+    private static final int SECTION_COMMS = 4;
+    private static final int SECTION_RECEIVES = 5;
+    private static final int SECTION_RECEIVE_REFS = 6;
+    private static final int SECTION_NIC_STALLS = 7;
+    private static final int SECTION_WAIT_STATES = 8;
+    private static final int SECTION_KERNEL = 9;
+
+    /**
+     * The whole state, the configuration's fingerprint with it: a stage {@link #restore restored} from it under
+     * the same thresholds publishes what this one would from here on, anomaly for anomaly. Not for the hot path: it
+     * walks every row (see docs/benchmarks.md for its size and time at 4,096 ranks).
+     */
+    @Override
+    public byte[] checkpoint() {
+        // Hosts and communicators by id: the same state gives the same bytes, whatever the maps' histories.
+        final HostState[] hs = hosts.values().toArray(new HostState[0]);
+        java.util.Arrays.sort(hs, java.util.Comparator.comparingLong(h -> h.hostId));
+        final CommState[] cs = comms.values().toArray(new CommState[0]);
+        java.util.Arrays.sort(cs, java.util.Comparator.comparingLong(c -> c.commHash));
+        final CheckpointOut out =
+                new CheckpointOut(config.fingerprint(), hs, cs, lastCheckpointBytes + (lastCheckpointBytes >> 4));
+        int mark = out.beginSection(SECTION_ENGINE);
+        out.writeLong(summaries);
+        out.endSection(mark);
+        mark = out.beginSection(SECTION_LIFECYCLE);
+        lifecycle.writeTo(out);
+        out.endSection(mark);
+        mark = out.beginSection(SECTION_HOSTS);
+        out.writeInt(hs.length);
+        for (final HostState h : hs) {
+            h.writeTo(out);
+        }
+        out.endSection(mark);
+        mark = out.beginSection(SECTION_COMMS);
+        out.writeInt(cs.length);
+        for (final CommState c : cs) {
+            c.writeTo(out);
+        }
+        out.endSection(mark);
+        mark = out.beginSection(SECTION_RECEIVES);
+        for (final HostState h : hs) {
+            h.writeFlows(out);
+        }
+        out.endSection(mark);
+        mark = out.beginSection(SECTION_RECEIVE_REFS);
+        for (final CommState c : cs) {
+            c.writeRecvRefs(out);
+        }
+        out.endSection(mark);
+        mark = out.beginSection(SECTION_NIC_STALLS);
+        nicStalls.writeTo(out);
+        out.endSection(mark);
+        mark = out.beginSection(SECTION_WAIT_STATES);
+        waitStates.writeTo(out);
+        out.endSection(mark);
+        mark = out.beginSection(SECTION_KERNEL);
+        kernelLateness.writeTo(out);
+        out.endSection(mark);
+        final byte[] bytes = out.finish();
+        lastCheckpointBytes = bytes.length;
+        return bytes;
+    }
+
+    /**
+     * Takes the state of a {@link #checkpoint} made under the same thresholds, in place of this engine's. It is
+     * read into a new engine first and taken over only once all of it has been read: a checkpoint that cannot be
+     * read (another format version or configuration, truncated, damaged) throws {@link IllegalArgumentException}
+     * and leaves this engine as it was. Publishes nothing: the anomalies open in the checkpoint are open here
+     * ({@link #openAnomalies}), under the same ids, and their updates and resolutions follow as they would have.
+     */
+    @Override
+    public void restore(final byte[] checkpoint) {
+        final AnomalyEngine fresh = new AnomalyEngine(config, sink, nicsGiven);
+        try {
+            fresh.read(CheckpointIn.open(checkpoint, config.fingerprint()));
+        } catch (final IllegalArgumentException e) {
+            throw e;
+        } catch (final RuntimeException e) {
+            // A guard: the reads check what they index, but a checkpoint must never fail otherwise.
+            throw new IllegalArgumentException("anomaly checkpoint damaged: " + e, e);
+        }
+        hosts = fresh.hosts;
+        comms = fresh.comms;
+        recvFlows = fresh.recvFlows;
+        lifecycle = fresh.lifecycle;
+        summaries = fresh.summaries;
+        lastHost = null;
+        lastComm = null;
+        waitStates = fresh.waitStates;
+        kernelLateness = fresh.kernelLateness;
+        linkRates = fresh.linkRates;
+        congestion = fresh.congestion;
+        creditWaits = fresh.creditWaits;
+        nicStalls = fresh.nicStalls;
+        hangs = fresh.hangs;
+    }
+
+    /** Reads a checkpoint into this (fresh) engine, in the order {@link #checkpoint} wrote it. */
+    private void read(final CheckpointIn in) {
+        in.section(SECTION_ENGINE);
+        summaries = in.readLong();
+        in.endSection();
+        in.section(SECTION_LIFECYCLE);
+        lifecycle.readFrom(in);
+        in.endSection();
+        in.section(SECTION_HOSTS);
+        final HostState[] hs = new HostState[in.readCount()];
+        for (int i = 0; i < hs.length; i++) {
+            hs[i] = HostState.readFrom(in, config.windowPeriods);
+            CheckpointIn.check(hosts.put(hs[i].hostId, hs[i]) == null, "host " + hs[i].hostId + " twice");
+        }
+        in.hosts = hs;
+        in.endSection();
+        in.section(SECTION_COMMS);
+        final CommState[] cs = new CommState[in.readCount()];
+        for (int i = 0; i < cs.length; i++) {
+            cs[i] = CommState.readFrom(in, config.windowPeriods);
+            CheckpointIn.check(comms.put(cs[i].commHash, cs[i]) == null, "comm " + cs[i].commHash + " twice");
+        }
+        in.comms = cs;
+        in.endSection();
+        in.section(SECTION_RECEIVES);
+        for (final HostState h : hs) {
+            h.readFlows(in);
+            for (int i = 0; i < h.recvFlowCount; i++) {
+                final long key = h.recvRows[i * HostState.RECV_ROW + HostState.RECV_KEY];
+                CheckpointIn.check(
+                        recvFlows.put(key ^ (h.hostId * 0x9E3779B97F4A7C15L), h.recvFlows[i]) == null,
+                        "a receive flow twice");
+            }
+        }
+        in.endSection();
+        in.section(SECTION_RECEIVE_REFS);
+        for (final CommState c : cs) {
+            c.readRecvRefs(in);
+        }
+        in.endSection();
+        in.section(SECTION_NIC_STALLS);
+        nicStalls.readFrom(in);
+        in.endSection();
+        in.section(SECTION_WAIT_STATES);
+        waitStates.readFrom(in);
+        in.endSection();
+        in.section(SECTION_KERNEL);
+        kernelLateness.readFrom(in);
+        in.endSection();
+        in.end();
     }
 
     // Accumulation.

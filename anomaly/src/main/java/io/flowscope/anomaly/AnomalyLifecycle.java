@@ -246,6 +246,80 @@ final class AnomalyLifecycle {
         sink.onResolved(a);
     }
 
+    /** The open anomalies, in the order they opened (the order of the open set). */
+    void writeTo(final CheckpointOut out) {
+        out.writeInt(open.size());
+        for (final Anomaly a : open.values()) {
+            writeAnomaly(out, a);
+        }
+    }
+
+    /** Into a fresh lifecycle; the anomalies also go to {@code in}, for the trackers that hold them. */
+    void readFrom(final CheckpointIn in) {
+        final int n = in.readCount();
+        for (int i = 0; i < n; i++) {
+            final Anomaly a = readAnomaly(in);
+            CheckpointIn.check(!open.containsKey(a.id()), String.format("anomaly %016x open twice", a.id()));
+            open.put(a.id(), a);
+            in.anomalies.put(a.id(), a);
+        }
+    }
+
+    private static void writeAnomaly(final CheckpointOut out, final Anomaly a) {
+        out.writeAnomalyId(a.id());
+        out.writeInt(a.kind().ordinal());
+        final Culprit c = a.culprit();
+        out.writeLong(c.hostId());
+        out.writeLong(c.commHash());
+        out.writeInt(c.rank());
+        out.writeInt(c.peer());
+        out.writeInt(c.channel());
+        out.writeInt(c.device());
+        out.writeLong(c.qpNum());
+        out.writeInt(a.severity().ordinal());
+        out.writeLong(a.startNs());
+        out.writeLong(a.detectedNs());
+        out.writeLong(a.resolvedNs());
+        out.writeInt(a.evidence().size());
+        for (final Map.Entry<String, Double> e : a.evidence().entrySet()) {
+            out.writeString(e.getKey());
+            out.writeDouble(e.getValue());
+        }
+        out.writeLong(a.windowStartNs());
+        out.writeLong(a.windowEndNs());
+        out.writeString(a.summary());
+    }
+
+    private static Anomaly readAnomaly(final CheckpointIn in) {
+        final long id = in.readAnomalyId();
+        final AnomalyKind kind = AnomalyKind.values()[in.readIndex(AnomalyKind.values().length)];
+        final Culprit culprit = new Culprit(
+                in.readLong(), in.readLong(), in.readInt(), in.readInt(), in.readInt(), in.readInt(), in.readLong());
+        final Severity severity = Severity.values()[in.readIndex(Severity.values().length)];
+        final long start = in.readLong();
+        final long detected = in.readLong();
+        final long resolved = in.readLong();
+        final int n = in.readCount();
+        final java.util.TreeMap<String, Double> evidence = new java.util.TreeMap<>();
+        for (int i = 0; i < n; i++) {
+            final String name = in.readString();
+            CheckpointIn.check(name != null, "an evidence figure without a name");
+            evidence.put(name, in.readDouble());
+        }
+        return new Anomaly(
+                id,
+                kind,
+                culprit,
+                severity,
+                start,
+                detected,
+                resolved,
+                Collections.unmodifiableSortedMap(evidence),
+                in.readLong(),
+                in.readLong(),
+                in.readString());
+    }
+
     static long id(final AnomalyKind kind, final Culprit c, final long startNs) {
         long h = 0x51_7cc1_b727_220aL ^ kind.ordinal();
         h = mix(h ^ c.hostId());

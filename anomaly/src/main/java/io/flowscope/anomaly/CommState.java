@@ -244,4 +244,181 @@ final class CommState {
         rPeriodStartNs[i] = Long.MIN_VALUE;
         rWin.add(i);
     }
+
+    /*
+     * Checkpoint: its statistics and trackers, its ranks and links with their rows, windows and links into each
+     * rank, its collective rounds (writeTo); once the hosts' receive flows are read, the ranks' receive flows and
+     * the stalled ones (writeRecvRefs). Not written: the scratch of the statistics pass (rWaitMax, rWaitCount),
+     * the hang's wait-for graph (waiting: rebuilt by every judgement) and the pool of free rounds.
+     */
+
+    void writeTo(final CheckpointOut out) {
+        out.writeLong(commHash);
+        hang.writeTracker(out);
+        out.writeLong(hangResolvedNs);
+        out.writeBoolean(stallChanged);
+        out.writeInt(updates);
+        out.writeBoolean(statsValid);
+        out.writeInt(linkCount);
+        out.writeDouble(rateMedian);
+        out.writeDouble(rateSigma);
+        out.writeDouble(rateMad);
+        out.writeDouble(excessMad);
+        out.writeInt(excessCount);
+        out.writeInt(troubledLinks);
+        out.writeInt(openSlowLinks);
+        out.writeDouble(creditTop);
+        out.writeDouble(creditSecond);
+        out.writeDouble(excessMedian);
+        out.writeDouble(excessSigma);
+        out.writeInt(rankTotal);
+        for (int i = 0; i < rankTotal; i++) {
+            rankById[i].writeTo(out);
+            out.writeDouble(rExcess[i]);
+            out.writeDouble(rBaseline[i]);
+            out.writeInt(rWarm[i]);
+            out.writeBoolean(rTracked[i]);
+            out.writeLong(rPeriodStartNs[i]);
+        }
+        out.writeInt(linkTotal);
+        for (int i = 0; i < linkTotal; i++) {
+            linkById[i].writeTo(out);
+            out.writeLong(lLastActiveNs[i]);
+            out.writeLong(lPeerWaitMax[i]);
+            out.writeLong(lNetCount[i]);
+            out.writeBoolean(lJudged[i]);
+            out.writeDouble(lRatio[i]);
+            for (int k = 0; k < LJ; k++) {
+                out.writeDouble(lJudge[i * LJ + k]);
+            }
+            out.writeLong(lNetNs[i]);
+            out.writeInt(lWarm[i]);
+            out.writeBoolean(lDegraded[i]);
+            out.writeBoolean(lTracked[i]);
+            for (int k = 0; k < LINK_CUR; k++) {
+                out.writeLong(lCur[i * LINK_CUR + k]);
+            }
+        }
+        for (int i = 0; i < rankTotal; i++) {
+            final RankState r = rankById[i];
+            out.writeInt(r.inCount);
+            for (int k = 0; k < r.inCount; k++) {
+                out.writeInt(r.in[k]);
+            }
+        }
+        rWin.writeTo(out, rankTotal);
+        lWin.writeTo(out, linkTotal);
+        final long[] seqs = new long[rounds.size()];
+        int n = 0;
+        for (final CollectiveRound r : rounds.values()) {
+            seqs[n++] = r.seq;
+        }
+        // By sequence number: the map's order depends on its history, the bytes must not.
+        java.util.Arrays.sort(seqs);
+        out.writeInt(n);
+        for (final long seq : seqs) {
+            rounds.get(seq).writeTo(out);
+        }
+    }
+
+    static CommState readFrom(final CheckpointIn in, final int window) {
+        final CommState c = new CommState(in.readLong(), window);
+        c.hang.readTracker(in);
+        c.hangResolvedNs = in.readLong();
+        c.stallChanged = in.readBoolean();
+        c.updates = in.readInt();
+        c.statsValid = in.readBoolean();
+        c.linkCount = in.readInt();
+        c.rateMedian = in.readDouble();
+        c.rateSigma = in.readDouble();
+        c.rateMad = in.readDouble();
+        c.excessMad = in.readDouble();
+        c.excessCount = in.readInt();
+        c.troubledLinks = in.readInt();
+        c.openSlowLinks = in.readInt();
+        c.creditTop = in.readDouble();
+        c.creditSecond = in.readDouble();
+        c.excessMedian = in.readDouble();
+        c.excessSigma = in.readDouble();
+        final int ranks = in.readCount();
+        for (int i = 0; i < ranks; i++) {
+            final RankState r = RankState.readFrom(in, c, i);
+            CheckpointIn.check(!c.ranks.containsKey(r.rank), "comm has rank " + r.rank + " twice");
+            c.ranks.put(r.rank, r);
+            c.addRank(r);
+            if (r.host != null) {
+                c.setHost(i, r.host);
+            }
+            c.rExcess[i] = in.readDouble();
+            c.rBaseline[i] = in.readDouble();
+            c.rWarm[i] = in.readInt();
+            c.rTracked[i] = in.readBoolean();
+            c.rPeriodStartNs[i] = in.readLong();
+        }
+        final int links = in.readCount();
+        for (int i = 0; i < links; i++) {
+            final LinkState l = LinkState.readFrom(in, c, i);
+            final long key = AnomalyLifecycle.mix(((long) l.rank << 32) | (l.peer & 0xffffffffL));
+            CheckpointIn.check(!c.links.containsKey(key), "comm has link " + l.rank + " → " + l.peer + " twice");
+            c.links.put(key, l);
+            c.addLink(l);
+            c.lLastActiveNs[i] = in.readLong();
+            c.lPeerWaitMax[i] = in.readLong();
+            c.lNetCount[i] = in.readLong();
+            c.lJudged[i] = in.readBoolean();
+            c.lRatio[i] = in.readDouble();
+            for (int k = 0; k < LJ; k++) {
+                c.lJudge[i * LJ + k] = in.readDouble();
+            }
+            c.lNetNs[i] = in.readLong();
+            c.lWarm[i] = in.readInt();
+            c.lDegraded[i] = in.readBoolean();
+            c.lTracked[i] = in.readBoolean();
+            for (int k = 0; k < LINK_CUR; k++) {
+                c.lCur[i * LINK_CUR + k] = in.readLong();
+            }
+        }
+        for (int i = 0; i < ranks; i++) {
+            final int n = in.readCount();
+            for (int k = 0; k < n; k++) {
+                c.addIncoming(c.rankById[i], in.readIndex(links));
+            }
+        }
+        c.rWin.readFrom(in, ranks);
+        c.lWin.readFrom(in, links);
+        final int rounds = in.readCount();
+        for (int i = 0; i < rounds; i++) {
+            final CollectiveRound r = CollectiveRound.readFrom(in);
+            CheckpointIn.check(!c.rounds.containsKey(r.seq), "comm has collective round " + r.seq + " twice");
+            c.rounds.put(r.seq, r);
+        }
+        return c;
+    }
+
+    void writeRecvRefs(final CheckpointOut out) {
+        for (int i = 0; i < rankTotal; i++) {
+            final List<RecvFlow> flows = rankById[i].recvFlows;
+            out.writeInt(flows.size());
+            for (final RecvFlow f : flows) {
+                out.writeRecvFlow(f);
+            }
+        }
+        out.writeInt(stalled.size());
+        for (final RecvFlow f : stalled) {
+            out.writeRecvFlow(f);
+        }
+    }
+
+    void readRecvRefs(final CheckpointIn in) {
+        for (int i = 0; i < rankTotal; i++) {
+            final int n = in.readCount();
+            for (int k = 0; k < n; k++) {
+                rankById[i].recvFlows.add(in.readRecvFlow());
+            }
+        }
+        final int n = in.readCount();
+        for (int k = 0; k < n; k++) {
+            stalled.add(in.readRecvFlow());
+        }
+    }
 }

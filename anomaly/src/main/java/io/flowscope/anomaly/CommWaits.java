@@ -50,6 +50,46 @@ final class CommWaits {
             return sendBytes == 0 ? 0 : (double) sendNetworkNs / sendBytes;
         }
 
+        /**
+         * What carries from one window to the next (the window's ratio, slowness and explanation are worked out
+         * afresh by every judgement and not written).
+         */
+        void writeTo(final CheckpointOut out) {
+            out.writeInt(sender);
+            out.writeInt(receiver);
+            out.writeLong(senderHostId);
+            out.writeLong(entryWaits);
+            out.writeLong(entryWaitSumNs);
+            out.writeLong(sendSteps);
+            out.writeLong(sendNetworkNs);
+            out.writeLong(sendBytes);
+            out.writeDouble(baselineNsPerByte);
+            out.writeInt(baselineWindows);
+            out.writeInt(carried);
+            slow.writeTo(out);
+        }
+
+        static Link readFrom(final CheckpointIn in, final int index, final AnomalyConfig config) {
+            final int sender = in.readInt();
+            final int receiver = in.readInt();
+            CheckpointIn.check(
+                    sender >= 0 && receiver >= 0 && sender < 1 << 20 && receiver < 1 << 20,
+                    "a link " + sender + " → " + receiver);
+            final Link l =
+                    new Link(index, sender, receiver, new Episode(config.linkOpenAfter, config.waitResolveAfter));
+            l.senderHostId = in.readLong();
+            l.entryWaits = in.readLong();
+            l.entryWaitSumNs = in.readLong();
+            l.sendSteps = in.readLong();
+            l.sendNetworkNs = in.readLong();
+            l.sendBytes = in.readLong();
+            l.baselineNsPerByte = in.readDouble();
+            l.baselineWindows = in.readInt();
+            l.carried = in.readInt();
+            l.slow.readFrom(in);
+            return l;
+        }
+
         /** Windows this link's entry waits have been carried over (too few ops to judge in one: big collectives). */
         int carried;
 
@@ -310,5 +350,111 @@ final class CommWaits {
             }
         }
         window.next(nowNs, config.waitWindowNs);
+    }
+
+    /*
+     * Checkpoint: everything but the per-rank sums of one judgement's pass (onCount … ofSumNs are written all the
+     * same: a link's receiver that never reported stays out of the clearing, so its entries carry over), the
+     * congestion hosts of the window under judgement (empty between judgements) and the link lookup (rebuilt).
+     */
+
+    void writeTo(final CheckpointOut out) {
+        out.writeLong(commHash);
+        out.writeLong(anchorHostId);
+        out.writeLong(otherPeriods);
+        out.writeSet(hosts);
+        out.writeLong(window.startNs);
+        out.writeLong(window.endNs);
+        out.writeInt(rankRows);
+        out.writeInt(present.length);
+        for (int r = 0; r < present.length; r++) {
+            out.writeBoolean(present[r]);
+            out.writeLong(hostOf[r]);
+            out.writeLong(gpuFirstWaits[r]);
+            out.writeLong(gpuFirstWaitSumNs[r]);
+            out.writeLong(onCount[r]);
+            out.writeLong(onSumNs[r]);
+            out.writeLong(ofCount[r]);
+            out.writeLong(ofSumNs[r]);
+            if (present[r]) {
+                straggling[r].writeTo(out);
+            }
+        }
+        out.writeInt(links.size());
+        for (final Link l : links) {
+            l.writeTo(out);
+        }
+        out.writeInt(rowCount);
+        for (int i = 0; i < rowCount; i++) {
+            out.writeInt(rows[i]);
+        }
+        out.writeInt(congestionHosts.size());
+        for (int i = 0; i < congestionHosts.size(); i++) {
+            final long hostId = congestionHosts.getLong(i);
+            out.writeLong(hostId);
+            congestionByHost.get(hostId).writeTo(out);
+        }
+    }
+
+    /** Communicator {@code index}, over {@code flows} (read already). */
+    static CommWaits readFrom(
+            final CheckpointIn in, final int index, final AnomalyConfig config, final FlowRows flows) {
+        final long commHash = in.readLong();
+        final CommWaits c = new CommWaits(index, commHash, in.readLong(), 0, config);
+        c.otherPeriods = in.readLong();
+        in.readSet(c.hosts);
+        c.window.startNs = in.readLong();
+        c.window.endNs = in.readLong();
+        c.rankRows = in.readInt();
+        final int n = in.readCount();
+        CheckpointIn.check(c.rankRows >= 0 && c.rankRows <= n, "rank rows " + c.rankRows + " of " + n);
+        c.present = new boolean[n];
+        c.hostOf = new long[n];
+        c.gpuFirstWaits = new long[n];
+        c.gpuFirstWaitSumNs = new long[n];
+        c.onCount = new long[n];
+        c.onSumNs = new long[n];
+        c.ofCount = new long[n];
+        c.ofSumNs = new long[n];
+        c.straggling = new Episode[n];
+        for (int r = 0; r < n; r++) {
+            c.present[r] = in.readBoolean();
+            c.hostOf[r] = in.readLong();
+            c.gpuFirstWaits[r] = in.readLong();
+            c.gpuFirstWaitSumNs[r] = in.readLong();
+            c.onCount[r] = in.readLong();
+            c.onSumNs[r] = in.readLong();
+            c.ofCount[r] = in.readLong();
+            c.ofSumNs[r] = in.readLong();
+            if (c.present[r]) {
+                c.straggling[r] = new Episode(config.waitOpenAfter, config.waitResolveAfter);
+                c.straggling[r].readFrom(in);
+            }
+        }
+        final int links = in.readCount();
+        for (int i = 0; i < links; i++) {
+            final Link l = Link.readFrom(in, i, config);
+            final long key = (long) l.sender << 20 | l.receiver;
+            CheckpointIn.check(!c.linkByKey.containsKey(key), "link " + l.sender + " → " + l.receiver + " twice");
+            c.linkByKey.put(key, l);
+            c.links.add(l);
+        }
+        final int rowCount = in.readCount();
+        for (int i = 0; i < rowCount; i++) {
+            final int row = in.readIndex(flows.rows);
+            CheckpointIn.check(
+                    FlowRows.link(flows.meta[row]) < links, "a flow row of link " + FlowRows.link(flows.meta[row]));
+            CheckpointIn.check(flows.rank[row] >= 0 && flows.rank[row] < n, "a flow row of rank " + flows.rank[row]);
+            c.addRow(row);
+        }
+        final int congested = in.readCount();
+        for (int i = 0; i < congested; i++) {
+            final long hostId = in.readLong();
+            CheckpointIn.check(!c.congestionByHost.containsKey(hostId), "a congestion episode of a host twice");
+            final Episode e = c.congestion(hostId, config);
+            e.readFrom(in);
+        }
+        c.congestedNow.clear();
+        return c;
     }
 }

@@ -96,6 +96,21 @@ final class Episode {
         return open != null;
     }
 
+    /** Its counters and open anomaly; its thresholds are the configuration's, given by its owner. */
+    void writeTo(final CheckpointOut out) {
+        out.writeInt(bad);
+        out.writeInt(good);
+        out.writeLong(firstBadStartNs);
+        out.writeAnomalyRef(open);
+    }
+
+    void readFrom(final CheckpointIn in) {
+        bad = in.readInt();
+        good = in.readInt();
+        firstBadStartNs = in.readLong();
+        open = in.readAnomalyRef();
+    }
+
     /** Bad in its latest evaluation, or open. */
     boolean isBadOrOpen() {
         return bad > 0 || open != null;

@@ -62,6 +62,45 @@ final class FlowRows {
             return position < positions ? rowAt[position] : -1;
         }
 
+        /**
+         * Its times, its communicators and its positions' rows: the rows are more than a cache, since a row is
+         * matched by the low 32 bits of its flow key only (two flows alike there would meet another row).
+         */
+        void writeTo(final CheckpointOut out) {
+            out.writeLong(hostId);
+            out.writeLong(periodEndNs);
+            out.writeLong(latestNs);
+            out.writeInt(position);
+            out.writeInt(positions);
+            for (int i = 0; i < positions; i++) {
+                out.writeInt(rowAt[i]);
+            }
+            out.writeInt(comms.size());
+            for (int i = 0; i < comms.size(); i++) {
+                out.writeInt(comms.getInt(i));
+            }
+        }
+
+        static Cursor readFrom(final CheckpointIn in, final int rows, final int commCount) {
+            final Cursor h = new Cursor(in.readLong());
+            h.periodEndNs = in.readLong();
+            h.latestNs = in.readLong();
+            h.position = in.readInt();
+            CheckpointIn.check(h.position >= 0, "a cursor at position " + h.position);
+            h.positions = in.readCount();
+            h.rowAt = new int[Math.max(64, h.positions)];
+            for (int i = 0; i < h.positions; i++) {
+                final int row = in.readInt();
+                CheckpointIn.check(row >= -1 && row < rows, "a cursor's row " + row + " of " + rows);
+                h.rowAt[i] = row;
+            }
+            final int n = in.readCount();
+            for (int i = 0; i < n; i++) {
+                h.comms.addInt(in.readIndex(commCount));
+            }
+            return h;
+        }
+
         void learn(final int row) {
             if (position >= rowAt.length) {
                 rowAt = Arrays.copyOf(rowAt, Math.max(position + 1, rowAt.length * 2));
@@ -137,5 +176,42 @@ final class FlowRows {
         t[b + NETWORK_NS] = 0;
         t[b + BYTES] = 0;
         t[b + FIRST] = 0;
+    }
+
+    /**
+     * Every row: its full flow key ({@code keys}, by row: the row keeps its low 32 bits only), its sums, its
+     * communicator, link and direction, its rank. The steps are written as what the key's bits leave of the first
+     * long, so that the row reads back bit for bit.
+     */
+    void writeTo(final CheckpointOut out, final long[] keys) {
+        out.writeInt(rows);
+        for (int r = 0; r < rows; r++) {
+            final int b = base(r);
+            out.writeLong(keys[r]);
+            out.writeLong(t[b + KEY_STEPS] - keyBits(keys[r]));
+            out.writeLong(t[b + NETWORK_NS]);
+            out.writeLong(t[b + BYTES]);
+            out.writeLong(t[b + FIRST]);
+            out.writeLong(meta[r]);
+            out.writeInt(rank[r]);
+        }
+    }
+
+    /** Into fresh rows; returns each row's full flow key. */
+    long[] readFrom(final CheckpointIn in) {
+        final int n = in.readCount();
+        final long[] keys = new long[n];
+        for (int r = 0; r < n; r++) {
+            keys[r] = in.readLong();
+            final int row = add(keys[r], 0, 0);
+            final int b = base(row);
+            t[b + KEY_STEPS] += in.readLong();
+            t[b + NETWORK_NS] = in.readLong();
+            t[b + BYTES] = in.readLong();
+            t[b + FIRST] = in.readLong();
+            meta[row] = in.readLong();
+            rank[row] = in.readInt();
+        }
+        return keys;
     }
 }

@@ -273,4 +273,151 @@ final class HostState {
         this.hostId = hostId;
         devWin = new RingTable(2, window, 8);
     }
+
+    /*
+     * Checkpoint: the host's own state and its NICs (writeTo), then, once the communicators are read, what refers
+     * to them (writeFlows). The position cache (byPosition, linkAt, position), the successor and the link cursor
+     * are not written: they only save lookups, and a restored engine relearns them in its first period.
+     */
+
+    void writeTo(final CheckpointOut out) {
+        out.writeLong(hostId);
+        out.writeBoolean(started);
+        out.writeBoolean(pending);
+        out.writeLong(periodStartNs);
+        out.writeLong(periodEndNs);
+        out.writeLong(reportedPeriodStartNs);
+        out.writeLong(previousPeriodStartNs);
+        out.writeLong(nowNs);
+        out.writeLong(waitingSinceNs);
+        out.writeBoolean(recvScanAll);
+        out.writeLong(latestPeriodStartNs);
+        congestion.writeTracker(out);
+        out.writeBoolean(nicQuiet);
+        out.writeLong(nicQuietUntilNs);
+        out.writeInt(newQpDevice);
+        out.writeLong(newQpAtNs);
+        out.writeInt(nicStallsOpen);
+        out.writeInt(deviceCount);
+        for (int i = 0; i < deviceCount; i++) {
+            deviceList.get(i).writeTo(out);
+            for (int k = 0; k < DEV_CUR; k++) {
+                out.writeLong(devCur[i * DEV_CUR + k]);
+            }
+            for (int k = 0; k < DEV_STATE; k++) {
+                out.writeLong(devState[i * DEV_STATE + k]);
+            }
+        }
+        devWin.writeTo(out, deviceCount);
+    }
+
+    static HostState readFrom(final CheckpointIn in, final int window) {
+        final HostState h = new HostState(in.readLong(), window);
+        h.started = in.readBoolean();
+        h.pending = in.readBoolean();
+        h.periodStartNs = in.readLong();
+        h.periodEndNs = in.readLong();
+        h.reportedPeriodStartNs = in.readLong();
+        h.previousPeriodStartNs = in.readLong();
+        h.nowNs = in.readLong();
+        h.waitingSinceNs = in.readLong();
+        h.recvScanAll = in.readBoolean();
+        h.latestPeriodStartNs = in.readLong();
+        h.congestion.readTracker(in);
+        h.nicQuiet = in.readBoolean();
+        h.nicQuietUntilNs = in.readLong();
+        h.newQpDevice = in.readInt();
+        h.newQpAtNs = in.readLong();
+        h.nicStallsOpen = in.readInt();
+        final int devices = in.readCount();
+        for (int i = 0; i < devices; i++) {
+            final NicState d = NicState.readFrom(in, h, i);
+            CheckpointIn.check(!h.devices.containsKey(d.device), "host has device " + d.device + " twice");
+            h.addDevice(d);
+            h.devices.put(d.device, d);
+            for (int k = 0; k < DEV_CUR; k++) {
+                h.devCur[i * DEV_CUR + k] = in.readLong();
+            }
+            for (int k = 0; k < DEV_STATE; k++) {
+                h.devState[i * DEV_STATE + k] = in.readLong();
+            }
+        }
+        h.devWin.readFrom(in, devices);
+        return h;
+    }
+
+    /** Its links, the period's touched links and ranks, its receive flows (rows, stalled flags), their comms. */
+    void writeFlows(final CheckpointOut out) {
+        out.writeInt(links.size());
+        for (final LinkState l : links) {
+            out.writeComm(l.comm);
+            out.writeInt(l.id);
+        }
+        out.writeInt(touchedLinkCount);
+        for (int i = 0; i < touchedLinkCount; i++) {
+            out.writeComm(touchedLinkComms[i]);
+            out.writeInt(touchedLinks[i]);
+        }
+        out.writeInt(touchedRankCount);
+        for (int i = 0; i < touchedRankCount; i++) {
+            out.writeComm(touchedRankComms[i]);
+            out.writeInt(touchedRanks[i]);
+        }
+        out.writeInt(recvFlowCount);
+        for (int i = 0; i < recvFlowCount; i++) {
+            final RecvFlow f = recvFlows[i];
+            out.writeComm(f.comm);
+            out.writeInt(f.rank);
+            out.writeInt(f.peer);
+            out.writeInt(f.channel);
+            for (int k = 0; k < RECV_ROW; k++) {
+                out.writeLong(recvRows[i * RECV_ROW + k]);
+            }
+            out.writeBoolean(recvStalled[i]);
+        }
+        out.writeInt(recvComms.size());
+        for (final CommState c : recvComms) {
+            out.writeComm(c);
+        }
+    }
+
+    void readFlows(final CheckpointIn in) {
+        final int n = in.readCount();
+        for (int i = 0; i < n; i++) {
+            final CommState c = in.readComm();
+            links.add(c.linkById[in.readIndex(c.linkTotal)]);
+        }
+        final int touched = in.readCount();
+        for (int i = 0; i < touched; i++) {
+            final CommState c = in.readComm();
+            touchLink(c, in.readIndex(c.linkTotal));
+        }
+        final int ranks = in.readCount();
+        for (int i = 0; i < ranks; i++) {
+            final CommState c = in.readComm();
+            touchRank(c, in.readIndex(c.rankTotal));
+        }
+        final int flows = in.readCount();
+        for (int i = 0; i < flows; i++) {
+            final CommState c = in.readComm();
+            final RecvFlow f = new RecvFlow(c, this, in.readInt(), in.readInt(), in.readInt(), i);
+            final long[] row = new long[RECV_ROW];
+            for (int k = 0; k < RECV_ROW; k++) {
+                row[k] = in.readLong();
+            }
+            CheckpointIn.check(
+                    row[RECV_OWNER] >= 0 && row[RECV_OWNER] < c.rankTotal,
+                    "a receive's rank row " + row[RECV_OWNER] + " of " + c.rankTotal);
+            final int owner = (int) row[RECV_OWNER];
+            f.owner = c.rankById[owner];
+            addRecvFlow(f, row[RECV_KEY], owner, row[RECV_PROGRESS]);
+            System.arraycopy(row, 0, recvRows, i * RECV_ROW, RECV_ROW);
+            recvStalled[i] = in.readBoolean();
+            recvStalledCount += recvStalled[i] ? 1 : 0;
+        }
+        final int comms = in.readCount();
+        for (int i = 0; i < comms; i++) {
+            recvComms.add(in.readComm());
+        }
+    }
 }

@@ -67,6 +67,79 @@ final class KernelLatenessDetector {
             this.anchorHostId = anchorHostId;
             this.ranks = new RankState[nranks];
         }
+
+        /** Its window, its incomplete rounds (by sequence number: the same state, the same bytes), its ranks. */
+        void writeTo(final CheckpointOut out) {
+            out.writeLong(commHash);
+            out.writeInt(nranks);
+            out.writeLong(window.startNs);
+            out.writeLong(window.endNs);
+            final long[] seqs = new long[rounds.size()];
+            int n = 0;
+            for (final Round r : rounds.values()) {
+                seqs[n++] = r.seq;
+            }
+            Arrays.sort(seqs);
+            out.writeInt(n);
+            for (final long seq : seqs) {
+                final Round r = rounds.get(seq);
+                out.writeLong(r.seq);
+                out.writeInt(r.reported);
+                for (int i = 0; i < nranks; i++) {
+                    out.writeLong(r.durationNs[i]);
+                    out.writeLong(r.hostIds[i]);
+                    out.writeLong(r.hostNs[i]);
+                }
+            }
+            for (int i = 0; i < nranks; i++) {
+                final RankState s = ranks[i];
+                out.writeBoolean(s != null);
+                if (s != null) {
+                    out.writeLong(s.hostId);
+                    out.writeLong(s.latenessSumNs);
+                    out.writeLong(s.ownSumNs);
+                    out.writeLong(s.othersSumNs);
+                    out.writeInt(s.collectives);
+                    s.straggling.writeTo(out);
+                }
+            }
+        }
+
+        static Comm readFrom(final CheckpointIn in, final long anchorHostId, final AnomalyConfig config) {
+            final long commHash = in.readLong();
+            final int nranks = in.readInt();
+            CheckpointIn.check(nranks >= 2 && nranks <= 1 << 16, "a kernel-timed comm of " + nranks + " ranks");
+            // Every rank takes a byte at least: no array sized by garbage.
+            CheckpointIn.check(nranks <= in.remaining(), "a kernel-timed comm of " + nranks + " ranks");
+            final Comm c = new Comm(commHash, nranks, anchorHostId);
+            c.window.startNs = in.readLong();
+            c.window.endNs = in.readLong();
+            final int n = in.readCount();
+            for (int k = 0; k < n; k++) {
+                final Round r = new Round(nranks);
+                r.seq = in.readLong();
+                r.reported = in.readInt();
+                for (int i = 0; i < nranks; i++) {
+                    r.durationNs[i] = in.readLong();
+                    r.hostIds[i] = in.readLong();
+                    r.hostNs[i] = in.readLong();
+                }
+                CheckpointIn.check(c.rounds.put(r.seq, r) == null, "a kernel round twice");
+            }
+            for (int i = 0; i < nranks; i++) {
+                if (in.readBoolean()) {
+                    final RankState s = new RankState(new Episode(config.waitOpenAfter, config.waitResolveAfter));
+                    s.hostId = in.readLong();
+                    s.latenessSumNs = in.readLong();
+                    s.ownSumNs = in.readLong();
+                    s.othersSumNs = in.readLong();
+                    s.collectives = in.readInt();
+                    s.straggling.readFrom(in);
+                    c.ranks[i] = s;
+                }
+            }
+            return c;
+        }
     }
 
     /** Rounds kept per communicator before the oldest incomplete ones are dropped (a rank that never reports). */
@@ -239,5 +312,66 @@ final class KernelLatenessDetector {
                     summary);
         }
         c.window.next(nowNs, config.waitWindowNs);
+    }
+
+    /*
+     * Checkpoint: the hosts' times, then per anchor host (by id: the same state, the same bytes) its communicators
+     * in the order its time closes their windows. The comms map is rebuilt from them (a comm replaced when its size
+     * changed is in neither); the sort scratch is not written.
+     */
+
+    void writeTo(final CheckpointOut out) {
+        final long[] hosts = new long[hostNow.size()];
+        int n = 0;
+        for (final Long2LongHashMap.KeyIterator it = hostNow.keySet().iterator(); it.hasNext(); ) {
+            hosts[n++] = it.nextValue();
+        }
+        Arrays.sort(hosts);
+        out.writeInt(n);
+        for (final long h : hosts) {
+            out.writeLong(h);
+            out.writeLong(hostNow.get(h));
+        }
+        final long[] anchors = new long[byAnchor.size()];
+        int a = 0;
+        for (final Long2ObjectHashMap<List<Comm>>.KeyIterator it =
+                        byAnchor.keySet().iterator();
+                it.hasNext(); ) {
+            anchors[a++] = it.nextLong();
+        }
+        Arrays.sort(anchors);
+        out.writeInt(a);
+        for (final long anchor : anchors) {
+            final List<Comm> list = byAnchor.get(anchor);
+            out.writeLong(anchor);
+            out.writeInt(list.size());
+            for (final Comm c : list) {
+                c.writeTo(out);
+            }
+        }
+    }
+
+    /** Into a fresh detector. */
+    void readFrom(final CheckpointIn in) {
+        final int n = in.readCount();
+        for (int i = 0; i < n; i++) {
+            final long h = in.readLong();
+            final long t = in.readLong();
+            CheckpointIn.check(hostNow.get(h) == Long.MIN_VALUE && t != Long.MIN_VALUE, "a host's kernel time twice");
+            hostNow.put(h, t);
+        }
+        final int anchors = in.readCount();
+        for (int i = 0; i < anchors; i++) {
+            final long anchor = in.readLong();
+            CheckpointIn.check(!byAnchor.containsKey(anchor), "an anchor host twice");
+            final List<Comm> list = new ArrayList<>();
+            byAnchor.put(anchor, list);
+            final int k = in.readCount();
+            for (int j = 0; j < k; j++) {
+                final Comm c = Comm.readFrom(in, anchor, config);
+                CheckpointIn.check(comms.put(c.commHash, c) == null, "a kernel-timed comm twice");
+                list.add(c);
+            }
+        }
     }
 }

@@ -55,4 +55,25 @@ final class LinkState extends Tracker {
         final long n = comm.lNetCount[id];
         return n == 0 ? 0 : (double) comm.lWin.sum(id, PEER_WAIT_NS) / n;
     }
+
+    /** Its identity, ends and tracker (its rows are its communicator's, written there). */
+    void writeTo(final CheckpointOut out) {
+        out.writeInt(rank);
+        out.writeInt(peer);
+        out.writeHost(host);
+        out.writeInt(owner.idx);
+        out.writeInt(peerRank.idx);
+        writeTracker(out);
+    }
+
+    /** A link of {@code comm}, whose ranks are read already. */
+    static LinkState readFrom(final CheckpointIn in, final CommState comm, final int id) {
+        final int rank = in.readInt();
+        final int peer = in.readInt();
+        final LinkState l = new LinkState(comm, in.readHost(), rank, peer, id);
+        l.owner = comm.rankById[in.readIndex(comm.rankTotal)];
+        l.peerRank = comm.rankById[in.readIndex(comm.rankTotal)];
+        l.readTracker(in);
+        return l;
+    }
 }

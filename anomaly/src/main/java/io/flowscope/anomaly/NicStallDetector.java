@@ -217,6 +217,28 @@ final class NicStallDetector {
         }
     }
 
+    /** The candidates, the NICs whose stall is open and the stall episode's NICs, in order. */
+    void writeTo(final CheckpointOut out) {
+        for (final List<NicState> list : List.of(nicCandidates, nicDevicesOpen, nicEpisode)) {
+            out.writeInt(list.size());
+            for (final NicState d : list) {
+                out.writeNic(d);
+            }
+        }
+        out.writeLong(nicEpisodeEndNs);
+    }
+
+    /** Into a fresh detector. */
+    void readFrom(final CheckpointIn in) {
+        for (final List<NicState> list : List.of(nicCandidates, nicDevicesOpen, nicEpisode)) {
+            final int n = in.readCount();
+            for (int i = 0; i < n; i++) {
+                list.add(in.readNic());
+            }
+        }
+        nicEpisodeEndNs = in.readLong();
+    }
+
     private NicState failedOver() {
         NicState found = null;
         for (int i = 0; i < nicEpisode.size(); i++) {

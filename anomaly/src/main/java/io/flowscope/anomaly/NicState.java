@@ -77,4 +77,20 @@ final class NicState extends Tracker {
     boolean candidate() {
         return state(HostState.S_CANDIDATE) != 0;
     }
+
+    /** Its identity, QP set and tracker (its rows are its host's, written there). */
+    void writeTo(final CheckpointOut out) {
+        out.writeInt(device);
+        out.writeSet(qps);
+        out.writeLong(episodeStartNs);
+        writeTracker(out);
+    }
+
+    static NicState readFrom(final CheckpointIn in, final HostState host, final int idx) {
+        final NicState d = new NicState(host, in.readInt(), idx);
+        in.readSet(d.qps);
+        d.episodeStartNs = in.readLong();
+        d.readTracker(in);
+        return d;
+    }
 }

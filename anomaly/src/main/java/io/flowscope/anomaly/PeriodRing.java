@@ -104,4 +104,30 @@ final class PeriodRing {
         }
         return m;
     }
+
+    /** Owners 0 … {@code owners} − 1: per owner its current slot (as a slot number) and every slot's values. */
+    void writeTo(final CheckpointOut out, final int owners) {
+        for (int o = 0; o < owners; o++) {
+            out.writeInt((slot[o] - o * series) / block);
+            for (int j = 0; j < window; j++) {
+                final int at = block * j + o * series;
+                for (int k = 0; k < series; k++) {
+                    out.writeLong(data[at + k]);
+                }
+            }
+        }
+    }
+
+    /** What {@link #writeTo} wrote, into owners already {@link #add added}. */
+    void readFrom(final CheckpointIn in, final int owners) {
+        for (int o = 0; o < owners; o++) {
+            slot[o] = block * in.readIndex(window) + o * series;
+            for (int j = 0; j < window; j++) {
+                final int at = block * j + o * series;
+                for (int k = 0; k < series; k++) {
+                    data[at + k] = in.readLong();
+                }
+            }
+        }
+    }
 }

@@ -69,4 +69,27 @@ final class RankState extends Tracker {
         final long n = comm.rWin.sum(idx, CONSUME_COUNT);
         return n == 0 ? 0 : (double) comm.rWin.sum(idx, CONSUME_NS) / n;
     }
+
+    /** Its identity, host, collective lateness and tracker (its rows are its communicator's, written there). */
+    void writeTo(final CheckpointOut out) {
+        out.writeInt(rank);
+        out.writeHost(host);
+        for (final long l : lateness) {
+            out.writeLong(l);
+        }
+        out.writeInt(latenessCount);
+        writeTracker(out);
+    }
+
+    static RankState readFrom(final CheckpointIn in, final CommState comm, final int idx) {
+        final RankState r = new RankState(comm, in.readInt(), idx);
+        r.host = in.readHostOrNull();
+        for (int i = 0; i < r.lateness.length; i++) {
+            r.lateness[i] = in.readLong();
+        }
+        r.latenessCount = in.readInt();
+        CheckpointIn.check(r.latenessCount >= 0, "a lateness count of " + r.latenessCount);
+        r.readTracker(in);
+        return r;
+    }
 }

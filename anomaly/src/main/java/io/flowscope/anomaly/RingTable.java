@@ -158,4 +158,42 @@ final class RingTable {
         final int i = prev < block ? prev + span : prev;
         return data[i + k];
     }
+
+    /**
+     * Owners 0 … {@code owners} − 1: per owner its slot under way (as a slot number), its fill and every slot's
+     * values. The sums are not written: they are the sums of the slots (every push keeps them so).
+     */
+    void writeTo(final CheckpointOut out, final int owners) {
+        for (int o = 0; o < owners; o++) {
+            out.writeInt((slot[o] - block - o * series) / block);
+            out.writeInt(filled[o]);
+            for (int j = 0; j < window; j++) {
+                final int at = block * (1 + j) + o * series;
+                for (int k = 0; k < series; k++) {
+                    out.writeLong(data[at + k]);
+                }
+            }
+        }
+    }
+
+    /** What {@link #writeTo} wrote, into owners already {@link #add added}. */
+    void readFrom(final CheckpointIn in, final int owners) {
+        for (int o = 0; o < owners; o++) {
+            slot[o] = block * (1 + in.readIndex(window)) + o * series;
+            final int f = in.readInt();
+            CheckpointIn.check(f >= 0 && f <= window, "a window filled " + f + " of " + window);
+            filled[o] = f;
+            for (int k = 0; k < series; k++) {
+                data[o * series + k] = 0;
+            }
+            for (int j = 0; j < window; j++) {
+                final int at = block * (1 + j) + o * series;
+                for (int k = 0; k < series; k++) {
+                    final long v = in.readLong();
+                    data[at + k] = v;
+                    data[o * series + k] += v;
+                }
+            }
+        }
+    }
 }

@@ -13,4 +13,19 @@ class Tracker {
     int good;
     long firstBadStartNs;
     Anomaly open;
+
+    /** Its counters and open anomaly (by id: the lifecycle's section holds the anomaly). */
+    final void writeTracker(final CheckpointOut out) {
+        out.writeInt(bad);
+        out.writeInt(good);
+        out.writeLong(firstBadStartNs);
+        out.writeAnomalyRef(open);
+    }
+
+    final void readTracker(final CheckpointIn in) {
+        bad = in.readInt();
+        good = in.readInt();
+        firstBadStartNs = in.readLong();
+        open = in.readAnomalyRef();
+    }
 }

@@ -491,6 +491,51 @@ final class WaitStateDetector {
                 summary);
     }
 
+    /*
+     * Checkpoint: the flow rows with their full keys, the communicators by index, the hosts' cursors (by host id:
+     * the same state, the same bytes). The link ratios, the selection scratch and the slow senders are scratch of
+     * one judgement.
+     */
+
+    void writeTo(final CheckpointOut out) {
+        final long[] keys = new long[flows.rows];
+        rowByKey.forEachLong((key, row) -> keys[(int) row] = key);
+        flows.writeTo(out, keys);
+        out.writeInt(commByIndex.size());
+        for (final CommWaits c : commByIndex) {
+            c.writeTo(out);
+        }
+        final long[] hostIds = new long[cursors.size()];
+        int n = 0;
+        for (final FlowRows.Cursor h : cursors.values()) {
+            hostIds[n++] = h.hostId;
+        }
+        Arrays.sort(hostIds);
+        out.writeInt(n);
+        for (final long hostId : hostIds) {
+            cursors.get(hostId).writeTo(out);
+        }
+    }
+
+    /** Into a fresh detector. */
+    void readFrom(final CheckpointIn in) {
+        final long[] keys = flows.readFrom(in);
+        for (int r = 0; r < keys.length; r++) {
+            CheckpointIn.check(rowByKey.put(keys[r], r) == -1, "a flow key in two rows");
+        }
+        final int n = in.readCount();
+        for (int i = 0; i < n; i++) {
+            final CommWaits c = CommWaits.readFrom(in, i, config, flows);
+            CheckpointIn.check(comms.put(c.commHash, c) == null, "a communicator's wait states twice");
+            commByIndex.add(c);
+        }
+        final int cursorCount = in.readCount();
+        for (int i = 0; i < cursorCount; i++) {
+            final FlowRows.Cursor h = FlowRows.Cursor.readFrom(in, flows.rows, n);
+            CheckpointIn.check(cursors.put(h.hostId, h) == null, "a host's cursor twice");
+        }
+    }
+
     /** The median of sorted[0..n) with one instance of {@code own} left out; NaN when nothing is left. */
     static double medianWithout(final double[] sorted, final int n, final double own) {
         final int k = Arrays.binarySearch(sorted, 0, n, own);

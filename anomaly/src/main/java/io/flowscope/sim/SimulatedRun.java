@@ -43,21 +43,23 @@ public final class SimulatedRun {
                 }
             }
         }));
+        window = new WindowEngine(windowConfig(scenario), engine, engine);
+    }
+
+    /** The window engine's configuration for a scenario: 1 ms periods, room for its flows, ops and steps. */
+    public static WindowConfig windowConfig(final Scenario scenario) {
         final int flows = Math.max(4096, scenario.ranks() * scenario.channels() * 8);
         // The nccl model's ops carry NCCL's step counts (a 32-rank ring: 124 steps an op at 1 MiB) and post ops
         // collectives ahead: room for the steps of the collectives a 5 ms tombstone window spans.
         final int steps = Scenario.MODEL_NCCL.equals(scenario.model())
                 ? Math.max(65_536, scenario.ranks() * scenario.channels() * 8192)
                 : Math.max(65_536, flows * 16);
-        window = new WindowEngine(
-                new WindowConfig()
-                        .periodNs(STEP_NS)
-                        .maxFlows(flows)
-                        .maxOps(flows * 2)
-                        .maxSteps(steps)
-                        .maxHosts(Math.max(256, scenario.nodes() * 2)),
-                engine,
-                engine);
+        return new WindowConfig()
+                .periodNs(STEP_NS)
+                .maxFlows(flows)
+                .maxOps(flows * 2)
+                .maxSteps(steps)
+                .maxHosts(Math.max(256, scenario.nodes() * 2));
     }
 
     /** Runs to the scenario's end (or {@code untilNs}, whichever is first). */

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.flowscope.api.anomaly.Anomaly;
 import io.flowscope.api.anomaly.AnomalyKind;
 import io.flowscope.api.anomaly.AnomalySink;
+import io.flowscope.api.anomaly.AnomalyStage;
 import io.flowscope.window.WindowConfig;
 import io.flowscope.window.WindowEngine;
 import java.util.ArrayList;
@@ -18,10 +19,10 @@ import org.junit.jupiter.api.Test;
  * the peer's 526 µs).
  */
 class KernelLatenessDetectorTest {
-    private static final long HOST = 0x6b65_726eL;
+    static final long HOST = 0x6b65_726eL;
     private static final long COMM = 0xabcdL;
-    private static final long T0 = 5_000_000_000L;
-    private static final long OP_NS = 100_000;
+    static final long T0 = 5_000_000_000L;
+    static final long OP_NS = 100_000;
 
     /** {@code ops} all_reduces of {@code ranks} ranks; {@code lateRank} is {@code lateNs} late in ops [from, to). */
     private static List<Anomaly> run(
@@ -42,9 +43,9 @@ class KernelLatenessDetectorTest {
         return opened;
     }
 
-    /** Feeds the collectives into a stage. */
-    private static void feed(
-            final AnomalyEngine stage,
+    /** Feeds the collectives into a stage (also {@link CheckpointTest}'s kernel-timed input). */
+    static void feed(
+            final AnomalyStage stage,
             final int ranks,
             final int ops,
             final int lateRank,

@@ -3,6 +3,7 @@ package io.flowscope.anomaly;
 import io.flowscope.api.anomaly.Anomaly;
 import io.flowscope.api.anomaly.AnomalyKind;
 import io.flowscope.api.anomaly.AnomalySink;
+import io.flowscope.api.anomaly.AnomalyStage;
 import io.flowscope.window.WindowConfig;
 import io.flowscope.window.WindowEngine;
 import java.util.ArrayList;
@@ -97,6 +98,11 @@ final class ScriptedRing {
                 default -> resolved.add(a);
             }
         }));
+        return feed(ops, stage);
+    }
+
+    /** Runs {@code ops} operations through a window engine into {@code stage}. */
+    ScriptedRing feed(final int ops, final AnomalyStage stage) {
         final WindowEngine engine = new WindowEngine(new WindowConfig().periodNs(1_000_000), stage, stage);
         for (int op = 0; op < ops; op++) {
             final long start = t0 + op * OP_NS;
