@@ -1,0 +1,212 @@
+package io.flowscope.bench.cluster;
+
+import io.flowscope.api.summary.CollectiveSummary;
+import io.flowscope.api.summary.FlowSummary;
+import io.flowscope.collector.fleet.FleetCodec;
+import io.flowscope.collector.fleet.wire.FleetWireEncoder;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Locale;
+import java.util.Properties;
+import java.util.concurrent.atomic.AtomicReference;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.apache.kafka.common.serialization.StringSerializer;
+
+/**
+ * One agent process of the fleet scale benchmark: publishes, in real time, what the agents of its share of the
+ * simulated cluster's nodes (a contiguous block) publish with {@code fleet.publish = central}: each node's summaries
+ * of a period once the period has ended, numbered per node (the node's host name is its agent id, as a node's agent
+ * has its own id and seqs), keyed and partitioned as {@code AgentPublisher} does ({@link FleetCodec#key},
+ * {@link FleetCodec#partition}: by communicator), encoded in the binary wire, through a producer configured as
+ * {@code AgentPublisher}'s (idempotent, transactional with a commit every 200 ms, zstd, linger 5 ms). One producer
+ * serves all its nodes, where real nodes have one each: Kafka's per-request costs are shared here.
+ *
+ * <p>Arguments: {@code <spec> <agent> <agents> <bootstrap> <summariesTopic> <partitions> <seconds> <startFile>}.
+ * It builds its stream, prints {@code READY}, waits for {@code startFile} (the wall time in ms, written by the
+ * harness, common to all agents), then publishes period k at start + (k + 1) × period. It prints a status line
+ * every 5 s and {@code DONE ...} with its figures at the end.
+ */
+public final class ClusterAgent {
+    static final long CHECKPOINT_MS = 200;
+
+    private ClusterAgent() {}
+
+    public static void main(final String[] args) throws Exception {
+        if (args.length != 8) {
+            System.err.println("usage: ClusterAgent <spec> <agent> <agents> <bootstrap> <summariesTopic> <partitions> "
+                    + "<seconds> <startFile>");
+            System.exit(2);
+        }
+        final ClusterSpec spec = ClusterSpec.parse(args[0]);
+        final int agent = Integer.parseInt(args[1]);
+        final int agents = Integer.parseInt(args[2]);
+        final String bootstrap = args[3];
+        final String topic = args[4];
+        final int partitions = Integer.parseInt(args[5]);
+        final long seconds = Long.parseLong(args[6]);
+        final Path startFile = Path.of(args[7]);
+        final int from = (int) ((long) agent * spec.nodes() / agents);
+        final int to = (int) ((long) (agent + 1) * spec.nodes() / agents);
+
+        final ClusterStream stream = new ClusterStream(spec);
+        final FleetWireEncoder[] encoders = new FleetWireEncoder[to - from];
+        final long[] seqs = new long[to - from];
+        for (int n = from; n < to; n++) {
+            encoders[n - from] = new FleetWireEncoder(stream.hostName(n));
+        }
+        final Properties p = new Properties();
+        p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+        p.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
+        p.put(ProducerConfig.ACKS_CONFIG, "all");
+        p.put(ProducerConfig.TRANSACTIONAL_ID_CONFIG, topic + "-cluster-agent-" + agent);
+        p.put(ProducerConfig.TRANSACTION_TIMEOUT_CONFIG, 10_000);
+        p.put(ProducerConfig.BUFFER_MEMORY_CONFIG, 256L << 20);
+        p.put(ProducerConfig.LINGER_MS_CONFIG, 5);
+        p.put(ProducerConfig.BATCH_SIZE_CONFIG, 256 * 1024);
+        p.put(ProducerConfig.COMPRESSION_TYPE_CONFIG, "zstd");
+        p.put(ProducerConfig.MAX_BLOCK_MS_CONFIG, 10_000);
+        p.put(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, 5_000);
+        p.put(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, 15_000);
+        p.put(ProducerConfig.CLIENT_ID_CONFIG, "flowscope-cluster-agent-" + agent);
+        final AtomicReference<Exception> failure = new AtomicReference<>();
+        final long[] sent = new long[2]; // records, value bytes
+        final long[] kinds = new long[3]; // receive STEP flows, LINK aggregates, collectives
+        try (KafkaProducer<String, byte[]> producer =
+                new KafkaProducer<>(p, new StringSerializer(), new ByteArraySerializer())) {
+            producer.initTransactions();
+            System.out.println("READY agent " + agent + " nodes " + from + ".." + (to - 1));
+            System.out.flush();
+            while (!Files.exists(startFile)) {
+                Thread.sleep(20);
+            }
+            Thread.sleep(50); // the harness writes it whole: a partial number is not read
+            final long startMs = Long.parseLong(Files.readString(startFile).trim());
+            final long cpu0 = cpuNs();
+            final long periods = seconds * 1000 / spec.periodMs();
+            final int[] node = {0};
+            final ClusterStream.Out out = new ClusterStream.Out() {
+                @Override
+                public void flow(final FlowSummary s) {
+                    final int i = node[0] - from;
+                    kinds[s.kind() == FlowSummary.KIND_LINK ? 1 : 0]++;
+                    send(
+                            producer,
+                            failure,
+                            sent,
+                            topic,
+                            FleetCodec.partition(s, partitions),
+                            FleetCodec.key(s),
+                            encoders[i].flow(++seqs[i], s, stream.hostName(node[0])));
+                }
+
+                @Override
+                public void collective(final CollectiveSummary s) {
+                    final int i = node[0] - from;
+                    kinds[2]++;
+                    send(
+                            producer,
+                            failure,
+                            sent,
+                            topic,
+                            FleetCodec.partition(s, partitions),
+                            FleetCodec.key(s),
+                            encoders[i].collective(++seqs[i], s));
+                }
+            };
+            long lastCommit = System.currentTimeMillis();
+            long lastStatus = lastCommit;
+            long maxBehindMs = 0;
+            long latePeriods = 0;
+            boolean open = false;
+            for (long k = 0; k < periods; k++) {
+                final long due = startMs + (k + 1) * spec.periodMs();
+                long now = System.currentTimeMillis();
+                if (now < due) {
+                    Thread.sleep(due - now);
+                    now = System.currentTimeMillis();
+                } else if (now - due > spec.periodMs()) {
+                    latePeriods++;
+                }
+                maxBehindMs = Math.max(maxBehindMs, now - due);
+                if (!open) {
+                    producer.beginTransaction();
+                    open = true;
+                }
+                for (int n = from; n < to; n++) {
+                    node[0] = n;
+                    stream.node(n, k, out);
+                }
+                if (failure.get() != null) {
+                    throw failure.get();
+                }
+                now = System.currentTimeMillis();
+                if (now - lastCommit >= CHECKPOINT_MS) {
+                    producer.commitTransaction();
+                    open = false;
+                    lastCommit = now;
+                }
+                if (now - lastStatus >= 5_000) {
+                    lastStatus = now;
+                    System.out.printf(
+                            Locale.ROOT,
+                            "STATUS agent %d period %d/%d records %d bytes %d behindMs %d%n",
+                            agent,
+                            k,
+                            periods,
+                            sent[0],
+                            sent[1],
+                            now - due);
+                    System.out.flush();
+                }
+            }
+            if (open) {
+                producer.commitTransaction();
+            }
+            if (failure.get() != null) {
+                throw failure.get();
+            }
+            System.out.printf(
+                    Locale.ROOT,
+                    "DONE agent %d nodes %d records %d valueBytes %d maxBehindMs %d latePeriods %d cpuNs %d "
+                            + "stepRecv %d link %d collectives %d%n",
+                    agent,
+                    to - from,
+                    sent[0],
+                    sent[1],
+                    maxBehindMs,
+                    latePeriods,
+                    cpuNs() - cpu0,
+                    kinds[0],
+                    kinds[1],
+                    kinds[2]);
+            System.out.flush();
+        }
+    }
+
+    /** This process's CPU time (all threads: the producer's sender and compression included). */
+    private static long cpuNs() {
+        return ((com.sun.management.OperatingSystemMXBean)
+                        java.lang.management.ManagementFactory.getOperatingSystemMXBean())
+                .getProcessCpuTime();
+    }
+
+    private static void send(
+            final KafkaProducer<String, byte[]> producer,
+            final AtomicReference<Exception> failure,
+            final long[] sent,
+            final String topic,
+            final int partition,
+            final String key,
+            final byte[] value) {
+        sent[0]++;
+        sent[1] += value.length;
+        producer.send(new ProducerRecord<>(topic, partition, key, value), (md, e) -> {
+            if (e != null) {
+                failure.compareAndSet(null, e);
+            }
+        });
+    }
+}
