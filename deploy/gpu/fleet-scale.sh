@@ -1,0 +1,127 @@
+#!/usr/bin/env bash
+# The fleet at cluster scale (issue #20 item 3) on a many-core host: a real Kafka broker, FLEET_AGENTS agent JVMs
+# publishing a simulated cluster's central summaries in real time, FLEET_AGGREGATORS `flowscope run --role
+# aggregator` JVMs consuming them (io.flowscope.bench.cluster.ClusterHarness); per second: consumer lag (records
+# and seconds), bytes on Kafka, CPU of every process; at the end the aggregators' culprits against the
+# single-process reference. Results under $OUT (cluster-summary.txt, cluster-timeseries.csv, every process's log).
+#
+#   deploy/gpu/fleet-scale.sh carry    on the build machine, from the repository root: builds the jars, a Java
+#                                      runtime and the broker's jars into .carry/fleet.tar.xz (~40 MB; ignored by
+#                                      git: carry that one path to the GPU host)
+#   deploy/gpu/fleet-scale.sh [run]    on the GPU host (no Maven, no Java): runs it from .carry/; also works here
+#
+# Settings (environment): FLEET_SPEC (ClusterSpec, default below), FLEET_AGENTS, FLEET_AGGREGATORS,
+# FLEET_PARTITIONS, FLEET_SECONDS (publishing time; the broker, the JVMs' start and the drain add about a minute,
+# the reference replay up to a minute more), FLEET_BROKER_HEAP, FLEET_AGGREGATOR_HEAP.
+set -euo pipefail
+ROOT=$(pwd)
+MODE=${1:-run}
+
+if [ "$MODE" = carry ]; then
+  [ -f deploy/gpu/fleet-scale.sh ] || { echo "fleet-scale.sh carry: run it from the repository root" >&2; exit 2; }
+  mvn -B -q -pl benchmarks -am package -DskipTests -Dflowscope.skipSanitizers=true
+  stage=$(mktemp -d)
+  mkdir -p "$stage/fleet/lib" "$stage/fleet/kafka"
+  # the broker's jars, downloaded once by the collector's tests (or deploy/kafka/kafka.sh libs)
+  LIBS=${FLOWSCOPE_KAFKA_LIBS:-$ROOT/collector/target/kafka-libs}
+  [ -f "$LIBS/.complete" ] || FLOWSCOPE_KAFKA_LIBS="$LIBS" bash deploy/kafka/kafka.sh libs
+  cp "$LIBS"/*.jar "$stage/fleet/kafka/"
+  touch "$stage/fleet/kafka/.complete"
+  # the service and the harness: the collector's runtime jars less the Kafka client and its codecs (taken from
+  # the broker's folder: the same versions), the benchmarks' own jar
+  cp collector/target/flowscope-collector-*-SNAPSHOT.jar benchmarks/target/flowscope-benchmarks-*-SNAPSHOT.jar \
+    "$stage/fleet/lib/"
+  for j in collector/target/lib/*.jar; do
+    case "$(basename "$j")" in kafka-*|zstd-*|snappy-*|lz4-*|jna-platform-*|*-tests.jar) ;; *) cp "$j" "$stage/fleet/lib/" ;; esac
+  done
+  rm -f "$stage"/fleet/lib/*-tests.jar
+  # an uncompressed runtime and uncompressed jars, then one xz over all: about 40 MB where the jars as they come
+  # and a compressed runtime are about 85 MB (the carry's cap is 64 MiB). Native libraries of other platforms
+  # than linux x86_64 are left out of the jars.
+  jlink --add-modules java.base,jdk.unsupported,java.management,java.logging,jdk.management,java.naming,java.net.http,java.sql,java.xml,jdk.crypto.ec,java.security.sasl,java.security.jgss,jdk.security.auth,jdk.jfr,java.compiler,java.desktop \
+    --strip-debug --no-header-files --no-man-pages --output "$stage/fleet/jre"
+  python3 - "$stage"/fleet/lib/*.jar "$stage"/fleet/kafka/*.jar <<'PY'
+import os, sys, zipfile
+NATIVE = (".so", ".dll", ".dylib", ".a", ".jnilib")
+OURS = ("linux/amd64/", "Linux/x86_64/", "linux-x86-64/", "x86_64-linux", "linux-x86_64", "linux_x64")
+for jar in sys.argv[1:]:
+    tmp = jar + ".tmp"
+    with zipfile.ZipFile(jar) as src, zipfile.ZipFile(tmp, "w", zipfile.ZIP_STORED) as dst:
+        for e in src.infolist():
+            n = e.filename
+            if n.endswith(NATIVE) and not any(o in n for o in OURS):
+                continue
+            info = zipfile.ZipInfo(n, e.date_time)
+            info.external_attr = e.external_attr
+            dst.writestr(info, src.read(n), zipfile.ZIP_STORED)
+    os.replace(tmp, jar)
+PY
+  mkdir -p .carry
+  tar cJf .carry/fleet.tar.xz -C "$stage" fleet
+  rm -rf "$stage"
+  du -sh .carry/fleet.tar.xz
+  exit 0
+fi
+
+[ "$MODE" = run ] || { echo "usage: $0 [carry|run]" >&2; exit 2; }
+OUT=${OUT:-$ROOT/fleet-scale-out}
+mkdir -p "$OUT"
+# defaults for a 16-core host: 128 nodes x 8 GPUs (64 data-parallel communicators of 2 nodes, 128 tensor-parallel),
+# 10 ms periods, three faults from 20 s; see docs/perf-journal/8-kafka-fleet.md for the build VM's figures
+SPEC=${FLEET_SPEC:-nodes=128,gpus=8,group=2,channels=2,period=10,seed=3,template=4000,faults=slow-link:1:3:4@20;slow-gpu:17:12@20;hang:40:9@20}
+AGENTS=${FLEET_AGENTS:-4}
+AGGREGATORS=${FLEET_AGGREGATORS:-4}
+PARTITIONS=${FLEET_PARTITIONS:-16}
+SECONDS_=${FLEET_SECONDS:-420}
+
+work=$(mktemp -d /tmp/fleet-scale.XXXXXX)
+cleanup() {
+  FLOWSCOPE_KAFKA_DIR="$work/kafka" bash deploy/kafka/kafka.sh stop >/dev/null 2>&1 || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+JFLAGS=(--add-exports=java.base/jdk.internal.ref=ALL-UNNAMED --add-exports=java.base/sun.nio.ch=ALL-UNNAMED
+  --add-exports=jdk.unsupported/sun.misc=ALL-UNNAMED --add-opens=java.base/java.lang=ALL-UNNAMED
+  --add-opens=java.base/java.lang.reflect=ALL-UNNAMED --add-opens=java.base/java.io=ALL-UNNAMED
+  --add-opens=java.base/java.util=ALL-UNNAMED --add-opens=java.base/sun.nio.ch=ALL-UNNAMED
+  --add-opens=java.base/java.nio=ALL-UNNAMED --add-exports=java.base/jdk.internal.misc=ALL-UNNAMED
+  -Dchronicle.analytics.disable=true -Dchronicle.announcer.disable=true)
+if [ -f .carry/fleet.tar.xz ]; then
+  tar xJf .carry/fleet.tar.xz -C "$work" 2>/dev/null \
+    || python3 -c 'import sys, tarfile; tarfile.open(sys.argv[1]).extractall(sys.argv[2])' .carry/fleet.tar.xz "$work"
+  JAVA=$work/fleet/jre/bin/java
+  export PATH=$work/fleet/jre/bin:$PATH
+  KAFKA_LIBS=$work/fleet/kafka
+  CP="$work/fleet/lib/*"
+else
+  # on the build machine without a carry: the reactor's jars (mvn -pl benchmarks -am package first)
+  JAVA=java
+  KAFKA_LIBS=$ROOT/collector/target/kafka-libs
+  CP="$(ls collector/target/flowscope-collector-*-SNAPSHOT.jar):$(ls benchmarks/target/flowscope-benchmarks-*-SNAPSHOT.jar):$ROOT/collector/target/lib/*"
+fi
+for j in kafka-clients zstd-jni lz4-java snappy-java; do
+  [ -n "$(ls "$KAFKA_LIBS"/$j-*.jar 2>/dev/null)" ] && CP="$CP:$(ls "$KAFKA_LIBS"/$j-*.jar)"
+done
+
+{
+  echo "fleet-scale: $(date -u +%FT%TZ) on $(hostname): $(nproc) CPUs, $(free -g | awk '/Mem:/ {print $2}') GiB"
+  grep -m1 'model name' /proc/cpuinfo || true
+  "$JAVA" -version 2>&1 | head -1
+  echo "spec $SPEC; agents $AGENTS, aggregators $AGGREGATORS, partitions $PARTITIONS, $SECONDS_ s"
+} | tee "$OUT/host.txt"
+
+export FLOWSCOPE_KAFKA_DIR="$work/kafka" FLOWSCOPE_KAFKA_LIBS="$KAFKA_LIBS"
+export FLOWSCOPE_KAFKA_PORT=29092 FLOWSCOPE_KAFKA_CONTROLLER_PORT=29093
+export FLOWSCOPE_KAFKA_HEAP=${FLEET_BROKER_HEAP:-4g}
+bash deploy/kafka/kafka.sh start | tee -a "$OUT/host.txt"
+
+set +e
+"$JAVA" -Xmx2g "${JFLAGS[@]}" -Dflowscope.cluster.aggregatorHeap="${FLEET_AGGREGATOR_HEAP:-2g}" -cp "$CP" \
+  io.flowscope.bench.cluster.ClusterHarness "$SPEC" "$AGENTS" "$AGGREGATORS" "$PARTITIONS" "$SECONDS_" \
+  127.0.0.1:29092 "$work/kafka/broker.pid" "$OUT" 2>&1 | tee "$OUT/harness.log"
+rc=${PIPESTATUS[0]}
+set -e
+cp "$work/kafka/broker.log" "$OUT/broker.log" 2>/dev/null || true
+echo "fleet-scale: harness exit $rc (0: every injected fault named with the reference's culprit)" | tee -a "$OUT/host.txt"
+exit "$rc"
