@@ -19,19 +19,36 @@ class ClusterStreamTest {
             "nodes=8,gpus=8,group=2,channels=2,period=10,seed=7,template=2000,faults=slow-link:1:3:4@2;slow-gpu:2:12@2;"
                     + "hang:3:9@2";
 
+    /**
+     * Small enough to build three times (the templates' simulation is the cost): 4 nodes × 4 GPUs, 1 s templates, a
+     * slow link from 1.25 s; 250 periods cover the healthy loop, the fault's run and its repeated second half.
+     */
+    static final String SMALL =
+            "nodes=4,gpus=4,group=2,channels=2,period=10,seed=7,template=1000,faults=slow-link:1:3:4@1";
+
+    /** One stream of {@link #SPEC} for the tests that only read it. */
+    private static ClusterStream shared;
+
+    private static synchronized ClusterStream shared() {
+        if (shared == null) {
+            shared = new ClusterStream(ClusterSpec.parse(SPEC));
+        }
+        return shared;
+    }
+
     @Test
     void theSameSpecGivesTheSameStreamAndAnotherSeedAnother() throws Exception {
-        final ClusterSpec spec = ClusterSpec.parse(SPEC);
-        final String a = digest(new ClusterStream(spec), 450);
-        final String b = digest(new ClusterStream(ClusterSpec.parse(spec.text())), 450);
-        final String c = digest(new ClusterStream(ClusterSpec.parse(SPEC.replace("seed=7", "seed=8"))), 450);
+        final ClusterSpec spec = ClusterSpec.parse(SMALL);
+        final String a = digest(new ClusterStream(spec), 250);
+        final String b = digest(new ClusterStream(ClusterSpec.parse(spec.text())), 250);
+        final String c = digest(new ClusterStream(ClusterSpec.parse(SMALL.replace("seed=7", "seed=8"))), 250);
         assertThat(b).isEqualTo(a);
         assertThat(c).isNotEqualTo(a);
     }
 
     @Test
     void everyNodeHasItsOwnHostAndEveryCommunicatorItsOwnHash() {
-        final ClusterStream s = new ClusterStream(ClusterSpec.parse(SPEC));
+        final ClusterStream s = shared();
         final Set<Long> hosts = new HashSet<>();
         final Set<Long> comms = new HashSet<>();
         for (int n = 0; n < 8; n++) {
@@ -67,7 +84,7 @@ class ClusterStreamTest {
     @Test
     void theReferenceNamesEveryInjectedFaultWithItsCulprit() {
         final ClusterSpec spec = ClusterSpec.parse(SPEC);
-        final ClusterStream s = new ClusterStream(spec);
+        final ClusterStream s = shared();
         final List<ClusterReference.Named> named = ClusterReference.opened(s, ClusterReference.nodes(spec, 64), 600);
         named.forEach(n -> System.out.println("reference: " + n));
         for (final ClusterSpec.FaultSpec f : spec.faults()) {
