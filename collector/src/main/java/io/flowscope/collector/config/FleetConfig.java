@@ -27,6 +27,11 @@ import java.util.Map;
  *                         for debugging); aggregators read both
  * @param publishAll       true ({@code fleet.publish = all}): the agent sends every summary; false
  *                         ({@code central}): only what the aggregators' stage reads (docs/fleet-wire.md)
+ * @param checkpointRecords an aggregator writes a partition's checkpoint (its stage's state, the agents' marks)
+ *                         after this many records since the last one; a partition taken over replays at most
+ *                         these from its tail (fleet.checkpoint.records)
+ * @param checkpointMs     ... or after this many milliseconds of wall-clock time with records since the last one
+ *                         (fleet.checkpoint.ms)
  * @param kafka            Kafka client properties given as {@code fleet.kafka.<property>} (TLS, SASL, timeouts...),
  *                         applied to every producer, consumer and admin client of the fleet after its own settings;
  *                         an {@code @file:PATH} value already replaced by the file's content. Sorted, unmodifiable.
@@ -42,6 +47,8 @@ public record FleetConfig(
         long bufferBytes,
         Encoding wire,
         boolean publishAll,
+        long checkpointRecords,
+        long checkpointMs,
         Map<String, String> kafka) {
     /** The prefix of the Kafka client pass-through keys. */
     public static final String KAFKA_PREFIX = "fleet.kafka.";
@@ -126,6 +133,8 @@ public record FleetConfig(
         d.put("fleet.bufferBytes", "33554432");
         d.put("fleet.wire", "binary");
         d.put("fleet.publish", "all");
+        d.put("fleet.checkpoint.records", "20000");
+        d.put("fleet.checkpoint.ms", "2000");
         DEFAULTS = Collections.unmodifiableMap(d);
     }
 
@@ -186,6 +195,8 @@ public record FleetConfig(
                 longIn("fleet.bufferBytes", values, origin, 1 << 20, 1L << 31),
                 wire(values, origin),
                 publishAll(values, origin),
+                longIn("fleet.checkpoint.records", values, origin, 1, 100_000_000),
+                longIn("fleet.checkpoint.ms", values, origin, 10, 3_600_000),
                 kafka(values, origin));
     }
 
@@ -295,6 +306,7 @@ public record FleetConfig(
                 + " fleet.partitions="
                 + partitions + " fleet.agentId=" + agentId + " fleet.eventSampleEvery=" + eventSampleEvery
                 + " fleet.group=" + group + " fleet.bufferBytes=" + bufferBytes
+                + " fleet.checkpoint.records=" + checkpointRecords + " fleet.checkpoint.ms=" + checkpointMs
                 + (kafka.isEmpty() ? "" : " " + kafkaPrintable());
     }
 }

@@ -18,59 +18,100 @@ import io.flowscope.collector.pipeline.ServiceSinks;
 import io.flowscope.collector.pipeline.Snapshot;
 import io.flowscope.collector.pipeline.Stats;
 import io.flowscope.sink.influx.InfluxSchema;
+import java.io.ByteArrayInputStream;
+import java.io.ByteArrayOutputStream;
+import java.io.DataInputStream;
+import java.io.DataOutputStream;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.ByteBuffer;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Collection;
+import java.util.Comparator;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Properties;
 import java.util.Set;
+import java.util.TreeSet;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Consumer;
 import java.util.function.Function;
-import org.apache.kafka.clients.consumer.CommitFailedException;
+import org.apache.kafka.clients.CommonClientConfigs;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
-import org.apache.kafka.clients.consumer.ConsumerRebalanceListener;
-import org.apache.kafka.clients.consumer.ConsumerRecord;
-import org.apache.kafka.clients.consumer.ConsumerRecords;
-import org.apache.kafka.clients.consumer.CooperativeStickyAssignor;
-import org.apache.kafka.clients.consumer.KafkaConsumer;
-import org.apache.kafka.clients.consumer.OffsetAndMetadata;
-import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
-import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.Metric;
+import org.apache.kafka.common.MetricName;
 import org.apache.kafka.common.TopicPartition;
-import org.apache.kafka.common.errors.RebalanceInProgressException;
-import org.apache.kafka.common.errors.TransactionAbortableException;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
-import org.apache.kafka.common.serialization.ByteArraySerializer;
-import org.apache.kafka.common.serialization.StringDeserializer;
+import org.apache.kafka.common.serialization.Serdes;
+import org.apache.kafka.common.serialization.Serializer;
 import org.apache.kafka.common.serialization.StringSerializer;
+import org.apache.kafka.streams.KafkaStreams;
+import org.apache.kafka.streams.KeyValue;
+import org.apache.kafka.streams.StreamsConfig;
+import org.apache.kafka.streams.Topology;
+import org.apache.kafka.streams.errors.StreamsUncaughtExceptionHandler;
+import org.apache.kafka.streams.processor.PunctuationType;
+import org.apache.kafka.streams.processor.StateRestoreListener;
+import org.apache.kafka.streams.processor.api.Processor;
+import org.apache.kafka.streams.processor.api.ProcessorContext;
+import org.apache.kafka.streams.processor.api.Record;
+import org.apache.kafka.streams.processor.api.RecordMetadata;
+import org.apache.kafka.streams.state.KeyValueIterator;
+import org.apache.kafka.streams.state.KeyValueStore;
+import org.apache.kafka.streams.state.Stores;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * An aggregator: a member of the consumer group {@code fleet.group} on the summaries topic, running the anomaly
- * stage over the summaries of every agent (cross-node detection; all ranks of a communicator are on one
- * partition). One stage per partition owned. Exactly-once output: the anomaly events derived from a poll and
- * the consumed offsets are written in one Kafka transaction (read_committed readers of
- * {@code <prefix>.fleet-anomalies} see both or neither). A partition taken over (rebalance, a member died) is
- * re-read from its beginning to rebuild the stage's state; events derived from records below the group's
- * committed offset were already written by the previous owner and are dropped, so nothing is written twice and
- * nothing is lost. Agents' resends are dropped by {@code (agent, seq)} (a per-partition high-water mark per agent).
- * The group uses the cooperative-sticky assignor: a member joining or leaving moves only the partitions that must
- * move, so an aggregator rebuilds only the partitions it newly takes (the eager protocol would revoke and rebuild
- * every partition of every member on each rebalance).
+ * An aggregator: one Kafka Streams instance (application id {@code fleet.group}) whose topology reads the summaries
+ * topic, runs the anomaly stage over the summaries of every agent (cross-node detection; all ranks of a
+ * communicator are on one partition) and writes the anomaly events to {@code <prefix>.fleet-anomalies}, on the
+ * partition of the summary that produced them. One task per partition, one stage per task.
+ *
+ * <p><b>State = checkpoint + tail.</b> Each task keeps two in-memory stores, each backed by a compacted changelog
+ * topic ({@code <group>-checkpoint-changelog}, {@code <group>-tail-changelog}): {@code checkpoint} holds the
+ * partition's state as of one input offset C (the stage's {@link AnomalyStage#checkpoint}, the agents'
+ * {@code (agent, seq)} high-water marks, the host names learned, and C), {@code tail} the records processed since,
+ * each with its offset, in slots 0, 1, 2... Every record is appended to the tail before the stage judges it; every
+ * {@code fleet.checkpoint.records} records, or every {@code fleet.checkpoint.ms} of wall-clock time with a tail, a
+ * new checkpoint is written (at the offset of the last record) and the tail restarts at slot 0 (older slots now
+ * hold offsets at or below C: ignored, overwritten, compacted away).
+ *
+ * <p><b>Why a takeover resumes exactly.</b> {@code processing.guarantee = exactly_once_v2}: the anomaly events sent
+ * for a batch of records, the changelog writes of both stores for the same records and the batch's input offsets
+ * are committed in one Kafka transaction, or none of them is. So the changelogs, as a read_committed restore reads
+ * them, always describe exactly the records up to the committed input offset O: checkpoint at C plus tail
+ * (C, O). The task's next owner (a rebalance, a member that died) restores both stores from the changelogs, then
+ * {@code init} restores a fresh stage from the checkpoint and replays the tail into it with its output discarded
+ * (those events were committed by the previous owner, with the same transaction as the tail records that made
+ * them), and reads on from O. The stage is a deterministic function of its input, so its state is the one the
+ * dead owner had at its last commit: nothing is written twice, nothing is lost, and the records re-read are the
+ * tail (at most {@code fleet.checkpoint.records}), not the partition from offset 0. A stage that cannot write a
+ * checkpoint ({@link UnsupportedOperationException}) keeps every record in its tail: still exact, replayed from
+ * the first. Agents' resends are dropped by {@code (agent, seq)}. A stage that throws on one record is counted and
+ * the record skipped, as a node's drain loop does.
  */
 public final class Aggregator implements Detector {
     private static final Logger LOG = LoggerFactory.getLogger(Aggregator.class);
+
+    static final String CHECKPOINT_STORE = "checkpoint";
+    static final String TAIL_STORE = "tail";
+    /** The checkpoint store's keys: the number of chunks, then chunk 0, 1...: no record near Kafka's size limit. */
+    private static final String CHUNKS_KEY = "chunks";
+
+    private static final int CHUNK_BYTES = 256 * 1024;
+    private static final int CHECKPOINT_MAGIC = 0x46534350; // "FSCP"
+    private static final int CHECKPOINT_VERSION = 1;
 
     private final FleetConfig fleet;
     private final String instance;
@@ -83,52 +124,120 @@ public final class Aggregator implements Detector {
     private final IngestFailures failures = new IngestFailures();
 
     private volatile IngestFailures.Counts failureCounts = IngestFailures.Counts.NONE;
-    private final Map<TopicPartition, PartitionState> states = new HashMap<>();
+    /** The partitions' states, by partition number (written by the stream thread, read by the HTTP side). */
+    private final Map<Integer, PartitionState> states = new ConcurrentHashMap<>();
     /** Reads the binary summary records (fleet.wire = binary); JSON ones go through FleetCodec. */
     private final FleetWireDecoder wire = new FleetWireDecoder();
 
     private final CountDownLatch stopped = new CountDownLatch(1);
-    private final Thread thread;
     private final Path holdFile;
     /** Hosts by name as the agents named them (read by the sinks' threads). */
     private final Map<Long, String> hostNames = new ConcurrentHashMap<>();
+    /** When the restoration of a partition's changelogs began (the restore listener's thread), by partition. */
+    private final Map<Integer, Long> restoreStartNs = new ConcurrentHashMap<>();
 
-    private volatile boolean running = true;
+    private final AtomicLong restoredChangelogRecords = new AtomicLong();
+    private volatile KafkaStreams streams;
+    private volatile Path stateDir;
     private volatile long records;
     private volatile long replayed;
     private volatile long skipped;
     private volatile long duplicates;
-    private volatile long transactions;
-    private volatile long abortedTransactions;
     private volatile long eventsWritten;
     private volatile long partitionsTaken;
+    private volatile long reopened;
+    private volatile long checkpoints;
+    private volatile long lastCheckpointBytes;
     private volatile long lastRebuildRecords;
     private volatile long lastRebuildMs;
-    private volatile long lag;
-    private volatile Set<TopicPartition> assigned = Set.of();
+    private volatile Set<String> assigned = Set.of();
     private volatile Throwable failed;
     private final AtomicReference<List<Anomaly>> list = new AtomicReference<>(List.of());
+    /** Partitions this instance has owned (a task opened again for one of them was closed dirty: aborted). */
+    private final Set<Integer> ownedBefore = ConcurrentHashMap.newKeySet();
 
-    /** Per partition owned: its stage, the agents' high-water marks, where output starts, its anomalies. */
-    private static final class PartitionState {
+    /** Per partition owned: its stage, the agents' high-water marks, the host names learned, its anomalies. */
+    static final class PartitionState {
         final AnomalyStage stage;
         final Map<String, Long> lastSeq = new HashMap<>();
+        final Map<Long, String> hostNames = new HashMap<>();
         final List<Object[]> pending = new ArrayList<>();
         final Map<Long, Anomaly> anomalies = new LinkedHashMap<>();
-        final long outputFrom;
-        final long takenNs = System.nanoTime();
+        /** The offset of the record being applied. */
         long offset = -1;
-        boolean rebuilt;
+        /** The offset of the last record the checkpoint holds (-1: none). */
+        long checkpointOffset = -1;
+        /** False while the tail is replayed: its events were written by the previous owner. */
+        boolean live;
 
-        PartitionState(final AnomalyStage stage, final long outputFrom) {
+        PartitionState(final AnomalyStage stage, final boolean live) {
             this.stage = stage;
-            this.outputFrom = outputFrom;
-            this.rebuilt = outputFrom == 0;
+            this.live = live;
+        }
+
+        /** The checkpoint of this state at {@link #offset}; the stage's may throw UnsupportedOperationException. */
+        byte[] checkpoint() {
+            final byte[] stageBytes = stage.checkpoint();
+            final ByteArrayOutputStream bytes = new ByteArrayOutputStream(stageBytes.length + 256);
+            try (DataOutputStream out = new DataOutputStream(bytes)) {
+                out.writeInt(CHECKPOINT_MAGIC);
+                out.writeInt(CHECKPOINT_VERSION);
+                out.writeLong(offset);
+                out.writeInt(lastSeq.size());
+                for (final Map.Entry<String, Long> e : lastSeq.entrySet()) {
+                    out.writeUTF(e.getKey());
+                    out.writeLong(e.getValue());
+                }
+                out.writeInt(hostNames.size());
+                for (final Map.Entry<Long, String> e : hostNames.entrySet()) {
+                    out.writeLong(e.getKey());
+                    out.writeUTF(e.getValue());
+                }
+                out.writeInt(stageBytes.length);
+                out.write(stageBytes);
+            } catch (final IOException e) {
+                throw new UncheckedIOException(e);
+            }
+            return bytes.toByteArray();
+        }
+
+        /**
+         * Takes a {@link #checkpoint} (on a fresh state): the stage restored, the marks and host names, the open
+         * anomalies for the API. One that cannot be read throws IllegalArgumentException.
+         */
+        void restore(final byte[] checkpoint) {
+            try (DataInputStream in = new DataInputStream(new ByteArrayInputStream(checkpoint))) {
+                final int magic = in.readInt();
+                final int version = in.readInt();
+                if (magic != CHECKPOINT_MAGIC || version != CHECKPOINT_VERSION) {
+                    throw new IllegalArgumentException("not an aggregator checkpoint of version " + CHECKPOINT_VERSION
+                            + " (magic " + Integer.toHexString(magic) + ", version " + version + ")");
+                }
+                checkpointOffset = in.readLong();
+                offset = checkpointOffset;
+                for (int i = in.readInt(); i > 0; i--) {
+                    lastSeq.put(in.readUTF(), in.readLong());
+                }
+                for (int i = in.readInt(); i > 0; i--) {
+                    hostNames.put(in.readLong(), in.readUTF());
+                }
+                final byte[] stageBytes = new byte[in.readInt()];
+                in.readFully(stageBytes);
+                stage.restore(stageBytes);
+            } catch (final IOException e) {
+                throw new IllegalArgumentException("truncated aggregator checkpoint: " + e, e);
+            }
+            for (final Anomaly a : stage.openAnomalies()) {
+                anomalies.put(a.id(), a);
+            }
         }
     }
 
+    /** An anomaly event on its way to the fleet-anomalies topic: the record value and its partition (the input's). */
+    record Event(int partition, byte[] value) {}
+
     public Aggregator(final FleetConfig fleet, final String instance, final Consumer<AnomalyEvent> listener) {
-        this(fleet, instance, listener, AnomalyStages::create);
+        this(fleet, instance, listener, testStageFactory().orElse(AnomalyStages::create));
     }
 
     /** With another anomaly stage than the service's: tests inject a stage that fails. */
@@ -141,23 +250,336 @@ public final class Aggregator implements Detector {
         this.fleet = fleet;
         this.instance = instance;
         this.listener = listener;
-        this.thread = new Thread(this::run, "flowscope-fleet-aggregator-" + instance);
-        this.thread.setDaemon(true);
         final String hold = System.getProperty(HOLD_PROPERTY, "");
         this.holdFile = hold.isEmpty() ? null : Path.of(hold);
     }
 
     /**
      * Fault injection for the failover test, off unless this system property names a file: once that file exists,
-     * the next transaction that carries anomaly events is left open (its events sent and flushed, its offsets sent)
-     * and the thread stops there, while the consumer's heartbeat keeps the partitions, until the process is killed.
+     * the next record that makes anomaly events has them sent (in the task's open transaction, with its tail and
+     * checkpoint writes) and the stream thread stops there, while the consumer's heartbeat keeps the partitions,
+     * until the process is killed.
      */
     static final String HOLD_PROPERTY = "flowscope.fleet.test.holdFile";
 
+    /**
+     * For the tests' aggregator processes, off unless set: the class name of an {@link AnomalyStage} with a public
+     * constructor taking the {@link AnomalySink}, used instead of the service's stage.
+     */
+    static final String STAGE_PROPERTY = "flowscope.fleet.test.stage";
+
+    private static Optional<Function<AnomalySink, AnomalyStage>> testStageFactory() {
+        final String name = System.getProperty(STAGE_PROPERTY, "");
+        if (name.isEmpty()) {
+            return Optional.empty();
+        }
+        return Optional.of(sink -> {
+            try {
+                return (AnomalyStage)
+                        Class.forName(name).getConstructor(AnomalySink.class).newInstance(sink);
+            } catch (final ReflectiveOperationException e) {
+                throw new IllegalStateException(STAGE_PROPERTY + " = " + name + ": " + e, e);
+            }
+        });
+    }
+
     public Aggregator start() throws Exception {
         Topics.ensure(fleet);
-        thread.start();
+        stateDir = Files.createTempDirectory("flowscope-aggregator-");
+        final KafkaStreams s = new KafkaStreams(topology(), streamsProperties(stateDir));
+        s.setGlobalStateRestoreListener(new StateRestoreListener() {
+            @Override
+            public void onRestoreStart(
+                    final TopicPartition tp, final String store, final long startOffset, final long endOffset) {
+                restoreStartNs.putIfAbsent(tp.partition(), System.nanoTime());
+            }
+
+            @Override
+            public void onBatchRestored(
+                    final TopicPartition tp, final String store, final long batchEndOffset, final long n) {
+                restoredChangelogRecords.addAndGet(n);
+            }
+
+            @Override
+            public void onRestoreEnd(final TopicPartition tp, final String store, final long total) {
+                // counted batch by batch
+            }
+        });
+        s.setUncaughtExceptionHandler(t -> {
+            final KafkaRefusal refused = KafkaRefusal.explain(t, fleet);
+            failed = refused != null ? refused : t;
+            if (refused != null) {
+                LOG.error("aggregator {} failed: {}", instance, refused.getMessage()); // a setting: no stack trace
+            } else {
+                LOG.error("aggregator {} failed", instance, t);
+            }
+            return StreamsUncaughtExceptionHandler.StreamThreadExceptionResponse.SHUTDOWN_CLIENT;
+        });
+        s.setStateListener((now, before) -> {
+            if (now == KafkaStreams.State.NOT_RUNNING || now == KafkaStreams.State.ERROR) {
+                stopped.countDown();
+            }
+        });
+        streams = s;
+        s.start();
         return this;
+    }
+
+    /** Source (the summaries) → judge (one per task, with its two stores) → sink (the fleet-anomalies topic). */
+    private Topology topology() {
+        final Map<String, String> changelog = Map.of(
+                // small segments (the broker's least), rolled within a minute and cleaned soon: a restore reads
+                // the compacted changelog (a tail's slots are overwritten round after round), not every version
+                "segment.bytes", Integer.toString(1 << 20),
+                "segment.ms", "60000",
+                "min.cleanable.dirty.ratio", "0.1");
+        final Serializer<Event> events = (topic, e) -> e == null ? null : e.value();
+        return new Topology()
+                .addSource(
+                        "summaries", new ByteArrayDeserializer(), new ByteArrayDeserializer(), fleet.summariesTopic())
+                .addProcessor("judge", Judge::new, "summaries")
+                .addStateStore(
+                        Stores.keyValueStoreBuilder(
+                                        Stores.inMemoryKeyValueStore(CHECKPOINT_STORE),
+                                        Serdes.String(),
+                                        Serdes.ByteArray())
+                                .withCachingDisabled()
+                                .withLoggingEnabled(changelog),
+                        "judge")
+                .addStateStore(
+                        Stores.keyValueStoreBuilder(
+                                        Stores.inMemoryKeyValueStore(TAIL_STORE), Serdes.Long(), Serdes.ByteArray())
+                                .withCachingDisabled()
+                                .withLoggingEnabled(changelog),
+                        "judge")
+                .addSink(
+                        "fleet-anomalies",
+                        fleet.fleetAnomaliesTopic(),
+                        new StringSerializer(),
+                        events,
+                        (topic, key, e, n) -> Optional.of(Set.of(e.partition())),
+                        "judge");
+    }
+
+    private Properties streamsProperties(final Path dir) {
+        final Properties p = new Properties();
+        p.put(StreamsConfig.APPLICATION_ID_CONFIG, fleet.group());
+        p.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, fleet.bootstrap());
+        p.put(StreamsConfig.CLIENT_ID_CONFIG, "flowscope-aggregator-" + instance);
+        p.put(StreamsConfig.PROCESSING_GUARANTEE_CONFIG, StreamsConfig.EXACTLY_ONCE_V2);
+        p.put(StreamsConfig.NUM_STREAM_THREADS_CONFIG, 1);
+        p.put(StreamsConfig.STATE_DIR_CONFIG, dir.toString());
+        p.put(StreamsConfig.STATESTORE_CACHE_MAX_BYTES_CONFIG, 0);
+        // EOS' default: a transaction (events, changelogs, offsets) every 100 ms
+        p.put(StreamsConfig.COMMIT_INTERVAL_MS_CONFIG, 100);
+        // a dead member is noticed after the session timeout: failover time is this plus the transaction
+        // timeout of its open transaction (below); lower is faster but a GC pause that long reads as a death
+        p.put(StreamsConfig.consumerPrefix(ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG), 10_000);
+        p.put(StreamsConfig.consumerPrefix(ConsumerConfig.HEARTBEAT_INTERVAL_MS_CONFIG), 1_000);
+        // as the hand-written aggregator had it: 5,000 records a poll
+        p.put(StreamsConfig.consumerPrefix(ConsumerConfig.MAX_POLL_RECORDS_CONFIG), 5_000);
+        p.put(StreamsConfig.producerPrefix(ProducerConfig.TRANSACTION_TIMEOUT_CONFIG), 10_000);
+        p.put(StreamsConfig.consumerPrefix(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG), "earliest");
+        // nothing leaves for anyone but the broker: no client metrics pushed to it either
+        p.put(CommonClientConfigs.ENABLE_METRICS_PUSH_CONFIG, false);
+        return fleet.withKafka(p);
+    }
+
+    /**
+     * The task's processor: restores its partition's state from the two stores at init, then per record appends
+     * it to the tail, applies it, forwards the anomaly events, and writes a checkpoint when one is due.
+     */
+    private final class Judge implements Processor<byte[], byte[], String, Event> {
+        private final FlowSummary flow = new FlowSummary();
+        private final CollectiveSummary coll = new CollectiveSummary();
+        private ProcessorContext<String, Event> context;
+        private KeyValueStore<String, byte[]> checkpointStore;
+        private KeyValueStore<Long, byte[]> tail;
+        private PartitionState state;
+        private int partition;
+        private long tailLength;
+        private boolean checkpointing = true;
+
+        @Override
+        public void init(final ProcessorContext<String, Event> context) {
+            this.context = context;
+            this.partition = context.taskId().partition();
+            this.checkpointStore = context.getStateStore(CHECKPOINT_STORE);
+            this.tail = context.getStateStore(TAIL_STORE);
+            final long t0 =
+                    Optional.ofNullable(restoreStartNs.remove(partition)).orElse(System.nanoTime());
+            final PartitionState[] ref = new PartitionState[1];
+            ref[0] = new PartitionState(stageFactory.apply(sink(ref)), false);
+            state = ref[0];
+            final byte[] checkpoint = readCheckpoint();
+            if (checkpoint != null) {
+                state.restore(checkpoint);
+                hostNames.putAll(state.hostNames);
+            }
+            // the tail: slots 0..n-1 hold the records after the checkpoint; older slots, offsets at or below it
+            final List<KeyValue<Long, byte[]>> after = new ArrayList<>();
+            try (KeyValueIterator<Long, byte[]> it = tail.all()) {
+                while (it.hasNext()) {
+                    final KeyValue<Long, byte[]> kv = it.next();
+                    if (ByteBuffer.wrap(kv.value).getLong(0) > state.checkpointOffset) {
+                        after.add(kv);
+                    }
+                }
+            }
+            after.sort(Comparator.comparingLong(kv -> ByteBuffer.wrap(kv.value).getLong(0)));
+            for (int i = 0; i < after.size(); i++) {
+                if (after.get(i).key != i) {
+                    throw new IllegalStateException("aggregator " + instance + ": partition " + partition
+                            + "'s tail has offset "
+                            + ByteBuffer.wrap(after.get(i).value).getLong(0) + " in slot "
+                            + after.get(i).key + ", expected slot " + i);
+                }
+                final byte[] v = after.get(i).value;
+                state.offset = ByteBuffer.wrap(v).getLong(0);
+                apply(state, java.util.Arrays.copyOfRange(v, 8, v.length), flow, coll);
+                state.pending.clear();
+            }
+            tailLength = after.size();
+            replayed += after.size();
+            state.live = true;
+            states.put(partition, state);
+            assigned = partitionNames();
+            partitionsTaken++;
+            if (!ownedBefore.add(partition)) {
+                reopened++;
+            }
+            lastRebuildRecords = after.size();
+            lastRebuildMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0);
+            publishList();
+            LOG.info(
+                    "aggregator {}: took {}-{}: checkpoint at offset {}, {} tail records replayed, ready in {} ms",
+                    instance,
+                    fleet.summariesTopic(),
+                    partition,
+                    state.checkpointOffset,
+                    after.size(),
+                    lastRebuildMs);
+            context.schedule(Duration.ofMillis(fleet.checkpointMs()), PunctuationType.WALL_CLOCK_TIME, now -> {
+                if (tailLength > 0) {
+                    checkpoint();
+                }
+            });
+        }
+
+        @Override
+        public void process(final Record<byte[], byte[]> r) {
+            final long offset =
+                    context.recordMetadata().map(RecordMetadata::offset).orElse(state.offset + 1);
+            final byte[] value = r.value() == null ? new byte[0] : r.value();
+            records++;
+            tail.put(
+                    tailLength++,
+                    ByteBuffer.allocate(8 + value.length)
+                            .putLong(offset)
+                            .put(value)
+                            .array());
+            state.offset = offset;
+            apply(state, value, flow, coll);
+            if (!state.pending.isEmpty()) {
+                for (final Object[] e : state.pending) {
+                    final Anomaly a = (Anomaly) e[1];
+                    context.forward(new Record<>(
+                            Long.toHexString(a.id()),
+                            new Event(partition, FleetCodec.anomaly("aggregator", offset, (String) e[0], a)),
+                            r.timestamp()));
+                }
+                final int n = state.pending.size();
+                eventsWritten += n;
+                state.pending.clear();
+                publishList();
+                if (holdFile != null && Files.exists(holdFile)) {
+                    hold(n, offset);
+                }
+            }
+            if (tailLength >= fleet.checkpointRecords()) {
+                checkpoint();
+            }
+        }
+
+        private void checkpoint() {
+            if (!checkpointing) {
+                return;
+            }
+            final byte[] b;
+            try {
+                b = state.checkpoint();
+            } catch (final UnsupportedOperationException e) {
+                checkpointing = false;
+                LOG.warn(
+                        "aggregator {}: {}: partition {} keeps every record in its tail (a takeover replays it all)",
+                        instance,
+                        e.getMessage(),
+                        partition);
+                return;
+            }
+            final int chunks = Math.max(1, (b.length + CHUNK_BYTES - 1) / CHUNK_BYTES);
+            for (int i = 0; i < chunks; i++) {
+                checkpointStore.put(
+                        Integer.toString(i),
+                        java.util.Arrays.copyOfRange(b, i * CHUNK_BYTES, Math.min(b.length, (i + 1) * CHUNK_BYTES)));
+            }
+            checkpointStore.put(
+                    CHUNKS_KEY, ByteBuffer.allocate(4).putInt(chunks).array());
+            state.checkpointOffset = state.offset;
+            tailLength = 0;
+            checkpoints++;
+            lastCheckpointBytes = b.length;
+        }
+
+        private byte[] readCheckpoint() {
+            final byte[] n = checkpointStore.get(CHUNKS_KEY);
+            if (n == null) {
+                return null;
+            }
+            final ByteArrayOutputStream out = new ByteArrayOutputStream();
+            for (int i = 0; i < ByteBuffer.wrap(n).getInt(); i++) {
+                out.writeBytes(checkpointStore.get(Integer.toString(i)));
+            }
+            return out.toByteArray();
+        }
+
+        @Override
+        public void close() {
+            states.remove(partition, state);
+            assigned = partitionNames();
+            publishList();
+        }
+
+        /** The fault injection of {@link #HOLD_PROPERTY}: never returns (the test kills the process). */
+        private void hold(final int events, final long offset) {
+            try {
+                // the producer sends the events on its own thread after its linger (100 ms): give it that time,
+                // so that the aborted transaction leaves them in the log, as the test checks
+                Thread.sleep(3_000);
+            } catch (final InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return;
+            }
+            final String line = "flowscope: test hold: aggregator " + instance + " holds an open transaction with "
+                    + events + " anomaly events, partition " + partition + " offset " + offset;
+            LOG.warn(line);
+            System.out.println(line);
+            System.out.flush();
+            while (true) {
+                try {
+                    Thread.sleep(1_000);
+                } catch (final InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    return;
+                }
+            }
+        }
+    }
+
+    private Set<String> partitionNames() {
+        final Set<String> out = new TreeSet<>();
+        states.keySet().forEach(p -> out.add(fleet.summariesTopic() + "-" + p));
+        return Set.copyOf(out);
     }
 
     /** As {@link #start()}: an aggregator makes no flow or collective summaries for the sinks. */
@@ -201,23 +623,27 @@ public final class Aggregator implements Detector {
         return false;
     }
 
-    /** Every anomaly seen (latest state), rebuilt ones included. */
+    /**
+     * The anomalies of the partitions owned (latest state): those seen since each was taken, and those open in
+     * its restored checkpoint.
+     */
     public List<Anomaly> anomalies() {
         return list.get();
     }
 
+    /** Summary records consumed from the summaries topic (tail replays not included: {@link #replayed}). */
     public long records() {
         return records;
     }
 
-    /** Records re-read below a taken partition's committed offset to rebuild its stage (no output). */
+    /** Records replayed from taken partitions' tails (those since their checkpoints) to restore their stages. */
     public long replayed() {
         return replayed;
     }
 
-    /** Records summed over the partitions owned that are not consumed yet (end offset minus position). */
+    /** Records summed over the partitions owned that are not consumed yet (the consumer's records-lag). */
     public long lag() {
-        return lag;
+        return (long) sumMetric("records-lag", fleet.summariesTopic());
     }
 
     public long partitionsTaken() {
@@ -228,15 +654,21 @@ public final class Aggregator implements Detector {
         return duplicates;
     }
 
+    /** Transactions committed by the stream thread (Kafka Streams' commit-total). */
     public long transactions() {
-        return transactions;
+        return (long) sumMetric("commit-total", null);
     }
 
     public long eventsWritten() {
         return eventsWritten;
     }
 
-    public Set<TopicPartition> assigned() {
+    public long checkpoints() {
+        return checkpoints;
+    }
+
+    /** Partitions owned now, as {@code <topic>-<partition>}. */
+    public Set<String> assigned() {
         return assigned;
     }
 
@@ -255,178 +687,32 @@ public final class Aggregator implements Detector {
         return name != null ? name : InfluxSchema.hexHost(hostId);
     }
 
-    private Properties consumerProperties() {
-        final Properties p = new Properties();
-        p.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, fleet.bootstrap());
-        p.put(ConsumerConfig.GROUP_ID_CONFIG, fleet.group());
-        p.put(ConsumerConfig.CLIENT_ID_CONFIG, "flowscope-aggregator-" + instance);
-        p.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
-        p.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
-        p.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
-        // one transaction per poll, ~19 ms each on the build VM: 500 records a poll held the aggregator at ~25 k
-        // summaries/s whatever the encoding; 5,000 gave 193 k/s binary, 74 k/s JSON (docs/benchmarks.md section 8).
-        // Caught up, a poll returns what arrived, so this only sizes catch-up and rebuild transactions.
-        p.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, 5_000);
-        p.put(ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG, 10_000);
-        p.put(ConsumerConfig.HEARTBEAT_INTERVAL_MS_CONFIG, 1_000);
-        p.put(ConsumerConfig.PARTITION_ASSIGNMENT_STRATEGY_CONFIG, CooperativeStickyAssignor.class.getName());
-        return fleet.withKafka(p);
-    }
-
-    private Properties producerProperties() {
-        final Properties p = new Properties();
-        p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, fleet.bootstrap());
-        p.put(ProducerConfig.TRANSACTIONAL_ID_CONFIG, fleet.group() + "-" + instance);
-        p.put(ProducerConfig.TRANSACTION_TIMEOUT_CONFIG, 10_000);
-        p.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
-        p.put(ProducerConfig.ACKS_CONFIG, "all");
-        p.put(ProducerConfig.CLIENT_ID_CONFIG, "flowscope-aggregator-" + instance);
-        return fleet.withKafka(p);
-    }
-
-    private void run() {
-        try (KafkaConsumer<String, byte[]> consumer = new KafkaConsumer<>(
-                        consumerProperties(), new StringDeserializer(), new ByteArrayDeserializer());
-                KafkaProducer<String, byte[]> producer =
-                        new KafkaProducer<>(producerProperties(), new StringSerializer(), new ByteArraySerializer())) {
-            producer.initTransactions();
-            consumer.subscribe(List.of(fleet.summariesTopic()), new ConsumerRebalanceListener() {
-                @Override
-                public void onPartitionsRevoked(final Collection<TopicPartition> parts) {
-                    parts.forEach(states::remove);
-                    assigned = Set.copyOf(states.keySet());
-                }
-
-                @Override
-                public void onPartitionsAssigned(final Collection<TopicPartition> parts) {
-                    if (parts.isEmpty()) {
-                        return; // cooperative rebalancing calls this with nothing new
-                    }
-                    // a dead owner's open transaction holds its offsets pending until the broker aborts it (up to
-                    // the transaction timeout plus the broker's abort check): read_committed waits for that
-                    final Map<TopicPartition, OffsetAndMetadata> committed =
-                            consumer.committed(Set.copyOf(parts), Duration.ofMinutes(2));
-                    for (final TopicPartition tp : parts) {
-                        final OffsetAndMetadata om = committed.get(tp);
-                        final long from = om == null ? 0 : om.offset();
-                        final PartitionState[] ref = new PartitionState[1];
-                        ref[0] = new PartitionState(stageFactory.apply(sink(tp, ref)), from);
-                        states.put(tp, ref[0]);
-                        partitionsTaken++;
-                        LOG.info(
-                                "aggregator {}: took {} (output from offset {}; state rebuilt from the start)",
-                                instance,
-                                tp,
-                                from);
-                    }
-                    consumer.seekToBeginning(parts);
-                    assigned = Set.copyOf(states.keySet());
-                }
-            });
-            final FlowSummary flow = new FlowSummary();
-            final CollectiveSummary coll = new CollectiveSummary();
-            while (running) {
-                final ConsumerRecords<String, byte[]> batch = consumer.poll(Duration.ofMillis(100));
-                lag = lagOf(consumer);
-                if (batch.isEmpty()) {
-                    continue;
-                }
-                final Map<TopicPartition, OffsetAndMetadata> offsets = new HashMap<>();
-                final List<ProducerRecord<String, byte[]>> out = new ArrayList<>();
-                for (final TopicPartition tp : batch.partitions()) {
-                    final PartitionState st = states.get(tp);
-                    if (st == null) {
-                        continue;
-                    }
-                    for (final ConsumerRecord<String, byte[]> r : batch.records(tp)) {
-                        records++;
-                        st.offset = r.offset();
-                        apply(st, r.value(), flow, coll);
-                        if (r.offset() < st.outputFrom) {
-                            replayed++;
-                        } else {
-                            rebuilt(tp, st);
-                            for (final Object[] e : st.pending) {
-                                final Anomaly a = (Anomaly) e[1];
-                                out.add(new ProducerRecord<>(
-                                        fleet.fleetAnomaliesTopic(),
-                                        tp.partition(),
-                                        Long.toHexString(a.id()),
-                                        FleetCodec.anomaly("aggregator", r.offset(), (String) e[0], a)));
-                            }
-                            offsets.put(tp, new OffsetAndMetadata(r.offset() + 1));
-                        }
-                        st.pending.clear();
-                    }
-                }
-                publishList();
-                if (offsets.isEmpty()) {
-                    continue;
-                }
-                try {
-                    producer.beginTransaction();
-                    for (final ProducerRecord<String, byte[]> r : out) {
-                        producer.send(r);
-                    }
-                    producer.sendOffsetsToTransaction(offsets, consumer.groupMetadata());
-                    if (holdFile != null && !out.isEmpty() && Files.exists(holdFile)) {
-                        hold(producer, out, offsets);
-                    }
-                    producer.commitTransaction();
-                    transactions++;
-                    eventsWritten += out.size();
-                } catch (final CommitFailedException | RebalanceInProgressException | TransactionAbortableException e) {
-                    // the group moved to a new generation while this batch was processed (a member left or
-                    // joined): its offsets may not be committed in the old one. Abort (nothing of it becomes
-                    // visible) and rebuild every partition still owned from its start up to its committed offset,
-                    // exactly as after a takeover; the batch is then read and written again
-                    producer.abortTransaction();
-                    abortedTransactions++;
-                    LOG.warn(
-                            "aggregator {}: transaction aborted ({}); rebuilding {} from the committed offsets",
-                            instance,
-                            e.toString(),
-                            states.keySet());
-                    rewind(consumer);
-                }
+    /** The sum of a Kafka Streams client metric (its clients' included) over all its tags, or of one topic's. */
+    private double sumMetric(final String name, final String topic) {
+        final KafkaStreams s = streams;
+        if (s == null) {
+            return 0;
+        }
+        double sum = 0;
+        for (final Map.Entry<MetricName, ? extends Metric> e : s.metrics().entrySet()) {
+            final MetricName m = e.getKey();
+            if (m.name().equals(name)
+                    && (topic == null || topic.equals(m.tags().get("topic")))
+                    && (topic == null || m.tags().containsKey("partition"))
+                    && e.getValue().metricValue() instanceof Number v
+                    && !Double.isNaN(v.doubleValue())) {
+                sum += v.doubleValue();
             }
-        } catch (final InterruptedException e) {
-            Thread.currentThread().interrupt();
-        } catch (final Throwable t) {
-            final KafkaRefusal refused = KafkaRefusal.explain(t, fleet);
-            failed = refused != null ? refused : t;
-            if (refused != null) {
-                LOG.error("aggregator {} failed: {}", instance, refused.getMessage()); // a setting: no stack trace
-            } else {
-                LOG.error("aggregator {} failed", instance, t);
-            }
-        } finally {
-            stopped.countDown();
         }
+        return sum;
     }
 
-    /** Every partition owned: a fresh stage, output from its committed offset, replayed from offset 0. */
-    private void rewind(final KafkaConsumer<String, byte[]> consumer) {
-        if (states.isEmpty()) {
-            return;
-        }
-        final Set<TopicPartition> parts = Set.copyOf(states.keySet());
-        final Map<TopicPartition, OffsetAndMetadata> committed = consumer.committed(parts, Duration.ofMinutes(2));
-        for (final TopicPartition tp : parts) {
-            final OffsetAndMetadata om = committed.get(tp);
-            final PartitionState[] ref = new PartitionState[1];
-            ref[0] = new PartitionState(stageFactory.apply(sink(tp, ref)), om == null ? 0 : om.offset());
-            states.put(tp, ref[0]);
-        }
-        consumer.seekToBeginning(parts);
-    }
-
-    private AnomalySink sink(final TopicPartition tp, final PartitionState[] ref) {
+    private AnomalySink sink(final PartitionState[] ref) {
         return AnomalySink.of((type, a) -> {
             final PartitionState st = ref[0];
             st.pending.add(new Object[] {type, a});
             st.anomalies.put(a.id(), a);
-            if (st.offset >= st.outputFrom) {
+            if (st.live) {
                 listener.accept(new AnomalyEvent(type, a, System.currentTimeMillis(), System.nanoTime(), false));
             }
         });
@@ -473,14 +759,16 @@ public final class Aggregator implements Detector {
                 if (json != null) {
                     FleetCodec.flowInto(json.path("s"), flow);
                     final JsonNode hostName = json.get("hostName");
-                    if (hostName != null && !hostNames.containsKey(flow.hostId())) {
+                    if (hostName != null && !st.hostNames.containsKey(flow.hostId())) {
+                        st.hostNames.put(flow.hostId(), hostName.asText());
                         hostNames.put(flow.hostId(), hostName.asText());
                     }
                 } else {
                     wire.flowInto(flow);
-                    if (!hostNames.containsKey(flow.hostId())) {
+                    if (!st.hostNames.containsKey(flow.hostId())) {
                         final String hostName = wire.hostName();
                         if (hostName != null) {
+                            st.hostNames.put(flow.hostId(), hostName);
                             hostNames.put(flow.hostId(), hostName);
                         }
                     }
@@ -524,49 +812,10 @@ public final class Aggregator implements Detector {
         return failureCounts;
     }
 
-    /** The first record at or above the committed offset: the partition's state is rebuilt; logged once. */
-    private void rebuilt(final TopicPartition tp, final PartitionState st) {
-        if (!st.rebuilt) {
-            st.rebuilt = true;
-            lastRebuildRecords = st.outputFrom;
-            lastRebuildMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - st.takenNs);
-            LOG.info("aggregator {}: {} rebuilt from {} records in {} ms", instance, tp, st.outputFrom, lastRebuildMs);
-        }
-    }
-
     private void publishList() {
         final Map<Long, Anomaly> all = new LinkedHashMap<>();
-        states.values().forEach(st -> all.putAll(st.anomalies));
+        new java.util.TreeMap<>(states).values().forEach(st -> all.putAll(st.anomalies));
         list.set(List.copyOf(all.values()));
-    }
-
-    private long lagOf(final KafkaConsumer<String, byte[]> consumer) {
-        long sum = 0;
-        for (final TopicPartition tp : states.keySet()) {
-            sum += consumer.currentLag(tp).orElse(0);
-        }
-        return sum;
-    }
-
-    /** The fault injection of {@link #HOLD_PROPERTY}: never returns (the test kills the process). */
-    private void hold(
-            final KafkaProducer<String, byte[]> producer,
-            final List<ProducerRecord<String, byte[]>> out,
-            final Map<TopicPartition, OffsetAndMetadata> offsets)
-            throws InterruptedException {
-        producer.flush();
-        final String line = "flowscope: test hold: aggregator " + instance + " holds an open transaction with "
-                + out.size()
-                + " anomaly events, offsets "
-                + new java.util.TreeMap<>(offsets.entrySet().stream()
-                        .collect(java.util.stream.Collectors.toMap(
-                                e -> e.getKey().partition(), e -> e.getValue().offset())));
-        LOG.warn(line);
-        System.out.println(line);
-        System.out.flush();
-        while (true) {
-            Thread.sleep(1_000);
-        }
     }
 
     /**
@@ -580,23 +829,37 @@ public final class Aggregator implements Detector {
 
     /** {@link #reference} with this aggregator's stage factory and counters: every record through one partition. */
     List<String> applyOffline(final List<byte[]> values) {
-        final Aggregator a = this;
         final PartitionState[] ref = new PartitionState[1];
-        ref[0] = new PartitionState(stageFactory.apply(a.sink(new TopicPartition("reference", 0), ref)), 0);
+        ref[0] = new PartitionState(stageFactory.apply(sink(ref)), true);
+        return applyOffline(ref[0], values, 0);
+    }
+
+    /**
+     * Applies {@code values} to {@code st} as offsets {@code from, from + 1...} and returns the events they made,
+     * as {@link #applyOffline(List)}: the tests' way to a state that they checkpoint and restore.
+     */
+    List<String> applyOffline(final PartitionState st, final List<byte[]> values, final long from) {
         final List<String> out = new ArrayList<>();
         final FlowSummary flow = new FlowSummary();
         final CollectiveSummary coll = new CollectiveSummary();
-        long offset = 0;
+        long offset = from;
         for (final byte[] v : values) {
-            ref[0].offset = offset++;
-            a.apply(ref[0], v, flow, coll);
-            for (final Object[] e : ref[0].pending) {
-                out.add(describe(FleetCodec.read(
-                        FleetCodec.anomaly("aggregator", ref[0].offset, (String) e[0], (Anomaly) e[1]))));
+            st.offset = offset++;
+            apply(st, v, flow, coll);
+            for (final Object[] e : st.pending) {
+                out.add(describe(
+                        FleetCodec.read(FleetCodec.anomaly("aggregator", st.offset, (String) e[0], (Anomaly) e[1]))));
             }
-            ref[0].pending.clear();
+            st.pending.clear();
         }
         return out;
+    }
+
+    /** A fresh partition state with this aggregator's stage, for the tests ({@code live}: its events announced). */
+    PartitionState newState(final boolean live) {
+        final PartitionState[] ref = new PartitionState[1];
+        ref[0] = new PartitionState(stageFactory.apply(sink(ref)), live);
+        return ref[0];
     }
 
     /**
@@ -613,8 +876,24 @@ public final class Aggregator implements Detector {
 
     @Override
     public void close() throws InterruptedException {
-        running = false;
-        thread.join(TimeUnit.SECONDS.toMillis(30));
+        final KafkaStreams s = streams;
+        if (s != null) {
+            s.close(Duration.ofSeconds(30));
+        }
+        stopped.countDown();
+        final Path dir = stateDir;
+        if (dir != null) {
+            try (java.util.stream.Stream<Path> files = Files.walk(dir)) {
+                files.sorted(Comparator.reverseOrder()).forEach(f -> f.toFile().delete());
+            } catch (final IOException e) {
+                LOG.warn("aggregator {}: could not remove {}: {}", instance, dir, e.toString());
+            }
+        }
+    }
+
+    private boolean running() {
+        final KafkaStreams s = streams;
+        return s != null && s.state().isRunningOrRebalancing();
     }
 
     /** The anomaly events, latest state per anomaly, as the HTTP side serves them. */
@@ -628,18 +907,19 @@ public final class Aggregator implements Detector {
         h.put(
                 "source",
                 "fleet aggregator " + instance + " of group " + fleet.group() + " on " + fleet.summariesTopic());
-        h.put(
-                "partitions",
-                assigned.stream().map(TopicPartition::toString).sorted().toList());
+        h.put("partitions", List.copyOf(new TreeSet<>(assigned)));
         h.put("recordsTotal", records);
         h.put("replayedRecords", replayed);
         h.put("skippedRecords", skipped);
         h.put("duplicatesDropped", duplicates);
-        h.put("transactions", transactions);
-        h.put("abortedTransactions", abortedTransactions);
+        h.put("transactions", transactions());
+        h.put("abortedTransactions", reopened);
         h.put("anomalyEventsWritten", eventsWritten);
-        h.put("lagRecords", lag);
+        h.put("lagRecords", lag());
         h.put("partitionsTaken", partitionsTaken);
+        h.put("checkpoints", checkpoints);
+        h.put("lastCheckpointBytes", lastCheckpointBytes);
+        h.put("restoredChangelogRecords", restoredChangelogRecords.get());
         h.put("lastRebuild", Map.of("records", lastRebuildRecords, "ms", lastRebuildMs));
         h.put("failures", f.toHealth(now));
         if (failed != null) {
@@ -657,13 +937,13 @@ public final class Aggregator implements Detector {
         FleetMetrics.counter(
                 b,
                 "flowscope_fleet_aggregator_records_total",
-                "Summary records consumed, replayed ones included",
+                "Summary records consumed (tail replays not included)",
                 l,
                 records);
         FleetMetrics.counter(
                 b,
                 "flowscope_fleet_aggregator_replayed_records_total",
-                "Records re-read below a taken partition's committed offset to rebuild its state",
+                "Records replayed from taken partitions' tails (the records since their checkpoints)",
                 l,
                 replayed);
         FleetMetrics.counter(
@@ -677,44 +957,62 @@ public final class Aggregator implements Detector {
         FleetMetrics.counter(
                 b,
                 "flowscope_fleet_aggregator_transactions_total",
-                "Transactions committed (anomaly events and offsets)",
+                "Transactions committed (anomaly events, state changelogs and offsets)",
                 l,
-                transactions);
+                transactions());
         FleetMetrics.counter(
                 b,
                 "flowscope_fleet_aggregator_aborted_transactions_total",
-                "Transactions aborted because the group's generation changed meanwhile (the batch is redone)",
+                "Partitions opened again by this instance (their open transaction aborted, state restored)",
                 l,
-                abortedTransactions);
+                reopened);
         FleetMetrics.counter(
                 b,
                 "flowscope_fleet_aggregator_anomaly_events_written_total",
-                "Anomaly events committed to the fleet-anomalies topic",
+                "Anomaly events sent to the fleet-anomalies topic in transactions",
                 l,
                 eventsWritten);
         FleetMetrics.counter(
                 b,
                 "flowscope_fleet_aggregator_partitions_taken_total",
-                "Partitions taken (each rebuilt from its start)",
+                "Partitions taken (each restored from its checkpoint and tail)",
                 l,
                 partitionsTaken);
+        FleetMetrics.counter(
+                b,
+                "flowscope_fleet_aggregator_checkpoints_total",
+                "Partition checkpoints written (stage state, agents' marks; the tail restarts)",
+                l,
+                checkpoints);
+        FleetMetrics.counter(
+                b,
+                "flowscope_fleet_aggregator_restored_changelog_records_total",
+                "State changelog records read to restore taken partitions",
+                l,
+                restoredChangelogRecords.get());
         FleetMetrics.gauge(b, "flowscope_fleet_aggregator_partitions", "Partitions owned now", l, assigned.size());
         FleetMetrics.gauge(
                 b,
                 "flowscope_fleet_aggregator_lag_records",
                 "Records not consumed yet on the partitions owned",
                 l,
-                lag);
+                lag());
+        FleetMetrics.gauge(
+                b,
+                "flowscope_fleet_aggregator_last_checkpoint_bytes",
+                "Size of the last partition checkpoint written",
+                l,
+                lastCheckpointBytes);
         FleetMetrics.gauge(
                 b,
                 "flowscope_fleet_aggregator_last_rebuild_records",
-                "Records replayed by the last partition rebuild",
+                "Tail records replayed by the last partition restore (those after its checkpoint)",
                 l,
                 lastRebuildRecords);
         FleetMetrics.gauge(
                 b,
                 "flowscope_fleet_aggregator_last_rebuild_seconds",
-                "Time from taking a partition to its first output-side record, last rebuild",
+                "Time from the start of the last partition's changelog restore to its stage ready",
                 l,
                 lastRebuildMs / 1000.0);
         FleetMetrics.gauge(
@@ -722,7 +1020,7 @@ public final class Aggregator implements Detector {
                 "flowscope_fleet_aggregator_up",
                 "1 while the aggregator runs without error",
                 l,
-                failed == null && thread.isAlive() ? 1 : 0);
+                failed == null && running() ? 1 : 0);
         return b.toString();
     }
 }

@@ -18,6 +18,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 
@@ -46,6 +47,20 @@ final class AggregatorProcess implements AutoCloseable {
 
     /** Starts it; {@code holdFile}: the fault injection of {@link Aggregator#HOLD_PROPERTY} (armed when it exists). */
     static AggregatorProcess start(final String name, final FleetConfig fleet, final Path holdFile) throws IOException {
+        return start(name, fleet, holdFile, Map.of(), Map.of());
+    }
+
+    /**
+     * The same with more {@code --set} keys ({@code settings}) and system properties ({@code properties}, e.g.
+     * {@link Aggregator#STAGE_PROPERTY}).
+     */
+    static AggregatorProcess start(
+            final String name,
+            final FleetConfig fleet,
+            final Path holdFile,
+            final Map<String, String> settings,
+            final Map<String, String> properties)
+            throws IOException {
         final int port = freePort();
         final List<String> cmd = new ArrayList<>();
         cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
@@ -57,6 +72,7 @@ final class AggregatorProcess implements AutoCloseable {
             }
         }
         cmd.add("-D" + Aggregator.HOLD_PROPERTY + "=" + holdFile);
+        properties.forEach((k, v) -> cmd.add("-D" + k + "=" + v));
         cmd.addAll(List.of(
                 "-cp",
                 System.getProperty("java.class.path"),
@@ -78,6 +94,7 @@ final class AggregatorProcess implements AutoCloseable {
                 "--set",
                 "fleet.agentId=" + name,
                 "--quiet"));
+        settings.forEach((k, v) -> cmd.addAll(List.of("--set", k + "=" + v)));
         return new AggregatorProcess(
                 name, port, new ProcessBuilder(cmd).redirectErrorStream(true).start());
     }
@@ -138,6 +155,11 @@ final class AggregatorProcess implements AutoCloseable {
             out.add(Integer.parseInt(s.substring(s.lastIndexOf('-') + 1)));
         }
         return out;
+    }
+
+    /** A JSON resource of its HTTP API, e.g. {@code /api/anomalies?state=open}. */
+    JsonNode api(final String path) throws IOException, InterruptedException {
+        return FleetCodec.MAPPER.readTree(get(path));
     }
 
     String metrics() throws IOException, InterruptedException {

@@ -551,7 +551,7 @@ class FleetIT {
             }
             final JsonNode health = survivor.health();
             assertThat(health.path("replayedRecords").asLong())
-                    .as("the survivor rebuilt the taken partitions")
+                    .as("the survivor replayed the taken partitions' tails (records after their checkpoints)")
                     .isPositive();
             final String metrics = survivor.metrics();
             assertThat(metrics)
@@ -564,7 +564,7 @@ class FleetIT {
             System.out.printf(
                     "fleet failover test: %d summary records on 4 partitions, %d anomaly events (%d "
                             + "opened) on %d partitions; %s (pid %d, partitions %s) committed %d events, then was SIGKILLed "
-                            + "(exit %d) holding \"%s\"; %s took over (%d records replayed) and wrote the rest; %d aborted "
+                            + "(exit %d) holding \"%s\"; %s took over (%d tail records replayed) and wrote the rest; %d aborted "
                             + "events in the log%n",
                     input.values().stream().mapToInt(List::size).sum(),
                     reference.values().stream().mapToInt(List::size).sum(),
