@@ -19,8 +19,9 @@ import org.junit.jupiter.api.io.TempDir;
  * Opt-in ({@code -Dflowscope.bench=true}): end-to-end throughput through a real broker. A simulated run is
  * journaled first (no Kafka), then timed: an agent publishing the whole journal (engine input events read,
  * summaries and anomaly events sent, every 1000th event sampled) until Kafka acknowledged all; then an
- * aggregator consuming every summary to the end (its transactions committed). The figures are in
- * docs/benchmarks.md section 8.
+ * aggregator consuming every summary to the end (Kafka Streams, exactly once, checkpoints, the tail in the
+ * summaries topic), timed from its start and from its first record; then the same with the tail in its state
+ * store ({@code fleet.checkpoint.tail=store}). The figures are in docs/benchmarks.md section 8.
  */
 @EnabledIfSystemProperty(named = "flowscope.bench", matches = "true")
 class FleetBenchmark {
@@ -81,17 +82,27 @@ class FleetBenchmark {
 
             final long t1 = System.nanoTime();
             try (Aggregator agg = new Aggregator(fleet, "bench", e -> {}).start()) {
+                // also timed from its first record: the group join and partition assignment left out
+                final long[] first = {0};
                 await().atMost(Duration.ofMinutes(10))
-                        .pollInterval(Duration.ofMillis(50))
-                        .until(() -> agg.records() >= summaries);
+                        .pollInterval(Duration.ofMillis(10))
+                        .until(() -> {
+                            if (first[0] == 0 && agg.records() > 0) {
+                                first[0] = System.nanoTime();
+                            }
+                            return agg.records() >= summaries;
+                        });
                 final double aggS = (System.nanoTime() - t1) / 1e9;
+                final double steadyS = (System.nanoTime() - first[0]) / 1e9;
                 assertThat(agg.anomalies()).isNotEmpty();
                 System.out.printf(
                         "FLEET BENCH (fleet.wire=%s): %d engine input events, %d summaries, %d records " + "in all%n"
                                 + "FLEET BENCH (fleet.wire=%s): agent journal -> Kafka (acked): %.2f s = %.0f events/s, "
                                 + "%.0f summaries/s, %.0f records/s%n"
                                 + "FLEET BENCH (fleet.wire=%s): aggregator Kafka -> anomaly stage (transactions committed): "
-                                + "%.2f s = %.0f summaries/s; %d transactions, %d anomalies%n",
+                                + "%.2f s = %.0f summaries/s; %d transactions, %d anomalies%n"
+                                + "FLEET BENCH (fleet.wire=%s): aggregator from its first record: %.2f s = %.0f summaries/s"
+                                + " (fleet.checkpoint.tail=topic, %d checkpoints)%n",
                         wire,
                         events,
                         summaries,
@@ -105,8 +116,51 @@ class FleetBenchmark {
                         aggS,
                         summaries / aggS,
                         agg.transactions(),
-                        agg.anomalies().size());
+                        agg.anomalies().size(),
+                        wire,
+                        steadyS,
+                        summaries / steadyS,
+                        agg.checkpoints());
             }
+            for (final String tail : TAILS.split(",")) {
+                timeWithTail(fleet, wire, summaries, tail);
+            }
+        }
+    }
+
+    /** {@code fleet.checkpoint.tail} of the further runs, one each ({@code -Dflowscope.bench.tails}; empty: none). */
+    private static final String TAILS = System.getProperty("flowscope.bench.tails", "store");
+
+    /**
+     * The same summaries again (a group of its own) through an aggregator with another {@code fleet.checkpoint.tail}:
+     * the run above reads the tail from the summaries topic (the default).
+     */
+    private static void timeWithTail(
+            final FleetConfig fleet, final String wire, final long summaries, final String tail) throws Exception {
+        if (tail.isBlank()) {
+            return;
+        }
+        final Map<String, String> o = new LinkedHashMap<>();
+        o.put("fleet.bootstrap", fleet.bootstrap());
+        o.put("fleet.topicPrefix", fleet.topicPrefix());
+        o.put("fleet.group", fleet.group() + "-tail-" + tail);
+        o.put("fleet.checkpoint.tail", tail);
+        final FleetConfig again = CollectorConfig.load(null, Map.of(), o).fleet();
+        try (Aggregator agg = new Aggregator(again, "bench-tail-" + tail, e -> {}).start()) {
+            final long[] first = {0};
+            await().atMost(Duration.ofMinutes(10))
+                    .pollInterval(Duration.ofMillis(10))
+                    .until(() -> {
+                        if (first[0] == 0 && agg.records() > 0) {
+                            first[0] = System.nanoTime();
+                        }
+                        return agg.records() >= summaries;
+                    });
+            final double steadyS = (System.nanoTime() - first[0]) / 1e9;
+            System.out.printf(
+                    "FLEET BENCH (fleet.wire=%s): aggregator with fleet.checkpoint.tail=%s: from its first record %.2f s"
+                            + " = %.0f summaries/s; %d checkpoints%n",
+                    wire, tail, steadyS, summaries / steadyS, agg.checkpoints());
         }
     }
 }

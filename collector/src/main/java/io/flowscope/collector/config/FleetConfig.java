@@ -32,6 +32,10 @@ import java.util.Map;
  *                         these from its tail (fleet.checkpoint.records)
  * @param checkpointMs     ... or after this many milliseconds of wall-clock time with records since the last one
  *                         (fleet.checkpoint.ms)
+ * @param tailInStore      true ({@code fleet.checkpoint.tail = store}): the records since a partition's checkpoint
+ *                         are also kept in the aggregator's {@code tail} state store (its changelog: the summaries
+ *                         written to Kafka a second time); false ({@code topic}, the default: half the cost, see
+ *                         docs/benchmarks.md section 8): a takeover reads them again from the summaries topic
  * @param kafka            Kafka client properties given as {@code fleet.kafka.<property>} (TLS, SASL, timeouts...),
  *                         applied to every producer, consumer and admin client of the fleet after its own settings;
  *                         an {@code @file:PATH} value already replaced by the file's content. Sorted, unmodifiable.
@@ -49,6 +53,7 @@ public record FleetConfig(
         boolean publishAll,
         long checkpointRecords,
         long checkpointMs,
+        boolean tailInStore,
         Map<String, String> kafka) {
     /** The prefix of the Kafka client pass-through keys. */
     public static final String KAFKA_PREFIX = "fleet.kafka.";
@@ -135,6 +140,7 @@ public record FleetConfig(
         d.put("fleet.publish", "all");
         d.put("fleet.checkpoint.records", "20000");
         d.put("fleet.checkpoint.ms", "2000");
+        d.put("fleet.checkpoint.tail", "topic");
         DEFAULTS = Collections.unmodifiableMap(d);
     }
 
@@ -197,6 +203,7 @@ public record FleetConfig(
                 publishAll(values, origin),
                 longIn("fleet.checkpoint.records", values, origin, 1, 100_000_000),
                 longIn("fleet.checkpoint.ms", values, origin, 10, 3_600_000),
+                tailInStore(values, origin),
                 kafka(values, origin));
     }
 
@@ -275,6 +282,14 @@ public record FleetConfig(
         }
     }
 
+    private static boolean tailInStore(final Map<String, String> values, final Map<String, String> origin) {
+        return switch (values.get("fleet.checkpoint.tail").trim().toLowerCase(Locale.ROOT)) {
+            case "store" -> true;
+            case "topic" -> false;
+            default -> throw bad("fleet.checkpoint.tail", values, origin, "store or topic");
+        };
+    }
+
     private static boolean publishAll(final Map<String, String> values, final Map<String, String> origin) {
         return switch (values.get("fleet.publish").trim().toLowerCase(Locale.ROOT)) {
             case "all" -> true;
@@ -307,6 +322,7 @@ public record FleetConfig(
                 + partitions + " fleet.agentId=" + agentId + " fleet.eventSampleEvery=" + eventSampleEvery
                 + " fleet.group=" + group + " fleet.bufferBytes=" + bufferBytes
                 + " fleet.checkpoint.records=" + checkpointRecords + " fleet.checkpoint.ms=" + checkpointMs
+                + " fleet.checkpoint.tail=" + (tailInStore ? "store" : "topic")
                 + (kafka.isEmpty() ? "" : " " + kafkaPrintable());
     }
 }

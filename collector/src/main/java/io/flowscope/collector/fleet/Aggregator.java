@@ -47,6 +47,10 @@ import java.util.function.Consumer;
 import java.util.function.Function;
 import org.apache.kafka.clients.CommonClientConfigs;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.ConsumerRecords;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.common.Metric;
 import org.apache.kafka.common.MetricName;
@@ -78,28 +82,32 @@ import org.slf4j.LoggerFactory;
  * communicator are on one partition) and writes the anomaly events to {@code <prefix>.fleet-anomalies}, on the
  * partition of the summary that produced them. One task per partition, one stage per task.
  *
- * <p><b>State = checkpoint + tail.</b> Each task keeps two in-memory stores, each backed by a compacted changelog
- * topic ({@code <group>-checkpoint-changelog}, {@code <group>-tail-changelog}): {@code checkpoint} holds the
- * partition's state as of one input offset C (the stage's {@link AnomalyStage#checkpoint}, the agents'
- * {@code (agent, seq)} high-water marks, the host names learned, and C), {@code tail} the records processed since,
- * each with its offset, in slots 0, 1, 2... Every record is appended to the tail before the stage judges it; every
- * {@code fleet.checkpoint.records} records, or every {@code fleet.checkpoint.ms} of wall-clock time with a tail, a
- * new checkpoint is written (at the offset of the last record) and the tail restarts at slot 0 (older slots now
- * hold offsets at or below C: ignored, overwritten, compacted away).
+ * <p><b>State = checkpoint + tail.</b> Each task keeps in-memory stores backed by compacted changelog topics:
+ * {@code checkpoint} ({@code <group>-checkpoint-changelog}) holds the partition's state as of one input offset C:
+ * the stage's {@link AnomalyStage#checkpoint}, the agents' {@code (agent, seq)} high-water marks, the host names
+ * learned, and C. Every {@code fleet.checkpoint.records} records, or every {@code fleet.checkpoint.ms} of wall-clock
+ * time with records since, a new checkpoint is written at the offset of the last record. The records after C are
+ * the tail. With {@code fleet.checkpoint.tail = store} they are also kept in {@code tail}
+ * ({@code <group>-tail-changelog}), in chunks (slots 0, 1, 2...: a chunk every 1,000 records, 128 KiB or 50 ms, one
+ * changelog record each; per-record writes cost the aggregator two thirds of its rate), restarting at slot 0 after
+ * each checkpoint (older slots hold offsets at or below C: ignored, overwritten, compacted away); with
+ * {@code topic} (the default) they are only in the summaries topic, which is not written a second time.
  *
  * <p><b>Why a takeover resumes exactly.</b> {@code processing.guarantee = exactly_once_v2}: the anomaly events sent
- * for a batch of records, the changelog writes of both stores for the same records and the batch's input offsets
- * are committed in one Kafka transaction, or none of them is. So the changelogs, as a read_committed restore reads
- * them, always describe exactly the records up to the committed input offset O: checkpoint at C plus tail
- * (C, O). The task's next owner (a rebalance, a member that died) restores both stores from the changelogs, then
- * {@code init} restores a fresh stage from the checkpoint and replays the tail into it with its output discarded
- * (those events were committed by the previous owner, with the same transaction as the tail records that made
- * them), and reads on from O. The stage is a deterministic function of its input, so its state is the one the
- * dead owner had at its last commit: nothing is written twice, nothing is lost, and the records re-read are the
- * tail (at most {@code fleet.checkpoint.records}), not the partition from offset 0. A stage that cannot write a
- * checkpoint ({@link UnsupportedOperationException}) keeps every record in its tail: still exact, replayed from
- * the first. Agents' resends are dropped by {@code (agent, seq)}. A stage that throws on one record is counted and
- * the record skipped, as a node's drain loop does.
+ * for a stretch of records, the changelog writes of the stores and the input offsets are committed in one Kafka
+ * transaction, or none of them is. So after the last commit of a partition's dead owner, at input offset O, the
+ * changelogs as a read_committed restore reads them hold a checkpoint at C &lt; O and, in {@code store} mode, tail
+ * chunks with the records (C, T], T &lt; O, all processed before that commit; the records (T, O) (all of (C, O) in
+ * {@code topic} mode) are in the summaries topic, read_committed, exactly as the dead owner got them. The next owner
+ * restores the stores from the changelogs, then {@code init} restores a fresh stage from the checkpoint, replays
+ * the chunks and then (T, O) from the topic into it with their output discarded (the dead owner committed those
+ * events, in the same transactions as the offsets), and Kafka Streams goes on from O. The stage is a deterministic
+ * function of its input, so its state is the one the dead owner had at its last commit: nothing is written twice,
+ * nothing is lost, and the records re-read are the tail (at most {@code fleet.checkpoint.records}), not the
+ * partition from offset 0. A stage that cannot write a checkpoint ({@link UnsupportedOperationException}) keeps no
+ * tail either: its takeover re-reads the partition from offset 0 (the same path with C = -1; still exact). Agents'
+ * resends are dropped by {@code (agent, seq)}. A stage that throws on one record is counted and the record skipped,
+ * as a node's drain loop does.
  */
 public final class Aggregator implements Detector {
     private static final Logger LOG = LoggerFactory.getLogger(Aggregator.class);
@@ -110,6 +118,15 @@ public final class Aggregator implements Detector {
     private static final String CHUNKS_KEY = "chunks";
 
     private static final int CHUNK_BYTES = 256 * 1024;
+    /**
+     * The tail is written in chunks of records, one changelog record each: per-record writes held the aggregator
+     * at ~80 k summaries/s against ~375 k without (FleetBenchmark, binary, build VM). A chunk is written when it
+     * holds this many records or bytes, and every {@link #TAIL_FLUSH_MS}.
+     */
+    private static final int TAIL_CHUNK_RECORDS = 1_000;
+
+    private static final int TAIL_CHUNK_BYTES = 128 * 1024;
+    private static final long TAIL_FLUSH_MS = 50;
     private static final int CHECKPOINT_MAGIC = 0x46534350; // "FSCP"
     private static final int CHECKPOINT_VERSION = 1;
 
@@ -138,9 +155,14 @@ public final class Aggregator implements Detector {
 
     private final AtomicLong restoredChangelogRecords = new AtomicLong();
     private volatile KafkaStreams streams;
+    /** See {@link #gapReader()}; created on first use by the stream thread, closed after it stopped. */
+    private KafkaConsumer<byte[], byte[]> gapReader;
+
     private volatile Path stateDir;
     private volatile long records;
     private volatile long replayed;
+    private volatile long replayedFromTopic;
+    private volatile long tailChunks;
     private volatile long skipped;
     private volatile long duplicates;
     private volatile long eventsWritten;
@@ -237,7 +259,7 @@ public final class Aggregator implements Detector {
     record Event(int partition, byte[] value) {}
 
     public Aggregator(final FleetConfig fleet, final String instance, final Consumer<AnomalyEvent> listener) {
-        this(fleet, instance, listener, testStageFactory().orElse(AnomalyStages::create));
+        this(fleet, instance, listener, AnomalyStages::create);
     }
 
     /** With another anomaly stage than the service's: tests inject a stage that fails. */
@@ -261,27 +283,6 @@ public final class Aggregator implements Detector {
      * until the process is killed.
      */
     static final String HOLD_PROPERTY = "flowscope.fleet.test.holdFile";
-
-    /**
-     * For the tests' aggregator processes, off unless set: the class name of an {@link AnomalyStage} with a public
-     * constructor taking the {@link AnomalySink}, used instead of the service's stage.
-     */
-    static final String STAGE_PROPERTY = "flowscope.fleet.test.stage";
-
-    private static Optional<Function<AnomalySink, AnomalyStage>> testStageFactory() {
-        final String name = System.getProperty(STAGE_PROPERTY, "");
-        if (name.isEmpty()) {
-            return Optional.empty();
-        }
-        return Optional.of(sink -> {
-            try {
-                return (AnomalyStage)
-                        Class.forName(name).getConstructor(AnomalySink.class).newInstance(sink);
-            } catch (final ReflectiveOperationException e) {
-                throw new IllegalStateException(STAGE_PROPERTY + " = " + name + ": " + e, e);
-            }
-        });
-    }
 
     public Aggregator start() throws Exception {
         Topics.ensure(fleet);
@@ -361,6 +362,30 @@ public final class Aggregator implements Detector {
                         "judge");
     }
 
+    /**
+     * The consumer that reads a taken partition's last records (after its tail's last chunk, below the group's
+     * committed offset) again: assigned, never subscribed, never committing; the stream thread's only.
+     */
+    private KafkaConsumer<byte[], byte[]> gapReader() {
+        if (gapReader == null) {
+            final Properties p = new Properties();
+            p.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, fleet.bootstrap());
+            p.put(ConsumerConfig.GROUP_ID_CONFIG, fleet.group()); // for committed(): it joins nothing
+            p.put(ConsumerConfig.CLIENT_ID_CONFIG, "flowscope-aggregator-" + instance + "-tail");
+            p.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
+            p.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
+            p.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, 5_000);
+            p.put(CommonClientConfigs.ENABLE_METRICS_PUSH_CONFIG, false);
+            gapReader =
+                    new KafkaConsumer<>(fleet.withKafka(p), new ByteArrayDeserializer(), new ByteArrayDeserializer());
+        }
+        return gapReader;
+    }
+
+    /**
+     * Kafka Streams' settings; the clients' own at the top level (not {@code consumer.}/{@code producer.}-prefixed,
+     * which would win), so that {@code fleet.kafka.*}, applied last, overrides them as it does elsewhere.
+     */
     private Properties streamsProperties(final Path dir) {
         final Properties p = new Properties();
         p.put(StreamsConfig.APPLICATION_ID_CONFIG, fleet.group());
@@ -374,12 +399,15 @@ public final class Aggregator implements Detector {
         p.put(StreamsConfig.COMMIT_INTERVAL_MS_CONFIG, 100);
         // a dead member is noticed after the session timeout: failover time is this plus the transaction
         // timeout of its open transaction (below); lower is faster but a GC pause that long reads as a death
-        p.put(StreamsConfig.consumerPrefix(ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG), 10_000);
-        p.put(StreamsConfig.consumerPrefix(ConsumerConfig.HEARTBEAT_INTERVAL_MS_CONFIG), 1_000);
+        p.put(ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG, 10_000);
+        p.put(ConsumerConfig.HEARTBEAT_INTERVAL_MS_CONFIG, 1_000);
         // as the hand-written aggregator had it: 5,000 records a poll
-        p.put(StreamsConfig.consumerPrefix(ConsumerConfig.MAX_POLL_RECORDS_CONFIG), 5_000);
-        p.put(StreamsConfig.producerPrefix(ProducerConfig.TRANSACTION_TIMEOUT_CONFIG), 10_000);
-        p.put(StreamsConfig.consumerPrefix(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG), "earliest");
+        p.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, 5_000);
+        p.put(ProducerConfig.TRANSACTION_TIMEOUT_CONFIG, 10_000);
+        // store mode's tail chunks repeat the summaries: lz4 keeps the changelog's bytes near the input's
+        // (FleetBenchmark, binary records: ~130 k summaries/s uncompressed, ~230 k with lz4, ~170 k with zstd)
+        p.put(ProducerConfig.COMPRESSION_TYPE_CONFIG, "lz4");
+        p.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
         // nothing leaves for anyone but the broker: no client metrics pushed to it either
         p.put(CommonClientConfigs.ENABLE_METRICS_PUSH_CONFIG, false);
         return fleet.withKafka(p);
@@ -397,7 +425,15 @@ public final class Aggregator implements Detector {
         private KeyValueStore<Long, byte[]> tail;
         private PartitionState state;
         private int partition;
+        /** Records since the checkpoint (stored in chunks or still buffered). */
         private long tailLength;
+        /** The next chunk's slot in the tail store (0 after each checkpoint). */
+        private long chunkSlot;
+        /** The records not in a chunk yet: [offset 8][length 4][value] each. */
+        private byte[] buffer = new byte[TAIL_CHUNK_BYTES + 4096];
+
+        private int buffered;
+        private int bufferedBytes;
         private boolean checkpointing = true;
 
         @Override
@@ -415,32 +451,57 @@ public final class Aggregator implements Detector {
             if (checkpoint != null) {
                 state.restore(checkpoint);
                 hostNames.putAll(state.hostNames);
+            } else {
+                try {
+                    state.stage.checkpoint();
+                } catch (final UnsupportedOperationException e) {
+                    // no tail either: it would hold the whole partition (memory, changelog); a takeover re-reads
+                    // the partition from offset 0 instead, as replayUpToCommitted does for any gap
+                    checkpointing = false;
+                    LOG.warn(
+                            "aggregator {}: {}: a takeover of partition {} re-reads it from offset 0",
+                            instance,
+                            e.getMessage(),
+                            partition);
+                }
             }
-            // the tail: slots 0..n-1 hold the records after the checkpoint; older slots, offsets at or below it
-            final List<KeyValue<Long, byte[]>> after = new ArrayList<>();
+            // the tail's chunks: slots 0..m-1 hold the records after the checkpoint; older slots, offsets at or
+            // below it (a chunk is all after or all before: a checkpoint discards what was not flushed)
+            final List<KeyValue<Long, byte[]>> chunks = new ArrayList<>();
             try (KeyValueIterator<Long, byte[]> it = tail.all()) {
                 while (it.hasNext()) {
                     final KeyValue<Long, byte[]> kv = it.next();
                     if (ByteBuffer.wrap(kv.value).getLong(0) > state.checkpointOffset) {
-                        after.add(kv);
+                        chunks.add(kv);
                     }
                 }
             }
-            after.sort(Comparator.comparingLong(kv -> ByteBuffer.wrap(kv.value).getLong(0)));
-            for (int i = 0; i < after.size(); i++) {
-                if (after.get(i).key != i) {
+            chunks.sort(Comparator.comparingLong(kv -> kv.key));
+            long fromTail = 0;
+            for (int i = 0; i < chunks.size(); i++) {
+                if (chunks.get(i).key != i) {
                     throw new IllegalStateException("aggregator " + instance + ": partition " + partition
-                            + "'s tail has offset "
-                            + ByteBuffer.wrap(after.get(i).value).getLong(0) + " in slot "
-                            + after.get(i).key + ", expected slot " + i);
+                            + "'s tail has chunk " + chunks.get(i).key + " where chunk " + i + " was expected");
                 }
-                final byte[] v = after.get(i).value;
-                state.offset = ByteBuffer.wrap(v).getLong(0);
-                apply(state, java.util.Arrays.copyOfRange(v, 8, v.length), flow, coll);
-                state.pending.clear();
+                final ByteBuffer chunk = ByteBuffer.wrap(chunks.get(i).value);
+                while (chunk.hasRemaining()) {
+                    final long offset = chunk.getLong();
+                    final byte[] value = new byte[chunk.getInt()];
+                    chunk.get(value);
+                    replay(offset, value);
+                    fromTail++;
+                }
             }
-            tailLength = after.size();
-            replayed += after.size();
+            chunkSlot = chunks.size();
+            // a task reopened after an aborted transaction gets this processor again: what it buffered then is gone
+            buffered = 0;
+            bufferedBytes = 0;
+            // the records after the last chunk up to the committed offset (the previous owner's last few ms,
+            // less than a chunk): read again from the summaries topic
+            final long fromTopic = replayUpToCommitted();
+            tailLength = fromTail + fromTopic;
+            replayed += tailLength;
+            replayedFromTopic += fromTopic;
             state.live = true;
             states.put(partition, state);
             assigned = partitionNames();
@@ -448,22 +509,66 @@ public final class Aggregator implements Detector {
             if (!ownedBefore.add(partition)) {
                 reopened++;
             }
-            lastRebuildRecords = after.size();
+            lastRebuildRecords = tailLength;
             lastRebuildMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0);
             publishList();
             LOG.info(
-                    "aggregator {}: took {}-{}: checkpoint at offset {}, {} tail records replayed, ready in {} ms",
+                    "aggregator {}: took {}-{}: checkpoint at offset {}, {} tail records replayed ({} from its chunks, "
+                            + "{} from the topic), ready in {} ms",
                     instance,
                     fleet.summariesTopic(),
                     partition,
                     state.checkpointOffset,
-                    after.size(),
+                    tailLength,
+                    fromTail,
+                    fromTopic,
                     lastRebuildMs);
+            context.schedule(Duration.ofMillis(TAIL_FLUSH_MS), PunctuationType.WALL_CLOCK_TIME, now -> flushTail());
             context.schedule(Duration.ofMillis(fleet.checkpointMs()), PunctuationType.WALL_CLOCK_TIME, now -> {
                 if (tailLength > 0) {
                     checkpoint();
                 }
             });
+        }
+
+        /** One record of the tail through the stage, its events discarded (the previous owner committed them). */
+        private void replay(final long offset, final byte[] value) {
+            state.offset = offset;
+            apply(state, value, flow, coll);
+            state.pending.clear();
+        }
+
+        /** Replays the summaries after {@code state.offset} below the group's committed offset; how many. */
+        private long replayUpToCommitted() {
+            final TopicPartition tp = new TopicPartition(fleet.summariesTopic(), partition);
+            final KafkaConsumer<byte[], byte[]> c = gapReader();
+            final OffsetAndMetadata committed =
+                    c.committed(Set.of(tp), Duration.ofMinutes(2)).get(tp);
+            if (committed == null || committed.offset() <= state.offset + 1) {
+                return 0;
+            }
+            final long end = committed.offset();
+            c.assign(List.of(tp));
+            c.seek(tp, state.offset + 1);
+            long n = 0;
+            long idleSince = System.nanoTime();
+            while (c.position(tp) < end) {
+                final ConsumerRecords<byte[], byte[]> batch = c.poll(Duration.ofMillis(200));
+                if (!batch.isEmpty()) {
+                    idleSince = System.nanoTime();
+                } else if (System.nanoTime() - idleSince > TimeUnit.MINUTES.toNanos(2)) {
+                    throw new IllegalStateException("aggregator " + instance + ": " + tp + " gave no record in 2 min"
+                            + " below its committed offset " + end + " (at " + c.position(tp) + ")");
+                }
+                for (final ConsumerRecord<byte[], byte[]> r : batch) {
+                    if (r.offset() < end) {
+                        replay(r.offset(), r.value() == null ? new byte[0] : r.value());
+                        n++;
+                    }
+                }
+            }
+            c.unsubscribe();
+            return n;
         }
 
         @Override
@@ -472,12 +577,13 @@ public final class Aggregator implements Detector {
                     context.recordMetadata().map(RecordMetadata::offset).orElse(state.offset + 1);
             final byte[] value = r.value() == null ? new byte[0] : r.value();
             records++;
-            tail.put(
-                    tailLength++,
-                    ByteBuffer.allocate(8 + value.length)
-                            .putLong(offset)
-                            .put(value)
-                            .array());
+            if (checkpointing) {
+                if (fleet.tailInStore()) {
+                    append(offset, value);
+                } else {
+                    tailLength++; // the tail is the summaries topic after the checkpoint
+                }
+            }
             state.offset = offset;
             apply(state, value, flow, coll);
             if (!state.pending.isEmpty()) {
@@ -509,12 +615,9 @@ public final class Aggregator implements Detector {
             try {
                 b = state.checkpoint();
             } catch (final UnsupportedOperationException e) {
+                // a stage that wrote checkpoints and no longer can: its tail keeps growing; still exact
                 checkpointing = false;
-                LOG.warn(
-                        "aggregator {}: {}: partition {} keeps every record in its tail (a takeover replays it all)",
-                        instance,
-                        e.getMessage(),
-                        partition);
+                LOG.warn("aggregator {}: {}: partition {} keeps no checkpoint", instance, e.getMessage(), partition);
                 return;
             }
             final int chunks = Math.max(1, (b.length + CHUNK_BYTES - 1) / CHUNK_BYTES);
@@ -527,8 +630,38 @@ public final class Aggregator implements Detector {
                     CHUNKS_KEY, ByteBuffer.allocate(4).putInt(chunks).array());
             state.checkpointOffset = state.offset;
             tailLength = 0;
+            chunkSlot = 0;
+            buffered = 0; // covered by the checkpoint
+            bufferedBytes = 0;
             checkpoints++;
             lastCheckpointBytes = b.length;
+        }
+
+        /** Appends a record to the tail: to the buffer, a chunk when it is full. */
+        private void append(final long offset, final byte[] value) {
+            final int need = bufferedBytes + 12 + value.length;
+            if (need > buffer.length) {
+                buffer = java.util.Arrays.copyOf(buffer, Math.max(need, 2 * buffer.length));
+            }
+            ByteBuffer.wrap(buffer, bufferedBytes, 12).putLong(offset).putInt(value.length);
+            System.arraycopy(value, 0, buffer, bufferedBytes + 12, value.length);
+            bufferedBytes = need;
+            buffered++;
+            tailLength++;
+            if (buffered >= TAIL_CHUNK_RECORDS || bufferedBytes >= TAIL_CHUNK_BYTES) {
+                flushTail();
+            }
+        }
+
+        /** The buffered records as the tail's next chunk (one changelog record). */
+        private void flushTail() {
+            if (buffered == 0) {
+                return;
+            }
+            tail.put(chunkSlot++, java.util.Arrays.copyOf(buffer, bufferedBytes));
+            buffered = 0;
+            bufferedBytes = 0;
+            tailChunks++;
         }
 
         private byte[] readCheckpoint() {
@@ -879,6 +1012,9 @@ public final class Aggregator implements Detector {
         final KafkaStreams s = streams;
         if (s != null) {
             s.close(Duration.ofSeconds(30));
+        }
+        if (gapReader != null) {
+            gapReader.close(Duration.ofSeconds(5));
         }
         stopped.countDown();
         final Path dir = stateDir;

@@ -47,7 +47,7 @@ class AggregatorCheckpointTest {
     }
 
     private static Aggregator aggregator() {
-        return new Aggregator(FLEET, "checkpoint-test", e -> {}, ReplayLogStage::new);
+        return new Aggregator(FLEET, "checkpoint-test", e -> {});
     }
 
     private static List<byte[]> range(final int from, final int to) {

@@ -51,8 +51,7 @@ final class AggregatorProcess implements AutoCloseable {
     }
 
     /**
-     * The same with more {@code --set} keys ({@code settings}) and system properties ({@code properties}, e.g.
-     * {@link Aggregator#STAGE_PROPERTY}).
+     * The same with more {@code --set} keys ({@code settings}) and system properties ({@code properties}).
      */
     static AggregatorProcess start(
             final String name,
