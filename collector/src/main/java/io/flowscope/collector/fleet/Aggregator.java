@@ -395,6 +395,8 @@ public final class Aggregator implements Detector {
         p.put(StreamsConfig.NUM_STREAM_THREADS_CONFIG, 1);
         p.put(StreamsConfig.STATE_DIR_CONFIG, dir.toString());
         p.put(StreamsConfig.STATESTORE_CACHE_MAX_BYTES_CONFIG, 0);
+        // no global stores here: said only to keep one of Kafka Streams' start-up warnings about them away
+        p.put(StreamsConfig.PROCESSING_EXCEPTION_HANDLER_GLOBAL_ENABLED_CONFIG, true);
         // EOS' default: a transaction (events, changelogs, offsets) every 100 ms
         p.put(StreamsConfig.COMMIT_INTERVAL_MS_CONFIG, 100);
         // a dead member is noticed after the session timeout: failover time is this plus the transaction
