@@ -32,13 +32,13 @@ if [ "$MODE" = carry ]; then
   cp collector/target/flowscope-collector-*-SNAPSHOT.jar benchmarks/target/flowscope-benchmarks-*-SNAPSHOT.jar \
     "$stage/fleet/lib/"
   for j in collector/target/lib/*.jar; do
-    case "$(basename "$j")" in kafka-*|zstd-*|snappy-*|lz4-*|jna-platform-*|*-tests.jar) ;; *) cp "$j" "$stage/fleet/lib/" ;; esac
+    case "$(basename "$j")" in kafka-clients-*|zstd-*|snappy-*|lz4-*|jna-platform-*|*-tests.jar) ;; *) cp "$j" "$stage/fleet/lib/" ;; esac
   done
   rm -f "$stage"/fleet/lib/*-tests.jar
   # an uncompressed runtime and uncompressed jars, then one xz over all: about 40 MB where the jars as they come
   # and a compressed runtime are about 85 MB (the carry's cap is 64 MiB). Native libraries of other platforms
   # than linux x86_64 are left out of the jars.
-  jlink --add-modules java.base,jdk.unsupported,java.management,java.logging,jdk.management,java.naming,java.net.http,java.sql,java.xml,jdk.crypto.ec,java.security.sasl,java.security.jgss,jdk.security.auth,jdk.jfr,java.compiler,java.desktop \
+  jlink --add-modules java.base,jdk.unsupported,java.management,java.logging,jdk.management,java.naming,java.net.http,java.sql,java.xml,jdk.crypto.ec,java.security.sasl,java.security.jgss,jdk.security.auth,java.desktop \
     --strip-debug --no-header-files --no-man-pages --output "$stage/fleet/jre"
   python3 - "$stage"/fleet/lib/*.jar "$stage"/fleet/kafka/*.jar <<'PY'
 import os, sys, zipfile
@@ -57,7 +57,7 @@ for jar in sys.argv[1:]:
     os.replace(tmp, jar)
 PY
   mkdir -p .carry
-  tar cJf .carry/fleet.tar.xz -C "$stage" fleet
+  XZ_OPT=-9e tar cJf .carry/fleet.tar.xz -C "$stage" fleet # -9e: about 1 MB under -6, and the carry is at its cap
   rm -rf "$stage"
   du -sh .carry/fleet.tar.xz
   exit 0

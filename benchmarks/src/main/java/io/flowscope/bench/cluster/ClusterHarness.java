@@ -187,7 +187,7 @@ public final class ClusterHarness {
                     "--quiet"));
             aggs.add(start("aggregator-" + i, cmd));
         }
-        waitForGroup(admin, fleet.group(), params.aggregators());
+        waitForGroup(admin, fleet.group(), params.aggregators(), aggs);
         final Path startFile = out.resolve("start-" + fleet.topicPrefix());
         final List<Child> agents = new ArrayList<>();
         for (int a = 0; a < params.agents(); a++) {
@@ -599,9 +599,18 @@ public final class ClusterHarness {
         }
     }
 
-    private static void waitForGroup(final Admin admin, final String group, final int members) throws Exception {
+    private static void waitForGroup(
+            final Admin admin, final String group, final int members, final List<Child> aggregators) throws Exception {
         final long deadline = System.currentTimeMillis() + 180_000;
         while (System.currentTimeMillis() < deadline) {
+            for (final Child a : aggregators) {
+                if (!a.process.isAlive()) {
+                    // an aggregator that failed to start (a missing jar on the GPU host) is not waited for
+                    final List<String> tail = a.lines.subList(Math.max(0, a.lines.size() - 5), a.lines.size());
+                    throw new IllegalStateException(a.name + " exited with " + a.process.exitValue() + " before group "
+                            + group + " formed: " + String.join(" | ", tail));
+                }
+            }
             try {
                 final var d =
                         admin.describeConsumerGroups(List.of(group)).all().get().get(group);
