@@ -20,13 +20,9 @@ import java.util.Properties;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
-import java.util.concurrent.TimeUnit;
-import org.apache.kafka.clients.admin.Admin;
-import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
-import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
@@ -155,7 +151,7 @@ class AggregatorFailoverIT {
                     .atMost(Duration.ofSeconds(180))
                     .pollInterval(Duration.ofMillis(500))
                     .failFast(() -> !a.isAlive() || !b.isAlive())
-                    .until(() -> committed(fleet).equals(cutA));
+                    .until(() -> BROKER.committed(fleet).equals(cutA));
             final AggregatorProcess victim = a;
             final AggregatorProcess survivor = b;
             final List<Integer> victimParts = victim.partitions();
@@ -165,7 +161,7 @@ class AggregatorFailoverIT {
             relayUpTo(relay, fleet, input, sent, 0.5);
             final long killedNs = System.nanoTime();
             assertThat(victim.kill()).as("exit status of SIGKILL").isEqualTo(137);
-            final Map<Integer, Long> atKill = committed(fleet);
+            final Map<Integer, Long> atKill = BROKER.committed(fleet);
             relayUpTo(relay, fleet, input, sent, 1.0);
 
             // the failover: from the SIGKILL to the survivor's first commit on each taken partition
@@ -174,7 +170,7 @@ class AggregatorFailoverIT {
                     .pollInterval(Duration.ofMillis(100))
                     .failFast(() -> !survivor.isAlive())
                     .until(() -> {
-                        final Map<Integer, Long> now = committed(fleet);
+                        final Map<Integer, Long> now = BROKER.committed(fleet);
                         return victimParts.stream().allMatch(p -> now.get(p) > atKill.get(p));
                     });
             final double failoverS = (System.nanoTime() - killedNs) / 1e9;
@@ -198,7 +194,7 @@ class AggregatorFailoverIT {
                     .ignoreExceptions()
                     .failFast(() -> !survivor.isAlive())
                     .until(() -> survivor.partitions().size() == 4
-                            && committed(fleet).equals(all));
+                            && BROKER.committed(fleet).equals(all));
 
             // exactly once: per partition, in order, the committed output is the uninterrupted run's
             await("the output complete")
@@ -306,23 +302,6 @@ class AggregatorFailoverIT {
             sent.put(p, Math.max(sent.get(p), to));
         }
         relay.flush();
-    }
-
-    /** The group's committed offsets by partition of the summaries topic (0 where none). */
-    private static Map<Integer, Long> committed(final FleetConfig fleet) throws Exception {
-        final Properties p = new Properties();
-        p.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, BROKER.bootstrap());
-        try (Admin admin = Admin.create(p)) {
-            final Map<TopicPartition, OffsetAndMetadata> m = admin.listConsumerGroupOffsets(fleet.group())
-                    .partitionsToOffsetAndMetadata()
-                    .get(30, TimeUnit.SECONDS);
-            final Map<Integer, Long> out = new TreeMap<>();
-            for (int i = 0; i < fleet.partitions(); i++) {
-                final OffsetAndMetadata om = m.get(new TopicPartition(fleet.summariesTopic(), i));
-                out.put(i, om == null ? 0L : om.offset());
-            }
-            return out;
-        }
     }
 
     /** The committed anomaly events of the fleet-anomalies topic, by partition, as {@link Aggregator#describe}. */

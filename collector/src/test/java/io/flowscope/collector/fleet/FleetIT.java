@@ -31,12 +31,9 @@ import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import net.openhft.chronicle.queue.rollcycles.TestRollCycles;
-import org.apache.kafka.clients.admin.Admin;
-import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
-import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
@@ -457,7 +454,7 @@ class FleetIT {
                     .atMost(Duration.ofSeconds(180))
                     .pollInterval(Duration.ofMillis(500))
                     .failFast(() -> !a.isAlive() || !b.isAlive())
-                    .until(() -> committed(fleet).equals(asLongs(cutA)));
+                    .until(() -> BROKER.committed(fleet).equals(asLongs(cutA)));
             final Map<Integer, List<String>> beforeKill = written(fleet);
 
             // the victim: the one owning a partition with a second anomaly event (the most events if both do)
@@ -506,7 +503,7 @@ class FleetIT {
                     .ignoreExceptions()
                     .failFast(() -> !survivor.isAlive())
                     .until(() -> survivor.partitions().size() == 4
-                            && committed(fleet).equals(asLongs(all)));
+                            && BROKER.committed(fleet).equals(asLongs(all)));
 
             // the relayed topic holds exactly the staged records, so the reference applies to it
             final Map<Integer, List<ConsumerRecord<String, byte[]>>> relayed = readAll(fleet.summariesTopic(), false);
@@ -651,23 +648,6 @@ class FleetIT {
             sent.put(p, Math.max(sent.get(p), to.get(p)));
         }
         relay.flush();
-    }
-
-    /** The group's committed offsets by partition of the summaries topic (0 where none). */
-    private static Map<Integer, Long> committed(final FleetConfig fleet) throws Exception {
-        final Properties p = new Properties();
-        p.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, BROKER.bootstrap());
-        try (Admin admin = Admin.create(p)) {
-            final Map<TopicPartition, OffsetAndMetadata> m = admin.listConsumerGroupOffsets(fleet.group())
-                    .partitionsToOffsetAndMetadata()
-                    .get(30, TimeUnit.SECONDS);
-            final Map<Integer, Long> out = new TreeMap<>();
-            for (int i = 0; i < fleet.partitions(); i++) {
-                final OffsetAndMetadata om = m.get(new TopicPartition(fleet.summariesTopic(), i));
-                out.put(i, om == null ? 0L : om.offset());
-            }
-            return out;
-        }
     }
 
     @Test

@@ -1,12 +1,20 @@
 package io.flowscope.collector.fleet;
 
+import io.flowscope.collector.config.FleetConfig;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.Map;
+import java.util.Properties;
+import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
+import org.apache.kafka.common.TopicPartition;
 import org.junit.jupiter.api.extension.AfterAllCallback;
 import org.junit.jupiter.api.extension.BeforeAllCallback;
 import org.junit.jupiter.api.extension.ExtensionContext;
@@ -62,6 +70,23 @@ public final class KafkaBroker implements BeforeAllCallback, AfterAllCallback {
 
     public String bootstrap() {
         return "127.0.0.1:" + port;
+    }
+
+    /** The aggregators' group's committed offsets by partition of the summaries topic (0 where none). */
+    public Map<Integer, Long> committed(final FleetConfig fleet) throws Exception {
+        final Properties p = new Properties();
+        p.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap());
+        try (Admin admin = Admin.create(p)) {
+            final Map<TopicPartition, OffsetAndMetadata> m = admin.listConsumerGroupOffsets(fleet.group())
+                    .partitionsToOffsetAndMetadata()
+                    .get(30, TimeUnit.SECONDS);
+            final Map<Integer, Long> out = new TreeMap<>();
+            for (int i = 0; i < fleet.partitions(); i++) {
+                final OffsetAndMetadata om = m.get(new TopicPartition(fleet.summariesTopic(), i));
+                out.put(i, om == null ? 0L : om.offset());
+            }
+            return out;
+        }
     }
 
     @Override
