@@ -120,8 +120,9 @@ void fs_events_invalid(void) {
  * by the caller as early as it knew the record would be written: `rdtsc` takes
  * 16-20 ns on the GPU hosts' vCPUs, and it is not serialising, so read before
  * the TLS call, the event id and the claim its latency runs beside theirs
- * instead of after them (RING.md: records of a shared lane were already not
- * in time order by a few ns; the reader's merge allows 50 us). */
+ * instead of after them. Two threads of a shared lane may then claim in the
+ * other order than they read the clock, by a few ns (as they could already
+ * between claim and write); the reader's host merge allows 50 us of skew. */
 static inline __attribute__((always_inline)) void fs_emit(fs_tls_t* t, fs_ring_t* r, uint64_t now,
                                                           uint32_t kind, uint32_t op, uint64_t id,
                                                           uint64_t parent, uint64_t p0, uint64_t p1,
@@ -346,7 +347,8 @@ fs_nccl_result_t fs_events_stop(void* eHandle) {
     uint32_t kind = (uint32_t)(id >> FS_ID_KIND_SHIFT);
     fs_ring_t* r = fs_ring_for_handle(id, kind);
     if (FS_UNLIKELY(!r)) return FS_NCCL_SUCCESS;
-    fs_emit(fs_tls_self(), r, fs_clock_now_ns(), kind, FS_OP_STOP, id, 0, 0, 0, 0);
+    uint64_t now = fs_clock_now_ns(); /* before the TLS call: see fs_emit */
+    fs_emit(fs_tls_self(), r, now, kind, FS_OP_STOP, id, 0, 0, 0, 0);
     return FS_NCCL_SUCCESS;
 }
 
@@ -374,7 +376,8 @@ fs_nccl_result_t fs_events_state(void* eHandle, int state, const fs_nccl_state_a
     uint32_t kind = (uint32_t)(id >> FS_ID_KIND_SHIFT);
     fs_ring_t* r = fs_ring_for_handle(id, kind);
     if (FS_UNLIKELY(!r)) return FS_NCCL_SUCCESS;
-    fs_emit(fs_tls_self(), r, fs_clock_now_ns(), kind, FS_OP_STATE, id, 0, (uint32_t)state,
+    uint64_t now = fs_clock_now_ns(); /* before the TLS call: see fs_emit */
+    fs_emit(fs_tls_self(), r, now, kind, FS_OP_STATE, id, 0, (uint32_t)state,
             fs_events_state_arg(state, args), 0);
     return FS_NCCL_SUCCESS;
 }
