@@ -606,7 +606,9 @@ public final class ClusterHarness {
             for (final Child a : aggregators) {
                 if (!a.process.isAlive()) {
                     // an aggregator that failed to start (a missing jar on the GPU host) is not waited for
-                    final List<String> tail = a.lines.subList(Math.max(0, a.lines.size() - 5), a.lines.size());
+                    // a copy: the output thread may still be appending the dead process's last lines
+                    final List<String> lines = List.copyOf(a.lines);
+                    final List<String> tail = lines.subList(Math.max(0, lines.size() - 5), lines.size());
                     throw new IllegalStateException(a.name + " exited with " + a.process.exitValue() + " before group "
                             + group + " formed: " + String.join(" | ", tail));
                 }
