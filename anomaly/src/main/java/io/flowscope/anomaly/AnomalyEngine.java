@@ -619,7 +619,7 @@ public final class AnomalyEngine implements AnomalyStage {
         nicStalls.judgeDevices(h, periodStart, now);
         linkRates.endPeriod(h, now);
         final NicState dev = CongestionDetector.worstDevice(h);
-        final boolean congested = CongestionDetector.congested(h, linkRates, dev);
+        final boolean congested = congestion.congested(h, linkRates, dev);
         linkRates.judgeLinks(h, periodStart, now, congested);
         congestion.endPeriod(h, linkRates, dev, congested, periodStart, now);
         creditWaits.judgeRanks(h, periodStart, now);

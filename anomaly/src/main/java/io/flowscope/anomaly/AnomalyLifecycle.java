@@ -12,6 +12,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.SortedMap;
+import org.agrona.collections.Long2LongHashMap;
 
 /**
  * The one lifecycle of every anomaly: opened, updated, resolved, with its hysteresis. The period rules keep a
@@ -28,6 +29,12 @@ final class AnomalyLifecycle {
     private final AnomalyConfig config;
     private final AnomalySink sink;
     private final Map<Long, Anomaly> open = new LinkedHashMap<>();
+    /**
+     * Host id → its open CONGESTION anomalies, whichever detector opened them: a link of that host slowing alone
+     * while its network is congested is the congestion's share, not a slow link ({@link #congestionOpen}).
+     */
+    private final Long2LongHashMap congestionsByHost = new Long2LongHashMap(0);
+
     private final Evidence evidence = new Evidence();
     private final Episode.Publisher episodes = new EpisodePublisher();
 
@@ -64,6 +71,23 @@ final class AnomalyLifecycle {
         return o.commHash() == c.commHash()
                 && o.rank() == c.rank()
                 && (kind != AnomalyKind.SLOW_LINK || o.peer() == c.peer());
+    }
+
+    /** Whether a CONGESTION is open on host {@code hostId} (any of its NICs, or its network), by either rule. */
+    boolean congestionOpen(final long hostId) {
+        return congestionsByHost.get(hostId) > 0;
+    }
+
+    private void countCongestion(final Anomaly a, final int delta) {
+        if (a.kind() == AnomalyKind.CONGESTION) {
+            final long hostId = a.culprit().hostId();
+            final long n = congestionsByHost.get(hostId) + delta;
+            if (n == 0) {
+                congestionsByHost.remove(hostId);
+            } else {
+                congestionsByHost.put(hostId, n);
+            }
+        }
     }
 
     /** Whether an anomaly of this kind and culprit is open, whichever detector opened it. */
@@ -106,6 +130,11 @@ final class AnomalyLifecycle {
         @Override
         public void resolve(final Anomaly o, final long nowNs) {
             publishResolved(o, nowNs);
+        }
+
+        @Override
+        public boolean congestionOpen(final long hostId) {
+            return AnomalyLifecycle.this.congestionOpen(hostId);
         }
     }
 
@@ -211,6 +240,7 @@ final class AnomalyLifecycle {
                 windowEnd,
                 summary);
         open.put(a.id(), a);
+        countCongestion(a, 1);
         sink.onOpened(a);
         return a;
     }
@@ -243,6 +273,7 @@ final class AnomalyLifecycle {
     private void publishResolved(final Anomaly o, final long now) {
         final Anomaly a = o.resolvedAt(now);
         open.remove(a.id());
+        countCongestion(a, -1);
         sink.onResolved(a);
     }
 
@@ -261,6 +292,7 @@ final class AnomalyLifecycle {
             final Anomaly a = readAnomaly(in);
             CheckpointIn.check(!open.containsKey(a.id()), String.format("anomaly %016x open twice", a.id()));
             open.put(a.id(), a);
+            countCongestion(a, 1);
             in.anomalies.put(a.id(), a);
         }
     }

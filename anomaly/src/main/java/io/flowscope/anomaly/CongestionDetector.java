@@ -30,14 +30,16 @@ final class CongestionDetector {
     /**
      * Whether host {@code h}'s degraded links (the link pass just done) read as congestion rather than slow links:
      * two or more of its ranks degraded; or one, with another slowed softly while the worst NIC's latency rose by a
-     * quarter; or any while its congestion is open.
+     * quarter; or any while a congestion of the host is open, this rule's or the wait-state rule's. A congested
+     * NIC's links do not all slow in every period: one alone below its baseline is still the congestion's share
+     * (a lone SLOW_LINK on such a link was MultiHostCongestionIT's false alarm, 0.8 s into a named congestion).
      */
-    static boolean congested(final HostState h, final LinkRateDetector links, final NicState dev) {
+    boolean congested(final HostState h, final LinkRateDetector links, final NicState dev) {
         final int degradedRanks = links.degradedRanks();
         final boolean nicSlowed = dev != null && dev.latencyRatio() >= 1.25;
         return degradedRanks >= 2
                 || (degradedRanks == 1 && links.softRanks() >= 1 && nicSlowed)
-                || (h.congestion.open != null && degradedRanks >= 1);
+                || (degradedRanks >= 1 && (h.congestion.open != null || lifecycle.congestionOpen(h.hostId)));
     }
 
     /** Host {@code h}'s period end, after the link pass and the slow-link judgement. */

@@ -32,6 +32,9 @@ final class Episode {
                 String summary);
 
         void resolve(Anomaly open, long nowNs);
+
+        /** Whether a CONGESTION is open on the host, by either rule (its lone slow link is then the congestion's). */
+        boolean congestionOpen(long hostId);
     }
 
     private final int openAfter;

@@ -374,11 +374,15 @@ final class WaitStateDetector {
         }
         for (int h = 0; h < slowHosts.size(); h++) {
             final long hostId = slowHosts.getLong(h);
-            if (slowSenders.get(hostId) != -2) {
-                continue;
-            }
-            final int device = congestedNic(hostId);
+            final int device = slowSenders.get(hostId) == -2 ? congestedNic(hostId) : -2;
             if (device == -2) {
+                // One sender's links slow alone, or no NIC slowed: judged one by one, unless the host's congestion
+                // (either rule's) is open; then they are its share, and the window is no good one for its episode
+                // (a congested NIC's links need not all slow in every window).
+                if (publisher.congestionOpen(hostId)) {
+                    explainSlowLinks(c, hostId);
+                    c.congestion(hostId, config);
+                }
                 continue;
             }
             int slowLinks = 0;
@@ -429,6 +433,16 @@ final class WaitStateDetector {
                     summary);
         }
         c.settleCongestion(publisher, this::hostNow);
+    }
+
+    /** Marks host {@code hostId}'s slow links of this window as congestion's, not slow links. */
+    private static void explainSlowLinks(final CommWaits c, final long hostId) {
+        for (int i = 0; i < c.links.size(); i++) {
+            final CommWaits.Link l = c.links.get(i);
+            if (l.slowNow && l.senderHostId == hostId) {
+                l.explained = true;
+            }
+        }
     }
 
     private void judgeLink(

@@ -98,6 +98,44 @@ class AnomalyLifecycleTest {
     }
 
     @Test
+    void aHostsCongestionIsKnownOpenWhicheverRuleOpenedItAndAfterARestore() {
+        final long host = 0x10;
+        final Culprit nic1 = Culprit.nic(host, 1);
+        final Anomaly byEpisode = lifecycle
+                .episodes()
+                .open(AnomalyKind.CONGESTION, nic1, Severity.WARNING, 0, 0, new java.util.TreeMap<>(), "NIC 1");
+        final Tracker byPeriodRule = new Tracker();
+        for (int i = 0; i < 3; i++) {
+            lifecycle.track(
+                    byPeriodRule,
+                    true,
+                    false,
+                    AnomalyKind.CONGESTION,
+                    Culprit.nic(host, 0),
+                    Severity.WARNING,
+                    i,
+                    i + 1,
+                    0,
+                    "NIC 0");
+        }
+        assertThat(lifecycle.congestionOpen(host)).isTrue();
+        assertThat(lifecycle.congestionOpen(0x11)).as("another host").isFalse();
+        assertThat(lifecycle.episodes().congestionOpen(host)).isTrue();
+
+        // Into a fresh lifecycle through a checkpoint: still open there.
+        final CheckpointOut out = new CheckpointOut(7, new HostState[0], new CommState[0], 0);
+        lifecycle.writeTo(out);
+        final AnomalyLifecycle restored = new AnomalyLifecycle(new AnomalyConfig(), AnomalySink.of((type, a) -> {}));
+        restored.readFrom(CheckpointIn.open(out.finish(), 7));
+        assertThat(restored.congestionOpen(host)).isTrue();
+
+        lifecycle.episodes().resolve(byEpisode, 5);
+        assertThat(lifecycle.congestionOpen(host)).as("NIC 0's still open").isTrue();
+        lifecycle.resolve(byPeriodRule, 6);
+        assertThat(lifecycle.congestionOpen(host)).isFalse();
+    }
+
+    @Test
     void idsFollowKindCulpritAndStart() {
         final long a = AnomalyLifecycle.id(AnomalyKind.HANG, RANK_3, 5);
         assertThat(AnomalyLifecycle.id(AnomalyKind.HANG, RANK_3, 5)).isEqualTo(a);

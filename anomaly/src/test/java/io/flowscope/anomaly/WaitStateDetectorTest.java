@@ -213,6 +213,24 @@ class WaitStateDetectorTest {
     }
 
     @Test
+    void oneLinkOfACongestedHostSlowingAloneIsStillItsCongestion() {
+        // Senders 1 and 2 slow together, then sender 1 alone until TO: a congested NIC's links need not all slow
+        // in every window (MultiHostCongestionIT: a SLOW_LINK 0.8 s into a named congestion).
+        final int alone = (FROM + TO) / 2;
+        final RingTraffic t = new RingTraffic();
+        t.ranks = 4;
+        t.slowdownPercent =
+                (op, r) -> (r == 1 && op >= FROM && op < TO) || (r == 2 && op >= FROM && op < alone) ? 250 : 100;
+        final List<Anomaly> opened = t.run(OPS, new AnomalyConfig());
+
+        assertThat(opened).extracting(Anomaly::kind).containsExactly(AnomalyKind.CONGESTION);
+        assertThat(t.resolved).hasSize(1);
+        assertThat(t.resolved.get(0).resolvedNs())
+                .as("open while a link of the host stays slow")
+                .isGreaterThan(1_000_000_000L + TO * t.opPeriodNs);
+    }
+
+    @Test
     void twoSendersOnHostsOfTheirOwnAreTwoSlowLinks() {
         final List<Anomaly> opened = twoSendersSlowed(true).run(OPS, new AnomalyConfig());
 
