@@ -13,7 +13,7 @@ import java.util.Locale;
 /**
  * The single-process service's verdict on the cluster's stream: the summaries of the chosen nodes fed in-process to
  * one {@link AnomalyStages#create} stage, as the aggregator applies a record (a flow, then its host advanced to the
- * flow's period end; a collective), period after period and node after node. Nodes are independent in the stage
+ * flow's period start; a collective), period after period and node after node. Nodes are independent in the stage
  * (state per communicator and host), so the faulty groups' nodes and a few healthy ones stand for the whole
  * cluster when it is too large to replay in one process.
  */
@@ -51,7 +51,7 @@ public final class ClusterReference {
             @Override
             public void flow(final FlowSummary s) {
                 stage.onSummary(s);
-                stage.advanceTo(s.hostId(), s.periodEndNs());
+                stage.advanceTo(s.hostId(), s.periodStartNs());
             }
 
             @Override
