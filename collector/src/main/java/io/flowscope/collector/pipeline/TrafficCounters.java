@@ -35,56 +35,27 @@ public final class TrafficCounters implements FlowSummarySink, CollectiveSink {
     public static final int MAX_COLLECTIVE_HISTOGRAMS = 64;
 
     /** Collective duration buckets' upper bounds, ns (10 µs .. 10 s; +Inf implied). */
-    public static final long[] COLLECTIVE_BOUNDS_NS = {
-        10_000L,
-        25_000L,
-        50_000L,
-        100_000L,
-        250_000L,
-        500_000L,
-        1_000_000L,
-        2_500_000L,
-        5_000_000L,
-        10_000_000L,
-        25_000_000L,
-        50_000_000L,
-        100_000_000L,
-        250_000_000L,
-        500_000_000L,
-        1_000_000_000L,
-        2_500_000_000L,
-        5_000_000_000L,
-        10_000_000_000L
-    };
+    public static final long[] COLLECTIVE_BOUNDS_NS = oneTwoFiveSteps(10_000L, 10_000_000_000L);
     /** Collective bus bandwidth buckets' upper bounds, bytes per second (100 MB/s .. 1 TB/s; +Inf implied). */
     public static final double[] BUS_BANDWIDTH_BOUNDS = {
         1e8, 2.5e8, 5e8, 1e9, 2.5e9, 5e9, 1e10, 2.5e10, 5e10, 1e11, 2.5e11, 5e11, 1e12
     };
     /** Wait phase buckets' upper bounds, ns (1 µs .. 10 s; +Inf implied). */
-    public static final long[] PHASE_BOUNDS_NS = {
-        1_000L,
-        2_500L,
-        5_000L,
-        10_000L,
-        25_000L,
-        50_000L,
-        100_000L,
-        250_000L,
-        500_000L,
-        1_000_000L,
-        2_500_000L,
-        5_000_000L,
-        10_000_000L,
-        25_000_000L,
-        50_000_000L,
-        100_000_000L,
-        250_000_000L,
-        500_000_000L,
-        1_000_000_000L,
-        2_500_000_000L,
-        5_000_000_000L,
-        10_000_000_000L
-    };
+    public static final long[] PHASE_BOUNDS_NS = oneTwoFiveSteps(1_000L, 10_000_000_000L);
+
+    /** 1, 2.5 and 5 times each power of ten from {@code from} up to {@code to}, both powers of ten (10, 25, 50, 100). */
+    static long[] oneTwoFiveSteps(final long from, final long to) {
+        final long[] out = new long[3 * (int) Math.round(Math.log10((double) to / from)) + 1];
+        long decade = from;
+        for (int i = 0; i < out.length; i += 3, decade *= 10) {
+            out[i] = decade;
+            if (i + 1 < out.length) {
+                out[i + 1] = decade * 5 / 2;
+                out[i + 2] = decade * 5;
+            }
+        }
+        return out;
+    }
 
     /** Series families whose tables can fill ({@link View#dropped}). */
     public static final String[] FAMILIES = {"link", "qp", "rank_collective", "collective_histogram"};
