@@ -116,7 +116,8 @@ public final class InfluxClientExporter implements Exporter<String> {
                 }
                 return ExportResult.RETRYABLE;
             }
-            return code >= 500 || code == 408 || code == 429 ? ExportResult.RETRYABLE : ExportResult.FAILED;
+            final ExportResult r = ExportResult.ofHttpStatus(code);
+            return r == ExportResult.SUCCESS ? ExportResult.FAILED : r; // the client threw: not delivered
         }
     }
 

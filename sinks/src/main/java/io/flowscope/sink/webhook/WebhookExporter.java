@@ -70,7 +70,7 @@ public final class WebhookExporter implements Exporter<Notification> {
                 response.body() == null ? "" : response.body().strip().replaceAll("\\s+", " ");
         lastError = "POST " + config.url() + " answered " + status
                 + (why.isEmpty() ? "" : ": " + (why.length() > 200 ? why.substring(0, 200) + "…" : why));
-        return status >= 500 || status == 408 || status == 429 ? ExportResult.RETRYABLE : ExportResult.FAILED;
+        return ExportResult.ofHttpStatus(status);
     }
 
     @Override
