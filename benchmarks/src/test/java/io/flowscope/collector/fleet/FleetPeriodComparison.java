@@ -3,11 +3,7 @@ package io.flowscope.collector.fleet;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.flowscope.api.anomaly.Anomaly;
 import io.flowscope.collector.config.CollectorConfig;
-import io.flowscope.collector.fleet.wire.FleetWire;
-import io.flowscope.collector.fleet.wire.FleetWireEncoder;
-import io.flowscope.collector.ingest.SimulatorSource;
-import io.flowscope.collector.pipeline.AnomalyStages;
-import io.flowscope.collector.pipeline.Pipeline;
+import io.flowscope.collector.pipeline.AnomalyEvent;
 import io.flowscope.sim.Scenario;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -81,39 +77,18 @@ class FleetPeriodComparison {
     private static Run run(final String scenario, final int periodMs) throws IOException {
         final CollectorConfig config =
                 CollectorConfig.load(null, Map.of(), Map.of("window.periodMs", Integer.toString(periodMs)));
+        final SimulatedAgent agent = SimulatedAgent.run(scenario, config, "agent-1", "node");
         final TreeSet<String> service = new TreeSet<>();
-        final Pipeline p = new Pipeline(Pipeline.windowConfig(config), AnomalyStages::create, e -> {
+        for (final AnomalyEvent e : agent.service()) {
             if (e.type().equals("opened")) {
-                service.add(culprit(e.anomaly()));
-                if (Boolean.getBoolean("flowscope.period.times")) {
-                    System.out.printf(
-                            "service %d ms: %s start %d detected %d%n",
-                            periodMs,
-                            culprit(e.anomaly()),
-                            e.anomaly().startNs() / 1_000_000,
-                            e.anomaly().detectedNs() / 1_000_000);
-                }
+                final Anomaly a = e.anomaly();
+                named(service, "service", periodMs, culprit(a), a.startNs(), a.detectedNs());
             }
-        });
-        final FleetWireEncoder wire = new FleetWireEncoder("agent-1");
-        final List<byte[]> central = new ArrayList<>();
-        final long[] seq = {0};
-        p.tap(
-                s -> {
-                    final long q = ++seq[0];
-                    if (Boolean.getBoolean("flowscope.period.all") || FleetWire.judgedCentrally(s)) {
-                        central.add(wire.flow(q, s, "node"));
-                    }
-                },
-                c -> central.add(wire.collective(++seq[0], c)));
-        final SimulatorSource sim = new SimulatorSource(scenario, 1e12, 0);
-        while (!sim.finished()) {
-            sim.poll(p);
-            p.endBatch(0);
         }
-        p.finish();
-        final TreeSet<String> named = new TreeSet<>();
-        for (final String e : new Aggregator(config.fleet(), "period", x -> {}).applyOffline(central)) {
+        // -Dflowscope.period.all=true: the aggregator fed every summary instead of the central subset
+        final List<byte[]> records = Boolean.getBoolean("flowscope.period.all") ? agent.all() : agent.central();
+        final TreeSet<String> aggregator = new TreeSet<>();
+        for (final String e : new Aggregator(config.fleet(), "period", x -> {}).applyOffline(records)) {
             final String[] parts = e.split(" ", 3);
             if (parts[1].equals("opened")) {
                 final JsonNode a = FleetCodec.MAPPER.readTree(parts[2]);
@@ -122,18 +97,32 @@ class FleetPeriodComparison {
                         a.path("kind").asText(),
                         c.path("rank").asInt(),
                         c.path("peer").asInt());
-                named.add(who);
-                if (Boolean.getBoolean("flowscope.period.times")) {
-                    System.out.printf(
-                            "aggregator %d ms: %s start %d detected %d%n",
-                            periodMs,
-                            who,
-                            a.path("startNs").asLong() / 1_000_000,
-                            a.path("detectedNs").asLong() / 1_000_000);
-                }
+                named(
+                        aggregator,
+                        "aggregator",
+                        periodMs,
+                        who,
+                        a.path("startNs").asLong(),
+                        a.path("detectedNs").asLong());
             }
         }
-        return new Run(List.copyOf(service), List.copyOf(named));
+        return new Run(List.copyOf(service), List.copyOf(aggregator));
+    }
+
+    /** Adds {@code who} to {@code into}; with -Dflowscope.period.times=true also prints when it was named. */
+    private static void named(
+            final TreeSet<String> into,
+            final String side,
+            final int periodMs,
+            final String who,
+            final long startNs,
+            final long detectedNs) {
+        into.add(who);
+        if (Boolean.getBoolean("flowscope.period.times")) {
+            System.out.printf(
+                    "%s %d ms: %s start %d detected %d%n",
+                    side, periodMs, who, startNs / 1_000_000, detectedNs / 1_000_000);
+        }
     }
 
     private static String culprit(final Anomaly a) {

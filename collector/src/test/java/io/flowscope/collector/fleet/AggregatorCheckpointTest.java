@@ -5,10 +5,6 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.flowscope.collector.config.CollectorConfig;
 import io.flowscope.collector.config.FleetConfig;
-import io.flowscope.collector.fleet.wire.FleetWireEncoder;
-import io.flowscope.collector.ingest.SimulatorSource;
-import io.flowscope.collector.pipeline.AnomalyStages;
-import io.flowscope.collector.pipeline.Pipeline;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -30,20 +26,9 @@ class AggregatorCheckpointTest {
     /** One simulated run with a slow link, as an agent publishes it in the binary encoding. */
     @BeforeAll
     static void records() {
-        final CollectorConfig config = CollectorConfig.load(null, Map.of(), Map.of());
-        final Pipeline p = new Pipeline(Pipeline.windowConfig(config), AnomalyStages::create, e -> {});
-        final FleetWireEncoder wire = new FleetWireEncoder("agent-1");
-        final long[] seq = {0};
-        p.tap(s -> RECORDS.add(wire.flow(++seq[0], s, "node-a")), c -> RECORDS.add(wire.collective(++seq[0], c)));
-        final SimulatorSource sim = new SimulatorSource(
-                "nodes=2,gpus=4,channels=2,duration=400ms,fault=slow-link,rank=3,peer=4,fraction=0.4,at=100ms,for=150ms",
-                1e12,
-                0);
-        while (!sim.finished()) {
-            sim.poll(p);
-            p.endBatch(0);
-        }
-        p.finish();
+        RECORDS.addAll(SimulatedAgent.run(
+                        "nodes=2,gpus=4,channels=2,duration=400ms,fault=slow-link,rank=3,peer=4,fraction=0.4,at=100ms,for=150ms")
+                .all());
     }
 
     private static Aggregator aggregator() {

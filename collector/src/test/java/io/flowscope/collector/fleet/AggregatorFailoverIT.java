@@ -6,10 +6,6 @@ import static org.awaitility.Awaitility.await;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.flowscope.collector.config.CollectorConfig;
 import io.flowscope.collector.config.FleetConfig;
-import io.flowscope.collector.fleet.wire.FleetWireEncoder;
-import io.flowscope.collector.ingest.SimulatorSource;
-import io.flowscope.collector.pipeline.AnomalyStages;
-import io.flowscope.collector.pipeline.Pipeline;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -69,19 +65,8 @@ class AggregatorFailoverIT {
 
     /** An agent's binary records of a simulated run (every flow and collective summary). */
     private static List<byte[]> records(final String scenario, final String agent) {
-        final CollectorConfig config = CollectorConfig.load(null, Map.of(), Map.of());
-        final Pipeline p = new Pipeline(Pipeline.windowConfig(config), AnomalyStages::create, e -> {});
-        final FleetWireEncoder wire = new FleetWireEncoder(agent);
-        final List<byte[]> out = new ArrayList<>();
-        final long[] seq = {0};
-        p.tap(s -> out.add(wire.flow(++seq[0], s, agent)), c -> out.add(wire.collective(++seq[0], c)));
-        final SimulatorSource sim = new SimulatorSource(scenario, 1e12, 0);
-        while (!sim.finished()) {
-            sim.poll(p);
-            p.endBatch(0);
-        }
-        p.finish();
-        return out;
+        return SimulatedAgent.run(scenario, CollectorConfig.load(null, Map.of(), Map.of()), agent, agent)
+                .all();
     }
 
     @ParameterizedTest(name = "fleet.checkpoint.tail = {0}")

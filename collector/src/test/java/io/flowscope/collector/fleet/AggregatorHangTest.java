@@ -6,13 +6,8 @@ import com.fasterxml.jackson.databind.JsonNode;
 import io.flowscope.api.anomaly.Anomaly;
 import io.flowscope.api.anomaly.AnomalyKind;
 import io.flowscope.collector.config.CollectorConfig;
-import io.flowscope.collector.fleet.wire.FleetWire;
-import io.flowscope.collector.fleet.wire.FleetWireEncoder;
-import io.flowscope.collector.ingest.SimulatorSource;
 import io.flowscope.collector.pipeline.AnomalyEvent;
-import io.flowscope.collector.pipeline.AnomalyStages;
 import io.flowscope.collector.pipeline.Json;
-import io.flowscope.collector.pipeline.Pipeline;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
@@ -39,32 +34,10 @@ class AggregatorHangTest {
                 "nodes=2,gpus=4,channels=2,size=8M,seed=23,duration=900ms,fault=hang,rank=3,at=100ms; 3"
             })
     void theAggregatorNamesTheHangTheServiceNames(final String scenario, final int rank) {
-        final CollectorConfig config = CollectorConfig.load(null, Map.of(), Map.of());
-        final List<AnomalyEvent> service = new ArrayList<>();
-        final Pipeline p = new Pipeline(Pipeline.windowConfig(config), AnomalyStages::create, service::add);
-        final FleetWireEncoder wire = new FleetWireEncoder("agent-1");
-        final List<byte[]> all = new ArrayList<>();
-        final List<byte[]> central = new ArrayList<>();
-        final long[] seq = {0};
-        p.tap(
-                s -> {
-                    final byte[] r = wire.flow(++seq[0], s, "node-a");
-                    all.add(r);
-                    if (FleetWire.judgedCentrally(s)) {
-                        central.add(r);
-                    }
-                },
-                c -> {
-                    final byte[] r = wire.collective(++seq[0], c);
-                    all.add(r);
-                    central.add(r);
-                });
-        final SimulatorSource sim = new SimulatorSource(scenario, 1e12, 0);
-        while (!sim.finished()) {
-            sim.poll(p);
-            p.endBatch(0);
-        }
-        p.finish();
+        final SimulatedAgent run = SimulatedAgent.run(scenario);
+        final List<AnomalyEvent> service = run.service();
+        final List<byte[]> all = run.all();
+        final List<byte[]> central = run.central();
 
         final List<Anomaly> serviceHangs = service.stream()
                 .filter(e -> e.type().equals("opened") && e.anomaly().kind() == AnomalyKind.HANG)

@@ -6,12 +6,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import io.flowscope.api.summary.FlowSummary;
 import io.flowscope.collector.config.CollectorConfig;
 import io.flowscope.collector.fleet.wire.FleetWire;
-import io.flowscope.collector.fleet.wire.FleetWireEncoder;
-import io.flowscope.collector.ingest.SimulatorSource;
-import io.flowscope.collector.pipeline.AnomalyStages;
 import io.flowscope.collector.pipeline.Json;
-import io.flowscope.collector.pipeline.Pipeline;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -38,38 +33,15 @@ class CentralSubsetTest {
                 "nodes=2,gpus=4,channels=2,duration=400ms,fault=slow-gpu,rank=5,fraction=0.5,at=100ms"
             })
     void theAggregatorNamesWhatTheServiceNames(final String scenario) {
-        final CollectorConfig config = CollectorConfig.load(null, Map.of(), Map.of());
-        final List<String> service = new ArrayList<>();
-        final Pipeline p = new Pipeline(
-                Pipeline.windowConfig(config),
-                AnomalyStages::create,
-                e -> service.add(e.type() + " " + FleetCodec.MAPPER.valueToTree(Json.anomaly(e.anomaly()))));
-        final FleetWireEncoder wire = new FleetWireEncoder("agent-1");
-        final List<byte[]> all = new ArrayList<>();
-        final List<byte[]> central = new ArrayList<>();
-        final long[] seq = {0};
-        final long[] byKind = new long[5];
-        p.tap(
-                s -> {
-                    final byte[] r = wire.flow(++seq[0], s, "node-a");
-                    all.add(r);
-                    byKind[s.kind()]++;
-                    if (FleetWire.judgedCentrally(s)) {
-                        central.add(r); // same agent and seq: the gaps are what a filtering agent leaves
-                    }
-                },
-                c -> {
-                    final byte[] r = wire.collective(++seq[0], c);
-                    all.add(r);
-                    central.add(r);
-                });
-        final SimulatorSource sim = new SimulatorSource(scenario, 1e12, 0);
-        while (!sim.finished()) {
-            sim.poll(p);
-            p.endBatch(0);
-        }
-        p.finish();
-        assertThat(byKind[FlowSummary.KIND_QP]).as("QP flows in the run").isPositive();
+        final SimulatedAgent run = SimulatedAgent.run(scenario);
+        final List<byte[]> all = run.all();
+        final List<byte[]> central = run.central();
+        final List<String> service = run.service().stream()
+                .map(e -> e.type() + " " + FleetCodec.MAPPER.valueToTree(Json.anomaly(e.anomaly())))
+                .toList();
+        assertThat(run.flowsByKind()[FlowSummary.KIND_QP])
+                .as("QP flows in the run")
+                .isPositive();
         assertThat(central.size()).isLessThan(all.size());
 
         assertThat(service).as("anomalies the service names").isNotEmpty();
