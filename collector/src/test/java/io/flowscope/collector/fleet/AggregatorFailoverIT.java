@@ -120,12 +120,7 @@ class AggregatorFailoverIT {
             procs[1] = AggregatorProcess.start("kill-b", fleet, dir.resolve("no-hold-b"), settings, properties);
             final AggregatorProcess a = procs[0];
             final AggregatorProcess b = procs[1];
-            await("both aggregators own two partitions")
-                    .atMost(Duration.ofSeconds(180))
-                    .pollInterval(Duration.ofMillis(500))
-                    .ignoreExceptions()
-                    .failFast(() -> !a.isAlive() || !b.isAlive())
-                    .until(() -> a.partitions().size() == 2 && b.partitions().size() == 2);
+            AggregatorProcess.awaitTwoPartitionsEach(a, b);
 
             // 40 % of every partition, committed: checkpoints written on both (events open at 35-60 %, resolve at
             // 65-75 %: some follow the kill at 50 %)

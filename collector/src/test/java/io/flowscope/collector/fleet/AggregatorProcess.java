@@ -1,5 +1,7 @@
 package io.flowscope.collector.fleet;
 
+import static org.awaitility.Awaitility.await;
+
 import com.fasterxml.jackson.databind.JsonNode;
 import io.flowscope.collector.Main;
 import io.flowscope.collector.config.FleetConfig;
@@ -154,6 +156,16 @@ final class AggregatorProcess implements AutoCloseable {
             out.add(Integer.parseInt(s.substring(s.lastIndexOf('-') + 1)));
         }
         return out;
+    }
+
+    /** Waits until {@code a} and {@code b} share four partitions two each (a group that has settled); fails fast if one dies. */
+    static void awaitTwoPartitionsEach(final AggregatorProcess a, final AggregatorProcess b) {
+        await("both aggregators own two partitions")
+                .atMost(Duration.ofSeconds(180))
+                .pollInterval(Duration.ofMillis(500))
+                .ignoreExceptions()
+                .failFast(() -> !a.isAlive() || !b.isAlive())
+                .until(() -> a.partitions().size() == 2 && b.partitions().size() == 2);
     }
 
     /** A JSON resource of its HTTP API, e.g. {@code /api/anomalies?state=open}. */

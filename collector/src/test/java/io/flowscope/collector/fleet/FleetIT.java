@@ -463,12 +463,7 @@ class FleetIT {
             procs[1] = AggregatorProcess.start("agg-b", fleet, holdB);
             final AggregatorProcess a = procs[0];
             final AggregatorProcess b = procs[1];
-            await("both aggregators own two partitions")
-                    .atMost(Duration.ofSeconds(180))
-                    .pollInterval(Duration.ofMillis(500))
-                    .ignoreExceptions()
-                    .failFast(() -> !a.isAlive() || !b.isAlive())
-                    .until(() -> a.partitions().size() == 2 && b.partitions().size() == 2);
+            AggregatorProcess.awaitTwoPartitionsEach(a, b);
 
             // 2. phase A: each partition up to and including the record of its first anomaly event; both commit it
             final Map<Integer, Integer> sent = new TreeMap<>();
