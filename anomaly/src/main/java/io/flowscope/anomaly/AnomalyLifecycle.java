@@ -12,7 +12,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.SortedMap;
-import org.agrona.collections.Long2LongHashMap;
 
 /**
  * The one lifecycle of every anomaly: opened, updated, resolved, with its hysteresis. The period rules keep a
@@ -29,12 +28,6 @@ final class AnomalyLifecycle {
     private final AnomalyConfig config;
     private final AnomalySink sink;
     private final Map<Long, Anomaly> open = new LinkedHashMap<>();
-    /**
-     * Host id → its open CONGESTION anomalies, whichever detector opened them: a link of that host slowing alone
-     * while its network is congested is the congestion's share, not a slow link ({@link #congestionOpen}).
-     */
-    private final Long2LongHashMap congestionsByHost = new Long2LongHashMap(0);
-
     private final Evidence evidence = new Evidence();
     private final Episode.Publisher episodes = new EpisodePublisher();
 
@@ -73,21 +66,18 @@ final class AnomalyLifecycle {
                 && (kind != AnomalyKind.SLOW_LINK || o.peer() == c.peer());
     }
 
-    /** Whether a CONGESTION is open on host {@code hostId} (any of its NICs, or its network), by either rule. */
+    /**
+     * Whether a CONGESTION is open on host {@code hostId} (any of its NICs, or its network), by either rule: a link
+     * of that host slowing alone while its network is congested is the congestion's share, not a slow link. Asked
+     * only when a host has a degraded link, over the few anomalies open.
+     */
     boolean congestionOpen(final long hostId) {
-        return congestionsByHost.get(hostId) > 0;
-    }
-
-    private void countCongestion(final Anomaly a, final int delta) {
-        if (a.kind() == AnomalyKind.CONGESTION) {
-            final long hostId = a.culprit().hostId();
-            final long n = congestionsByHost.get(hostId) + delta;
-            if (n == 0) {
-                congestionsByHost.remove(hostId);
-            } else {
-                congestionsByHost.put(hostId, n);
+        for (final Anomaly a : open.values()) {
+            if (a.kind() == AnomalyKind.CONGESTION && a.culprit().hostId() == hostId) {
+                return true;
             }
         }
+        return false;
     }
 
     /** Whether an anomaly of this kind and culprit is open, whichever detector opened it. */
@@ -240,7 +230,6 @@ final class AnomalyLifecycle {
                 windowEnd,
                 summary);
         open.put(a.id(), a);
-        countCongestion(a, 1);
         sink.onOpened(a);
         return a;
     }
@@ -273,7 +262,6 @@ final class AnomalyLifecycle {
     private void publishResolved(final Anomaly o, final long now) {
         final Anomaly a = o.resolvedAt(now);
         open.remove(a.id());
-        countCongestion(a, -1);
         sink.onResolved(a);
     }
 
@@ -292,7 +280,6 @@ final class AnomalyLifecycle {
             final Anomaly a = readAnomaly(in);
             CheckpointIn.check(!open.containsKey(a.id()), String.format("anomaly %016x open twice", a.id()));
             open.put(a.id(), a);
-            countCongestion(a, 1);
             in.anomalies.put(a.id(), a);
         }
     }
