@@ -2,15 +2,18 @@ package io.flowscope.bench.cluster;
 
 import io.flowscope.api.summary.CollectiveSummary;
 import io.flowscope.api.summary.FlowSummary;
+import io.flowscope.collector.config.CollectorConfig;
+import io.flowscope.collector.config.FleetConfig;
+import io.flowscope.collector.fleet.AgentPublisher;
 import io.flowscope.collector.fleet.FleetCodec;
 import io.flowscope.collector.fleet.wire.FleetWireEncoder;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Locale;
+import java.util.Map;
 import java.util.Properties;
 import java.util.concurrent.atomic.AtomicReference;
 import org.apache.kafka.clients.producer.KafkaProducer;
-import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.kafka.common.serialization.StringSerializer;
@@ -24,7 +27,7 @@ import org.apache.kafka.common.serialization.StringSerializer;
  * {@code AgentPublisher}'s (idempotent, transactional with a commit every 200 ms, zstd, linger 5 ms). One producer
  * serves all its nodes, where real nodes have one each: Kafka's per-request costs are shared here.
  *
- * <p>Arguments: {@code <spec> <agent> <agents> <bootstrap> <summariesTopic> <partitions> <seconds> <startFile>}.
+ * <p>Arguments: {@code <spec> <agent> <agents> <bootstrap> <topicPrefix> <partitions> <seconds> <startFile>}.
  * It builds its stream, prints {@code READY}, waits for {@code startFile} (the wall time in ms, written by the
  * harness, common to all agents), then publishes period k at start + (k + 1) × period. It prints a status line
  * every 5 s and {@code DONE ...} with its figures at the end.
@@ -36,7 +39,7 @@ public final class ClusterAgent {
 
     public static void main(final String[] args) throws Exception {
         if (args.length != 8) {
-            System.err.println("usage: ClusterAgent <spec> <agent> <agents> <bootstrap> <summariesTopic> <partitions> "
+            System.err.println("usage: ClusterAgent <spec> <agent> <agents> <bootstrap> <topicPrefix> <partitions> "
                     + "<seconds> <startFile>");
             System.exit(2);
         }
@@ -44,7 +47,7 @@ public final class ClusterAgent {
         final int agent = Integer.parseInt(args[1]);
         final int agents = Integer.parseInt(args[2]);
         final String bootstrap = args[3];
-        final String topic = args[4];
+        final String topicPrefix = args[4];
         final int partitions = Integer.parseInt(args[5]);
         final long seconds = Long.parseLong(args[6]);
         final Path startFile = Path.of(args[7]);
@@ -57,20 +60,20 @@ public final class ClusterAgent {
         for (int n = from; n < to; n++) {
             encoders[n - from] = new FleetWireEncoder(stream.hostName(n));
         }
-        final Properties p = new Properties();
-        p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
-        p.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
-        p.put(ProducerConfig.ACKS_CONFIG, "all");
-        p.put(ProducerConfig.TRANSACTIONAL_ID_CONFIG, topic + "-cluster-agent-" + agent);
-        p.put(ProducerConfig.TRANSACTION_TIMEOUT_CONFIG, 10_000);
-        p.put(ProducerConfig.BUFFER_MEMORY_CONFIG, 256L << 20);
-        p.put(ProducerConfig.LINGER_MS_CONFIG, 5);
-        p.put(ProducerConfig.BATCH_SIZE_CONFIG, 256 * 1024);
-        p.put(ProducerConfig.COMPRESSION_TYPE_CONFIG, "zstd");
-        p.put(ProducerConfig.MAX_BLOCK_MS_CONFIG, 10_000);
-        p.put(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, 5_000);
-        p.put(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, 15_000);
-        p.put(ProducerConfig.CLIENT_ID_CONFIG, "flowscope-cluster-agent-" + agent);
+        // AgentPublisher's producer: idempotent, transactional, zstd, linger 5 ms; a larger buffer for many nodes
+        final FleetConfig fleet = CollectorConfig.load(
+                        null,
+                        Map.of(),
+                        Map.of(
+                                "fleet.bootstrap",
+                                bootstrap,
+                                "fleet.topicPrefix",
+                                topicPrefix,
+                                "fleet.bufferBytes",
+                                Long.toString(256L << 20)))
+                .fleet();
+        final String topic = fleet.summariesTopic();
+        final Properties p = AgentPublisher.producerProperties(fleet, "cluster-agent-" + agent);
         final AtomicReference<Exception> failure = new AtomicReference<>();
         final long[] sent = new long[2]; // records, value bytes
         final long[] kinds = new long[3]; // receive STEP flows, LINK aggregates, collectives

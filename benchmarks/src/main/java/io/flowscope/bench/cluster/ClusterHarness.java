@@ -198,7 +198,7 @@ public final class ClusterHarness {
                     Integer.toString(a),
                     Integer.toString(params.agents()),
                     params.bootstrap(),
-                    fleet.summariesTopic(),
+                    fleet.topicPrefix(),
                     Integer.toString(params.partitions()),
                     Long.toString(params.seconds()),
                     startFile.toString()));

@@ -321,6 +321,14 @@ public final class AgentPublisher implements AutoCloseable {
     }
 
     private Properties producerProperties() {
+        return producerProperties(fleet, agentId);
+    }
+
+    /**
+     * The producer settings of agent {@code agentId} publishing to {@code fleet}'s topics. Public for the cluster
+     * benchmark's agents ({@code io.flowscope.bench.cluster.ClusterAgent}), which publish as an agent does.
+     */
+    public static Properties producerProperties(final FleetConfig fleet, final String agentId) {
         final Properties p = new Properties();
         p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, fleet.bootstrap());
         p.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
