@@ -86,17 +86,9 @@ class FleetBenchmark {
             final long t1 = System.nanoTime();
             try (Aggregator agg = new Aggregator(fleet, "bench", e -> {}).start()) {
                 // also timed from its first record: the group join and partition assignment left out
-                final long[] first = {0};
-                await().atMost(Duration.ofMinutes(10))
-                        .pollInterval(Duration.ofMillis(10))
-                        .until(() -> {
-                            if (first[0] == 0 && agg.records() > 0) {
-                                first[0] = System.nanoTime();
-                            }
-                            return agg.records() >= summaries;
-                        });
+                final long first = firstRecordOfAll(agg, summaries);
                 final double aggS = (System.nanoTime() - t1) / 1e9;
-                final double steadyS = (System.nanoTime() - first[0]) / 1e9;
+                final double steadyS = (System.nanoTime() - first) / 1e9;
                 assertThat(agg.anomalies()).isNotEmpty();
                 System.out.printf(
                         "FLEET BENCH (fleet.wire=%s): %d engine input events, %d summaries, %d records " + "in all%n"
@@ -150,20 +142,25 @@ class FleetBenchmark {
         o.put("fleet.checkpoint.tail", tail);
         final FleetConfig again = CollectorConfig.load(null, Map.of(), o).fleet();
         try (Aggregator agg = new Aggregator(again, "bench-tail-" + tail, e -> {}).start()) {
-            final long[] first = {0};
-            await().atMost(Duration.ofMinutes(10))
-                    .pollInterval(Duration.ofMillis(10))
-                    .until(() -> {
-                        if (first[0] == 0 && agg.records() > 0) {
-                            first[0] = System.nanoTime();
-                        }
-                        return agg.records() >= summaries;
-                    });
-            final double steadyS = (System.nanoTime() - first[0]) / 1e9;
+            final double steadyS = (System.nanoTime() - firstRecordOfAll(agg, summaries)) / 1e9;
             System.out.printf(
                     "FLEET BENCH (fleet.wire=%s): aggregator with fleet.checkpoint.tail=%s: from its first record %.2f s"
                             + " = %.0f summaries/s; %d checkpoints%n",
                     wire, tail, steadyS, summaries / steadyS, agg.checkpoints());
         }
+    }
+
+    /** Waits until {@code agg} has consumed {@code summaries} records; returns when (nanoTime) its first came. */
+    private static long firstRecordOfAll(final Aggregator agg, final long summaries) {
+        final long[] first = {0};
+        await().atMost(Duration.ofMinutes(10))
+                .pollInterval(Duration.ofMillis(10))
+                .until(() -> {
+                    if (first[0] == 0 && agg.records() > 0) {
+                        first[0] = System.nanoTime();
+                    }
+                    return agg.records() >= summaries;
+                });
+        return first[0];
     }
 }
