@@ -13,10 +13,10 @@ import org.junit.jupiter.api.Assumptions;
  * or inside it. {@code -Dflowscope.sharedTraces=DIR} overrides. Missing: the test is skipped with the reason, except
  * on CI ({@code CI=true}), where it fails.
  */
-final class SharedTraces {
+public final class SharedTraces {
     private SharedTraces() {}
 
-    static Path dir() {
+    public static Path dir() {
         final String override = System.getProperty("flowscope.sharedTraces");
         if (override != null) {
             return Path.of(override);
@@ -38,7 +38,7 @@ final class SharedTraces {
     }
 
     /** The {@code events.jsonl.gz} of the named trace folders, in that order. */
-    static List<Path> events(final String... names) {
+    public static List<Path> events(final String... names) {
         final Path root = dir();
         final List<Path> out = new ArrayList<>();
         for (final String n : names) {

@@ -28,6 +28,8 @@ import java.util.Map;
  * @param publishAll       true ({@code fleet.publish = all}): the agent sends every summary; false
  *                         ({@code central}, the default): only what the aggregators' stage reads
  *                         (docs/fleet-wire.md)
+ * @param collectiveEvery  with {@code central}: a collective travels when its sequence number is a multiple of
+ *                         this (1: every one); the agent judges all of them ({@code CentralSelection})
  * @param checkpointRecords an aggregator writes a partition's checkpoint (its stage's state, the agents' marks)
  *                         after this many records since the last one; a partition taken over replays at most
  *                         these from its tail (fleet.checkpoint.records)
@@ -52,6 +54,7 @@ public record FleetConfig(
         long bufferBytes,
         Encoding wire,
         boolean publishAll,
+        long collectiveEvery,
         long checkpointRecords,
         long checkpointMs,
         boolean tailInStore,
@@ -139,6 +142,7 @@ public record FleetConfig(
         d.put("fleet.bufferBytes", "33554432");
         d.put("fleet.wire", "binary");
         d.put("fleet.publish", "central");
+        d.put("fleet.collectiveEvery", "1");
         d.put("fleet.checkpoint.records", "20000");
         d.put("fleet.checkpoint.ms", "2000");
         d.put("fleet.checkpoint.tail", "topic");
@@ -202,6 +206,7 @@ public record FleetConfig(
                 longIn("fleet.bufferBytes", values, origin, 1 << 20, 1L << 31),
                 wire(values, origin),
                 publishAll(values, origin),
+                longIn("fleet.collectiveEvery", values, origin, 1, 1 << 20),
                 longIn("fleet.checkpoint.records", values, origin, 1, 100_000_000),
                 longIn("fleet.checkpoint.ms", values, origin, 10, 3_600_000),
                 tailInStore(values, origin),

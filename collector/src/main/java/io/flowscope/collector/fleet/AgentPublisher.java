@@ -5,7 +5,6 @@ import io.flowscope.api.summary.CollectiveSummary;
 import io.flowscope.api.summary.FlowSummary;
 import io.flowscope.collector.config.CollectorConfig;
 import io.flowscope.collector.config.FleetConfig;
-import io.flowscope.collector.fleet.wire.FleetWire;
 import io.flowscope.collector.fleet.wire.FleetWireEncoder;
 import io.flowscope.collector.journal.JournalReader;
 import io.flowscope.collector.journal.JournalWriter;
@@ -390,9 +389,8 @@ public final class AgentPublisher implements AutoCloseable {
                     pipeline.finish(); // the live run's last period: published like any other
                 }
             };
-            final TelemetryListener in = fleet.eventSampleEvery() > 0
-                    ? new EventSampler(pipeline, fleet.eventSampleEvery(), out::event)
-                    : pipeline;
+            final TelemetryListener in =
+                    new EventSampler(pipeline, fleet.eventSampleEvery(), out::event, out.selection);
             documents = 0;
             long nextCheckpoint = System.nanoTime();
             try {
@@ -480,6 +478,8 @@ public final class AgentPublisher implements AutoCloseable {
         private final int anomalyPartitions;
         /** Summaries in the binary records of {@code fleet.wire}; null: JSON ({@code fleet.wire = json}). */
         private final FleetWireEncoder wire;
+        /** What travels: decided anew each session from the journal it re-reads. */
+        final CentralSelection selection = CentralSelection.of(fleet);
 
         long seq;
         private long doc = -1;
@@ -561,7 +561,7 @@ public final class AgentPublisher implements AutoCloseable {
         void flow(final FlowSummary s) {
             // numbered before the filter: seqs stay those of every output (a filtered one is a gap, which the
             // consumers' high-water marks pass over), so fleet.publish may change without renumbering the journal
-            if (next() && (fleet.publishAll() || FleetWire.judgedCentrally(s))) {
+            if (next() && selection.flow(s)) {
                 send(
                         fleet.summariesTopic(),
                         FleetCodec.partition(s, summaryPartitions),
@@ -573,7 +573,7 @@ public final class AgentPublisher implements AutoCloseable {
         }
 
         void collective(final CollectiveSummary s) {
-            if (next()) {
+            if (next() && selection.collective(s)) {
                 send(
                         fleet.summariesTopic(),
                         FleetCodec.partition(s, summaryPartitions),
@@ -603,7 +603,11 @@ public final class AgentPublisher implements AutoCloseable {
         }
     }
 
-    /** Hands every call to the pipeline and every N-th (by count) to the events topic. */
+    /**
+     * The agent's input tap: hands every call to the pipeline, the ranks each host holds (the rings' communicator
+     * entries, the collectives' starts) to the selection of what travels too, and every N-th call (by count; 0:
+     * none) to the events topic.
+     */
     interface EventOut {
         void event(long hostId, String call, Map<String, Object> args);
     }
@@ -615,14 +619,18 @@ public final class AgentPublisher implements AutoCloseable {
         private long count;
         private long host;
 
-        EventSampler(final TelemetryListener next, final long every, final EventOut out) {
+        private final CentralSelection selection;
+
+        EventSampler(
+                final TelemetryListener next, final long every, final EventOut out, final CentralSelection selection) {
             this.next = next;
             this.every = every;
             this.out = out;
+            this.selection = selection;
         }
 
         private boolean sample() {
-            return ++count % every == 0;
+            return every > 0 && ++count % every == 0;
         }
 
         private void emit(final String call, final Object... kv) {
@@ -638,6 +646,26 @@ public final class AgentPublisher implements AutoCloseable {
         public void onHost(final long hostId) {
             host = hostId;
             next.onHost(hostId);
+        }
+
+        @Override
+        public void onRingComm(
+                final long hostId,
+                final String hostname,
+                final int pid,
+                final long commHash,
+                final int rank,
+                final int nranks,
+                final int cudaDevice,
+                final String pciBusId) {
+            selection.onRank(hostId, commHash, rank, nranks);
+            next.onRingComm(hostId, hostname, pid, commHash, rank, nranks, cudaDevice, pciBusId);
+        }
+
+        @Override
+        public void onRingGpuUuid(
+                final long hostId, final int pid, final long commHash, final int rank, final String gpuUuid) {
+            next.onRingGpuUuid(hostId, pid, commHash, rank, gpuUuid);
         }
 
         @Override
@@ -759,6 +787,7 @@ public final class AgentPublisher implements AutoCloseable {
                     nChannels,
                     seqNumber,
                     timeNs);
+            selection.onRank(host, commHash, rank, nranks);
             if (sample()) {
                 emit(
                         "collStart",

@@ -2,7 +2,6 @@ package io.flowscope.collector.fleet;
 
 import io.flowscope.api.input.TelemetryListener;
 import io.flowscope.collector.config.CollectorConfig;
-import io.flowscope.collector.fleet.wire.FleetWire;
 import io.flowscope.collector.journal.JournalReader;
 import io.flowscope.collector.pipeline.AnomalyStages;
 import io.flowscope.collector.pipeline.Pipeline;
@@ -18,7 +17,7 @@ import java.util.concurrent.atomic.AtomicLong;
  * @param anomalyEvents anomaly events (opened, updated, resolved)
  * @param sampled       raw events sampled for the events topic (one in {@code sampleEvery}; none at 0)
  * @param sent          the seqs the agent sends: every output with {@code fleet.publish = all}; with
- *                      {@code central} all but the flow summaries the aggregators do not read (their seqs are gaps)
+ *                      {@code central} those {@link CentralSelection} keeps (the others' seqs are gaps)
  */
 record JournalCounts(long events, long summaries, long anomalyEvents, long sampled, BitSet sent) {
     /** Every output the publisher numbers: summaries, anomaly events and sampled events. */
@@ -38,6 +37,7 @@ record JournalCounts(long events, long summaries, long anomalyEvents, long sampl
         // numbered as the publisher numbers its outputs, in the order the pipeline hands them out
         final AtomicLong seq = new AtomicLong();
         final BitSet sent = new BitSet();
+        final CentralSelection selection = new CentralSelection(publishAll, 1);
         final Pipeline p = new Pipeline(Pipeline.windowConfig(config), AnomalyStages::create, e -> {
             anomalies.incrementAndGet();
             sent.set((int) seq.incrementAndGet());
@@ -46,20 +46,25 @@ record JournalCounts(long events, long summaries, long anomalyEvents, long sampl
                 s -> {
                     summaries.incrementAndGet();
                     final long n = seq.incrementAndGet();
-                    if (publishAll || FleetWire.judgedCentrally(s)) {
+                    if (selection.flow(s)) {
                         sent.set((int) n);
                     }
                 },
                 c -> {
                     summaries.incrementAndGet();
-                    sent.set((int) seq.incrementAndGet());
+                    final long n = seq.incrementAndGet();
+                    if (selection.collective(c)) {
+                        sent.set((int) n);
+                    }
                 });
-        final TelemetryListener in = sampleEvery > 0
-                ? new AgentPublisher.EventSampler(p, sampleEvery, (h, call, args) -> {
+        final TelemetryListener in = new AgentPublisher.EventSampler(
+                p,
+                sampleEvery,
+                (h, call, args) -> {
                     sampled.incrementAndGet();
                     sent.set((int) seq.incrementAndGet());
-                })
-                : p;
+                },
+                selection);
         try (JournalReader r = new JournalReader(config.journalDir())) {
             final JournalReader.Meta meta = new JournalReader.Meta() {
                 @Override

@@ -1,7 +1,6 @@
 package io.flowscope.collector.fleet;
 
 import io.flowscope.collector.config.CollectorConfig;
-import io.flowscope.collector.fleet.wire.FleetWire;
 import io.flowscope.collector.fleet.wire.FleetWireEncoder;
 import io.flowscope.collector.ingest.SimulatorSource;
 import io.flowscope.collector.pipeline.AnomalyEvent;
@@ -14,7 +13,7 @@ import java.util.Map;
 /**
  * A simulated run through the service's pipeline, as one agent publishes it: the binary records of every flow and
  * collective summary ({@code fleet.publish = all}), the central subset of them with the same seqs (the gaps a
- * filtering agent leaves: {@link FleetWire#judgedCentrally}), and the anomaly events the service's own stage
+ * filtering agent leaves: {@link CentralSelection}, with the configuration's {@code fleet.collectiveEvery}), and the anomaly events the service's own stage
  * published for the run: what the fleet tests hold an aggregator's verdicts against.
  *
  * @param flowsByKind the run's flow summaries by {@code FlowSummary} kind
@@ -34,19 +33,23 @@ record SimulatedAgent(List<byte[]> all, List<byte[]> central, List<AnomalyEvent>
         final List<byte[]> central = new ArrayList<>();
         final long[] seq = {0};
         final long[] byKind = new long[8];
+        final CentralSelection selection =
+                new CentralSelection(false, config.fleet().collectiveEvery());
         p.tap(
                 s -> {
                     final byte[] r = wire.flow(++seq[0], s, hostName);
                     all.add(r);
                     byKind[s.kind()]++;
-                    if (FleetWire.judgedCentrally(s)) {
+                    if (selection.flow(s)) {
                         central.add(r);
                     }
                 },
                 c -> {
                     final byte[] r = wire.collective(++seq[0], c);
                     all.add(r);
-                    central.add(r);
+                    if (selection.collective(c)) {
+                        central.add(r);
+                    }
                 });
         final SimulatorSource sim = new SimulatorSource(scenario, 1e12, 0);
         while (!sim.finished()) {
