@@ -12,7 +12,15 @@
 #
 # Settings (environment): FLEET_SPEC (ClusterSpec, default below), FLEET_AGENTS, FLEET_AGGREGATORS,
 # FLEET_PARTITIONS, FLEET_SECONDS (publishing time; the broker, the JVMs' start and the drain add about a minute,
-# the reference replay up to a minute more), FLEET_BROKER_HEAP, FLEET_AGGREGATOR_HEAP.
+# the reference replay up to a minute more), FLEET_BROKER_HEAP, FLEET_AGGREGATOR_HEAP, FLEET_BROKER_THREADS (the
+# broker's request handler threads, default 8 as Kafka's), FLEET_RETENTION_MS (the broker deletes older segments:
+# a 16,384-GPU run writes ~300 MB/s, more than a 10-minute run's disk holds; the bytes per summary are then measured
+# until the first deletion), FLEET_WORK (where the broker's log and the run live, default a new /tmp folder).
+# FLEET_JVM_OPTS (JVM flags for every JVM of the run, e.g. -XX:ParallelGCThreads=2: a JVM sizes its GC and compiler
+# threads for all the host's cores), FLEET_AGENT_KAFKA and FLEET_AGGREGATOR_KAFKA (Kafka client tuning as
+# fleet.kafka.* passes it, k=v;k=v, e.g. linger.ms=20).
+# FLEET_DETACH=1 starts the run in its own session and returns (the device tool's 10 minutes a command; read
+# $FLEET_WORK/out/ later: FLEET_WAIT=1 waits for it and copies that to $OUT).
 set -euo pipefail
 ROOT=$(pwd)
 MODE=${1:-run}
@@ -66,6 +74,26 @@ fi
 [ "$MODE" = run ] || { echo "usage: $0 [carry|run]" >&2; exit 2; }
 OUT=${OUT:-$ROOT/fleet-scale-out}
 mkdir -p "$OUT"
+if [ "${FLEET_WAIT:-0}" = 1 ]; then
+  # a detached run's results: wait for its end (the command's own limit cuts this short), then hand them to $OUT
+  # as at most 8 files: the summary, the time series, the harness's and host's logs, every process's log in one tar
+  w=${FLEET_WORK:?FLEET_WAIT needs FLEET_WORK of the detached run}
+  until [ -f "$w/out/.done" ]; do sleep 5; done
+  cp "$w/out/host.txt" "$w/out/harness.log" "$OUT/" 2>/dev/null || true
+  cp "$w/out/cluster-summary.txt" "$w/out/cluster-timeseries.csv" "$OUT/" 2>/dev/null || true
+  tar czf "$OUT/logs.tgz" -C "$w/out" --exclude=.done --exclude=host.txt --exclude=harness.log \
+    --exclude=cluster-summary.txt --exclude=cluster-timeseries.csv .
+  cat "$w/out/.done"
+  exit "$(cat "$w/out/.done")"
+fi
+if [ "${FLEET_DETACH:-0}" = 1 ]; then
+  w=${FLEET_WORK:?FLEET_DETACH needs FLEET_WORK, a folder for the run and its results}
+  mkdir -p "$w/out"
+  rm -f "$w/out/.done"
+  FLEET_DETACH=0 OUT="$w/out" setsid bash -c '"$0" run >"$OUT/run.log" 2>&1; echo $? >"$OUT/.done"' "$0" </dev/null &
+  echo "fleet-scale: detached; results in $w/out (FLEET_WAIT=1 FLEET_WORK=$w $0 collects them)"
+  exit 0
+fi
 # defaults for a 16-core host: 64 nodes x 8 GPUs (32 data-parallel communicators of 2 nodes, 64 tensor-parallel),
 # 10 ms periods, three faults from 21 s: ~2 M summaries/s, about 8 cores at the build VM's costs per summary
 # (agent 1.4 us, aggregator 1 us, broker 1.4 us: docs/perf-journal/8-kafka-fleet.md); FLEET_SPEC=nodes=128,... for
@@ -76,7 +104,7 @@ AGGREGATORS=${FLEET_AGGREGATORS:-4}
 PARTITIONS=${FLEET_PARTITIONS:-16}
 SECONDS_=${FLEET_SECONDS:-420}
 
-work=$(mktemp -d /tmp/fleet-scale.XXXXXX)
+if [ -n "${FLEET_WORK:-}" ]; then work=$FLEET_WORK/run; rm -rf "$work"; mkdir -p "$work"; else work=$(mktemp -d /tmp/fleet-scale.XXXXXX); fi
 cleanup() {
   FLOWSCOPE_KAFKA_DIR="$work/kafka" bash deploy/kafka/kafka.sh stop >/dev/null 2>&1 || true
   rm -rf "$work"
@@ -111,15 +139,29 @@ done
   grep -m1 'model name' /proc/cpuinfo || true
   "$JAVA" -version 2>&1 | head -1
   echo "spec $SPEC; agents $AGENTS, aggregators $AGGREGATORS, partitions $PARTITIONS, $SECONDS_ s"
+  echo "JVM ${FLEET_JVM_OPTS:-(defaults)}; agents' Kafka ${FLEET_AGENT_KAFKA:-(defaults)}; aggregators' Kafka ${FLEET_AGGREGATOR_KAFKA:-(defaults)}"
 } | tee "$OUT/host.txt"
 
 export FLOWSCOPE_KAFKA_DIR="$work/kafka" FLOWSCOPE_KAFKA_LIBS="$KAFKA_LIBS"
 export FLOWSCOPE_KAFKA_PORT=29092 FLOWSCOPE_KAFKA_CONTROLLER_PORT=29093
 export FLOWSCOPE_KAFKA_HEAP=${FLEET_BROKER_HEAP:-4g}
+{
+  echo "num.io.threads=${FLEET_BROKER_THREADS:-8}"
+  echo "num.network.threads=$(( (${FLEET_BROKER_THREADS:-8} + 1) / 2 > 3 ? (${FLEET_BROKER_THREADS:-8} + 1) / 2 : 3 ))"
+  if [ -n "${FLEET_RETENTION_MS:-}" ]; then
+    echo "log.retention.ms=$FLEET_RETENTION_MS"
+    echo "log.segment.bytes=134217728"
+    echo "log.retention.check.interval.ms=10000"
+  fi
+} >"$work/broker-extra.properties"
+export FLOWSCOPE_KAFKA_EXTRA_CONFIG="$work/broker-extra.properties"
+sed 's/^/broker: /' "$work/broker-extra.properties" | tee -a "$OUT/host.txt"
 bash deploy/kafka/kafka.sh start | tee -a "$OUT/host.txt"
 
 set +e
-"$JAVA" -Xmx2g "${JFLAGS[@]}" -Dflowscope.cluster.aggregatorHeap="${FLEET_AGGREGATOR_HEAP:-2g}" -cp "$CP" \
+# shellcheck disable=SC2086 # FLEET_JVM_OPTS: several flags
+"$JAVA" -Xmx2g "${JFLAGS[@]}" ${FLEET_JVM_OPTS:-} -Dflowscope.cluster.aggregatorHeap="${FLEET_AGGREGATOR_HEAP:-2g}" \
+  -Dflowscope.cluster.agentKafka="${FLEET_AGENT_KAFKA:-}" -Dflowscope.cluster.aggregatorKafka="${FLEET_AGGREGATOR_KAFKA:-}" -cp "$CP" \
   io.flowscope.bench.cluster.ClusterHarness "$SPEC" "$AGENTS" "$AGGREGATORS" "$PARTITIONS" "$SECONDS_" \
   127.0.0.1:29092 "$work/kafka/broker.pid" "$OUT" 2>&1 | tee "$OUT/harness.log"
 rc=${PIPESTATUS[0]}

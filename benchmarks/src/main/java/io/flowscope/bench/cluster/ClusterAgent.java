@@ -5,6 +5,7 @@ import io.flowscope.api.summary.FlowSummary;
 import io.flowscope.collector.config.CollectorConfig;
 import io.flowscope.collector.config.FleetConfig;
 import io.flowscope.collector.fleet.AgentPublisher;
+import io.flowscope.collector.fleet.CentralSelection;
 import io.flowscope.collector.fleet.FleetCodec;
 import io.flowscope.collector.fleet.wire.FleetWireEncoder;
 import java.nio.file.Files;
@@ -20,8 +21,10 @@ import org.apache.kafka.common.serialization.StringSerializer;
 
 /**
  * One agent process of the fleet scale benchmark: publishes, in real time, what the agents of its share of the
- * simulated cluster's nodes (a contiguous block) publish with {@code fleet.publish = central}: each node's summaries
- * of a period once the period has ended, numbered per node (the node's host name is its agent id, as a node's agent
+ * simulated cluster's nodes (a contiguous block) publish with {@code fleet.publish = central}, chosen by the agent's
+ * own {@link CentralSelection} (a node's tensor-parallel communicator stays on the node, and its summaries are not even
+ * made here: a real agent's engines make them, this one's cost is the publishing; one collective in the spec's
+ * {@code every} travels): each node's summaries of a period once the period has ended, numbered per node (the node's host name is its agent id, as a node's agent
  * has its own id and seqs), keyed and partitioned as {@code AgentPublisher} does ({@link FleetCodec#key},
  * {@link FleetCodec#partition}: by communicator), encoded in the binary wire, through a producer configured as
  * {@code AgentPublisher}'s (idempotent, transactional with a commit every 200 ms, zstd, linger 5 ms). One producer
@@ -57,21 +60,24 @@ public final class ClusterAgent {
         final ClusterStream stream = new ClusterStream(spec);
         final FleetWireEncoder[] encoders = new FleetWireEncoder[to - from];
         final long[] seqs = new long[to - from];
+        final CentralSelection selection = new CentralSelection(false, spec.collectiveEvery());
         for (int n = from; n < to; n++) {
             encoders[n - from] = new FleetWireEncoder(stream.hostName(n));
+            final long host = stream.hostId(n);
+            stream.ranks(n, (comm, rank, nranks) -> selection.onRank(host, comm, rank, nranks));
         }
         // AgentPublisher's producer: idempotent, transactional, zstd, linger 5 ms; a larger buffer for many nodes
-        final FleetConfig fleet = CollectorConfig.load(
-                        null,
-                        Map.of(),
-                        Map.of(
-                                "fleet.bootstrap",
-                                bootstrap,
-                                "fleet.topicPrefix",
-                                topicPrefix,
-                                "fleet.bufferBytes",
-                                Long.toString(256L << 20)))
-                .fleet();
+        // -Dflowscope.cluster.agentKafka=linger.ms=20;...: tuning as a deployment passes it (fleet.kafka.*)
+        final Map<String, String> settings =
+                new java.util.HashMap<>(ClusterHarness.kafkaTuning("flowscope.cluster.agentKafka"));
+        settings.putAll(Map.of(
+                "fleet.bootstrap",
+                bootstrap,
+                "fleet.topicPrefix",
+                topicPrefix,
+                "fleet.bufferBytes",
+                Long.toString(256L << 20)));
+        final FleetConfig fleet = CollectorConfig.load(null, Map.of(), settings).fleet();
         final String topic = fleet.summariesTopic();
         final Properties p = AgentPublisher.producerProperties(fleet, "cluster-agent-" + agent);
         final AtomicReference<Exception> failure = new AtomicReference<>();
@@ -94,6 +100,10 @@ public final class ClusterAgent {
                 @Override
                 public void flow(final FlowSummary s) {
                     final int i = node[0] - from;
+                    ++seqs[i]; // numbered as the agent numbers its outputs: one left out is a gap
+                    if (!selection.flow(s)) {
+                        return;
+                    }
                     kinds[s.kind() == FlowSummary.KIND_LINK ? 1 : 0]++;
                     send(
                             producer,
@@ -102,12 +112,16 @@ public final class ClusterAgent {
                             topic,
                             FleetCodec.partition(s, partitions),
                             FleetCodec.key(s),
-                            encoders[i].flow(++seqs[i], s, stream.hostName(node[0])));
+                            encoders[i].flow(seqs[i], s, stream.hostName(node[0])));
                 }
 
                 @Override
                 public void collective(final CollectiveSummary s) {
                     final int i = node[0] - from;
+                    ++seqs[i];
+                    if (!selection.collective(s)) {
+                        return;
+                    }
                     kinds[2]++;
                     send(
                             producer,
@@ -116,13 +130,14 @@ public final class ClusterAgent {
                             topic,
                             FleetCodec.partition(s, partitions),
                             FleetCodec.key(s),
-                            encoders[i].collective(++seqs[i], s));
+                            encoders[i].collective(seqs[i], s));
                 }
             };
             long lastCommit = System.currentTimeMillis();
             long lastStatus = lastCommit;
             long maxBehindMs = 0;
             long latePeriods = 0;
+            long keptOnNode = 0;
             boolean open = false;
             for (long k = 0; k < periods; k++) {
                 final long due = startMs + (k + 1) * spec.periodMs();
@@ -140,7 +155,10 @@ public final class ClusterAgent {
                 }
                 for (int n = from; n < to; n++) {
                     node[0] = n;
-                    stream.node(n, k, out);
+                    final long host = stream.hostId(n);
+                    final int kept = stream.node(n, k, out, comm -> !selection.keptOnNode(host, comm));
+                    seqs[n - from] += kept; // numbered all the same: gaps
+                    keptOnNode += kept;
                 }
                 if (failure.get() != null) {
                     throw failure.get();
@@ -174,7 +192,7 @@ public final class ClusterAgent {
             System.out.printf(
                     Locale.ROOT,
                     "DONE agent %d nodes %d records %d valueBytes %d maxBehindMs %d latePeriods %d cpuNs %d "
-                            + "stepRecv %d link %d collectives %d%n",
+                            + "stepRecv %d link %d collectives %d keptOnNode %d sampledOut %d%n",
                     agent,
                     to - from,
                     sent[0],
@@ -184,7 +202,9 @@ public final class ClusterAgent {
                     cpuNs() - cpu0,
                     kinds[0],
                     kinds[1],
-                    kinds[2]);
+                    kinds[2],
+                    keptOnNode,
+                    selection.sampledOut());
             System.out.flush();
         }
     }

@@ -185,6 +185,10 @@ public final class ClusterHarness {
                     "--set",
                     "fleet.agentId=aggregator-" + i,
                     "--quiet"));
+            for (final Map.Entry<String, String> k :
+                    kafkaTuning("flowscope.cluster.aggregatorKafka").entrySet()) {
+                cmd.addAll(cmd.size() - 1, List.of("--set", k.getKey() + "=" + k.getValue()));
+            }
             aggs.add(start("aggregator-" + i, cmd));
         }
         waitForGroup(admin, fleet.group(), params.aggregators(), aggs);
@@ -230,6 +234,12 @@ public final class ClusterHarness {
         long publishEndMs = 0;
         double[] cpuAtPublishEnd = null;
         long bytesAtPublishEnd = 0;
+        // bytes on the broker's disk: measured until retention first deletes a segment (a long run at a large
+        // cluster's rate outgrows the disk unless the broker deletes as it goes: fleet-scale.sh FLEET_RETENTION_MS)
+        long bytesSeen = 0;
+        long bytesSeenMs = 0;
+        long bytesSeenRecords = 0;
+        boolean retentionDeleted = false;
         long endAtPublishEnd = 0;
         try (PrintWriter csv = new PrintWriter(Files.newBufferedWriter(out.resolve("cluster-timeseries.csv")))) {
             csv.println("second,endOffsets,committed,lagRecords,lagSeconds,topicBytes,agentCores,aggregatorCores,"
@@ -267,6 +277,13 @@ public final class ClusterHarness {
                 final double[] c = cpu(agents, aggs);
                 final double dt = (now - prevMs) / 1000.0;
                 final long bytes = logBytes(admin, brokerId, fleet.summariesTopic());
+                if (bytes < bytesSeen) {
+                    retentionDeleted = true;
+                } else if (!retentionDeleted) {
+                    bytesSeen = bytes;
+                    bytesSeenMs = now;
+                    bytesSeenRecords = end;
+                }
                 final double s = (now - t0) / 1000.0;
                 csv.printf(
                         Locale.ROOT,
@@ -341,7 +358,7 @@ public final class ClusterHarness {
         long maxBehindMs = 0;
         long latePeriods = 0;
         long agentCpuNs = 0;
-        final long[] kinds = new long[3];
+        final long[] kinds = new long[5]; // travelling: step, link, collective; kept on the node; sampled out
         for (final Child a : agents) {
             final String[] d = a.find("DONE").split(" ");
             records += Long.parseLong(d[6]);
@@ -349,7 +366,7 @@ public final class ClusterHarness {
             maxBehindMs = Math.max(maxBehindMs, Long.parseLong(d[10]));
             latePeriods += Long.parseLong(d[12]);
             agentCpuNs += Long.parseLong(d[14]);
-            for (int k = 0; k < 3; k++) {
+            for (int k = 0; k < kinds.length; k++) {
                 kinds[k] += Long.parseLong(d[16 + 2 * k]);
             }
         }
@@ -359,6 +376,8 @@ public final class ClusterHarness {
         f.put("stepRecvPerGpuSecond", kinds[0] / wall / gpus);
         f.put("linkPerGpuSecond", kinds[1] / wall / gpus);
         f.put("collectivesPerGpuSecond", kinds[2] / wall / gpus);
+        f.put("keptOnNodePerGpuSecond", kinds[3] / wall / gpus);
+        f.put("sampledOutPerGpuSecond", kinds[4] / wall / gpus);
         final double aggCores = (cpuAtPublishEnd[1] - cpu0[1]) / wall;
         final double brokerCores = (cpuAtPublishEnd[2] - cpu0[2]) / wall;
         f.put("gpus", gpus);
@@ -366,8 +385,15 @@ public final class ClusterHarness {
         f.put("summariesPerSecond", records / wall);
         f.put("summariesPerGpuSecond", records / wall / gpus);
         f.put("valueBytesPerGpuSecond", valueBytes / wall / gpus);
-        f.put("kafkaBytesPerGpuSecond", (bytesAtPublishEnd - bytes0) / wall / gpus);
-        f.put("kafkaBytesPerSummary", (bytesAtPublishEnd - bytes0) / (double) records);
+        if (retentionDeleted) {
+            f.put("bytesMeasuredSeconds", (bytesSeenMs - t0) / 1000.0);
+            f.put("kafkaBytesPerGpuSecond", (bytesSeen - bytes0) / ((bytesSeenMs - t0) / 1000.0) / gpus);
+            f.put("kafkaBytesPerSummary", (bytesSeen - bytes0) / (double) Math.max(1, bytesSeenRecords));
+        } else {
+            f.put("bytesMeasuredSeconds", wall);
+            f.put("kafkaBytesPerGpuSecond", (bytesAtPublishEnd - bytes0) / wall / gpus);
+            f.put("kafkaBytesPerSummary", (bytesAtPublishEnd - bytes0) / (double) records);
+        }
         f.put("agentCores", agentCores);
         f.put("agentCoresPerNode", agentCores / params.spec().nodes());
         f.put("agentMicrosPerSummary", agentCores * 1e6 / (records / wall));
@@ -441,19 +467,23 @@ public final class ClusterHarness {
         say(String.format(
                 Locale.ROOT,
                 "CLUSTER published %.1f s: %,.0f summaries/s (%.0f per GPU per s), %.0f B/GPU/s on Kafka "
-                        + "(%.1f B per summary; %.0f B/GPU/s of record values before zstd)",
+                        + "(%.1f B per summary, over the first %.0f s; %.0f B/GPU/s of record values before zstd)",
                 wall,
                 records / wall,
                 records / wall / gpus,
                 f.get("kafkaBytesPerGpuSecond"),
                 f.get("kafkaBytesPerSummary"),
+                f.get("bytesMeasuredSeconds"),
                 f.get("valueBytesPerGpuSecond")));
         say(String.format(
                 Locale.ROOT,
-                "CLUSTER per GPU per s: %.0f receive STEP flows, %.0f LINK aggregates, %.0f collectives",
+                "CLUSTER per GPU per s: %.0f receive STEP flows, %.0f LINK aggregates, %.0f collectives travel; "
+                        + "%.0f of node-local communicators kept on the node, %.0f collectives sampled out",
                 f.get("stepRecvPerGpuSecond"),
                 f.get("linkPerGpuSecond"),
-                f.get("collectivesPerGpuSecond")));
+                f.get("collectivesPerGpuSecond"),
+                f.get("keptOnNodePerGpuSecond"),
+                f.get("sampledOutPerGpuSecond")));
         say(String.format(
                 Locale.ROOT,
                 "CLUSTER agents: %.2f cores for %d nodes = %.4f cores per node (%.2f us per summary); at most %d ms "
@@ -628,12 +658,34 @@ public final class ClusterHarness {
         throw new IllegalStateException("the aggregators did not form group " + group + " in 180 s");
     }
 
+    /**
+     * Kafka client settings for the agents or the aggregators, from a system property {@code k=v;k=v} (e.g.
+     * {@code linger.ms=20}), as {@code fleet.kafka.<k>} configuration keys: the pass-through a deployment uses.
+     */
+    static Map<String, String> kafkaTuning(final String property) {
+        final Map<String, String> out = new LinkedHashMap<>();
+        for (final String kv : System.getProperty(property, "").split(";")) {
+            final int eq = kv.indexOf('=');
+            if (eq > 0) {
+                out.put(
+                        FleetConfig.KAFKA_PREFIX + kv.substring(0, eq).trim(),
+                        kv.substring(eq + 1).trim());
+            }
+        }
+        return out;
+    }
+
     private static List<String> java(final String heap) {
         final List<String> cmd = new ArrayList<>();
         cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
         cmd.add("-Xmx" + heap);
         for (final String a : ManagementFactory.getRuntimeMXBean().getInputArguments()) {
-            if (a.startsWith("--add-") || a.startsWith("-Dchronicle.")) {
+            // the module flags, Chronicle's, the harness's own settings for its children, JVM tuning (GC and
+            // compiler threads: forty JVMs on one host each sized for all its cores contend)
+            if (a.startsWith("--add-")
+                    || a.startsWith("-Dchronicle.")
+                    || a.startsWith("-Dflowscope.cluster.")
+                    || a.startsWith("-XX:")) {
                 cmd.add(a);
             }
         }

@@ -10,8 +10,9 @@ import java.util.Locale;
  * tensor-parallel communicator per node (its GPUs); summaries at {@code periodMs}; injected faults.
  *
  * <p>Spec: comma-separated {@code key=value}: nodes, gpus, group (nodes per data-parallel group), channels, period
- * (ms), seed, template (ms of simulated time each communicator shape is simulated for and then replayed), faults
- * ({@code ;}-separated {@code kind:group:rank[:peer]@seconds}, kind one of slow-link, slow-gpu, hang).
+ * (ms), seed, template (ms of simulated time each communicator shape is simulated for and then replayed), every (the
+ * agents' {@code fleet.collectiveEvery}: one collective in N travels; default 1), faults ({@code ;}-separated
+ * {@code kind:group:rank[:peer]@seconds}, kind one of slow-link, slow-gpu, hang).
  *
  * <pre>
  *   nodes=16,gpus=8,group=2,channels=2,period=10,seed=1,faults=slow-link:1:3:4@6;slow-gpu:3:5@6;hang:5:2@6
@@ -25,6 +26,7 @@ public record ClusterSpec(
         int periodMs,
         long seed,
         long templateMs,
+        int collectiveEvery,
         List<FaultSpec> faults) {
 
     /** One injected fault: on data-parallel group {@code group}'s communicator, its rank (and peer), from a time. */
@@ -60,6 +62,9 @@ public record ClusterSpec(
         if (nodes < 1 || gpus < 2 || groupNodes < 1 || nodes % groupNodes != 0) {
             throw new IllegalArgumentException("cluster: need nodes >= 1, gpus >= 2 and nodes a multiple of group: "
                     + "nodes=" + nodes + ", gpus=" + gpus + ", group=" + groupNodes);
+        }
+        if (collectiveEvery < 1) {
+            throw new IllegalArgumentException("cluster: need every >= 1: every=" + collectiveEvery);
         }
         if (periodMs < 1 || templateMs < 20L * periodMs) {
             throw new IllegalArgumentException("cluster: need period >= 1 ms and template >= 20 periods: period="
@@ -108,6 +113,7 @@ public record ClusterSpec(
         int period = 10;
         long seed = 1;
         long template = 4_000;
+        int every = 1;
         final List<FaultSpec> faults = new ArrayList<>();
         for (final String kv : spec.split(",")) {
             if (kv.isBlank()) {
@@ -127,6 +133,7 @@ public record ClusterSpec(
                 case "period" -> period = Integer.parseInt(v);
                 case "seed" -> seed = Long.parseLong(v);
                 case "template" -> template = Long.parseLong(v);
+                case "every" -> every = Integer.parseInt(v);
                 case "faults" -> {
                     for (final String f : v.split(";")) {
                         if (!f.isBlank()) {
@@ -136,10 +143,10 @@ public record ClusterSpec(
                 }
                 default ->
                     throw new IllegalArgumentException("cluster spec: unknown key '" + k + "' (nodes, gpus, "
-                            + "group, channels, period, seed, template, faults)");
+                            + "group, channels, period, seed, template, every, faults)");
             }
         }
-        return new ClusterSpec(nodes, gpus, group, channels, period, seed, template, faults);
+        return new ClusterSpec(nodes, gpus, group, channels, period, seed, template, every, faults);
     }
 
     private static FaultSpec fault(final String f) {
@@ -180,6 +187,9 @@ public record ClusterSpec(
                 .append(",seed=")
                 .append(seed);
         b.append(",template=").append(templateMs);
+        if (collectiveEvery != 1) {
+            b.append(",every=").append(collectiveEvery);
+        }
         if (!faults.isEmpty()) {
             b.append(",faults=");
             for (int i = 0; i < faults.size(); i++) {

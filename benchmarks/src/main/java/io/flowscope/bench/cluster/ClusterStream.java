@@ -196,6 +196,25 @@ public final class ClusterStream {
         return nodeComms[node];
     }
 
+    /** Receives a rank a node holds: rank {@code rank} of {@code nranks} of communicator {@code comm}. */
+    public interface RankOut {
+        void rank(long comm, int rank, int nranks);
+    }
+
+    /**
+     * The ranks node {@code node} holds, as its rings' communicator entries tell its agent: its share of its
+     * data-parallel group's ranks and every rank of its tensor-parallel communicator.
+     */
+    public void ranks(final int node, final RankOut out) {
+        final int g = node / spec.groupNodes();
+        final int j = node % spec.groupNodes();
+        final int groupRanks = spec.groupNodes() * spec.gpus();
+        for (int i = 0; i < spec.gpus(); i++) {
+            out.rank(groupComms[g], j * spec.gpus() + i, groupRanks);
+            out.rank(nodeComms[node], i, spec.gpus());
+        }
+    }
+
     /** The node (0..nodes-1) of a rank of a data-parallel group. */
     public int nodeOfRank(final int group, final int rank) {
         return group * spec.groupNodes() + rank / spec.gpus();
@@ -217,6 +236,14 @@ public final class ClusterStream {
      * its data-parallel group's first, then its tensor-parallel communicator's; each flows then collectives.
      */
     public void node(final int node, final long k, final Out out) {
+        node(node, k, out, comm -> true);
+    }
+
+    /**
+     * The same, of the communicators {@code made} accepts only (an agent that keeps a communicator on the node need
+     * not make its summaries to drop them); returns how many summaries the others had this period.
+     */
+    public int node(final int node, final long k, final Out out, final java.util.function.LongPredicate made) {
         final int g = node / spec.groupNodes();
         final int j = node % spec.groupNodes();
         final long periodNs = spec.periodNs();
@@ -241,10 +268,22 @@ public final class ClusterStream {
             tp = n / 2 + (int) ((k - (fl + 1) * n) % m);
             seqShift = fl * healthy.seqSpan() + rep * f.tailSeqSpan();
         }
-        emit(t, tp, j, node, groupComms[g], (k - tp) * periodNs, seqShift, out);
+        int skipped = 0;
+        if (made.test(groupComms[g])) {
+            emit(t, tp, j, node, groupComms[g], (k - tp) * periodNs, seqShift, out);
+        } else {
+            skipped +=
+                    t.flows.get(tp).get(j).size() + t.collectives.get(tp).get(j).size();
+        }
         final int tn = tensor.periods;
         final int ttp = (int) (k % tn);
-        emit(tensor, ttp, 0, node, nodeComms[node], (k - ttp) * periodNs, (k / tn) * tensor.seqSpan(), out);
+        if (made.test(nodeComms[node])) {
+            emit(tensor, ttp, 0, node, nodeComms[node], (k - ttp) * periodNs, (k / tn) * tensor.seqSpan(), out);
+        } else {
+            skipped += tensor.flows.get(ttp).get(0).size()
+                    + tensor.collectives.get(ttp).get(0).size();
+        }
+        return skipped;
     }
 
     private void emit(

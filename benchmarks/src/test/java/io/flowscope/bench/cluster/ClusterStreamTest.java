@@ -47,6 +47,58 @@ class ClusterStreamTest {
     }
 
     @Test
+    void anAgentsSelectionKeepsTheTensorParallelCommunicatorOnTheNodeAndSamplesCollectives() {
+        final ClusterStream s = shared();
+        final io.flowscope.collector.fleet.CentralSelection selection =
+                new io.flowscope.collector.fleet.CentralSelection(false, 4);
+        final int node = 3;
+        final long host = s.hostId(node);
+        s.ranks(node, (comm, rank, nranks) -> selection.onRank(host, comm, rank, nranks));
+        assertThat(selection.keptOnNode(host, s.nodeComm(node))).isTrue();
+        assertThat(selection.keptOnNode(host, s.groupComm(node / 2))).isFalse();
+        final long[] counts = new long[4]; // made, of the node's communicator, collectives travelling, skipped
+        final ClusterStream.Out out = new ClusterStream.Out() {
+            @Override
+            public void flow(final FlowSummary f) {
+                counts[0]++;
+                counts[1] += f.commHash() == s.nodeComm(node) ? 1 : 0;
+            }
+
+            @Override
+            public void collective(final CollectiveSummary c) {
+                counts[0]++;
+                counts[1] += c.commHash() == s.nodeComm(node) ? 1 : 0;
+                counts[2] += selection.collective(c) ? 1 : 0;
+            }
+        };
+        long all = 0;
+        for (long k = 0; k < 100; k++) {
+            all += countOf(s, node, k);
+            counts[3] += s.node(node, k, out, comm -> !selection.keptOnNode(host, comm));
+        }
+        assertThat(counts[1]).as("the node's own communicator is not made").isZero();
+        assertThat(counts[3]).isPositive();
+        assertThat(counts[0] + counts[3]).as("made + skipped = the whole node").isEqualTo(all);
+        assertThat(counts[2]).isPositive().isLessThan(selection.sampledOut());
+    }
+
+    private static long countOf(final ClusterStream s, final int node, final long k) {
+        final long[] n = {0};
+        s.node(node, k, new ClusterStream.Out() {
+            @Override
+            public void flow(final FlowSummary f) {
+                n[0]++;
+            }
+
+            @Override
+            public void collective(final CollectiveSummary c) {
+                n[0]++;
+            }
+        });
+        return n[0];
+    }
+
+    @Test
     void everyNodeHasItsOwnHostAndEveryCommunicatorItsOwnHash() {
         final ClusterStream s = shared();
         final Set<Long> hosts = new HashSet<>();
@@ -102,6 +154,9 @@ class ClusterStreamTest {
         assertThatThrownBy(() -> ClusterSpec.parse("faults=slow-link:0:1@3"))
                 .hasMessageContaining("a peer for slow-link only");
         assertThatThrownBy(() -> ClusterSpec.parse("faults=hang:9:1@3")).hasMessageContaining("needs a group 0..7");
+        assertThatThrownBy(() -> ClusterSpec.parse("every=0")).hasMessageContaining("every >= 1");
+        assertThat(ClusterSpec.parse(ClusterSpec.parse("every=16").text()).collectiveEvery())
+                .isEqualTo(16);
     }
 
     private static String digest(final ClusterStream s, final long periods) throws Exception {

@@ -21,7 +21,8 @@ import org.junit.jupiter.api.condition.EnabledIfSystemProperty;
  * records, and becomes a choice only if it names the same culprits). For each of the simulator's built-in scenarios
  * whose faults the aggregators judge (slow links, slow GPUs, hangs, and the fault-free ones), stretched to a 2 s fault
  * in a 3 s run: the anomalies the service's pipeline opens at 1 ms, and those an aggregator opens from the central
- * subset of a 10 ms pipeline (and, as a check of the path, of the 1 ms one). Writes target/fleet-period.md.
+ * subset of a 10 ms pipeline (and, as a check of the path, of the 1 ms one), and both again with the agent sending
+ * one collective in N ({@code fleet.collectiveEvery}). Writes target/fleet-period.md.
  */
 @EnabledIfSystemProperty(named = "flowscope.bench", matches = "true")
 class FleetPeriodComparison {
@@ -29,12 +30,14 @@ class FleetPeriodComparison {
 
     @Test
     void tenMillisecondFleetPeriodAgainstTheServicesOne() throws IOException {
+        // -Dflowscope.period.collectiveEvery=N: the sampled columns send one collective in N (fleet.collectiveEvery)
+        final int every = Integer.getInteger("flowscope.period.collectiveEvery", 16);
         final List<String> rows = new ArrayList<>();
         rows.add(
-                "| scenario | service, 1 ms | aggregator, central subset at 1 ms | aggregator, central subset at 10 ms |");
-        rows.add("|---|---|---|---|");
-        int same1 = 0;
-        int same10 = 0;
+                "| scenario | service, 1 ms | aggregator, central subset at 1 ms | at 10 ms | at 1 ms, collectives 1 in "
+                        + every + " | at 10 ms, collectives 1 in " + every + " |");
+        rows.add("|---|---|---|---|---|---|");
+        final int[] same = new int[4];
         int n = 0;
         // -Dflowscope.period.scenarios=spec;spec: these, as given, instead of the built-ins
         final String given = System.getProperty("flowscope.period.scenarios", "");
@@ -46,22 +49,27 @@ class FleetPeriodComparison {
             }
             final String scenario =
                     !given.isEmpty() ? name : name + (name.startsWith("clean-") ? ",duration=3s" : STRETCH);
-            final Run one = run(scenario, 1);
-            final Run ten = run(scenario, 10);
+            final Run one = run(scenario, 1, 1);
             final String service = String.join("; ", one.service);
-            final String central1 = String.join("; ", one.central);
-            final String central10 = String.join("; ", ten.central);
-            same1 += service.equals(central1) ? 1 : 0;
-            same10 += service.equals(central10) ? 1 : 0;
+            final List<String> columns = List.of(
+                    String.join("; ", one.central),
+                    String.join("; ", run(scenario, 10, 1).central),
+                    String.join("; ", run(scenario, 1, every).central),
+                    String.join("; ", run(scenario, 10, every).central));
+            final StringBuilder row = new StringBuilder("| " + name + " | " + or(service) + " |");
+            for (int i = 0; i < columns.size(); i++) {
+                same[i] += service.equals(columns.get(i)) ? 1 : 0;
+                row.append(' ').append(or(columns.get(i))).append(" |");
+            }
             n++;
-            rows.add("| " + name + " | " + or(service) + " | " + or(central1) + " | " + or(central10) + " |");
-            System.out.println("fleet period: " + rows.get(rows.size() - 1));
+            rows.add(row.toString());
+            System.out.println("fleet period: " + row);
         }
         rows.add("");
         rows.add(String.format(
                 "%d scenarios: the aggregators name what the service names (kinds and culprits) in %d at 1 ms, %d at"
-                        + " 10 ms%n",
-                n, same1, same10));
+                        + " 10 ms; with one collective in %d: %d at 1 ms, %d at 10 ms%n",
+                n, same[0], same[1], every, same[2], same[3]));
         Files.createDirectories(Path.of("target"));
         Files.write(Path.of("target/fleet-period.md"), rows);
         System.out.println(String.join("\n", rows));
@@ -73,10 +81,19 @@ class FleetPeriodComparison {
 
     private record Run(List<String> service, List<String> central) {}
 
-    /** The scenario through a pipeline at {@code periodMs}: what it opens, and what an aggregator opens from it. */
-    private static Run run(final String scenario, final int periodMs) throws IOException {
-        final CollectorConfig config =
-                CollectorConfig.load(null, Map.of(), Map.of("window.periodMs", Integer.toString(periodMs)));
+    /**
+     * The scenario through a pipeline at {@code periodMs}: what it opens, and what an aggregator opens from it, the
+     * agent sending one collective in {@code collectiveEvery}.
+     */
+    private static Run run(final String scenario, final int periodMs, final int collectiveEvery) throws IOException {
+        final CollectorConfig config = CollectorConfig.load(
+                null,
+                Map.of(),
+                Map.of(
+                        "window.periodMs",
+                        Integer.toString(periodMs),
+                        "fleet.collectiveEvery",
+                        Integer.toString(collectiveEvery)));
         final SimulatedAgent agent = SimulatedAgent.run(scenario, config, "agent-1", "node");
         final TreeSet<String> service = new TreeSet<>();
         for (final AnomalyEvent e : agent.service()) {
