@@ -6,6 +6,7 @@ import io.flowscope.api.summary.FlowSummary;
 import io.flowscope.collector.config.CollectorConfig;
 import io.flowscope.collector.config.FleetConfig;
 import io.flowscope.collector.fleet.wire.FleetWireEncoder;
+import io.flowscope.collector.fleet.wire.FleetWireFrame;
 import io.flowscope.collector.journal.JournalReader;
 import io.flowscope.collector.journal.JournalWriter;
 import io.flowscope.collector.pipeline.AnomalyEvent;
@@ -55,6 +56,9 @@ import org.slf4j.LoggerFactory;
  */
 public final class AgentPublisher implements AutoCloseable {
     static final long CHECKPOINT_MS = 200;
+    /** A frame is sent once it holds this many bytes, whatever the journal document (about 700 summaries). */
+    static final int FRAME_BYTES = 256 * 1024;
+
     private static final Logger LOG = LoggerFactory.getLogger(AgentPublisher.class);
 
     private final FleetConfig fleet;
@@ -399,6 +403,7 @@ public final class AgentPublisher implements AutoCloseable {
                     if (n > 0) {
                         documents++;
                         pipeline.endBatch(0);
+                        out.flushFrames();
                     }
                     final long now = System.nanoTime();
                     if (n == 0 || now - nextCheckpoint >= 0) {
@@ -429,6 +434,7 @@ public final class AgentPublisher implements AutoCloseable {
     private void checkpoint(
             final KafkaProducer<String, byte[]> producer, final AtomicReference<Exception> failure, final Out out)
             throws Exception {
+        out.flushFrames();
         if (!out.anchored || out.seq <= publishedUpTo) {
             return;
         }
@@ -480,6 +486,12 @@ public final class AgentPublisher implements AutoCloseable {
         private final FleetWireEncoder wire;
         /** What travels: decided anew each session from the journal it re-reads. */
         final CentralSelection selection = CentralSelection.of(fleet);
+        /**
+         * Binary summaries wait here, per partition, until the journal document that made them is read
+         * ({@link #flushFrames}): one Kafka record per partition and document (docs/fleet-wire.md, "Frames").
+         * Null with JSON.
+         */
+        private final FleetWireFrame[] frames;
 
         long seq;
         private long doc = -1;
@@ -501,6 +513,10 @@ public final class AgentPublisher implements AutoCloseable {
             this.summaryPartitions = summaryPartitions;
             this.anomalyPartitions = anomalyPartitions;
             this.wire = fleet.wire() == FleetConfig.Encoding.BINARY ? new FleetWireEncoder(agentId) : null;
+            this.frames = wire != null ? new FleetWireFrame[summaryPartitions] : null;
+            for (int p = 0; frames != null && p < summaryPartitions; p++) {
+                frames[p] = new FleetWireFrame(wire);
+            }
         }
 
         void document(final long index) {
@@ -538,6 +554,12 @@ public final class AgentPublisher implements AutoCloseable {
             if (failure.get() != null) {
                 return;
             }
+            count();
+            produce(topic, partition, key, value);
+        }
+
+        /** The output {@link #seq} counted as sent (the counters of the agent's health). */
+        private void count() {
             sent++;
             if (seq <= highestSent) {
                 resent++;
@@ -547,6 +569,9 @@ public final class AgentPublisher implements AutoCloseable {
             if (catchingUp) {
                 backfilled++;
             }
+        }
+
+        private void produce(final String topic, final int partition, final String key, final byte[] value) {
             if (!inTransaction) {
                 producer.beginTransaction();
                 inTransaction = true;
@@ -562,23 +587,49 @@ public final class AgentPublisher implements AutoCloseable {
             // numbered before the filter: seqs stay those of every output (a filtered one is a gap, which the
             // consumers' high-water marks pass over), so fleet.publish may change without renumbering the journal
             if (next() && selection.flow(s)) {
-                send(
-                        fleet.summariesTopic(),
-                        FleetCodec.partition(s, summaryPartitions),
-                        FleetCodec.key(s),
-                        wire != null
-                                ? wire.flow(seq, s, hostName(s.hostId()))
-                                : FleetCodec.flow(agentId, seq, s, hostName(s.hostId())));
+                final int p = FleetCodec.partition(s, summaryPartitions);
+                if (frames == null) {
+                    send(
+                            fleet.summariesTopic(),
+                            p,
+                            FleetCodec.key(s),
+                            FleetCodec.flow(agentId, seq, s, hostName(s.hostId())));
+                } else if (failure.get() == null) {
+                    count();
+                    frames[p].addFlow(seq, s, hostName(s.hostId()));
+                    flushIfFull(p);
+                }
             }
         }
 
         void collective(final CollectiveSummary s) {
             if (next() && selection.collective(s)) {
-                send(
-                        fleet.summariesTopic(),
-                        FleetCodec.partition(s, summaryPartitions),
-                        FleetCodec.key(s),
-                        wire != null ? wire.collective(seq, s) : FleetCodec.collective(agentId, seq, s));
+                final int p = FleetCodec.partition(s, summaryPartitions);
+                if (frames == null) {
+                    send(fleet.summariesTopic(), p, FleetCodec.key(s), FleetCodec.collective(agentId, seq, s));
+                } else if (failure.get() == null) {
+                    count();
+                    frames[p].addCollective(seq, s);
+                    flushIfFull(p);
+                }
+            }
+        }
+
+        private void flushIfFull(final int p) {
+            if (frames[p].length() >= FRAME_BYTES) {
+                produce(fleet.summariesTopic(), p, null, frames[p].take());
+            }
+        }
+
+        /** Sends the frames that hold records: at the end of each journal document and before each commit. */
+        void flushFrames() {
+            for (int p = 0; frames != null && p < frames.length; p++) {
+                if (frames[p].count() > 0) {
+                    final byte[] frame = frames[p].take();
+                    if (failure.get() == null) {
+                        produce(fleet.summariesTopic(), p, null, frame);
+                    }
+                }
             }
         }
 

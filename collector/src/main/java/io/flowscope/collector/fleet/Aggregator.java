@@ -9,6 +9,8 @@ import io.flowscope.api.summary.FlowSummary;
 import io.flowscope.collector.config.FleetConfig;
 import io.flowscope.collector.fleet.wire.FleetWire;
 import io.flowscope.collector.fleet.wire.FleetWireDecoder;
+import io.flowscope.collector.fleet.wire.FleetWireFrame;
+import io.flowscope.collector.fleet.wire.WireFormatException;
 import io.flowscope.collector.fleet.wire.WireSchema;
 import io.flowscope.collector.pipeline.AnomalyEvent;
 import io.flowscope.collector.pipeline.AnomalyStages;
@@ -145,6 +147,8 @@ public final class Aggregator implements Detector {
     private final Map<Integer, PartitionState> states = new ConcurrentHashMap<>();
     /** Reads the binary summary records (fleet.wire = binary); JSON ones go through FleetCodec. */
     private final FleetWireDecoder wire = new FleetWireDecoder();
+
+    private final FleetWireFrame.Reader frames = new FleetWireFrame.Reader();
 
     private final CountDownLatch stopped = new CountDownLatch(1);
     private final Path holdFile;
@@ -855,6 +859,10 @@ public final class Aggregator implements Detector {
 
     private void apply(
             final PartitionState st, final byte[] value, final FlowSummary flow, final CollectiveSummary coll) {
+        if (WireSchema.isFrame(value)) {
+            applyFrame(st, value, flow, coll);
+            return;
+        }
         final String agent;
         final long seq;
         final int type;
@@ -875,14 +883,47 @@ public final class Aggregator implements Detector {
                 seq = wire.seq();
             }
         } catch (final IllegalArgumentException e) {
-            skipped++;
-            // one line: Jackson's messages carry the location on a second one
-            LOG.warn(
-                    "aggregator {}: skipped a record: {}",
-                    instance,
-                    String.valueOf(e.getMessage()).replace('\n', ' '));
+            skip(e);
             return;
         }
+        applyDecoded(st, json, type, agent, seq, flow, coll);
+    }
+
+    private void skip(final IllegalArgumentException e) {
+        skipped++;
+        // one line: Jackson's messages carry the location on a second one
+        LOG.warn(
+                "aggregator {}: skipped a record: {}",
+                instance,
+                String.valueOf(e.getMessage()).replace('\n', ' '));
+    }
+
+    /**
+     * A frame's records one by one, as if each had come alone; a damaged entry skips the frame's rest (its lengths
+     * can no longer be trusted), the records before it stay applied.
+     */
+    private void applyFrame(
+            final PartitionState st, final byte[] value, final FlowSummary flow, final CollectiveSummary coll) {
+        try {
+            frames.wrap(value);
+            while (frames.next()) {
+                final int type = wire.wrap(frames.buffer(), frames.offset(), frames.length());
+                applyDecoded(st, null, type, wire.agent(), wire.seq(), flow, coll);
+            }
+        } catch (final WireFormatException e) {
+            skip(e);
+        }
+    }
+
+    /** A decoded record (a JSON one's tree in {@code json}, else the binary one {@link #wire} holds). */
+    private void applyDecoded(
+            final PartitionState st,
+            final JsonNode json,
+            final int type,
+            final String agent,
+            final long seq,
+            final FlowSummary flow,
+            final CollectiveSummary coll) {
         final Long last = st.lastSeq.get(agent);
         if (last != null && seq <= last) {
             duplicates++;

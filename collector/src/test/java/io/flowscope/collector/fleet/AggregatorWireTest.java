@@ -3,7 +3,11 @@ package io.flowscope.collector.fleet;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.flowscope.collector.config.CollectorConfig;
+import io.flowscope.collector.fleet.wire.FleetWire;
 import io.flowscope.collector.fleet.wire.FleetWireEncoder;
+import io.flowscope.collector.fleet.wire.FleetWireFrame;
+import io.flowscope.collector.fleet.wire.WireFormatException;
+import io.flowscope.collector.fleet.wire.WireSchema;
 import io.flowscope.collector.ingest.SimulatorSource;
 import io.flowscope.collector.pipeline.AnomalyStages;
 import io.flowscope.collector.pipeline.Pipeline;
@@ -93,6 +97,74 @@ class AggregatorWireTest {
         assertThat(withoutOffsets(events)).isEqualTo(withoutOffsets(aggregator().applyOffline(BINARY)));
         assertThat(a.health().get("skippedRecords")).isEqualTo(inserted);
         assertThat(a.duplicates()).isEqualTo(1);
+    }
+
+    /** The binary records in frames of {@code size} (the last one shorter), as an agent sends them. */
+    private static List<byte[]> framed(final int size) {
+        final FleetWireEncoder wire = new FleetWireEncoder("agent-1");
+        final FleetWireFrame frame = new FleetWireFrame(wire);
+        final List<byte[]> out = new ArrayList<>();
+        final io.flowscope.collector.fleet.wire.FleetWireDecoder d =
+                new io.flowscope.collector.fleet.wire.FleetWireDecoder();
+        final io.flowscope.api.summary.FlowSummary f = new io.flowscope.api.summary.FlowSummary();
+        final io.flowscope.api.summary.CollectiveSummary c = new io.flowscope.api.summary.CollectiveSummary();
+        for (final byte[] r : BINARY) {
+            if (d.wrap(r) == WireSchema.FLOW_TEMPLATE_ID) {
+                frame.addFlow(d.seq(), d.flowInto(f), d.hostName());
+            } else {
+                frame.addCollective(d.seq(), d.collectiveInto(c));
+            }
+            if (frame.count() == size) {
+                out.add(frame.take());
+            }
+        }
+        if (frame.count() > 0) {
+            out.add(frame.take());
+        }
+        return out;
+    }
+
+    @Test
+    void framesGiveTheSameAnomaliesAsTheirRecordsOneByOne() {
+        final List<String> single = withoutOffsets(aggregator().applyOffline(BINARY));
+        assertThat(single).isNotEmpty();
+        for (final int size : new int[] {1, 37, 1000}) {
+            final List<byte[]> frames = framed(size);
+            final List<byte[]> unpacked = new ArrayList<>();
+            frames.forEach(fr -> unpacked.addAll(FleetWire.records(fr)));
+            assertThat(unpacked).as("the records a frame holds").hasSameSizeAs(BINARY);
+            for (int i = 0; i < BINARY.size(); i++) {
+                assertThat(unpacked.get(i)).isEqualTo(BINARY.get(i));
+            }
+            assertThat(withoutOffsets(aggregator().applyOffline(frames)))
+                    .as("frames of %d", size)
+                    .isEqualTo(single);
+        }
+    }
+
+    @Test
+    void aDamagedFrameKeepsTheRecordsBeforeTheDamageAndSkipsItsRest() {
+        final List<byte[]> frames = framed(100);
+        final byte[] whole = frames.get(3);
+        final byte[] truncated = Arrays.copyOf(whole, whole.length / 2);
+        final byte[] nested = new FleetWireFrame(new FleetWireEncoder("x")).take(); // an empty frame: fine
+        final byte[] badCount = whole.clone();
+        badCount[WireSchema.HEADER_LENGTH] = (byte) 0xFF; // count 255 + ...: entries missing at the end
+        final Aggregator a = aggregator();
+        final List<byte[]> damaged = new ArrayList<>(frames);
+        damaged.add(3, truncated); // the first half of frame 3 applied, its second half from the whole frame after
+        damaged.add(nested);
+        damaged.add(badCount); // every record a resend of frame 3: dropped, then the missing entry skipped
+        final List<String> events = a.applyOffline(damaged);
+        assertThat(withoutOffsets(events)).isEqualTo(withoutOffsets(aggregator().applyOffline(frames)));
+        assertThat(a.health().get("skippedRecords")).isEqualTo(2L);
+        assertThat(a.duplicates()).isGreaterThanOrEqualTo(100);
+        // a frame inside a frame is refused record by record, not applied
+        final io.flowscope.collector.fleet.wire.FleetWireDecoder d =
+                new io.flowscope.collector.fleet.wire.FleetWireDecoder();
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> d.wrap(whole))
+                .isInstanceOf(WireFormatException.class)
+                .hasMessageContaining("a frame where a summary record belongs");
     }
 
     /** An anomaly event without the offset of the record that produced it (inserted records shift offsets). */

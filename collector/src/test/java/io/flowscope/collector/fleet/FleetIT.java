@@ -219,27 +219,29 @@ class FleetIT {
                     readAll(topic, true).values()) {
                 long highWater = 0;
                 for (final ConsumerRecord<String, byte[]> r : part) {
-                    records++;
-                    final JsonNode n = FleetWire.readAny(r.value());
-                    assertThat(n.path("agent").asText()).isEqualTo("agent-r");
-                    final long seq = n.path("seq").asLong();
-                    if (seq <= highWater) {
-                        dropped++;
-                        continue; // what the aggregators drop as a resend
-                    }
-                    highWater = seq;
-                    assertThat(seqs.add(seq)).as("seq %d kept twice", seq).isTrue();
-                    if (n.path("type").asText().equals("flow")) {
-                        assertThat(n.path("hostName").asText()).matches("sim-node-[01]");
-                    }
-                    final Long last = lastPerKey.put(r.key(), seq);
-                    assertThat(last == null || last < seq)
-                            .as("order of key %s in %s", r.key(), topic)
-                            .isTrue();
-                    if (n.path("type").asText().equals("anomaly")
-                            && n.path("event").asText().equals("opened")
-                            && n.path("anomaly").path("kind").asText().equals("SLOW_LINK")) {
-                        slowLinkOpened = true;
+                    for (final byte[] value : FleetWire.records(r.value())) { // a frame's records, in order
+                        records++;
+                        final JsonNode n = FleetWire.readAny(value);
+                        assertThat(n.path("agent").asText()).isEqualTo("agent-r");
+                        final long seq = n.path("seq").asLong();
+                        if (seq <= highWater) {
+                            dropped++;
+                            continue; // what the aggregators drop as a resend
+                        }
+                        highWater = seq;
+                        assertThat(seqs.add(seq)).as("seq %d kept twice", seq).isTrue();
+                        if (n.path("type").asText().equals("flow")) {
+                            assertThat(n.path("hostName").asText()).matches("sim-node-[01]");
+                        }
+                        final Long last = lastPerKey.put(r.key(), seq);
+                        assertThat(last == null || last < seq)
+                                .as("order of key %s in %s", r.key(), topic)
+                                .isTrue();
+                        if (n.path("type").asText().equals("anomaly")
+                                && n.path("event").asText().equals("opened")
+                                && n.path("anomaly").path("kind").asText().equals("SLOW_LINK")) {
+                            slowLinkOpened = true;
+                        }
                     }
                 }
             }
@@ -346,8 +348,9 @@ class FleetIT {
             for (final String topic : List.of(fleet.summariesTopic(), fleet.anomaliesTopic())) {
                 readAll(topic, true)
                         .values()
-                        .forEach(rs -> rs.forEach(r -> seqs.add(
-                                FleetWire.readAny(r.value()).path("seq").asLong())));
+                        .forEach(rs -> rs.forEach(r -> FleetWire.records(r.value())
+                                .forEach(v -> seqs.add(
+                                        FleetWire.readAny(v).path("seq").asLong()))));
             }
             assertThat(seqs).hasSize((int) expected);
             assertThat(seqs.stream().mapToLong(Long::longValue).max().orElse(0)).isEqualTo(expected);

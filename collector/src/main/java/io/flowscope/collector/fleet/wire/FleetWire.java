@@ -33,6 +33,24 @@ public final class FleetWire {
     }
 
     /**
+     * The summary records a summaries-topic value holds: a frame's, in order, or the value itself (for tests and
+     * tools, not for the aggregator's loop).
+     */
+    public static java.util.List<byte[]> records(final byte[] value) {
+        if (!WireSchema.isFrame(value)) {
+            return java.util.List.of(value);
+        }
+        final FleetWireFrame.Reader r = new FleetWireFrame.Reader();
+        final java.util.List<byte[]> out = new java.util.ArrayList<>(r.wrap(value));
+        while (r.next()) {
+            final byte[] one = new byte[r.length()];
+            r.buffer().getBytes(r.offset(), one);
+            out.add(one);
+        }
+        return out;
+    }
+
+    /**
      * Any summaries-topic record as the JSON tree of {@code FleetCodec} (a binary record is decoded and written
      * as JSON): for tests and for looking at a topic by hand, not for the aggregator's loop. A record neither
      * encoding reads throws the {@link IllegalArgumentException} of the encoding it resembles.

@@ -80,6 +80,9 @@ public final class FleetWireDecoder {
                 switch (templateId) {
                     case FLOW_TEMPLATE_ID -> FLOW_BLOCK_LENGTH_V1;
                     case COLLECTIVE_TEMPLATE_ID -> COLLECTIVE_BLOCK_LENGTH_V1;
+                    case FRAME_TEMPLATE_ID ->
+                        throw new WireFormatException("fleet wire: a frame where a summary record belongs (a frame "
+                                + "inside a frame?); record of " + size + " bytes skipped");
                     default ->
                         throw new WireFormatException(
                                 "fleet wire: unknown template id " + templateId + " (schema version "

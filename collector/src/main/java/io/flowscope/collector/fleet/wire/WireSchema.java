@@ -56,6 +56,19 @@ public final class WireSchema {
     public static final int FLOW_TEMPLATE_ID = 1;
     /** Template 2: one {@code CollectiveSummary}, with the agent's sequence number. */
     public static final int COLLECTIVE_TEMPLATE_ID = 2;
+    /**
+     * Template 3: a frame, many records of templates 1 and 2 of one agent and one partition in one Kafka record, in
+     * the order of their sequence numbers (Kafka's costs are per record: docs/fleet-wire.md, "Frames").
+     * <pre>
+     *   header (template 3, blockLength 4) | count u32 | count × ( length u32 | record: header, block, ... )
+     * </pre>
+     * A frame holds no frame; a reader that meets a damaged entry applies the records before it and skips the rest.
+     */
+    public static final int FRAME_TEMPLATE_ID = 3;
+
+    public static final int FRAME_BLOCK_LENGTH_V1 = 4;
+    public static final int FRAME_COUNT = 0;
+    public static final int FRAME_ENTRY_LENGTH_LENGTH = 4;
 
     /**
      * Flow root block, version 1 ({@value #FLOW_BLOCK_LENGTH_V1} bytes): the 8-byte fields first, then the 4-byte,
@@ -166,6 +179,13 @@ public final class WireSchema {
     public static final int COLL_FLAG_GPU_START_HOST_KNOWN = 4;
 
     private WireSchema() {}
+
+    /** True when a record value is a binary frame (template {@value #FRAME_TEMPLATE_ID}). */
+    public static boolean isFrame(final byte[] value) {
+        return isBinary(value)
+                && ((value[TEMPLATE_ID_OFFSET] & 0xFF) | (value[TEMPLATE_ID_OFFSET + 1] & 0xFF) << 8)
+                        == FRAME_TEMPLATE_ID;
+    }
 
     /**
      * True when a record value is in this binary format (its schema id where the header puts it); false for
