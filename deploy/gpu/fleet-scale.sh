@@ -13,9 +13,9 @@
 # Settings (environment): FLEET_SPEC (ClusterSpec, default below), FLEET_AGENTS, FLEET_AGGREGATORS,
 # FLEET_PARTITIONS, FLEET_SECONDS (publishing time; the broker, the JVMs' start and the drain add about a minute,
 # the reference replay up to a minute more), FLEET_BROKER_HEAP, FLEET_AGGREGATOR_HEAP, FLEET_BROKER_THREADS (the
-# broker's request handler threads, default 8 as Kafka's), FLEET_RETENTION_MS (the broker deletes older segments:
-# a 16,384-GPU run writes ~300 MB/s, more than a 10-minute run's disk holds; the bytes per summary are then measured
-# until the first deletion), FLEET_WORK (where the broker's log and the run live, default a new /tmp folder).
+# broker's request handler threads, default 8 as Kafka's), FLEET_RETENTION_MS (the summaries topic deletes older
+# segments, the other topics keep everything: a 16,384-GPU run writes ~200 MB/s; the bytes per summary are then
+# measured until the first deletion), FLEET_WORK (where the broker's log and the run live, default a new /tmp folder).
 # FLEET_JVM_OPTS (JVM flags for every JVM of the run, e.g. -XX:ParallelGCThreads=2: a JVM sizes its GC and compiler
 # threads for all the host's cores), FLEET_AGENT_KAFKA and FLEET_AGGREGATOR_KAFKA (Kafka client tuning as
 # fleet.kafka.* passes it, k=v;k=v, e.g. linger.ms=20).
@@ -148,11 +148,7 @@ export FLOWSCOPE_KAFKA_HEAP=${FLEET_BROKER_HEAP:-4g}
 {
   echo "num.io.threads=${FLEET_BROKER_THREADS:-8}"
   echo "num.network.threads=$(( (${FLEET_BROKER_THREADS:-8} + 1) / 2 > 3 ? (${FLEET_BROKER_THREADS:-8} + 1) / 2 : 3 ))"
-  if [ -n "${FLEET_RETENTION_MS:-}" ]; then
-    echo "log.retention.ms=$FLEET_RETENTION_MS"
-    echo "log.segment.bytes=134217728"
-    echo "log.retention.check.interval.ms=10000"
-  fi
+  echo "log.retention.check.interval.ms=10000" # FLEET_RETENTION_MS: the summaries topic's own retention.ms
 } >"$work/broker-extra.properties"
 export FLOWSCOPE_KAFKA_EXTRA_CONFIG="$work/broker-extra.properties"
 sed 's/^/broker: /' "$work/broker-extra.properties" | tee -a "$OUT/host.txt"
@@ -161,7 +157,7 @@ bash deploy/kafka/kafka.sh start | tee -a "$OUT/host.txt"
 set +e
 # shellcheck disable=SC2086 # FLEET_JVM_OPTS: several flags
 "$JAVA" -Xmx2g "${JFLAGS[@]}" ${FLEET_JVM_OPTS:-} -Dflowscope.cluster.aggregatorHeap="${FLEET_AGGREGATOR_HEAP:-2g}" \
-  -Dflowscope.cluster.agentKafka="${FLEET_AGENT_KAFKA:-}" -Dflowscope.cluster.aggregatorKafka="${FLEET_AGGREGATOR_KAFKA:-}" -cp "$CP" \
+  -Dflowscope.cluster.summariesRetentionMs="${FLEET_RETENTION_MS:-}" -Dflowscope.cluster.agentKafka="${FLEET_AGENT_KAFKA:-}" -Dflowscope.cluster.aggregatorKafka="${FLEET_AGGREGATOR_KAFKA:-}" -cp "$CP" \
   io.flowscope.bench.cluster.ClusterHarness "$SPEC" "$AGENTS" "$AGGREGATORS" "$PARTITIONS" "$SECONDS_" \
   127.0.0.1:29092 "$work/kafka/broker.pid" "$OUT" 2>&1 | tee "$OUT/harness.log"
 rc=${PIPESTATUS[0]}

@@ -8,6 +8,7 @@ import io.flowscope.collector.fleet.AgentPublisher;
 import io.flowscope.collector.fleet.CentralSelection;
 import io.flowscope.collector.fleet.FleetCodec;
 import io.flowscope.collector.fleet.wire.FleetWireEncoder;
+import io.flowscope.collector.fleet.wire.FleetWireFrame;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Locale;
@@ -24,11 +25,13 @@ import org.apache.kafka.common.serialization.StringSerializer;
  * simulated cluster's nodes (a contiguous block) publish with {@code fleet.publish = central}, chosen by the agent's
  * own {@link CentralSelection} (a node's tensor-parallel communicator stays on the node, and its summaries are not even
  * made here: a real agent's engines make them, this one's cost is the publishing; one collective in the spec's
- * {@code every} travels): each node's summaries of a period once the period has ended, numbered per node (the node's host name is its agent id, as a node's agent
- * has its own id and seqs), keyed and partitioned as {@code AgentPublisher} does ({@link FleetCodec#key},
- * {@link FleetCodec#partition}: by communicator), encoded in the binary wire, through a producer configured as
- * {@code AgentPublisher}'s (idempotent, transactional with a commit every 200 ms, zstd, linger 5 ms). One producer
- * serves all its nodes, where real nodes have one each: Kafka's per-request costs are shared here.
+ * {@code every} travels): each node's summaries of a period once the period has ended, numbered per node (the
+ * node's host name is its agent id, as a node's agent has its own id and seqs), partitioned as {@code AgentPublisher}
+ * does ({@link FleetCodec#partition}: by communicator), in binary frames (one per node, partition and period, where
+ * {@code AgentPublisher} sends one per partition and journal document), through a producer configured as
+ * {@code AgentPublisher}'s (idempotent, transactional with a commit every 200 ms, zstd, linger 5 ms; tuning from
+ * {@code -Dflowscope.cluster.agentKafka}). One producer serves all its nodes, where real nodes have one each: Kafka's
+ * per-request costs are shared here.
  *
  * <p>Arguments: {@code <spec> <agent> <agents> <bootstrap> <topicPrefix> <partitions> <seconds> <startFile>}.
  * It builds its stream, prints {@code READY}, waits for {@code startFile} (the wall time in ms, written by the
@@ -81,7 +84,7 @@ public final class ClusterAgent {
         final String topic = fleet.summariesTopic();
         final Properties p = AgentPublisher.producerProperties(fleet, "cluster-agent-" + agent);
         final AtomicReference<Exception> failure = new AtomicReference<>();
-        final long[] sent = new long[2]; // records, value bytes
+        final long[] sent = new long[3]; // summaries, value bytes, Kafka records (frames)
         final long[] kinds = new long[3]; // receive STEP flows, LINK aggregates, collectives
         try (KafkaProducer<String, byte[]> producer =
                 new KafkaProducer<>(p, new StringSerializer(), new ByteArraySerializer())) {
@@ -96,6 +99,33 @@ public final class ClusterAgent {
             final long cpu0 = cpuNs();
             final long periods = seconds * 1000 / spec.periodMs();
             final int[] node = {0};
+            // as AgentPublisher sends binary summaries: in frames, one per node, partition and period
+            final FleetWireFrame[] frames = new FleetWireFrame[to - from];
+            final int[] framePartition = new int[to - from];
+            for (int n = from; n < to; n++) {
+                frames[n - from] = new FleetWireFrame(encoders[n - from]);
+            }
+            final java.util.function.IntConsumer flush = i -> {
+                if (frames[i].count() > 0) {
+                    sent[0] += frames[i].count();
+                    sent[1] += frames[i].length();
+                    sent[2]++;
+                    final byte[] frame = frames[i].take();
+                    producer.send(new ProducerRecord<>(topic, framePartition[i], null, frame), (md, e) -> {
+                        if (e != null) {
+                            failure.compareAndSet(null, e);
+                        }
+                    });
+                }
+            };
+            final java.util.function.IntUnaryOperator frameFor = partition -> {
+                final int i = node[0] - from;
+                if (frames[i].count() > 0 && framePartition[i] != partition) {
+                    flush.accept(i);
+                }
+                framePartition[i] = partition;
+                return i;
+            };
             final ClusterStream.Out out = new ClusterStream.Out() {
                 @Override
                 public void flow(final FlowSummary s) {
@@ -105,14 +135,8 @@ public final class ClusterAgent {
                         return;
                     }
                     kinds[s.kind() == FlowSummary.KIND_LINK ? 1 : 0]++;
-                    send(
-                            producer,
-                            failure,
-                            sent,
-                            topic,
-                            FleetCodec.partition(s, partitions),
-                            FleetCodec.key(s),
-                            encoders[i].flow(seqs[i], s, stream.hostName(node[0])));
+                    frames[frameFor.applyAsInt(FleetCodec.partition(s, partitions))].addFlow(
+                            seqs[i], s, stream.hostName(node[0]));
                 }
 
                 @Override
@@ -123,14 +147,7 @@ public final class ClusterAgent {
                         return;
                     }
                     kinds[2]++;
-                    send(
-                            producer,
-                            failure,
-                            sent,
-                            topic,
-                            FleetCodec.partition(s, partitions),
-                            FleetCodec.key(s),
-                            encoders[i].collective(seqs[i], s));
+                    frames[frameFor.applyAsInt(FleetCodec.partition(s, partitions))].addCollective(seqs[i], s);
                 }
             };
             long lastCommit = System.currentTimeMillis();
@@ -159,6 +176,7 @@ public final class ClusterAgent {
                     final int kept = stream.node(n, k, out, comm -> !selection.keptOnNode(host, comm));
                     seqs[n - from] += kept; // numbered all the same: gaps
                     keptOnNode += kept;
+                    flush.accept(n - from);
                 }
                 if (failure.get() != null) {
                     throw failure.get();
@@ -192,7 +210,7 @@ public final class ClusterAgent {
             System.out.printf(
                     Locale.ROOT,
                     "DONE agent %d nodes %d records %d valueBytes %d maxBehindMs %d latePeriods %d cpuNs %d "
-                            + "stepRecv %d link %d collectives %d keptOnNode %d sampledOut %d%n",
+                            + "stepRecv %d link %d collectives %d keptOnNode %d sampledOut %d frames %d%n",
                     agent,
                     to - from,
                     sent[0],
@@ -204,7 +222,8 @@ public final class ClusterAgent {
                     kinds[1],
                     kinds[2],
                     keptOnNode,
-                    selection.sampledOut());
+                    selection.sampledOut(),
+                    sent[2]);
             System.out.flush();
         }
     }
@@ -214,22 +233,5 @@ public final class ClusterAgent {
         return ((com.sun.management.OperatingSystemMXBean)
                         java.lang.management.ManagementFactory.getOperatingSystemMXBean())
                 .getProcessCpuTime();
-    }
-
-    private static void send(
-            final KafkaProducer<String, byte[]> producer,
-            final AtomicReference<Exception> failure,
-            final long[] sent,
-            final String topic,
-            final int partition,
-            final String key,
-            final byte[] value) {
-        sent[0]++;
-        sent[1] += value.length;
-        producer.send(new ProducerRecord<>(topic, partition, key, value), (md, e) -> {
-            if (e != null) {
-                failure.compareAndSet(null, e);
-            }
-        });
     }
 }

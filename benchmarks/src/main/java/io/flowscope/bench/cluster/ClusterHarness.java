@@ -147,6 +147,13 @@ public final class ClusterHarness {
                     fleet.summariesTopic(), fleet.anomaliesTopic(), fleet.eventsTopic(), fleet.fleetAnomaliesTopic())) {
                 topics.add(new NewTopic(t, Optional.of(params.partitions()), Optional.empty()));
             }
+            // a long run at a large cluster's rate outgrows the disk: the summaries topic alone may delete as it
+            // goes (the aggregators' outputs and state are read at the end, and a broker-wide retention deleted
+            // them: the first 16,384-GPU run lost 3 of its 6 faults' anomalies that way)
+            final String retention = System.getProperty("flowscope.cluster.summariesRetentionMs", "");
+            if (!retention.isEmpty()) {
+                topics.get(0).configs(Map.of("retention.ms", retention, "segment.bytes", Integer.toString(128 << 20)));
+            }
             admin.createTopics(topics).all().get(60, TimeUnit.SECONDS);
             final int brokerId =
                     admin.describeCluster().nodes().get().iterator().next().id();
@@ -300,7 +307,7 @@ public final class ClusterHarness {
                 csv.flush();
                 System.out.printf(
                         Locale.ROOT,
-                        "t=%5.1f s  written %,d  consumed %,d  lag %,d records %.1f s  agents %.2f cores  "
+                        "t=%5.1f s  written %,d  consumed %,d  lag %,d Kafka records (frames) %.1f s  agents %.2f cores  "
                                 + "aggregators %.2f cores  broker %.2f cores%n",
                         s,
                         end,
@@ -358,7 +365,8 @@ public final class ClusterHarness {
         long maxBehindMs = 0;
         long latePeriods = 0;
         long agentCpuNs = 0;
-        final long[] kinds = new long[5]; // travelling: step, link, collective; kept on the node; sampled out
+        // travelling: step, link, collective; kept on the node; sampled out; Kafka records (frames)
+        final long[] kinds = new long[6];
         for (final Child a : agents) {
             final String[] d = a.find("DONE").split(" ");
             records += Long.parseLong(d[6]);
@@ -378,6 +386,7 @@ public final class ClusterHarness {
         f.put("collectivesPerGpuSecond", kinds[2] / wall / gpus);
         f.put("keptOnNodePerGpuSecond", kinds[3] / wall / gpus);
         f.put("sampledOutPerGpuSecond", kinds[4] / wall / gpus);
+        f.put("summariesPerFrame", records / (double) Math.max(1, kinds[5]));
         final double aggCores = (cpuAtPublishEnd[1] - cpu0[1]) / wall;
         final double brokerCores = (cpuAtPublishEnd[2] - cpu0[2]) / wall;
         f.put("gpus", gpus);
@@ -388,7 +397,10 @@ public final class ClusterHarness {
         if (retentionDeleted) {
             f.put("bytesMeasuredSeconds", (bytesSeenMs - t0) / 1000.0);
             f.put("kafkaBytesPerGpuSecond", (bytesSeen - bytes0) / ((bytesSeenMs - t0) / 1000.0) / gpus);
-            f.put("kafkaBytesPerSummary", (bytesSeen - bytes0) / (double) Math.max(1, bytesSeenRecords));
+            // the end offsets count frames (and transactions' markers): in summaries, about summariesPerFrame each
+            f.put(
+                    "kafkaBytesPerSummary",
+                    (bytesSeen - bytes0) / Math.max(1, bytesSeenRecords * f.get("summariesPerFrame")));
         } else {
             f.put("bytesMeasuredSeconds", wall);
             f.put("kafkaBytesPerGpuSecond", (bytesAtPublishEnd - bytes0) / wall / gpus);
@@ -400,7 +412,8 @@ public final class ClusterHarness {
         f.put("agentMaxBehindMs", (double) maxBehindMs);
         f.put("agentLatePeriods", (double) latePeriods);
         f.put("aggregatorCores", aggCores);
-        f.put("aggregatorSummariesPerCoreSecond", committedAtEnd / wall / aggCores);
+        // the offsets count Kafka records: frames of summariesPerFrame summaries (and transactions' markers)
+        f.put("aggregatorSummariesPerCoreSecond", committedAtEnd * f.get("summariesPerFrame") / wall / aggCores);
         f.put("brokerCores", brokerCores);
         f.put("maxLagSeconds", maxLagS);
         f.put("maxLagRecords", (double) maxLagRecords);
@@ -412,6 +425,16 @@ public final class ClusterHarness {
         f.put("writtenAtPublishEnd", (double) endAtPublishEnd);
         Thread.sleep(3_000); // the last transactions of anomaly events
         final List<ClusterReference.Named> aggregated = fleetAnomalies(fleet);
+        try (PrintWriter w = new PrintWriter(Files.newBufferedWriter(out.resolve("cluster-anomalies.txt")))) {
+            for (final ClusterReference.Named a : aggregated) {
+                w.printf(
+                        Locale.ROOT,
+                        "%s start %.3f s detected %.3f s%n",
+                        a.identity(),
+                        a.startNs() / 1e9,
+                        a.detectedNs() / 1e9);
+            }
+        }
 
         final ClusterStream stream = new ClusterStream(params.spec());
         final int[] refNodes =
@@ -478,12 +501,14 @@ public final class ClusterHarness {
         say(String.format(
                 Locale.ROOT,
                 "CLUSTER per GPU per s: %.0f receive STEP flows, %.0f LINK aggregates, %.0f collectives travel; "
-                        + "%.0f of node-local communicators kept on the node, %.0f collectives sampled out",
+                        + "%.0f of node-local communicators kept on the node, %.0f collectives sampled out; "
+                        + "%.1f summaries a frame",
                 f.get("stepRecvPerGpuSecond"),
                 f.get("linkPerGpuSecond"),
                 f.get("collectivesPerGpuSecond"),
                 f.get("keptOnNodePerGpuSecond"),
-                f.get("sampledOutPerGpuSecond")));
+                f.get("sampledOutPerGpuSecond"),
+                f.get("summariesPerFrame")));
         say(String.format(
                 Locale.ROOT,
                 "CLUSTER agents: %.2f cores for %d nodes = %.4f cores per node (%.2f us per summary); at most %d ms "
@@ -502,8 +527,8 @@ public final class ClusterHarness {
                 brokerCores));
         say(String.format(
                 Locale.ROOT,
-                "CLUSTER lag while publishing: max %.2f s (%,d records); after the first %.0f s max %.2f s (%,d "
-                        + "records); last third max %.2f s; at the end %.2f s (%,d records); drained %.1f s after",
+                "CLUSTER lag while publishing: max %.2f s (%,d frames); after the first %.0f s max %.2f s (%,d "
+                        + "frames); last third max %.2f s; at the end %.2f s (%,d frames); drained %.1f s after",
                 maxLagS,
                 maxLagRecords,
                 WARMUP_S,
