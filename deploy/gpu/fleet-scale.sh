@@ -94,10 +94,13 @@ if [ "${FLEET_DETACH:-0}" = 1 ]; then
   echo "fleet-scale: detached; results in $w/out (FLEET_WAIT=1 FLEET_WORK=$w $0 collects them)"
   exit 0
 fi
-# defaults for a 16-core host: 64 nodes x 8 GPUs (32 data-parallel communicators of 2 nodes, 64 tensor-parallel),
-# 10 ms periods, three faults from 21 s: ~2 M summaries/s, about 8 cores at the build VM's costs per summary
-# (agent 1.4 us, aggregator 1 us, broker 1.4 us: docs/perf-journal/8-kafka-fleet.md); FLEET_SPEC=nodes=128,... for
-# twice that. The run tool's 10 minutes a command leave ~7 minutes of publishing (FLEET_SECONDS=420)
+# defaults for a 16-core host: 64 nodes x 8 GPUs (32 data-parallel communicators of 2 nodes, 64 node-local ones),
+# 10 ms periods, three faults from 21 s. The 16,384-GPU run of docs/benchmarks.md section 8 (64 cores, ~32 used):
+#   FLEET_SPEC='nodes=2048,gpus=8,group=2,channels=2,period=10,seed=3,template=4000,every=16,faults=...'
+#   FLEET_AGENTS=24 FLEET_AGGREGATORS=16 FLEET_PARTITIONS=16 FLEET_SECONDS=600 FLEET_RETENTION_MS=240000
+#   FLEET_BROKER_THREADS=16 FLEET_BROKER_HEAP=8g FLEET_AGENT_KAFKA='linger.ms=20'
+#   FLEET_JVM_OPTS='-XX:ParallelGCThreads=2 -XX:ConcGCThreads=1 -XX:CICompilerCount=2'
+#   FLEET_WORK=/tmp/fleet FLEET_DETACH=1 (then FLEET_WAIT=1 FLEET_WORK=/tmp/fleet in the next command)
 SPEC=${FLEET_SPEC:-nodes=64,gpus=8,group=2,channels=2,period=10,seed=3,template=4000,faults=slow-link:1:3:4@20;slow-gpu:17:12@20;hang:30:9@20}
 AGENTS=${FLEET_AGENTS:-4}
 AGGREGATORS=${FLEET_AGGREGATORS:-4}
