@@ -38,6 +38,9 @@ public final class CentralSelection {
     private static final class HostComm {
         final long hostId;
         final BitSet ranks = new BitSet();
+        /** How many bits of {@link #ranks} are set (a 16,384-rank communicator's bit set is 256 words). */
+        int seen;
+
         int nranks;
 
         HostComm next;
@@ -78,9 +81,13 @@ public final class CentralSelection {
         final HostComm h = hostComm(hostId, commHash);
         if (h.nranks != nranks) {
             h.ranks.clear(); // a communicator hash reused with another size: its ranks start again
+            h.seen = 0;
             h.nranks = nranks;
         }
-        h.ranks.set(rank);
+        if (!h.ranks.get(rank)) {
+            h.ranks.set(rank);
+            h.seen++;
+        }
     }
 
     /** Whether this flow summary travels. */
@@ -125,7 +132,7 @@ public final class CentralSelection {
             return false;
         }
         final HostComm h = hostComm(hostId, commHash);
-        return h.nranks > 0 && h.ranks.cardinality() == h.nranks;
+        return h.nranks > 0 && h.seen == h.nranks;
     }
 
     private boolean local(final long hostId, final long commHash) {
