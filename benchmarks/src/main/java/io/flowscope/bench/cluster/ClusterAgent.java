@@ -1,14 +1,8 @@
 package io.flowscope.bench.cluster;
 
-import io.flowscope.api.summary.CollectiveSummary;
-import io.flowscope.api.summary.FlowSummary;
 import io.flowscope.collector.config.CollectorConfig;
 import io.flowscope.collector.config.FleetConfig;
 import io.flowscope.collector.fleet.AgentPublisher;
-import io.flowscope.collector.fleet.CentralSelection;
-import io.flowscope.collector.fleet.FleetCodec;
-import io.flowscope.collector.fleet.wire.FleetWireEncoder;
-import io.flowscope.collector.fleet.wire.FleetWireFrame;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Locale;
@@ -22,16 +16,12 @@ import org.apache.kafka.common.serialization.StringSerializer;
 
 /**
  * One agent process of the fleet scale benchmark: publishes, in real time, what the agents of its share of the
- * simulated cluster's nodes (a contiguous block) publish with {@code fleet.publish = central}, chosen by the agent's
- * own {@link CentralSelection} (a node's tensor-parallel communicator stays on the node, and its summaries are not even
- * made here: a real agent's engines make them, this one's cost is the publishing; one collective in the spec's
- * {@code every} travels): each node's summaries of a period once the period has ended, numbered per node (the
- * node's host name is its agent id, as a node's agent has its own id and seqs), partitioned as {@code AgentPublisher}
- * does ({@link FleetCodec#partition}: by communicator), in binary frames (one per node, partition and period, where
- * {@code AgentPublisher} sends one per partition and journal document), through a producer configured as
- * {@code AgentPublisher}'s (idempotent, transactional with a commit every 200 ms, zstd, linger 5 ms; tuning from
- * {@code -Dflowscope.cluster.agentKafka}). One producer serves all its nodes, where real nodes have one each: Kafka's
- * per-request costs are shared here.
+ * simulated cluster's nodes (a contiguous block) publish with {@code fleet.publish = central}: {@link ClusterFrames}
+ * (each node's summaries of a period once the period has ended, numbered, selected and framed as
+ * {@code AgentPublisher} does, where {@code AgentPublisher} sends a frame per partition and journal document),
+ * through a producer configured as {@code AgentPublisher}'s (idempotent, transactional with a commit every 200 ms,
+ * zstd, linger 5 ms; tuning from {@code -Dflowscope.cluster.agentKafka}). One producer serves all its nodes, where
+ * real nodes have one each: Kafka's per-request costs are shared here.
  *
  * <p>Arguments: {@code <spec> <agent> <agents> <bootstrap> <topicPrefix> <partitions> <seconds> <startFile>}.
  * It builds its stream, prints {@code READY}, waits for {@code startFile} (the wall time in ms, written by the
@@ -60,15 +50,7 @@ public final class ClusterAgent {
         final int from = (int) ((long) agent * spec.nodes() / agents);
         final int to = (int) ((long) (agent + 1) * spec.nodes() / agents);
 
-        final ClusterStream stream = new ClusterStream(spec);
-        final FleetWireEncoder[] encoders = new FleetWireEncoder[to - from];
-        final long[] seqs = new long[to - from];
-        final CentralSelection selection = new CentralSelection(false, spec.collectiveEvery());
-        for (int n = from; n < to; n++) {
-            encoders[n - from] = new FleetWireEncoder(stream.hostName(n));
-            final long host = stream.hostId(n);
-            stream.ranks(n, (comm, rank, nranks) -> selection.onRank(host, comm, rank, nranks));
-        }
+        final ClusterFrames frames = new ClusterFrames(new ClusterStream(spec), from, to, partitions);
         // AgentPublisher's producer: idempotent, transactional, zstd, linger 5 ms; a larger buffer for many nodes
         // -Dflowscope.cluster.agentKafka=linger.ms=20;...: tuning as a deployment passes it (fleet.kafka.*)
         final Map<String, String> settings =
@@ -85,7 +67,6 @@ public final class ClusterAgent {
         final Properties p = AgentPublisher.producerProperties(fleet, "cluster-agent-" + agent);
         final AtomicReference<Exception> failure = new AtomicReference<>();
         final long[] sent = new long[3]; // summaries, value bytes, Kafka records (frames)
-        final long[] kinds = new long[3]; // receive STEP flows, LINK aggregates, collectives
         try (KafkaProducer<String, byte[]> producer =
                 new KafkaProducer<>(p, new StringSerializer(), new ByteArraySerializer())) {
             producer.initTransactions();
@@ -98,63 +79,20 @@ public final class ClusterAgent {
             final long startMs = Long.parseLong(Files.readString(startFile).trim());
             final long cpu0 = cpuNs();
             final long periods = seconds * 1000 / spec.periodMs();
-            final int[] node = {0};
-            // as AgentPublisher sends binary summaries: in frames, one per node, partition and period
-            final FleetWireFrame[] frames = new FleetWireFrame[to - from];
-            final int[] framePartition = new int[to - from];
-            for (int n = from; n < to; n++) {
-                frames[n - from] = new FleetWireFrame(encoders[n - from]);
-            }
-            final java.util.function.IntConsumer flush = i -> {
-                if (frames[i].count() > 0) {
-                    sent[0] += frames[i].count();
-                    sent[1] += frames[i].length();
-                    sent[2]++;
-                    final byte[] frame = frames[i].take();
-                    producer.send(new ProducerRecord<>(topic, framePartition[i], null, frame), (md, e) -> {
-                        if (e != null) {
-                            failure.compareAndSet(null, e);
-                        }
-                    });
-                }
-            };
-            final java.util.function.IntUnaryOperator frameFor = partition -> {
-                final int i = node[0] - from;
-                if (frames[i].count() > 0 && framePartition[i] != partition) {
-                    flush.accept(i);
-                }
-                framePartition[i] = partition;
-                return i;
-            };
-            final ClusterStream.Out out = new ClusterStream.Out() {
-                @Override
-                public void flow(final FlowSummary s) {
-                    final int i = node[0] - from;
-                    ++seqs[i]; // numbered as the agent numbers its outputs: one left out is a gap
-                    if (!selection.flow(s)) {
-                        return;
+            final ClusterFrames.Sink send = (partition, summaries, frame) -> {
+                sent[0] += summaries;
+                sent[1] += frame.length;
+                sent[2]++;
+                producer.send(new ProducerRecord<>(topic, partition, null, frame), (md, e) -> {
+                    if (e != null) {
+                        failure.compareAndSet(null, e);
                     }
-                    kinds[s.kind() == FlowSummary.KIND_LINK ? 1 : 0]++;
-                    frames[frameFor.applyAsInt(FleetCodec.partition(s, partitions))].addFlow(
-                            seqs[i], s, stream.hostName(node[0]));
-                }
-
-                @Override
-                public void collective(final CollectiveSummary s) {
-                    final int i = node[0] - from;
-                    ++seqs[i];
-                    if (!selection.collective(s)) {
-                        return;
-                    }
-                    kinds[2]++;
-                    frames[frameFor.applyAsInt(FleetCodec.partition(s, partitions))].addCollective(seqs[i], s);
-                }
+                });
             };
             long lastCommit = System.currentTimeMillis();
             long lastStatus = lastCommit;
             long maxBehindMs = 0;
             long latePeriods = 0;
-            long keptOnNode = 0;
             boolean open = false;
             for (long k = 0; k < periods; k++) {
                 final long due = startMs + (k + 1) * spec.periodMs();
@@ -170,14 +108,7 @@ public final class ClusterAgent {
                     producer.beginTransaction();
                     open = true;
                 }
-                for (int n = from; n < to; n++) {
-                    node[0] = n;
-                    final long host = stream.hostId(n);
-                    final int kept = stream.node(n, k, out, comm -> !selection.keptOnNode(host, comm));
-                    seqs[n - from] += kept; // numbered all the same: gaps
-                    keptOnNode += kept;
-                    flush.accept(n - from);
-                }
+                frames.period(k, send);
                 if (failure.get() != null) {
                     throw failure.get();
                 }
@@ -207,6 +138,7 @@ public final class ClusterAgent {
             if (failure.get() != null) {
                 throw failure.get();
             }
+            final long[] kinds = frames.kinds();
             System.out.printf(
                     Locale.ROOT,
                     "DONE agent %d nodes %d records %d valueBytes %d maxBehindMs %d latePeriods %d cpuNs %d "
@@ -221,8 +153,8 @@ public final class ClusterAgent {
                     kinds[0],
                     kinds[1],
                     kinds[2],
-                    keptOnNode,
-                    selection.sampledOut(),
+                    frames.keptOnNode(),
+                    frames.sampledOut(),
                     sent[2]);
             System.out.flush();
         }

@@ -5,12 +5,14 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.flowscope.api.summary.CollectiveSummary;
 import io.flowscope.api.summary.FlowSummary;
+import io.flowscope.bench.cluster.ClusterFrames;
 import io.flowscope.bench.cluster.ClusterReference;
 import io.flowscope.bench.cluster.ClusterSpec;
 import io.flowscope.bench.cluster.ClusterStream;
 import io.flowscope.collector.config.CollectorConfig;
-import io.flowscope.collector.fleet.wire.FleetWireEncoder;
-import io.flowscope.collector.fleet.wire.FleetWireFrame;
+import io.flowscope.collector.fleet.wire.FleetWire;
+import io.flowscope.collector.fleet.wire.FleetWireDecoder;
+import io.flowscope.collector.fleet.wire.WireSchema;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -33,58 +35,37 @@ class ClusterFramesTest {
         final int partitions = 2;
         final long periods = 7_000 / spec.periodMs();
         final ClusterStream stream = new ClusterStream(spec);
+        final int nodes = spec.nodes();
         final List<List<byte[]>> byPartition = new ArrayList<>();
         for (int p = 0; p < partitions; p++) {
             byPartition.add(new ArrayList<>());
         }
-        final int nodes = spec.nodes();
-        final CentralSelection selection = new CentralSelection(false, spec.collectiveEvery());
-        final FleetWireFrame[] frames = new FleetWireFrame[nodes];
-        final long[] seqs = new long[nodes];
-        for (int n = 0; n < nodes; n++) {
-            frames[n] = new FleetWireFrame(new FleetWireEncoder(stream.hostName(n)));
-            final long host = stream.hostId(n);
-            stream.ranks(n, (comm, rank, nranks) -> selection.onRank(host, comm, rank, nranks));
-        }
-        final int[] node = {0};
-        final int[] part = {0};
-        final java.util.Set<Long> comms = new java.util.HashSet<>();
-        final ClusterStream.Out out = new ClusterStream.Out() {
-            @Override
-            public void flow(final FlowSummary s) {
-                final int n = node[0];
-                ++seqs[n];
-                if (selection.flow(s)) {
-                    comms.add(s.commHash());
-                    part[0] = FleetCodec.partition(s, partitions);
-                    frames[n].addFlow(seqs[n], s, stream.hostName(n));
-                }
-            }
-
-            @Override
-            public void collective(final CollectiveSummary s) {
-                final int n = node[0];
-                ++seqs[n];
-                if (selection.collective(s)) {
-                    comms.add(s.commHash());
-                    part[0] = FleetCodec.partition(s, partitions);
-                    frames[n].addCollective(seqs[n], s);
-                }
-            }
-        };
+        final ClusterFrames agents = new ClusterFrames(stream, 0, nodes, partitions);
         for (long k = 0; k < periods; k++) {
-            for (int n = 0; n < nodes; n++) {
-                node[0] = n;
-                final long host = stream.hostId(n);
-                seqs[n] += stream.node(n, k, out, comm -> !selection.keptOnNode(host, comm));
-                if (frames[n].count() > 0) {
-                    byPartition.get(part[0]).add(frames[n].take());
+            agents.period(
+                    k,
+                    (partition, summaries, frame) -> byPartition.get(partition).add(frame));
+        }
+        // the communicators that reached the aggregators: never a node's own
+        final java.util.Set<Long> comms = new java.util.HashSet<>();
+        final FleetWireDecoder d = new FleetWireDecoder();
+        final FlowSummary flow = new FlowSummary();
+        final CollectiveSummary coll = new CollectiveSummary();
+        for (final List<byte[]> partition : byPartition) {
+            for (final byte[] frame : partition) {
+                for (final byte[] r : FleetWire.records(frame)) {
+                    comms.add(
+                            d.wrap(r) == WireSchema.FLOW_TEMPLATE_ID
+                                    ? d.flowInto(flow).commHash()
+                                    : d.collectiveInto(coll).commHash());
                 }
             }
         }
+        assertThat(comms).hasSize(spec.groups());
         for (int n = 0; n < nodes; n++) {
             assertThat(comms).as("node %d's own communicator stays on it", n).doesNotContain(stream.nodeComm(n));
         }
+        assertThat(agents.keptOnNode()).isPositive();
         assertThat(byPartition).allSatisfy(p -> assertThat(p).isNotEmpty());
         final TreeSet<String> aggregated = new TreeSet<>();
         for (int p = 0; p < partitions; p++) {

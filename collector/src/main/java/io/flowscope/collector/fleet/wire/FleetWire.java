@@ -17,7 +17,8 @@ public final class FleetWire {
      * Whether the aggregators' stage reads this summary (docs/fleet-wire.md, "The decision"): receive STEP flows
      * (the hang rule's wait-for graph) and LINK aggregates (the wait-state and link-rate rules). Send STEP flows are
      * read through their LINK aggregate, QP flows are judged by the agent's own stage, RANK and COMM aggregates by
-     * no rule. Collective summaries always travel.
+     * no rule. What else stays on the node (node-local communicators, sampled-out collectives) is
+     * {@code CentralSelection}'s to decide.
      */
     public static boolean judgedCentrally(final FlowSummary s) {
         return s.kind() == FlowSummary.KIND_LINK || s.kind() == FlowSummary.KIND_STEP && !s.isSend();
