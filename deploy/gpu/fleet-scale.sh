@@ -95,10 +95,11 @@ if [ "${FLEET_DETACH:-0}" = 1 ]; then
   exit 0
 fi
 # defaults for a 16-core host: 64 nodes x 8 GPUs (32 data-parallel communicators of 2 nodes, 64 node-local ones),
-# 10 ms periods, three faults from 21 s. The 16,384-GPU run of docs/benchmarks.md section 8 (64 cores, ~32 used):
+# 10 ms periods, three faults from 21 s. The 16,384-GPU run of docs/benchmarks.md section 8 (32 cores, ~28 used;
+# on 64 cores FLEET_AGENTS=24 FLEET_BROKER_THREADS=16 used ~32):
 #   FLEET_SPEC='nodes=2048,gpus=8,group=2,channels=2,period=10,seed=3,template=4000,every=16,faults=...'
-#   FLEET_AGENTS=24 FLEET_AGGREGATORS=16 FLEET_PARTITIONS=16 FLEET_SECONDS=600 FLEET_RETENTION_MS=240000
-#   FLEET_BROKER_THREADS=16 FLEET_BROKER_HEAP=8g FLEET_AGENT_KAFKA='linger.ms=20'
+#   FLEET_AGENTS=16 FLEET_AGGREGATORS=16 FLEET_PARTITIONS=16 FLEET_SECONDS=600 FLEET_RETENTION_MS=240000
+#   FLEET_BROKER_THREADS=8 FLEET_BROKER_HEAP=8g FLEET_AGENT_KAFKA='linger.ms=20'
 #   FLEET_JVM_OPTS='-XX:ParallelGCThreads=2 -XX:ConcGCThreads=1 -XX:CICompilerCount=2'
 #   FLEET_WORK=/tmp/fleet FLEET_DETACH=1 (then FLEET_WAIT=1 FLEET_WORK=/tmp/fleet in the next command)
 SPEC=${FLEET_SPEC:-nodes=64,gpus=8,group=2,channels=2,period=10,seed=3,template=4000,faults=slow-link:1:3:4@20;slow-gpu:17:12@20;hang:30:9@20}
