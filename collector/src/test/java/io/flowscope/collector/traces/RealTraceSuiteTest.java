@@ -22,7 +22,9 @@ import org.junit.jupiter.api.TestFactory;
  * Real NCCL recordings with injected faults ({@code ../shared/traces}, {@code testdata/traces}) replayed through
  * the service's engines, one test each: the fault is named with its kind and culprit rank within
  * {@link #DETECT_WITHIN_NS} of its onset (a hang within the service's threshold plus that), and nothing else is
- * raised, before, during or after it; a fault-free recording raises nothing. The table of results goes to
+ * raised, before, during or after it; a fault-free recording raises nothing. Once named, the fault stays named: one
+ * anomaly, open until the fault ends (an alert that resolves and re-opens during one fault pages twice, one that
+ * resolves early tells the operator a fault is over that is not). The table of results goes to
  * {@code target/real-traces.md} (docs/detection.md opens with it).
  */
 class RealTraceSuiteTest {
@@ -56,7 +58,8 @@ class RealTraceSuiteTest {
                 .as("real traces in ../shared/traces or testdata/traces")
                 .isNotEmpty();
         final StringBuilder table = new StringBuilder("| trace | workload | fault | slowdown | named (kind, culprit) "
-                + "| time to detect | false alarms |\n|---|---|---|---|---|---|---|\n");
+                + "| time to detect | open (anomalies; resolved after the fault's end) | false alarms |\n"
+                + "|---|---|---|---|---|---|---|---|\n");
         return traces.stream()
                 .map(dir -> DynamicTest.dynamicTest(dir.getFileName().toString(), () -> {
                     final GroundTruth truth = GroundTruth.read(dir.resolve("truth.json"));
@@ -78,9 +81,10 @@ class RealTraceSuiteTest {
                     final Anomaly first = hits.isEmpty() ? null : hits.get(0);
                     final double detectMs =
                             first == null ? Double.NaN : (first.detectedNs() - truth.faultStartNs()) / 1e6;
+                    final long openUntilNs = first == null ? -1 : openUntil(hits.get(hits.size() - 1), r);
                     synchronized (table) {
                         table.append(String.format(
-                                "| %s | %s | %s | %s | %s | %s | %d%s |%n",
+                                "| %s | %s | %s | %s | %s | %s | %s | %d%s |%n",
                                 dir.getFileName(),
                                 truth.workload(),
                                 truth.fault(),
@@ -95,6 +99,7 @@ class RealTraceSuiteTest {
                                                                         .peer()
                                                         : ""),
                                 first == null ? "—" : String.format("%.0f ms", detectMs),
+                                first == null ? "—" : openText(hits, truth),
                                 falseAlarms.size(),
                                 falseAlarms.isEmpty()
                                         ? ""
@@ -115,7 +120,27 @@ class RealTraceSuiteTest {
                     assertThat(first.detectedNs() - truth.faultStartNs())
                             .as("time to detect, ns")
                             .isLessThanOrEqualTo(limit);
+                    assertThat(hits)
+                            .as("one anomaly for the fault, not resolved and re-opened: " + hits)
+                            .hasSize(1);
+                    assertThat(openUntilNs)
+                            .as("the fault's anomaly open until the fault ends (ns, on the rings' clock)")
+                            .isGreaterThanOrEqualTo(truth.faultEndNs() - DETECT_WITHIN_NS);
                 }));
+    }
+
+    /** When the anomaly resolved, or the recording's last event while it is still open. */
+    private static long openUntil(final Anomaly a, final Replay.Result r) {
+        return a.isOpen() ? r.lastEventNs() : a.resolvedNs();
+    }
+
+    /** "1; +96 ms": one anomaly, the last resolved 96 ms after the fault's end (or "open at the end"). */
+    private static String openText(final List<Anomaly> hits, final GroundTruth truth) {
+        final Anomaly last = hits.get(hits.size() - 1);
+        final String until = last.isOpen()
+                ? "open at the end"
+                : String.format("%+.0f ms", (last.resolvedNs() - truth.faultEndNs()) / 1e6);
+        return hits.size() + "; " + until;
     }
 
     /** Whether an anomaly is the injected fault: its kind, its culprit rank, during (or just after) the fault. */
