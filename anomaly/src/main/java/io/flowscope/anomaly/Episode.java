@@ -70,6 +70,12 @@ final class Episode {
         }
     }
 
+    /** An evaluation that is neither bad nor good (an open anomaly not yet recovering): resolution starts again. */
+    void hold() {
+        bad = 0;
+        good = 0;
+    }
+
     long firstBadStartNs() {
         return firstBadStartNs;
     }

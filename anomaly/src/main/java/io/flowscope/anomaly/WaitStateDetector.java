@@ -36,6 +36,14 @@ import org.agrona.collections.Long2ObjectHashMap;
  * flow, link, host or communicator first appears, and when publishing.
  */
 final class WaitStateDetector {
+    /**
+     * A link's window under this multiple of its baseline network time per byte is healthy: it moves the baseline
+     * and counts towards resolving the link's anomaly. Between it and {@code slowLinkRatio} a window is neither
+     * (real socket links slowed by a fault read 1.3-1.4x in many windows; fault-free ones rarely above 1.2x for
+     * long).
+     */
+    static final double LINK_HEALTHY_RATIO = 1.2;
+
     /** Periods of each other host after which a silent anchor host's communicators are taken over. */
     static final int REANCHOR_PERIODS = 64;
 
@@ -468,9 +476,16 @@ final class WaitStateDetector {
             return;
         }
         if (!l.slowNow) {
-            if (!endsStraggle && ratio < config.slowLinkRatio) {
-                // A healthy window moves the baseline slowly (drift of the host, other jobs).
+            final boolean healthy = !endsStraggle && ratio < LINK_HEALTHY_RATIO;
+            if (healthy) {
+                // A healthy window moves the baseline slowly (drift of the host, other jobs). Only a clearly
+                // healthy one: a slowed link reads 1.3-1.4x in many windows, and a baseline that learnt those
+                // took the fault for the link's normal within a second (a real 7.5 s slow link went unnamed).
                 l.baselineNsPerByte += (x - l.baselineNsPerByte) / config.baselinePeriods;
+            } else if (!endsStraggle && l.slow.open() != null) {
+                // Open and still slower than healthy: neither slow enough to count nor a sign of recovery.
+                l.slow.hold();
+                return;
             }
             l.slow.good(publisher, now);
             return;

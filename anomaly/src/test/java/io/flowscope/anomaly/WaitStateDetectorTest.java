@@ -170,6 +170,40 @@ class WaitStateDetectorTest {
     }
 
     @Test
+    void aSlowLinkReadingJustUnderTheThresholdForAWhileIsStillNamed() {
+        // As a real socket link slowed for 7.5 s read: 1.6x for a few windows, then 1.3-1.4x for a while (under
+        // the 1.4x threshold), then more again. The baseline must not learn the fault in between.
+        final RingTraffic t = new RingTraffic();
+        t.slowdownPercent = (op, r) -> {
+            if (r != 1 || op < FROM) {
+                return 100;
+            }
+            return op < FROM + 40 ? 160 : op < FROM + 600 ? 138 : op < FROM + 900 ? 150 : 100;
+        };
+        final List<Anomaly> opened = t.run(1_100, new AnomalyConfig());
+
+        assertThat(opened).extracting(Anomaly::kind).containsExactly(AnomalyKind.SLOW_LINK);
+        assertThat(opened.get(0).culprit().rank()).isEqualTo(1);
+        assertThat(opened.get(0).detectedNs())
+                .as("named in the 1.5x phase")
+                .isGreaterThan(1_000_000_000L + (FROM + 600) * t.opPeriodNs);
+    }
+
+    @Test
+    void anOpenSlowLinkStaysOpenUntilItIsHealthyAgain() {
+        final RingTraffic t = new RingTraffic();
+        // 1.8x, then 1.3x (still slow, under the threshold to open), then healthy
+        t.slowdownPercent = (op, r) -> r != 1 || op < FROM ? 100 : op < TO ? 180 : op < TO + 200 ? 130 : 100;
+        final List<Anomaly> opened = t.run(OPS + 200, new AnomalyConfig());
+
+        assertThat(opened).extracting(Anomaly::kind).containsExactly(AnomalyKind.SLOW_LINK);
+        assertThat(t.resolved).hasSize(1);
+        assertThat(t.resolved.get(0).resolvedNs())
+                .as("resolved once healthy, not while 1.3x")
+                .isGreaterThan(1_000_000_000L + (TO + 200) * t.opPeriodNs);
+    }
+
+    @Test
     void aShortSlowdownOfOneDirectionIsNoSlowLink() {
         final RingTraffic t = new RingTraffic();
         // 100 ms at twice the network time: fault-free socket runs show such episodes (docs/detection.md).
