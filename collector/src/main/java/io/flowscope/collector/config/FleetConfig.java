@@ -326,6 +326,8 @@ public record FleetConfig(
         return "fleet.role=" + role + " fleet.bootstrap=" + bootstrap + " fleet.topicPrefix=" + topicPrefix
                 + " fleet.partitions="
                 + partitions + " fleet.agentId=" + agentId + " fleet.eventSampleEvery=" + eventSampleEvery
+                + " fleet.wire=" + wire.name().toLowerCase(Locale.ROOT) + " fleet.publish="
+                + (publishAll ? "all" : "central") + " fleet.collectiveEvery=" + collectiveEvery
                 + " fleet.group=" + group + " fleet.bufferBytes=" + bufferBytes
                 + " fleet.checkpoint.records=" + checkpointRecords + " fleet.checkpoint.ms=" + checkpointMs
                 + " fleet.checkpoint.tail=" + (tailInStore ? "store" : "topic")

@@ -62,6 +62,20 @@ class FleetConfigTest {
     }
 
     @Test
+    void shouldLogWhatTheAgentSendsAndHowItEncodesIt() {
+        // the service's "configuration:" line is what an operator reads to know what travels
+        assertThat(CollectorConfig.load(null, Map.of(), Map.of()).fleet().toString())
+                .contains("fleet.wire=binary fleet.publish=central fleet.collectiveEvery=1 ");
+        assertThat(CollectorConfig.load(
+                                null,
+                                Map.of(),
+                                Map.of("fleet.wire", "json", "fleet.publish", "all", "fleet.collectiveEvery", "16"))
+                        .fleet()
+                        .toString())
+                .contains("fleet.wire=json fleet.publish=all fleet.collectiveEvery=16 ");
+    }
+
+    @Test
     void shouldDocumentEveryFleetKeyWithItsDefaultAndEnvironmentName() throws Exception {
         final String readme = Files.readString(Path.of("README.md"));
         for (final Map.Entry<String, String> e : FleetConfig.DEFAULTS.entrySet()) {
