@@ -151,6 +151,14 @@ final class CommWaits {
     long[] ofCount = new long[8];
     long[] ofSumNs = new long[8];
     Episode[] straggling = new Episode[8];
+    /**
+     * Each rank's usual entry wait on its senders ("of"), over its windows judged healthy with no straggling under
+     * way, and how many: a window in which it waits far beyond that while its peers wait on it too is a stall of
+     * the whole communicator, which shows nothing of who is late.
+     */
+    double[] ownWaitBaselineNs = new double[8];
+
+    int[] ownWaitWindows = new int[8];
     final List<Link> links = new ArrayList<>();
     /** The flow rows ({@link FlowRows}) of this communicator's link summaries. */
     private int[] rows = new int[16];
@@ -221,6 +229,8 @@ final class CommWaits {
             ofCount = Arrays.copyOf(ofCount, n);
             ofSumNs = Arrays.copyOf(ofSumNs, n);
             straggling = Arrays.copyOf(straggling, n);
+            ownWaitBaselineNs = Arrays.copyOf(ownWaitBaselineNs, n);
+            ownWaitWindows = Arrays.copyOf(ownWaitWindows, n);
         }
         if (!present[rank]) {
             present[rank] = true;
@@ -352,6 +362,45 @@ final class CommWaits {
         window.next(nowNs, config.waitWindowNs);
     }
 
+    /** A healthy window of {@code rank} with no straggling under way: its entry wait moves its usual one. */
+    void learnOwnWait(final int rank, final int baselinePeriods) {
+        if (ofCount[rank] == 0) {
+            return;
+        }
+        final int n = ownWaitWindows[rank] < Integer.MAX_VALUE ? ++ownWaitWindows[rank] : ownWaitWindows[rank];
+        ownWaitBaselineNs[rank] += (waitsOfNs(rank) - ownWaitBaselineNs[rank]) / Math.min(n, baselinePeriods);
+    }
+
+    /**
+     * Whether this window {@code rank}'s peers waited on it and it waited on them, both beyond {@code entryNs} and
+     * it beyond twice its usual wait: the whole communicator stalled (a host's hiccup), no sign of who is late.
+     */
+    boolean stalledAlike(final int rank, final double entryNs, final int warmupWindows) {
+        return ownWaitWindows[rank] >= warmupWindows
+                && ofCount[rank] > 0
+                && waitsOnNs(rank) >= entryNs
+                && waitsOfNs(rank) >= Math.max(entryNs, 2 * ownWaitBaselineNs[rank]);
+    }
+
+    /** The ranks' usual entry waits, appended to the wait-state section (a checkpoint without them: unknown). */
+    void writeOwnWaits(final CheckpointOut out) {
+        out.writeInt(present.length);
+        for (int r = 0; r < present.length; r++) {
+            out.writeDouble(ownWaitBaselineNs[r]);
+            out.writeInt(ownWaitWindows[r]);
+        }
+    }
+
+    void readOwnWaits(final CheckpointIn in) {
+        final int n = in.readCount();
+        CheckpointIn.check(n == present.length, "usual entry waits of " + n + " ranks, " + present.length + " rows");
+        for (int r = 0; r < n; r++) {
+            ownWaitBaselineNs[r] = in.readDouble();
+            ownWaitWindows[r] = in.readInt();
+            CheckpointIn.check(ownWaitWindows[r] >= 0, "a rank's usual entry wait over " + ownWaitWindows[r]);
+        }
+    }
+
     /*
      * Checkpoint: everything but the per-rank sums of one judgement's pass (onCount … ofSumNs are written all the
      * same: a link's receiver that never reported stays out of the clearing, so its entries carry over), the
@@ -417,6 +466,8 @@ final class CommWaits {
         c.ofCount = new long[n];
         c.ofSumNs = new long[n];
         c.straggling = new Episode[n];
+        c.ownWaitBaselineNs = new double[n];
+        c.ownWaitWindows = new int[n];
         for (int r = 0; r < n; r++) {
             c.present[r] = in.readBoolean();
             c.hostOf[r] = in.readLong();

@@ -44,6 +44,9 @@ final class WaitStateDetector {
      */
     static final double LINK_HEALTHY_RATIO = 1.2;
 
+    /** Healthy windows a rank's usual entry wait averages before a stall of its communicator is told apart. */
+    static final int OWN_WAIT_WARMUP_WINDOWS = 8;
+
     /** Periods of each other host after which a silent anchor host's communicators are taken over. */
     static final int REANCHOR_PERIODS = 64;
 
@@ -251,6 +254,16 @@ final class WaitStateDetector {
             return;
         }
         if (!straggles(c, rank)) {
+            if (episode.isOpen()) {
+                if (c.stalledAlike(rank, config.slowNodeEntryNs, OWN_WAIT_WARMUP_WINDOWS)) {
+                    // A stall of the whole communicator hides who is late: neither a sign of recovery nor of more
+                    // (a real 9 s straggler was resolved and named again across a 100 ms one).
+                    episode.hold();
+                    return;
+                }
+            } else if (episode.idle()) {
+                c.learnOwnWait(rank, config.baselinePeriods);
+            }
             episode.good(publisher, now);
             return;
         }
@@ -544,6 +557,10 @@ final class WaitStateDetector {
         for (final long hostId : hostIds) {
             cursors.get(hostId).writeTo(out);
         }
+        // appended after format version 1's content: a checkpoint without them reads with them unknown
+        for (final CommWaits c : commByIndex) {
+            c.writeOwnWaits(out);
+        }
     }
 
     /** Into a fresh detector. */
@@ -562,6 +579,11 @@ final class WaitStateDetector {
         for (int i = 0; i < cursorCount; i++) {
             final FlowRows.Cursor h = FlowRows.Cursor.readFrom(in, flows.rows, n);
             CheckpointIn.check(cursors.put(h.hostId, h) == null, "a host's cursor twice");
+        }
+        if (in.remaining() > 0) {
+            for (final CommWaits c : commByIndex) {
+                c.readOwnWaits(in);
+            }
         }
     }
 

@@ -46,6 +46,29 @@ class WaitStateDetectorTest {
     }
 
     @Test
+    void aStragglerStaysNamedThroughAStallOfTheWholeCommunicator() {
+        // Rank 1 1 ms late throughout; in the middle, for ~110 ms, the ranks in turn arrive late (rank 0 3 ms,
+        // rank 1 1.5 ms more: a host's hiccup), so each waits long on the other (~1.2 and ~1.5 ms a window, its
+        // usual 0.45 ms) and no window shows who is late. A real 9 s straggler was resolved across such a stall
+        // and named again.
+        final RingTraffic t = new RingTraffic();
+        final int stallFrom = FROM + 60;
+        t.lateNs = (op, r) -> {
+            long late = r == 1 && op >= FROM && op < TO ? 1_000_000 : 0;
+            if (op >= stallFrom && op < stallFrom + 60 && op % 2 == r) {
+                late += r == 0 ? 3_000_000 : 1_500_000;
+            }
+            return late;
+        };
+        final List<Anomaly> opened = t.run(OPS, new AnomalyConfig());
+
+        assertThat(opened).extracting(Anomaly::kind).containsExactly(AnomalyKind.SLOW_NODE);
+        assertThat(opened.get(0).culprit().rank()).isEqualTo(1);
+        assertThat(t.resolved).hasSize(1);
+        assertThat(t.resolved.get(0).resolvedNs()).isGreaterThan(1_000_000_000L + TO * t.opPeriodNs);
+    }
+
+    @Test
     void aRankWhoseGpuIsBusyIsNamedWithItsGpuAsTheCause() {
         final RingTraffic t = new RingTraffic();
         t.ranks = 4;
