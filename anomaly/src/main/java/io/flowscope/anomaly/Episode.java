@@ -120,11 +120,6 @@ final class Episode {
         open = in.readAnomalyRef();
     }
 
-    /** Neither open nor building up (no bad evaluation since the last good one). */
-    boolean idle() {
-        return bad == 0 && open == null;
-    }
-
     /** Bad in its latest evaluation, or open. */
     boolean isBadOrOpen() {
         return bad > 0 || open != null;

@@ -261,7 +261,7 @@ final class WaitStateDetector {
                     episode.hold();
                     return;
                 }
-            } else if (episode.idle()) {
+            } else if (!episode.isBadOrOpen()) {
                 c.learnOwnWait(rank, config.baselinePeriods);
             }
             episode.good(publisher, now);
@@ -495,7 +495,7 @@ final class WaitStateDetector {
                 // healthy one: a slowed link reads 1.3-1.4x in many windows, and a baseline that learnt those
                 // took the fault for the link's normal within a second (a real 7.5 s slow link went unnamed).
                 l.baselineNsPerByte += (x - l.baselineNsPerByte) / config.baselinePeriods;
-            } else if (!endsStraggle && l.slow.open() != null) {
+            } else if (!endsStraggle && l.slow.isOpen()) {
                 // Open and still slower than healthy: neither slow enough to count nor a sign of recovery.
                 l.slow.hold();
                 return;

@@ -30,19 +30,18 @@ public final class FleetWireFrame {
 
     /** Appends a flow summary's record. */
     public void addFlow(final long seq, final FlowSummary s, final String hostName) {
-        final int at = length + FRAME_ENTRY_LENGTH_LENGTH;
-        final int n = encoder.encodeFlow(buffer, at, seq, s, hostName);
-        buffer.putInt(length, n, ORDER);
-        length = at + n;
-        count++;
+        entry(encoder.encodeFlow(buffer, length + FRAME_ENTRY_LENGTH_LENGTH, seq, s, hostName));
     }
 
     /** Appends a collective summary's record. */
     public void addCollective(final long seq, final CollectiveSummary s) {
-        final int at = length + FRAME_ENTRY_LENGTH_LENGTH;
-        final int n = encoder.encodeCollective(buffer, at, seq, s);
+        entry(encoder.encodeCollective(buffer, length + FRAME_ENTRY_LENGTH_LENGTH, seq, s));
+    }
+
+    /** The record of {@code n} bytes just encoded after the next entry's length field: its length, and on. */
+    private void entry(final int n) {
         buffer.putInt(length, n, ORDER);
-        length = at + n;
+        length += FRAME_ENTRY_LENGTH_LENGTH + n;
         count++;
     }
 
